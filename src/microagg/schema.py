@@ -1,0 +1,367 @@
+"""Attributes and schemas: what each column of a microdata table is and what values it may take.
+
+A :class:`Schema` is an ordered collection of :class:`Attribute`. It is stored as YAML::
+
+    attributes:
+      AGE:        {role: quasi, kind: numeric, domain: [0, 120]}
+      EDUCATION:  {role: quasi, kind: ordinal, domain: [primary, secondary, tertiary]}
+      OCCUPATION: {role: quasi, kind: nominal, taxonomy: occupation.csv}
+      INCOME:     {role: confidential, kind: numeric, domain: [0, 1000000]}
+      NAME:       {role: identifier, kind: nominal}
+
+Domains are declared by the data owner. A numeric domain ``[lo, hi]`` bounds the values an
+attribute can take in the population, not in this sample; differential privacy depends on that
+distinction (see DESIGN.md, "Differential privacy: the rules"). A categorical domain lists the
+categories; for ordinal attributes the list order is the order of the categories.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import Enum, StrEnum
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from microagg.errors import InputError, SchemaError
+
+__all__ = ["Attribute", "Kind", "Role", "Schema"]
+
+
+class Role(StrEnum):
+    """What an attribute is to a disclosure scenario."""
+
+    IDENTIFIER = "identifier"  # names, ids: dropped from every release
+    QUASI = "quasi"  # linkable to external sources: masked
+    CONFIDENTIAL = "confidential"  # sensitive values (t-closeness protects their distribution)
+    OTHER = "other"  # carried through unchanged
+
+
+class Kind(StrEnum):
+    """The measurement scale of an attribute."""
+
+    NUMERIC = "numeric"
+    ORDINAL = "ordinal"
+    NOMINAL = "nominal"
+
+
+_ALLOWED_KEYS = {"role", "kind", "domain", "taxonomy"}
+
+
+def _parse_enum(enum: type[Enum], value: Any, attribute: str, what: str) -> Any:
+    if isinstance(value, enum):
+        return value
+    try:
+        return enum(str(value).strip().lower())
+    except ValueError:
+        allowed = ", ".join(m.value for m in enum)  # type: ignore[attr-defined]
+        raise SchemaError(
+            f"attribute '{attribute}': unknown {what} '{value}' (allowed: {allowed})"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One column of a microdata table.
+
+    ``domain`` is ``(lo, hi)`` for numeric attributes and the tuple of categories for ordinal
+    and nominal ones; ``None`` means "not declared". ``taxonomy`` is the path of a taxonomy file
+    for a nominal attribute (resolved against the schema file's folder when loaded from YAML).
+    """
+
+    name: str
+    role: Role = Role.QUASI
+    kind: Kind = Kind.NUMERIC
+    domain: tuple[Any, ...] | None = None
+    taxonomy: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise SchemaError(f"attribute name must be a non-empty string, got {self.name!r}")
+        object.__setattr__(self, "role", _parse_enum(Role, self.role, self.name, "role"))
+        object.__setattr__(self, "kind", _parse_enum(Kind, self.kind, self.name, "kind"))
+        if self.domain is not None:
+            object.__setattr__(self, "domain", self._checked_domain(self.domain))
+        if self.taxonomy is not None:
+            if self.kind is not Kind.NOMINAL:
+                raise SchemaError(
+                    f"attribute '{self.name}': a taxonomy is only meaningful for a nominal "
+                    f"attribute, this one is {self.kind}"
+                )
+            object.__setattr__(self, "taxonomy", Path(self.taxonomy))
+
+    def _checked_domain(self, domain: Any) -> tuple[Any, ...]:
+        if isinstance(domain, (str, bytes)) or not isinstance(domain, Iterable):
+            raise SchemaError(f"attribute '{self.name}': domain must be a list, got {domain!r}")
+        values = tuple(domain)
+        if self.kind is Kind.NUMERIC:
+            if len(values) != 2:
+                raise SchemaError(
+                    f"attribute '{self.name}': a numeric domain is [lo, hi], got {list(values)}"
+                )
+            try:
+                lo, hi = float(values[0]), float(values[1])
+            except (TypeError, ValueError):
+                raise SchemaError(
+                    f"attribute '{self.name}': domain bounds must be numbers, got {list(values)}"
+                ) from None
+            if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
+                raise SchemaError(
+                    f"attribute '{self.name}': domain must be [lo, hi] with finite lo < hi, "
+                    f"got [{values[0]}, {values[1]}]"
+                )
+            return (lo, hi)
+        if not values:
+            raise SchemaError(f"attribute '{self.name}': the list of categories is empty")
+        labels = tuple(str(v) for v in values)
+        seen: set[str] = set()
+        for label in labels:
+            if label in seen:
+                raise SchemaError(f"attribute '{self.name}': category '{label}' is listed twice")
+            seen.add(label)
+        return labels
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind is Kind.NUMERIC
+
+    @property
+    def is_categorical(self) -> bool:
+        return self.kind is not Kind.NUMERIC
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """``(lo, hi)`` of a numeric attribute's declared domain, or ``None``."""
+        if self.kind is not Kind.NUMERIC or self.domain is None:
+            return None
+        return (float(self.domain[0]), float(self.domain[1]))
+
+    @property
+    def categories(self) -> tuple[str, ...] | None:
+        """Declared categories of an ordinal or nominal attribute, or ``None``."""
+        if self.kind is Kind.NUMERIC or self.domain is None:
+            return None
+        return tuple(self.domain)
+
+    def to_dict(self, base_dir: Path | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role.value, "kind": self.kind.value}
+        if self.domain is not None:
+            out["domain"] = [_plain_number(v) for v in self.domain]
+        if self.taxonomy is not None:
+            path = self.taxonomy
+            if base_dir is not None:
+                try:
+                    path = path.resolve().relative_to(base_dir.resolve())
+                except ValueError:
+                    path = path.resolve()
+            out["taxonomy"] = str(path)
+        return out
+
+    @classmethod
+    def from_dict(cls, name: str, spec: Mapping[str, Any] | None,
+                  base_dir: Path | None = None) -> Attribute:
+        spec = {} if spec is None else spec
+        if not isinstance(spec, Mapping):
+            raise SchemaError(
+                f"attribute '{name}': expected a mapping of role/kind/domain/taxonomy, got {spec!r}"
+            )
+        unknown = sorted(set(spec) - _ALLOWED_KEYS)
+        if unknown:
+            raise SchemaError(
+                f"attribute '{name}': unknown key '{unknown[0]}' "
+                f"(allowed: {', '.join(sorted(_ALLOWED_KEYS))})"
+            )
+        taxonomy = spec.get("taxonomy")
+        if taxonomy is not None:
+            taxonomy = Path(str(taxonomy))
+            if base_dir is not None and not taxonomy.is_absolute():
+                taxonomy = base_dir / taxonomy
+        return cls(
+            name=str(name),
+            role=spec.get("role", Role.QUASI),
+            kind=spec.get("kind", Kind.NUMERIC),
+            domain=spec.get("domain"),
+            taxonomy=taxonomy,
+        )
+
+
+@dataclass(frozen=True)
+class Schema:
+    """An ordered set of attributes with unique names."""
+
+    attributes: tuple[Attribute, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        attributes = tuple(self.attributes)
+        seen: set[str] = set()
+        for attribute in attributes:
+            if not isinstance(attribute, Attribute):
+                raise SchemaError(f"a schema holds Attribute objects, got {attribute!r}")
+            if attribute.name in seen:
+                raise SchemaError(f"attribute '{attribute.name}' is declared twice")
+            seen.add(attribute.name)
+        object.__setattr__(self, "attributes", attributes)
+
+    # -- collection protocol -------------------------------------------------------------
+    def __iter__(self) -> Iterator[Attribute]:
+        return iter(self.attributes)
+
+    def __len__(self) -> int:
+        return len(self.attributes)
+
+    def __contains__(self, name: object) -> bool:
+        return any(a.name == name for a in self.attributes)
+
+    def __getitem__(self, name: str) -> Attribute:
+        for attribute in self.attributes:
+            if attribute.name == name:
+                return attribute
+        raise SchemaError(f"unknown attribute '{name}' (the schema has: {', '.join(self.names)})")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attributes)
+
+    def names_with_role(self, role: Role | str) -> tuple[str, ...]:
+        role = _parse_enum(Role, role, "?", "role")
+        return tuple(a.name for a in self.attributes if a.role is role)
+
+    @property
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        return self.names_with_role(Role.QUASI)
+
+    def select(self, names: Sequence[str]) -> Schema:
+        """The sub-schema of ``names``, in the order given."""
+        return Schema(tuple(self[name] for name in names))
+
+    def with_roles(self, roles: Mapping[str, Role | str]) -> Schema:
+        """A copy where the attributes named in ``roles`` get the given role."""
+        for name in roles:
+            self[name]  # raises on an unknown name
+        return Schema(
+            tuple(
+                replace(a, role=_parse_enum(Role, roles[a.name], a.name, "role"))
+                if a.name in roles
+                else a
+                for a in self.attributes
+            )
+        )
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    def infer(
+        cls,
+        frame: pd.DataFrame,
+        roles: Mapping[str, Role | str] | None = None,
+        default_role: Role | str = Role.OTHER,
+    ) -> Schema:
+        """Build a schema from a DataFrame's columns.
+
+        Numeric columns (integer, float) become numeric attributes, every other column a
+        nominal one. Domains are *not* inferred: a domain read off the sample is not a declared
+        domain, and the tools that need one (range scaling, DP) say so when it is missing.
+        Columns named in ``roles`` get that role, the others ``default_role``.
+        """
+        roles = dict(roles or {})
+        _check_column_names(frame)
+        missing = [name for name in roles if name not in frame.columns]
+        if missing:
+            raise SchemaError(
+                f"unknown column '{missing[0]}' "
+                f"(the data has: {', '.join(map(str, frame.columns))})"
+            )
+        attributes = []
+        for name in frame.columns:
+            series = frame[name]
+            numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
+                series
+            )
+            attributes.append(
+                Attribute(
+                    name=str(name),
+                    role=roles.get(name, default_role),
+                    kind=Kind.NUMERIC if numeric else Kind.NOMINAL,
+                )
+            )
+        return cls(tuple(attributes))
+
+    def complete(self, frame: pd.DataFrame, role: Role | str = Role.OTHER) -> Schema:
+        """This schema plus inferred attributes (with ``role``) for the frame's undeclared columns.
+
+        The result follows the frame's column order. Raises if the schema declares a column the
+        frame lacks.
+        """
+        _check_column_names(frame)
+        absent = [name for name in self.names if name not in frame.columns]
+        if absent:
+            raise SchemaError(
+                f"column '{absent[0]}' is declared in the schema but is not in the data "
+                f"(the data has: {', '.join(map(str, frame.columns))})"
+            )
+        extra = [str(c) for c in frame.columns if c not in self]
+        inferred = Schema.infer(frame[extra], default_role=role) if extra else Schema()
+        by_name = {a.name: a for a in (*self.attributes, *inferred.attributes)}
+        return Schema(tuple(by_name[str(c)] for c in frame.columns))
+
+    # -- YAML ----------------------------------------------------------------------------
+    def to_dict(self, base_dir: Path | None = None) -> dict[str, Any]:
+        return {"attributes": {a.name: a.to_dict(base_dir) for a in self.attributes}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], base_dir: Path | None = None) -> Schema:
+        if not isinstance(data, Mapping) or "attributes" not in data:
+            raise SchemaError("a schema is a mapping with one key 'attributes'")
+        extra = sorted(set(data) - {"attributes"})
+        if extra:
+            raise SchemaError(f"unknown top-level key '{extra[0]}' in schema (allowed: attributes)")
+        attributes = data["attributes"]
+        if not isinstance(attributes, Mapping) or not attributes:
+            raise SchemaError("'attributes' must map each column name to its description")
+        return cls(
+            tuple(Attribute.from_dict(str(n), s, base_dir) for n, s in attributes.items())
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> Schema:
+        """Read a schema from a YAML file; taxonomy paths are relative to the file's folder."""
+        path = Path(path)
+        if not path.is_file():
+            raise SchemaError(f"schema file not found: {path}")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            first_line = str(exc).splitlines()[0] if str(exc) else "malformed YAML"
+            raise SchemaError(f"schema file {path} is not valid YAML: {first_line}") from None
+        return cls.from_dict(data, base_dir=path.parent)
+
+    def dumps(self, base_dir: Path | None = None) -> str:
+        return yaml.safe_dump(
+            self.to_dict(base_dir), sort_keys=False, allow_unicode=True, default_flow_style=None
+        )
+
+    def save(self, path: str | Path) -> None:
+        """Write the schema as YAML (atomically)."""
+        from microagg.io import write_text
+
+        path = Path(path)
+        write_text(path, self.dumps(base_dir=path.parent))
+
+
+def _plain_number(value: Any) -> Any:
+    """Integral floats as ints, so a YAML domain reads [0, 120] rather than [0.0, 120.0]."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _check_column_names(frame: pd.DataFrame) -> None:
+    names = [str(c) for c in frame.columns]
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"column name '{name}' appears more than once")
+        seen.add(name)

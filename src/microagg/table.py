@@ -1,0 +1,278 @@
+"""Encode a DataFrame under a Schema into arrays, and decode arrays back into a DataFrame.
+
+Numeric attributes become columns of one float64 matrix; ordinal and nominal attributes become
+int64 codes into their list of categories (the declared domain, or the sorted observed values
+when none is declared). Decoding restores the column order and, where the values allow it, the
+original dtypes: an integer column whose masked values are no longer integral comes back as
+float64 (a cluster mean of integers is usually not an integer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microagg.errors import InputError
+from microagg.schema import Attribute, Kind, Schema
+
+__all__ = ["Table", "decode", "encode", "missing_mask"]
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A microdata table as arrays.
+
+    ``numeric`` is ``(n, p)`` float64 over the numeric attributes and ``codes`` is ``(n, q)``
+    int64 over the categorical ones, both in schema order. ``row_positions`` are the positions
+    of the kept rows in the source DataFrame (rows dropped as incomplete are absent).
+    """
+
+    schema: Schema
+    numeric: np.ndarray
+    codes: np.ndarray
+    categories: Mapping[str, tuple[str, ...]]
+    index: pd.Index
+    dtypes: Mapping[str, Any]
+    row_positions: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.row_positions.shape[0])
+
+    @property
+    def numeric_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.schema if a.is_numeric)
+
+    @property
+    def categorical_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.schema if a.is_categorical)
+
+    def numeric_matrix(self, names: Sequence[str] | None = None) -> np.ndarray:
+        """The float64 matrix of the numeric attributes ``names`` (default: all), C-ordered."""
+        all_names = self.numeric_names
+        if names is None:
+            return np.ascontiguousarray(self.numeric)
+        positions = []
+        for name in names:
+            if name not in all_names:
+                kind = self.schema[name].kind
+                raise InputError(f"column '{name}' is {kind}, a numeric column is needed here")
+            positions.append(all_names.index(name))
+        return np.ascontiguousarray(self.numeric[:, positions])
+
+    def code_column(self, name: str) -> np.ndarray:
+        names = self.categorical_names
+        if name not in names:
+            raise InputError(f"column '{name}' is numeric, a categorical column is needed here")
+        return self.codes[:, names.index(name)]
+
+
+def missing_mask(series: pd.Series) -> np.ndarray:
+    """True where a value is missing: NaN/None/NaT, or a string that is empty after stripping."""
+    mask = np.array(series.isna(), dtype=bool)
+    if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+        as_text = series[~mask].astype(str).str.strip()
+        blank = np.zeros(len(series), dtype=bool)
+        blank[np.flatnonzero(~mask)] = (as_text == "").to_numpy(dtype=bool)
+        mask |= blank
+    return mask
+
+
+def encode(
+    frame: pd.DataFrame,
+    schema: Schema | None = None,
+    *,
+    drop_incomplete: bool = False,
+    clamp: bool = False,
+) -> Table:
+    """Encode ``frame`` under ``schema`` (inferred when ``None``).
+
+    Columns of the frame that the schema does not declare are added with role ``other``.
+    Missing values are refused (the error names the column and the first row, counted from 1
+    after the header) unless ``drop_incomplete`` is set, which drops every row with a missing
+    value in any column. Numeric values outside a declared domain are refused unless ``clamp``
+    is set, which clamps them to the domain.
+    """
+    if frame.shape[1] == 0:
+        raise InputError("the table has no columns")
+    if frame.shape[0] == 0:
+        raise InputError("the table has no rows")
+    schema = Schema.infer(frame) if schema is None else schema.complete(frame)
+
+    missing = np.zeros(len(frame), dtype=bool)
+    for attribute in schema:
+        column_missing = missing_mask(frame[attribute.name])
+        if column_missing.any() and not drop_incomplete:
+            row = int(np.flatnonzero(column_missing)[0]) + 1
+            raise InputError(
+                f"column '{attribute.name}' has a missing value in row {row}; fill it, or drop "
+                "incomplete rows explicitly (--drop-incomplete)"
+            )
+        missing |= column_missing
+    keep = np.flatnonzero(~missing)
+    if keep.size == 0:
+        raise InputError("no complete row is left after dropping incomplete rows")
+    kept = frame.iloc[keep]
+
+    numeric_columns: list[np.ndarray] = []
+    code_columns: list[np.ndarray] = []
+    categories: dict[str, tuple[str, ...]] = {}
+    for attribute in schema:
+        series = kept[attribute.name]
+        if attribute.is_numeric:
+            numeric_columns.append(_encode_numeric(series, attribute, keep, clamp))
+        else:
+            cats, codes = _encode_categorical(series, attribute, keep)
+            categories[attribute.name] = cats
+            code_columns.append(codes)
+    n = keep.size
+    numeric = np.column_stack(numeric_columns) if numeric_columns else np.empty((n, 0))
+    codes = (
+        np.column_stack(code_columns).astype(np.int64)
+        if code_columns
+        else np.empty((n, 0), dtype=np.int64)
+    )
+    return Table(
+        schema=schema,
+        numeric=np.ascontiguousarray(numeric, dtype=np.float64),
+        codes=np.ascontiguousarray(codes),
+        categories=categories,
+        index=kept.index,
+        dtypes={a.name: frame[a.name].dtype for a in schema},
+        row_positions=keep.astype(np.int64),
+    )
+
+
+def _encode_numeric(
+    series: pd.Series, attribute: Attribute, positions: np.ndarray, clamp: bool
+) -> np.ndarray:
+    name = attribute.name
+    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        values = series.to_numpy(dtype=np.float64)
+    else:
+        coerced = pd.to_numeric(series.astype(str).str.strip(), errors="coerce")
+        bad = coerced.isna().to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"column '{name}' is numeric but row {positions[i] + 1} holds "
+                f"the text '{series.iloc[i]}'"
+            )
+        values = coerced.to_numpy(dtype=np.float64)
+    infinite = ~np.isfinite(values)
+    if infinite.any():
+        i = int(np.flatnonzero(infinite)[0])
+        raise InputError(f"column '{name}' has an infinite value in row {positions[i] + 1}")
+    bounds = attribute.bounds
+    if bounds is not None:
+        lo, hi = bounds
+        outside = (values < lo) | (values > hi)
+        if outside.any():
+            if not clamp:
+                i = int(np.flatnonzero(outside)[0])
+                raise InputError(
+                    f"column '{name}': value {values[i]:g} in row {positions[i] + 1} is outside "
+                    f"the declared domain [{lo:g}, {hi:g}]; clamp it explicitly (--clamp) or "
+                    "widen the domain"
+                )
+            values = np.clip(values, lo, hi)
+    return values
+
+
+def _labels(series: pd.Series) -> pd.Series:
+    """String labels of a categorical column; integral floats print without '.0'."""
+    if pd.api.types.is_float_dtype(series):
+        values = series.to_numpy(dtype=np.float64)
+        if np.all(values == np.round(values)):
+            return pd.Series(values.astype(np.int64), index=series.index).astype(str)
+    return series.astype(str).str.strip()
+
+
+def _encode_categorical(
+    series: pd.Series, attribute: Attribute, positions: np.ndarray
+) -> tuple[tuple[str, ...], np.ndarray]:
+    labels = _labels(series)
+    declared = attribute.categories
+    if declared is not None:
+        categories = declared
+    else:
+        observed = pd.unique(labels.to_numpy())
+        numeric_order = pd.api.types.is_numeric_dtype(series)
+        key = (lambda s: float(s)) if numeric_order else None
+        categories = tuple(sorted((str(v) for v in observed), key=key))
+    codes = pd.Index(list(categories)).get_indexer(labels.to_numpy()).astype(np.int64)
+    unknown = codes < 0
+    if unknown.any():
+        i = int(np.flatnonzero(unknown)[0])
+        raise InputError(
+            f"column '{attribute.name}': value '{labels.iloc[i]}' in row {positions[i] + 1} is "
+            "not one of the declared categories"
+        )
+    return tuple(categories), codes
+
+
+def decode(
+    table: Table,
+    numeric: np.ndarray | None = None,
+    codes: np.ndarray | None = None,
+    *,
+    categories: Mapping[str, Sequence[str]] | None = None,
+    columns: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Arrays back to a DataFrame with the table's index, column order and dtypes.
+
+    ``numeric`` and ``codes`` replace the table's arrays (same shapes); ``categories`` replaces
+    the label list of the named categorical attributes (so codes may point at labels beyond the
+    declared categories, e.g. inner concepts of a taxonomy). ``columns`` restricts and orders
+    the output (default: every attribute of the schema).
+    """
+    numeric = table.numeric if numeric is None else np.asarray(numeric, dtype=np.float64)
+    codes = table.codes if codes is None else np.asarray(codes, dtype=np.int64)
+    if numeric.shape != table.numeric.shape or codes.shape != table.codes.shape:
+        raise InputError("decode: the arrays do not have the table's shape")
+    labels = dict(table.categories)
+    if categories:
+        labels.update({k: tuple(v) for k, v in categories.items()})
+    numeric_names = table.numeric_names
+    categorical_names = table.categorical_names
+    names = table.schema.names if columns is None else tuple(columns)
+    out: dict[str, pd.Series] = {}
+    for name in names:
+        attribute = table.schema[name]
+        dtype = table.dtypes[name]
+        if attribute.kind is Kind.NUMERIC:
+            values = numeric[:, numeric_names.index(name)]
+            out[name] = pd.Series(_restore_numeric(values, dtype), index=table.index)
+        else:
+            column_codes = codes[:, categorical_names.index(name)]
+            column_labels = np.asarray(labels[name], dtype=object)[column_codes]
+            out[name] = _restore_categorical(column_labels, dtype, table.index)
+    return pd.DataFrame(out, index=table.index)
+
+
+def _restore_numeric(values: np.ndarray, dtype: Any) -> np.ndarray:
+    if pd.api.types.is_bool_dtype(dtype) and np.isin(values, (0.0, 1.0)).all():
+        return values.astype(bool)
+    if pd.api.types.is_integer_dtype(dtype) and np.all(values == np.round(values)):
+        info = np.iinfo(np.dtype(dtype))
+        if values.size == 0 or (values.min() >= info.min and values.max() <= info.max):
+            return values.astype(dtype)
+    return values
+
+
+def _restore_categorical(labels: np.ndarray, dtype: Any, index: pd.Index) -> pd.Series:
+    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+        numbers = pd.to_numeric(pd.Series(labels, index=index), errors="coerce")
+        if not numbers.isna().any():
+            restored = _restore_numeric(numbers.to_numpy(dtype=np.float64), dtype)
+            return pd.Series(restored, index=index)
+    if isinstance(dtype, pd.CategoricalDtype):
+        return pd.Series(labels, index=index, dtype="category")
+    series = pd.Series(labels, index=index, dtype=object)
+    if pd.api.types.is_string_dtype(dtype) and not pd.api.types.is_object_dtype(dtype):
+        return series.astype(dtype)
+    return series

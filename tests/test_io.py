@@ -1,0 +1,75 @@
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from microagg.errors import InputError
+from microagg.io import atomic_path, read_table, table_format, write_json, write_table
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.parquet", "t.pq"])
+def test_round_trip_by_extension(tmp_path: Path, name):
+    frame = pd.DataFrame({"a": [1, 2, 3], "b": [0.1, 1 / 3, 2e-300], "c": ["x", "y", "z"]})
+    path = tmp_path / name
+    write_table(frame, path)
+    back = read_table(path)
+    assert list(back.columns) == ["a", "b", "c"]
+    np.testing.assert_array_equal(back["b"].to_numpy(), frame["b"].to_numpy())  # exact floats
+    assert list(back["c"]) == ["x", "y", "z"]
+    assert list(back["a"]) == [1, 2, 3]
+
+
+def test_unknown_extension(tmp_path: Path):
+    with pytest.raises(InputError, match=r"use a \.csv or \.parquet extension"):
+        table_format(tmp_path / "t.xlsx")
+
+
+def test_missing_file(tmp_path: Path):
+    with pytest.raises(InputError, match="file not found"):
+        read_table(tmp_path / "nothing.csv")
+
+
+def test_empty_csv(tmp_path: Path):
+    path = tmp_path / "e.csv"
+    path.write_text("")
+    with pytest.raises(InputError, match="is empty"):
+        read_table(path)
+
+
+def test_duplicate_header(tmp_path: Path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,a\n1,2,3\n")
+    with pytest.raises(InputError, match="column name 'a' appears more than once"):
+        read_table(path)
+
+
+def test_missing_tokens(tmp_path: Path):
+    path = tmp_path / "m.csv"
+    path.write_text("a,b\n1,NA\n,x\n3,None\n")
+    frame = read_table(path)
+    assert frame["a"].isna().tolist() == [False, True, False]
+    assert frame["b"].isna().tolist() == [True, False, False]
+    assert frame["b"].iloc[2] == "None"  # not a missing-value token
+
+
+def test_atomic_path_leaves_nothing_on_failure(tmp_path: Path):
+    target = tmp_path / "out.csv"
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("partial")
+        raise RuntimeError("boom")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_write_replaces_existing_file(tmp_path: Path):
+    target = tmp_path / "r.json"
+    target.write_text("old")
+    write_json(target, {"x": np.int64(3), "y": np.arange(2)})
+    assert target.read_text().strip().startswith("{")
+    assert '"x": 3' in target.read_text()
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_output_folder_must_exist(tmp_path: Path):
+    with pytest.raises(InputError, match="output folder does not exist"):
+        write_table(pd.DataFrame({"a": [1]}), tmp_path / "no" / "such" / "x.csv")
