@@ -1,0 +1,292 @@
+"""Reference microdata sets of the SDC literature, and an embedded synthetic generator.
+
+The reference files (CASC Census, EIA, Tarragona; UCI Adult; ARX hierarchies) are not shipped
+with microagg. They are read from the folder named by the environment variable
+``MICROAGG_DATA`` or, when it is unset, from ``../shared/datasets`` (relative to the working
+directory, then to the source checkout). The provenance of each file is documented in that
+folder's README. :func:`synthetic` needs no file and always works offline.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtr
+
+from microagg.errors import DataNotFoundError, InputError
+from microagg.schema import Attribute, Kind, Role, Schema
+
+__all__ = ["Dataset", "data_dir", "describe", "load", "names", "synthetic"]
+
+ENV_VAR = "MICROAGG_DATA"
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A microdata table with its schema."""
+
+    name: str
+    frame: pd.DataFrame
+    schema: Schema
+    description: str
+
+
+@dataclass(frozen=True)
+class _Reference:
+    filename: str
+    description: str
+    shape: str
+    build: Callable[[pd.DataFrame, Path], tuple[pd.DataFrame, Schema]]
+
+
+def _candidate_dirs() -> list[Path]:
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return [Path(env)]
+    here = Path(__file__).resolve()
+    return [
+        Path.cwd().parent / "shared" / "datasets",
+        here.parents[2].parent / "shared" / "datasets",
+    ]
+
+
+def data_dir(filename: str | None = None) -> Path | None:
+    """The folder holding the reference files (containing ``filename`` if given), or ``None``."""
+    for folder in _candidate_dirs():
+        if folder.is_dir() and (filename is None or (folder / filename).is_file()):
+            return folder
+    return None
+
+
+def _locate(filename: str) -> Path:
+    folder = data_dir(filename)
+    if folder is None:
+        looked = ", ".join(str(p) for p in _candidate_dirs())
+        raise DataNotFoundError(
+            f"reference file '{filename}' not found (looked in: {looked}); put it in a folder "
+            f"and point {ENV_VAR} at that folder (see the datasets README for where each file "
+            "comes from), or use the embedded 'synthetic' data set"
+        )
+    return folder / filename
+
+
+# -- schemas of the reference files --------------------------------------------------------
+
+def _numeric_schema(frame: pd.DataFrame, roles: dict[str, Role] | None = None,
+                    domains: dict[str, tuple[float, float]] | None = None) -> Schema:
+    roles, domains = roles or {}, domains or {}
+    return Schema(
+        tuple(
+            Attribute(str(c), role=roles.get(c, Role.QUASI), kind=Kind.NUMERIC,
+                      domain=domains.get(c))
+            for c in frame.columns
+        )
+    )
+
+
+def _census(frame: pd.DataFrame, folder: Path) -> tuple[pd.DataFrame, Schema]:
+    # All 13 attributes are non-negative money amounts; no population bound is published,
+    # so no domain is declared (the papers' 1.5 x max rule reads it off the data).
+    return frame, _numeric_schema(frame)
+
+
+def _tarragona(frame: pd.DataFrame, folder: Path) -> tuple[pd.DataFrame, Schema]:
+    return frame, _numeric_schema(frame)
+
+
+def _eia(frame: pd.DataFrame, folder: Path) -> tuple[pd.DataFrame, Schema]:
+    schema = Schema(
+        (
+            Attribute("UTILITYID", Role.IDENTIFIER, Kind.NOMINAL),
+            Attribute("UTILNAME", Role.IDENTIFIER, Kind.NOMINAL),
+            Attribute("STATE", Role.OTHER, Kind.NOMINAL),
+            Attribute("YEAR", Role.OTHER, Kind.NUMERIC),
+            Attribute("MONTH", Role.OTHER, Kind.NUMERIC, domain=(1, 12)),
+            *(Attribute(str(c), Role.QUASI, Kind.NUMERIC) for c in frame.columns[5:]),
+        )
+    )
+    return frame, schema
+
+
+_ADULT_HIERARCHY = {
+    "workclass": "workclass",
+    "education": "education",
+    "marital-status": "marital-status",
+    "occupation": "occupation",
+    "race": "race",
+    "sex": "sex",
+    "native-country": "native-country",
+    "income": "salary-class",
+}
+# UCI Adult documentation lists these six values; there is no ARX hierarchy for the column.
+_ADULT_RELATIONSHIP = ("Wife", "Own-child", "Husband", "Not-in-family", "Other-relative",
+                       "Unmarried")
+
+
+def hierarchy_path(folder: Path, attribute: str) -> Path:
+    """Path of the ARX hierarchy file of an Adult attribute (``income`` is ``salary-class``)."""
+    return folder / "hierarchies" / f"adult_hierarchy_{_ADULT_HIERARCHY[attribute]}.csv"
+
+
+def _hierarchy_leaves(path: Path) -> tuple[str, ...] | None:
+    if not path.is_file():
+        return None
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return tuple(line.split(";")[0].strip() for line in lines if line.strip())
+
+
+def _adult(frame: pd.DataFrame, folder: Path) -> tuple[pd.DataFrame, Schema]:
+    quasi = {"age", "workclass", "education", "marital-status", "occupation", "race", "sex",
+             "native-country"}
+    numeric_domains = {"age": (0, 120), "education-num": (1, 16), "hours-per-week": (0, 168)}
+    attributes = []
+    for column in frame.columns:
+        role = Role.QUASI if column in quasi else Role.OTHER
+        if column == "income":
+            role = Role.CONFIDENTIAL
+        if pd.api.types.is_numeric_dtype(frame[column]):
+            attributes.append(Attribute(column, role, Kind.NUMERIC,
+                                        domain=numeric_domains.get(column)))
+        else:
+            domain = (_ADULT_RELATIONSHIP if column == "relationship"
+                      else _hierarchy_leaves(hierarchy_path(folder, column)))
+            attributes.append(Attribute(column, role, Kind.NOMINAL, domain=domain))
+    return frame, Schema(tuple(attributes))
+
+
+_REFERENCE: dict[str, _Reference] = {
+    "census": _Reference("census.csv", "CASC Census: 13 numeric income/tax attributes",
+                         "1,080 x 13", _census),
+    "eia": _Reference("eia.csv", "CASC EIA: electric utility sales and revenues, 10 numeric "
+                      "attributes plus ids", "4,092 x 15", _eia),
+    "tarragona": _Reference("tarragona.csv", "CASC Tarragona: 13 numeric company accounts",
+                            "834 x 13", _tarragona),
+    "adult": _Reference("adult.csv", "UCI Adult (training part), mixed; '?' marks missing",
+                        "32,561 x 15 (30,162 complete)", _adult),
+}
+
+
+def names() -> tuple[str, ...]:
+    """Names accepted by :func:`load`."""
+    return (*_REFERENCE, "synthetic")
+
+
+def describe() -> list[dict[str, str]]:
+    """One row per data set: name, shape, description, and where its file is (or 'missing')."""
+    rows = []
+    for name, ref in _REFERENCE.items():
+        folder = data_dir(ref.filename)
+        rows.append({"name": name, "shape": ref.shape, "description": ref.description,
+                     "location": str(folder / ref.filename) if folder else "missing"})
+    rows.append({"name": "synthetic", "shape": "n x (d + 2), default 1,000 x 8",
+                 "description": "embedded generator: skewed, correlated numbers + 2 categories",
+                 "location": "built in"})
+    return rows
+
+
+def load(name: str, *, drop_incomplete: bool = False, n: int = 1000, d: int = 6,
+         seed: int = 0) -> Dataset:
+    """Load a data set by name.
+
+    ``drop_incomplete`` removes rows with a missing value (Adult marks them ``?``; the
+    literature uses its 30,162 complete rows). ``n``, ``d`` and ``seed`` apply to ``synthetic``.
+    """
+    if name == "synthetic":
+        return synthetic(n, d, seed)
+    if name not in _REFERENCE:
+        raise InputError(f"unknown data set '{name}' (known: {', '.join(names())})")
+    ref = _REFERENCE[name]
+    path = _locate(ref.filename)
+    na_values = ["?"] if name == "adult" else []
+    frame = pd.read_csv(path, keep_default_na=False, na_values=["", *na_values])
+    if drop_incomplete:
+        frame = frame.dropna().reset_index(drop=True)
+    frame, schema = ref.build(frame, path.parent)
+    return Dataset(name=name, frame=frame, schema=schema, description=ref.description)
+
+
+# -- synthetic data ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Variable:
+    name: str
+    domain: tuple[float, float]
+    make: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]  # (wealth, age, noise)
+    integer: bool = True
+
+
+_TEMPLATES: tuple[_Variable, ...] = (
+    _Variable("age", (16, 100), lambda w, a, e: 16 + 74 * ndtr(0.95 * a + 0.3 * e) ** 1.3),
+    _Variable("income", (0, 2_000_000),
+              lambda w, a, e: np.exp(10.3 + 0.6 * (0.75 * w + 0.35 * a + 0.55 * e))),
+    _Variable("expenses", (0, 1_000_000),
+              lambda w, a, e: np.exp(9.8 + 0.45 * (0.8 * w + 0.6 * e))),
+    _Variable("savings", (0, 20_000_000),
+              lambda w, a, e: (ndtr(1.2 * w + 0.5 * a + 0.4 * e) > 0.25)
+              * np.exp(8.2 + 1.2 * (0.7 * w + 0.5 * a + 0.5 * e))),
+    _Variable("hours", (0, 168),
+              lambda w, a, e: np.clip(38 + 8 * (0.35 * w - 0.4 * a + 0.85 * e), 0, 90)),
+    _Variable("household_size", (1, 15),
+              lambda w, a, e: 1 + np.floor(np.exp(0.6 + 0.45 * (0.3 * a + 0.9 * e)))),
+)
+_REGIONS = ("North", "South", "East", "West", "Centre")
+_EDUCATION = ("primary", "secondary", "vocational", "bachelor", "master")
+
+
+def synthetic(n: int = 1000, d: int = 6, seed: int = 0) -> Dataset:
+    """Synthetic microdata: ``d`` skewed, correlated numeric attributes and two categories.
+
+    Two latent factors (wealth and age) drive every attribute, so attributes are correlated;
+    money amounts are log-normal (right-skewed), savings are zero-inflated. The first six
+    columns are ``age, income, expenses, savings, hours, household_size``; beyond six, columns
+    ``x7, x8, ...`` are further log-normal amounts. ``region`` (nominal) and ``education``
+    (ordinal) follow the factors too. Every domain is declared by construction (values are
+    clamped into it), so the data set works with every method, DP included.
+    """
+    if n < 1:
+        raise InputError(f"synthetic data needs n >= 1, got {n}")
+    if d < 1:
+        raise InputError(f"synthetic data needs d >= 1, got {d}")
+    rng = np.random.default_rng(seed)
+    wealth = rng.standard_normal(n)
+    age = 0.35 * wealth + np.sqrt(1 - 0.35**2) * rng.standard_normal(n)
+    variables = list(_TEMPLATES[:d])
+    for j in range(len(variables), d):
+        sigma = 0.4 + 0.8 * ((j * 0.618) % 1.0)
+        mu = 7.0 + (j % 4)
+        loading = 0.3 + 0.6 * ((j * 0.377) % 1.0)
+        top = float(np.ceil(np.exp(mu + 7.5 * sigma) / 1000) * 1000)
+        variables.append(
+            _Variable(f"x{j + 1}", (0, top),
+                      lambda w, a, e, mu=mu, s=sigma, r=loading:
+                      np.exp(mu + s * (r * w + np.sqrt(1 - r * r) * e)))
+        )
+    columns: dict[str, np.ndarray] = {}
+    attributes: list[Attribute] = []
+    for variable in variables:
+        values = variable.make(wealth, age, rng.standard_normal(n))
+        lo, hi = variable.domain
+        values = np.clip(np.round(values) if variable.integer else values, lo, hi)
+        columns[variable.name] = values.astype(np.int64) if variable.integer else values
+        attributes.append(Attribute(variable.name, Role.QUASI, Kind.NUMERIC, domain=(lo, hi)))
+    scores = np.outer(wealth, [0.6, -0.5, 0.2, 0.0, -0.3]) + rng.gumbel(size=(n, 5))
+    columns["region"] = np.asarray(_REGIONS, dtype=object)[np.argmax(scores, axis=1)]
+    schooling = 0.7 * wealth - 0.25 * age + 0.65 * rng.standard_normal(n)
+    levels = np.searchsorted([-1.0, -0.1, 0.5, 1.3], schooling)
+    columns["education"] = np.asarray(_EDUCATION, dtype=object)[levels]
+    attributes.append(Attribute("region", Role.OTHER, Kind.NOMINAL, domain=_REGIONS))
+    attributes.append(Attribute("education", Role.OTHER, Kind.ORDINAL, domain=_EDUCATION))
+    frame = pd.DataFrame(columns)
+    frame["region"] = frame["region"].astype(str)
+    frame["education"] = frame["education"].astype(str)
+    return Dataset(
+        name="synthetic",
+        frame=frame,
+        schema=Schema(tuple(attributes)),
+        description=f"synthetic microdata, n={n}, d={d}, seed={seed}",
+    )
