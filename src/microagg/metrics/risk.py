@@ -1,0 +1,98 @@
+"""Disclosure-risk measures: distance-based record linkage (paper 000 §5.2).
+
+An intruder links each masked record y_j to the original records G_j at minimum distance from
+it; the link is right with probability 1/|G_j| if the true original x_j is in G_j, else 0.
+RL = 100 · Σ_j Pr(y_j) / n is the percentage of expected correct links.
+
+The computation is exact (ties are detected with bit-identical distance evaluations) and runs
+in O(n) memory: each distinct masked record is compared with each distinct original record in a
+compiled, parallel loop, so there is no n × n matrix. Its time is O(u_x · u_y · p) for u_x and
+u_y distinct original and masked records; k-anonymous releases have u_y <= n / k.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from microagg.errors import InputError
+
+__all__ = ["record_linkage"]
+
+
+@numba.njit(cache=True, inline="always")
+def _squared_distance(a: np.ndarray, b: np.ndarray) -> float:
+    total = 0.0
+    for j in range(a.shape[0]):
+        diff = a[j] - b[j]
+        total += diff * diff
+    return total
+
+
+@numba.njit(cache=True, parallel=True)
+def _nearest_originals(
+    originals: np.ndarray, weights: np.ndarray, masked: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each masked row: the minimum squared distance to the originals and the total weight
+    (multiplicity) of the originals at exactly that distance."""
+    m = masked.shape[0]
+    best = np.empty(m)
+    tied = np.empty(m)
+    for u in numba.prange(m):
+        row = masked[u]
+        low = np.inf
+        count = 0.0
+        for i in range(originals.shape[0]):
+            d = _squared_distance(originals[i], row)
+            if d < low:
+                low = d
+                count = weights[i]
+            elif d == low:
+                count += weights[i]
+        best[u] = low
+        tied[u] = count
+    return best, tied
+
+
+@numba.njit(cache=True)
+def _own_distances(originals: np.ndarray, masked: np.ndarray) -> np.ndarray:
+    out = np.empty(originals.shape[0])
+    for i in range(originals.shape[0]):
+        out[i] = _squared_distance(originals[i], masked[i])
+    return out
+
+
+def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray | None = None
+                   ) -> float:
+    """Record-linkage percentage RL of paper 000 §5.2.
+
+    ``widths`` divide each attribute before distances are taken (the domain width of eq. 8 of
+    paper 000, or the data range); ``None`` means raw Euclidean distance.
+    """
+    x = np.asarray(original, dtype=np.float64)
+    y = np.asarray(masked, dtype=np.float64)
+    if x.ndim == 1:
+        x, y = x[:, None], y[:, None]
+    if x.shape != y.shape:
+        raise InputError(f"original and masked data differ in shape: {x.shape} vs {y.shape}")
+    if x.shape[0] == 0:
+        raise InputError("the table has no rows")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise InputError("record linkage needs finite values")
+    if widths is not None:
+        widths = np.broadcast_to(np.asarray(widths, dtype=np.float64), (x.shape[1],))
+        if np.any(widths <= 0):
+            raise InputError("record linkage needs positive attribute widths")
+        x, y = x / widths, y / widths
+    x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)
+    distinct_x, x_count = np.unique(x, axis=0, return_counts=True)
+    distinct_y, y_of_row = np.unique(y, axis=0, return_inverse=True)
+    best, tied = _nearest_originals(
+        np.ascontiguousarray(distinct_x), x_count.astype(np.float64),
+        np.ascontiguousarray(distinct_y),
+    )
+    y_of_row = y_of_row.reshape(-1)
+    own = _own_distances(x, y)
+    linked = own == best[y_of_row]
+    probability = np.where(linked, 1.0 / tied[y_of_row], 0.0)
+    return float(100.0 * probability.sum() / x.shape[0])
