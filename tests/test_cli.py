@@ -1,0 +1,164 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from microagg import __version__
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def distinct_csv(tmp_path: Path) -> Path:
+    return _write(tmp_path / "distinct.csv", "a,b,c\n1,10,x\n2,20,y\n3,30,z\n4,40,w\n")
+
+
+@pytest.fixture
+def bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
+    """Bad input name -> (extra arguments for `check IN --k 2`, expected message fragment)."""
+    nan = _write(tmp_path / "nan.csv", "a,b\n1,2\n,3\n")
+    text = _write(tmp_path / "text.csv", "a,b\n1,2\nlots,3\n")
+    empty = _write(tmp_path / "empty.csv", "a,b\n")
+    dup = _write(tmp_path / "dup.csv", "a,a\n1,2\n3,4\n")
+    ok = _write(tmp_path / "ok.csv", "a,b\n1,2\n5,3\n")
+    schema = _write(tmp_path / "s.yaml", "attributes:\n  a: {kind: numeric, domain: [0, 2]}\n")
+    text_schema = _write(tmp_path / "t.yaml", "attributes:\n  a: {kind: numeric}\n")
+    return {
+        "missing file": ([str(tmp_path / "absent.csv"), "--k", "2"], "file not found"),
+        "unknown column": ([str(ok), "--k", "2", "--quasi", "zz"], "unknown column 'zz'"),
+        "NaN": ([str(nan), "--k", "2"], "column 'a' has a missing value in row 2"),
+        "text in numeric column": ([str(text), "--k", "2", "--schema", str(text_schema)],
+                                   "row 2 holds the text 'lots'"),
+        "empty table": ([str(empty), "--k", "2"], "no rows"),
+        "duplicated column names": ([str(dup), "--k", "2"], "'a' appears more than once"),
+        "value outside the domain": ([str(ok), "--k", "2", "--schema", str(schema)],
+                                     "outside the declared domain [0, 2]"),
+        "k < 1": ([str(ok), "--k", "0"], "--k must be at least 1"),
+        "k > n": ([str(ok), "--k", "3"], "--k 3 exceeds the number of records (2)"),
+        "missing schema": ([str(ok), "--k", "2", "--schema", str(tmp_path / "no.yaml")],
+                           "schema file not found"),
+    }
+
+
+BAD = ["missing file", "unknown column", "NaN", "text in numeric column", "empty table",
+       "duplicated column names", "value outside the domain", "k < 1", "k > n", "missing schema"]
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_check_bad_input_exit_2_one_line(run_cli, bad_inputs, case):
+    args, fragment = bad_inputs[case]
+    result = run_cli("check", *args)
+    assert result.code == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("microagg: error: ")
+    assert fragment in lines[0]
+
+
+def test_version(run_cli):
+    result = run_cli("--version")
+    assert result.code == 0 and result.stdout.strip() == f"microagg {__version__}"
+
+
+def test_check_distinct_rows_violates_k2(run_cli, distinct_csv):
+    result = run_cli("check", distinct_csv, "--k", "2")
+    assert result.code == 1
+    assert "VIOLATED for k = 2" in result.stdout
+    assert run_cli("check", distinct_csv, "--k", "1").code == 0
+
+
+def test_check_json_k_and_t(run_cli, tmp_path):
+    path = _write(tmp_path / "t.csv", "q,c\n0,1\n0,2\n1,3\n1,4\n")
+    result = run_cli("check", path, "--k", "2", "--quasi", "q", "--t", "0.34",
+                     "--confidential", "c", "--json")
+    assert result.code == 0
+    report = json.loads(result.stdout)
+    assert report["holds"] is True
+    assert report["k_anonymity"]["smallest_class"] == 2
+    assert report["t_closeness"][0]["largest_emd"] == pytest.approx(1 / 3)
+    strict = run_cli("check", path, "--quasi", "q", "--t", "0.3", "--confidential", "c", "--json")
+    assert strict.code == 1 and json.loads(strict.stdout)["holds"] is False
+
+
+def test_check_needs_something_to_check(run_cli, distinct_csv):
+    result = run_cli("check", distinct_csv)
+    assert result.code == 2 and "give --k and/or --t" in result.stderr
+    assert run_cli("check", distinct_csv, "--t", "0.1").code == 2  # --t without --confidential
+
+
+def test_evaluate_json(run_cli, tmp_path, distinct_csv):
+    masked = tmp_path / "masked.csv"
+    pd.DataFrame({"a": [1.5, 1.5, 3.5, 3.5], "b": [10, 20, 30, 40], "c": list("xyzw")}).to_csv(
+        masked, index=False)
+    result = run_cli("evaluate", distinct_csv, masked, "--json")
+    assert result.code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["columns"] == ["a", "b"]
+    assert report["sse"] == pytest.approx(1.0)
+    for key in ("sse_percent", "record_linkage_percent", "relative_error", "jsd",
+                "variance_variation", "mean_variation"):
+        assert key in report
+    text = run_cli("evaluate", distinct_csv, masked)
+    assert "record linkage (%)" in text.stdout
+
+
+def test_evaluate_row_mismatch(run_cli, tmp_path, distinct_csv):
+    short = _write(tmp_path / "short.csv", "a,b,c\n1,10,x\n")
+    result = run_cli("evaluate", distinct_csv, short)
+    assert result.code == 2 and "keep every row" in result.stderr
+
+
+def test_datasets_export_synthetic_with_schema(run_cli, tmp_path):
+    out = tmp_path / "syn.parquet"
+    schema = tmp_path / "syn.yaml"
+    result = run_cli("datasets", "export", "synthetic", "-o", out, "--schema-out", schema,
+                     "--n", "50", "--d", "3")
+    assert result.code == 0, result.stderr
+    frame = pd.read_parquet(out)
+    assert frame.shape == (50, 5)
+    assert "income:" in schema.read_text()
+    check = run_cli("check", out, "--k", "1", "--schema", schema)
+    assert check.code == 0, check.stderr
+
+
+def test_datasets_export_bad_name_writes_nothing(run_cli, tmp_path):
+    out = tmp_path / "x.csv"
+    result = run_cli("datasets", "export", "nope", "-o", out)
+    assert result.code == 2 and "unknown data set 'nope'" in result.stderr
+    assert not out.exists()
+
+
+def test_datasets_list_json(run_cli):
+    result = run_cli("datasets", "list", "--json")
+    names = [row["name"] for row in json.loads(result.stdout)]
+    assert names == ["census", "eia", "tarragona", "adult", "synthetic"]
+
+
+@pytest.mark.reference_data
+def test_check_and_evaluate_on_census(run_cli, tmp_path):
+    path = tmp_path / "census.csv"
+    assert run_cli("datasets", "export", "census", "-o", path).code == 0
+    assert run_cli("check", path, "--k", "2").code == 1  # every record is distinct
+    report = json.loads(run_cli("evaluate", path, path, "--json").stdout)
+    assert report["record_linkage_percent"] == 100.0
+
+
+def test_console_script_exit_codes(tmp_path, distinct_csv):
+    """The installed entry point, run as a separate process."""
+    command = [sys.executable, "-c", "import sys; from microagg.cli import main; "
+               "sys.exit(main())"]
+    ok = subprocess.run([*command, "check", str(distinct_csv), "--k", "1"],
+                        capture_output=True, text=True)
+    violated = subprocess.run([*command, "check", str(distinct_csv), "--k", "2"],
+                              capture_output=True, text=True)
+    bad = subprocess.run([*command, "check", str(tmp_path / "none.csv"), "--k", "2"],
+                         capture_output=True, text=True)
+    assert (ok.returncode, violated.returncode, bad.returncode) == (0, 1, 2)
+    assert bad.stderr.count("\n") == 1
