@@ -1,0 +1,134 @@
+"""Univariate microaggregation, one attribute at a time.
+
+* Individual ranking (paper 001 §3; restated in papers/README.md): sort the values, cut them
+  into groups of k consecutive values, the last group taking the remaining k..2k-1.
+* Optimal univariate microaggregation (Hansen & Mukherjee 2003): the partition of one attribute
+  into groups of at least k values with the least within-group sum of squares. Optimal groups
+  are consecutive in sorted order and have k..2k-1 values, so a shortest path over the sorted
+  values finds it in O(n k).
+
+Multi-attribute data are treated attribute by attribute: the result is one partition per
+column, a label matrix of the data's shape (records keep their other values). Ties in the
+sort are broken by the row number (a stable sort).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from microagg.partition._kernels import _two_sum
+from microagg.partition._validate import check_matrix
+
+__all__ = ["individual_ranking", "optimal_univariate"]
+
+
+def _per_column(X: np.ndarray, k: int, one_column) -> np.ndarray:
+    squeeze = np.ndim(X) == 1
+    X = check_matrix(X, k)
+    labels = np.empty(X.shape, dtype=np.int64)
+    for j in range(X.shape[1]):
+        labels[:, j] = one_column(X[:, j], k)
+    return labels[:, 0] if squeeze else labels
+
+
+def _ranking(values: np.ndarray, k: int) -> np.ndarray:
+    n = values.size
+    order = np.argsort(values, kind="stable")
+    groups = n // k
+    rank_group = np.minimum(np.arange(n) // k, groups - 1)
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = rank_group
+    return labels
+
+
+def individual_ranking(X: np.ndarray, k: int) -> np.ndarray:
+    """Individual-ranking partition of each column (001 §3): groups of k consecutive sorted
+    values, the last of k..2k-1. Returns labels of X's shape; group 0 holds the smallest
+    values of its column."""
+    return _per_column(X, k, _ranking)
+
+
+@numba.njit(cache=True)
+def _dd_prefix(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Double-double prefix sums of values and of their squares (index i = first i values)."""
+    n = values.size
+    s1h = np.zeros(n + 1)
+    s1l = np.zeros(n + 1)
+    s2h = np.zeros(n + 1)
+    s2l = np.zeros(n + 1)
+    for i in range(n):
+        x = values[i]
+        h, e = _two_sum(s1h[i], x)
+        s1h[i + 1], s1l[i + 1] = _two_sum(h, e + s1l[i])
+        sq = x * x
+        h, e = _two_sum(s2h[i], sq)
+        s2h[i + 1], s2l[i + 1] = _two_sum(h, e + s2l[i] + _square_error(x, sq))
+    return s1h, s1l, s2h, s2l
+
+
+@numba.njit(cache=True, inline="always")
+def _square_error(x: float, sq: float) -> float:
+    """x*x - fl(x*x) exactly (Dekker's product via Veltkamp splitting)."""
+    c = 134217729.0 * x  # 2^27 + 1
+    hi = c - (c - x)
+    lo = x - hi
+    return ((hi * hi - sq) + 2.0 * hi * lo) + lo * lo
+
+
+@numba.njit(cache=True)
+def _group_sse(s1h, s1l, s2h, s2l, a: int, b: int) -> float:
+    """Σ (x - mean)² over sorted values a..b-1, from double-double prefix sums."""
+    t1h, e = _two_sum(s1h[b], -s1h[a])
+    t1 = t1h + (e + (s1l[b] - s1l[a]))
+    t2h, e = _two_sum(s2h[b], -s2h[a])
+    t2 = t2h + (e + (s2l[b] - s2l[a]))
+    sse = t2 - t1 * t1 / (b - a)
+    return sse if sse > 0.0 else 0.0
+
+
+@numba.njit(cache=True)
+def _optimal_path(sorted_values: np.ndarray, k: int) -> np.ndarray:
+    """Group sizes (in sorted order) of the least-SSE partition into groups of k..2k-1."""
+    n = sorted_values.size
+    s1h, s1l, s2h, s2l = _dd_prefix(sorted_values - sorted_values[n // 2])
+    cost = np.full(n + 1, np.inf)
+    step = np.zeros(n + 1, dtype=np.int64)
+    cost[0] = 0.0
+    for end in range(k, n + 1):
+        for size in range(k, min(2 * k - 1, end) + 1):
+            before = cost[end - size]
+            if before == np.inf:
+                continue
+            total = before + _group_sse(s1h, s1l, s2h, s2l, end - size, end)
+            if total < cost[end]:  # ties keep the smaller last group
+                cost[end] = total
+                step[end] = size
+    sizes = []
+    end = n
+    while end > 0:
+        sizes.append(step[end])
+        end -= step[end]
+    out = np.empty(len(sizes), dtype=np.int64)
+    for i in range(len(sizes)):
+        out[i] = sizes[len(sizes) - 1 - i]
+    return out
+
+
+def _optimal(values: np.ndarray, k: int) -> np.ndarray:
+    n = values.size
+    if n < 2 * k:  # a single group is the only feasible partition
+        return np.zeros(n, dtype=np.int64)
+    order = np.argsort(values, kind="stable")
+    sizes = _optimal_path(values[order], k)
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = np.repeat(np.arange(sizes.size), sizes)
+    return labels
+
+
+def optimal_univariate(X: np.ndarray, k: int) -> np.ndarray:
+    """Least-SSE partition of each column into groups of at least k values (Hansen &
+    Mukherjee 2003), in O(n k) per column. Returns labels of X's shape, groups numbered from
+    the smallest values. Among partitions of equal SSE, the one whose groups are smaller
+    towards the top of the sorted order is kept."""
+    return _per_column(X, k, _optimal)
