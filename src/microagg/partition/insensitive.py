@@ -1,0 +1,264 @@
+"""Insensitive microaggregation (paper 000 §3-4.3, Algorithm 2).
+
+Cluster i is made of the k smallest remaining records under a total order <=_i; while at least
+2k records remain a new cluster is formed, and the last k..2k-1 records form the last cluster.
+The order <=_i is "distance to a reference point R_i", ties broken by the lexicographic order of
+the record values (000 §4.1), then by row number (only identical records are still tied, and
+swapping them changes no cluster's values). Distances are Euclidean on the coordinates
+normalized by the *declared* domain widths (000 eq. 8), never by data statistics.
+
+Because the sequence of orders is fixed before the data are seen, the algorithm is insensitive
+(000 Prop. 2): on data sets that differ in one record, the i-th clusters differ in at most one
+record, for every i. That is what lets 000 Alg. 3 add noise calibrated to 1/k of the domain.
+
+Reference points (000 §4.3): the corners of the domain box. With bit j of a corner set when
+attribute j sits at its upper bound, R_1 is the lower corner (no bit set); R_{i+1} is the unused
+corner at the greatest Hamming distance from R_i, ties broken by the greatest distance from
+R_{i-1}, then R_{i-2}, and so on; corners still tied after the whole history are taken in
+increasing order of their bits read as a binary number (attribute 1 the least significant bit).
+When all 2^m corners are used the same sequence starts again. ``reference="single"`` uses R_1
+for every cluster (the single-reference variant of 000 §4.2).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from functools import lru_cache
+
+import numba
+import numpy as np
+
+from microagg.distance import domain_normalize
+from microagg.errors import InputError
+from microagg.partition import _kernels
+from microagg.partition._validate import check_matrix
+
+__all__ = ["REFERENCES", "corner_sequence", "insensitive"]
+
+REFERENCES = ("corners", "single")
+Progress = Callable[[int], None]
+
+# Clusters formed per call of the compiled loop between two progress reports.
+_BATCH = 4096
+
+
+def _popcount(x: int) -> int:
+    return bin(x).count("1")
+
+
+@lru_cache(maxsize=64)
+def _corner_prefix(m: int, length: int) -> tuple[int, ...]:
+    """The first ``length`` corners (as bit masks) of the greedy sequence of 000 §4.3."""
+    length = min(length, 1 << m)
+    sequence = [0]
+    used = {0}
+    while len(sequence) < length:
+        last = sequence[-1]
+        candidates: list[int] = []
+        # Unused corners at the greatest Hamming distance r from the last one: flip r bits.
+        for r in range(m, 0, -1):
+            for bits in itertools.combinations(range(m), r):
+                corner = last
+                for b in bits:
+                    corner ^= 1 << b
+                if corner not in used:
+                    candidates.append(corner)
+            if candidates:
+                break
+        if len(candidates) > 1:
+            for earlier in reversed(sequence[:-1]):
+                distance = [_popcount(c ^ earlier) for c in candidates]
+                top = max(distance)
+                candidates = [c for c, d in zip(candidates, distance, strict=True) if d == top]
+                if len(candidates) == 1:
+                    break
+        chosen = min(candidates)
+        sequence.append(chosen)
+        used.add(chosen)
+    return tuple(sequence)
+
+
+def corner_sequence(m: int, count: int) -> np.ndarray:
+    """``count`` reference corners for ``m`` attributes, as a (count, m) boolean array (True =
+    upper bound), repeating the 2^m-long sequence when count exceeds it."""
+    if m < 1 or count < 0:
+        raise InputError("corner_sequence needs m >= 1 and count >= 0")
+    period = _corner_prefix(m, min(count, 1 << min(m, 62)))
+    masks = np.array([period[i % len(period)] for i in range(count)], dtype=np.int64)
+    return ((masks[:, None] >> np.arange(m)) & 1).astype(bool)
+
+
+@numba.njit(cache=True, inline="always")
+def _precedes(d1: float, r1: int, d2: float, r2: int, X: np.ndarray) -> bool:
+    """(d1, X[r1], r1) < (d2, X[r2], r2): distance, then lexicographic values, then row."""
+    if d1 != d2:
+        return d1 < d2
+    for j in range(X.shape[1]):
+        a = X[r1, j]
+        b = X[r2, j]
+        if a != b:
+            return a < b
+    return r1 < r2
+
+
+@numba.njit(cache=True)
+def _sift_down(hd, hr, size, at, X):
+    while True:
+        left = 2 * at + 1
+        if left >= size:
+            return
+        big = left
+        if left + 1 < size and _precedes(hd[left], hr[left], hd[left + 1], hr[left + 1], X):
+            big = left + 1
+        if _precedes(hd[at], hr[at], hd[big], hr[big], X):
+            hd[at], hd[big] = hd[big], hd[at]
+            hr[at], hr[big] = hr[big], hr[at]
+            at = big
+        else:
+            return
+
+
+@numba.njit(cache=True)
+def _offer(hd, hr, size, cap, d, r, X):
+    """Keep the ``cap`` smallest (d, r) in the max-heap (hd, hr); return its new size."""
+    if size < cap:
+        at = size
+        hd[at] = d
+        hr[at] = r
+        while at > 0:
+            parent = (at - 1) // 2
+            if _precedes(hd[parent], hr[parent], hd[at], hr[at], X):
+                hd[at], hd[parent] = hd[parent], hd[at]
+                hr[at], hr[parent] = hr[parent], hr[at]
+                at = parent
+            else:
+                break
+        return size + 1
+    if _precedes(d, r, hd[0], hr[0], X):
+        hd[0] = d
+        hr[0] = r
+        _sift_down(hd, hr, size, 0, X)
+    return size
+
+
+@numba.njit(cache=True, parallel=True)
+def _smallest(V, X, rest, m_rest, corner, count, chunks):
+    """The ``count`` smallest remaining rows under the order of ``corner``, sorted. V[p] holds
+    the normalized values of row rest[p], for p < m_rest (a compact copy: passes stream)."""
+    step = (m_rest + chunks - 1) // chunks
+    heap_d = np.empty((chunks, count))
+    heap_r = np.empty((chunks, count), dtype=np.int64)
+    sizes = np.zeros(chunks, dtype=np.int64)
+    for c in numba.prange(chunks):
+        hd = heap_d[c]
+        hr = heap_r[c]
+        size = 0
+        for p in range(c * step, min(m_rest, (c + 1) * step)):
+            total = 0.0
+            for j in range(V.shape[1]):
+                diff = V[p, j] - corner[j]
+                total += diff * diff
+            if size < count or total <= hd[0]:
+                size = _offer(hd, hr, size, count, total, rest[p], X)
+        sizes[c] = size
+    md = np.empty(count)
+    mr = np.empty(count, dtype=np.int64)
+    size = 0
+    for c in range(chunks):
+        for t in range(sizes[c]):
+            size = _offer(md, mr, size, count, heap_d[c, t], heap_r[c, t], X)
+    for end in range(size - 1, 0, -1):  # heapsort: ascending order
+        md[0], md[end] = md[end], md[0]
+        mr[0], mr[end] = mr[end], mr[0]
+        _sift_down(md, mr, end, 0, X)
+    return mr[:size].copy()
+
+
+@numba.njit(cache=True)
+def _corner_clusters(V, X, k, corners, uses, first, last, labels, rest, pos, m_rest,
+                     buffers, pointers, built, chunks):
+    """Form clusters first..last-1 (cluster i uses corners[i % period]); return m_rest."""
+    period = corners.shape[0]
+    for i in range(first, last):
+        c = i % period
+        taken = 0
+        while taken < k:
+            if pointers[c] >= buffers[c].size:
+                want = 2 * buffers[c].size if built[c] else k * uses[c] + k
+                buffers[c] = _smallest(V, X, rest, m_rest, corners[c], min(want, m_rest),
+                                       chunks)
+                built[c] = True
+                pointers[c] = 0
+            row = buffers[c][pointers[c]]
+            pointers[c] += 1
+            if labels[row] < 0:
+                labels[row] = i
+                taken += 1
+                p = pos[row]
+                m_rest -= 1
+                moved = rest[m_rest]
+                rest[p] = moved
+                pos[moved] = p
+                for j in range(V.shape[1]):
+                    V[p, j] = V[m_rest, j]
+        uses[c] -= 1
+        if uses[c] == 0:
+            buffers[c] = np.empty(0, dtype=np.int64)
+    return m_rest
+
+
+def total_order(X: np.ndarray, lows: np.ndarray, highs: np.ndarray,
+                corner: np.ndarray | None = None) -> np.ndarray:
+    """Row numbers of X sorted by the order of ``corner`` (default: the lower corner R_1)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    U = domain_normalize(X, lows, highs)
+    corner = np.zeros(U.shape[1]) if corner is None else np.asarray(corner, dtype=np.float64)
+    key = np.zeros(U.shape[0])
+    for j in range(U.shape[1]):
+        key += (U[:, j] - corner[j]) ** 2
+    lexicographic = [X[:, j] for j in range(X.shape[1] - 1, -1, -1)]
+    return np.lexsort((np.arange(U.shape[0]), *lexicographic, key))
+
+
+def insensitive(X: np.ndarray, k: int, lows: np.ndarray, highs: np.ndarray, *,
+                reference: str = "corners", progress: Progress | None = None) -> np.ndarray:
+    """Insensitive microaggregation (000 Alg. 2) of the rows of X, whose attributes have the
+    declared domains [lows_j, highs_j]. Returns int64 labels numbering clusters in the order
+    they are formed; every cluster has k records except the last (k..2k-1)."""
+    X = check_matrix(X, k)
+    if reference not in REFERENCES:
+        raise InputError(f"unknown reference '{reference}' (choose one of: "
+                         f"{', '.join(REFERENCES)})")
+    U = domain_normalize(X, lows, highs)
+    n, m = U.shape
+    clusters = n // k
+    labels = np.full(n, -1, dtype=np.int64)
+    if reference == "single":
+        order = total_order(X, lows, highs)
+        labels[order] = np.minimum(np.arange(n) // k, clusters - 1)
+        if progress is not None:
+            progress(n)
+        return labels
+    if clusters > 1:
+        period = min(1 << min(m, 62), clusters - 1)
+        corners = corner_sequence(m, period).astype(np.float64)
+        uses = np.bincount(np.arange(clusters - 1) % period, minlength=period).astype(np.int64)
+        rest = np.arange(n, dtype=np.int64)
+        pos = np.arange(n, dtype=np.int64)
+        V = U.copy()  # rearranged in place as rows are clustered
+        buffers = numba.typed.List([np.empty(0, dtype=np.int64) for _ in range(period)])
+        pointers = np.zeros(period, dtype=np.int64)
+        built = np.zeros(period, dtype=np.bool_)
+        chunks = 1 if n < _kernels.PARALLEL_MIN_ROWS else numba.get_num_threads()
+        m_rest = n
+        for first in range(0, clusters - 1, _BATCH):
+            last = min(clusters - 1, first + _BATCH)
+            m_rest = _corner_clusters(V, X, k, corners, uses, first, last, labels, rest, pos,
+                                      m_rest, buffers, pointers, built, chunks)
+            if progress is not None:
+                progress(n - m_rest)
+    labels[labels < 0] = clusters - 1
+    if progress is not None:
+        progress(n)
+    return labels
