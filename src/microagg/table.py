@@ -19,7 +19,7 @@ import pandas as pd
 from microagg.errors import InputError
 from microagg.schema import Attribute, Kind, Schema
 
-__all__ = ["Table", "decode", "encode", "missing_mask"]
+__all__ = ["Table", "decode", "encode", "missing_mask", "require_rows_and_columns"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,6 +82,14 @@ def missing_mask(series: pd.Series) -> np.ndarray:
     return mask
 
 
+def require_rows_and_columns(frame: pd.DataFrame) -> None:
+    """Refuse a table with no columns or no rows."""
+    if frame.shape[1] == 0:
+        raise InputError("the table has no columns")
+    if frame.shape[0] == 0:
+        raise InputError("the table has no rows")
+
+
 def encode(
     frame: pd.DataFrame,
     schema: Schema | None = None,
@@ -97,10 +105,7 @@ def encode(
     value in any column. Numeric values outside a declared domain are refused unless ``clamp``
     is set, which clamps them to the domain.
     """
-    if frame.shape[1] == 0:
-        raise InputError("the table has no columns")
-    if frame.shape[0] == 0:
-        raise InputError("the table has no rows")
+    require_rows_and_columns(frame)
     schema = Schema.infer(frame) if schema is None else schema.complete(frame)
 
     missing = np.zeros(len(frame), dtype=bool)

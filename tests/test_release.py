@@ -1,0 +1,74 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from microagg import datasets
+from microagg.errors import InputError
+from microagg.models import k_anonymity
+from microagg.release import METHODS, microaggregate
+from microagg.schema import Attribute, Kind, Role, Schema
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return datasets.synthetic(600, 4, seed=2)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_release_shape_means_and_untouched_columns(synthetic, method):
+    release = microaggregate(synthetic.frame, 4, schema=synthetic.schema, method=method)
+    frame = release.frame
+    assert list(frame.columns) == list(synthetic.frame.columns)
+    assert len(frame) == len(synthetic.frame)
+    pd.testing.assert_series_equal(frame["region"], synthetic.frame["region"])
+    quasi = list(synthetic.schema.quasi_identifiers)
+    np.testing.assert_allclose(frame[quasi].mean(), synthetic.frame[quasi].mean())
+    assert release.report["method"] == method and release.report["k"] == 4
+    holds = k_anonymity(frame, quasi).holds(4)
+    assert release.report["k_anonymity"]["holds"] == holds
+    if method in ("mdav", "vmdav", "insensitive"):
+        assert holds
+    else:
+        assert "not k-anonymous" in release.report["note"]
+
+
+def test_identifiers_dropped_and_labels_frame():
+    frame = pd.DataFrame({"id": ["a", "b", "c", "d"], "x": [1.0, 2, 3, 4], "y": [4.0, 3, 2, 1]})
+    schema = Schema((Attribute("id", Role.IDENTIFIER, Kind.NOMINAL),
+                     Attribute("x", Role.QUASI), Attribute("y", Role.OTHER)))
+    release = microaggregate(frame, 2, schema=schema)
+    assert list(release.frame.columns) == ["x", "y"]
+    assert release.report["identifiers_dropped"] == ["id"]
+    assert release.report["columns"] == ["x"]
+    assert list(release.labels_frame().columns) == ["cluster"]
+    ranking = microaggregate(frame, 2, schema=schema, method="individual-ranking",
+                             columns=["x", "y"])
+    assert list(ranking.labels_frame().columns) == ["cluster_x", "cluster_y"]
+
+
+def test_default_columns_without_schema_are_the_numeric_ones():
+    frame = pd.DataFrame({"x": [1.0, 2, 3, 4], "c": list("abcd")})
+    release = microaggregate(frame, 2)
+    assert release.report["columns"] == ["x"]
+    assert list(release.frame["c"]) == list("abcd")
+
+
+def test_drop_incomplete_is_reported():
+    frame = pd.DataFrame({"x": [1.0, np.nan, 3, 4, 5]})
+    release = microaggregate(frame, 2, drop_incomplete=True)
+    assert release.report["rows_dropped_as_incomplete"] == 1
+    assert list(release.frame.index) == [0, 2, 3, 4]
+
+
+def test_errors():
+    frame = pd.DataFrame({"x": [1.0, 2, 3, 4], "c": list("abcd")})
+    with pytest.raises(InputError, match="unknown method"):
+        microaggregate(frame, 2, method="kmeans")
+    with pytest.raises(InputError, match="column 'c' is nominal"):
+        microaggregate(frame, 2, columns=["c"])
+    with pytest.raises(InputError, match="'x' has none"):
+        microaggregate(frame, 2, method="insensitive")
+    with pytest.raises(InputError, match="unknown column 'z'"):
+        microaggregate(frame, 2, columns=["z"])
+    with pytest.raises(InputError, match="exceeds the number of records"):
+        microaggregate(frame, 5)
