@@ -39,8 +39,8 @@ def bad_inputs(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
         "duplicated column names": ([str(dup), "--k", "2"], "'a' appears more than once"),
         "value outside the domain": ([str(ok), "--k", "2", "--schema", str(schema)],
                                      "outside the declared domain [0, 2]"),
-        "k < 1": ([str(ok), "--k", "0"], "--k must be at least 1"),
-        "k > n": ([str(ok), "--k", "3"], "--k 3 exceeds the number of records (2)"),
+        "k < 1": ([str(ok), "--k", "0"], "k must be at least 1, got 0"),
+        "k > n": ([str(ok), "--k", "3"], "k = 3 exceeds the number of records (2)"),
         "missing schema": ([str(ok), "--k", "2", "--schema", str(tmp_path / "no.yaml")],
                            "schema file not found"),
     }
@@ -162,3 +162,51 @@ def test_console_script_exit_codes(tmp_path, distinct_csv):
                          capture_output=True, text=True)
     assert (ok.returncode, violated.returncode, bad.returncode) == (0, 1, 2)
     assert bad.stderr.count("\n") == 1
+
+
+MICROAGGREGATE_BAD = BAD
+
+
+@pytest.mark.parametrize("case", MICROAGGREGATE_BAD)
+def test_microaggregate_bad_input_writes_nothing(run_cli, bad_inputs, tmp_path, case):
+    args, fragment = bad_inputs[case]
+    source, options = args[0], args[1:]
+    if "--quasi" in options:
+        options = [o if o != "--quasi" else "--columns" for o in options]
+    output = tmp_path / "out" / "masked.csv"
+    output.parent.mkdir()
+    labels = tmp_path / "out" / "labels.csv"
+    result = run_cli("microaggregate", source, "-o", output, "--labels-out", labels, *options)
+    assert result.code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], result.stderr
+    assert list(output.parent.iterdir()) == []  # no output, no labels, no temporary file
+
+
+def test_microaggregate_writes_release_and_labels(run_cli, tmp_path, distinct_csv):
+    output = tmp_path / "m.parquet"
+    labels = tmp_path / "l.csv"
+    result = run_cli("microaggregate", distinct_csv, "-o", output, "--k", "2", "--labels-out",
+                     labels, "--columns", "a,b")
+    assert result.code == 0, result.stderr
+    masked = pd.read_parquet(output)
+    assert list(masked["a"]) == [1.5, 1.5, 3.5, 3.5] and list(masked["c"]) == list("xyzw")
+    assert list(pd.read_csv(labels)["cluster"]) == [0, 0, 1, 1]
+    assert run_cli("check", output, "--k", "2", "--quasi", "a,b").code == 0
+    report = json.loads(run_cli("microaggregate", distinct_csv, "-o", output, "--k", "2",
+                                "--method", "vmdav", "--json").stdout)
+    assert report["method"] == "vmdav" and report["k_anonymity"]["holds"]
+
+
+def test_microaggregate_unknown_method(run_cli, tmp_path, distinct_csv):
+    result = run_cli("microaggregate", distinct_csv, "-o", tmp_path / "x.csv", "--k", "2",
+                     "--method", "kmeans")
+    assert result.code == 2 and "unknown method 'kmeans'" in result.stderr
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_demo(run_cli):
+    result = run_cli("demo", "--n", "300")
+    assert result.code == 0, result.stderr
+    assert "5-anonymity holds" in result.stdout
+    assert "record linkage" in result.stdout
