@@ -79,6 +79,13 @@ class _State:
         self.m = n
         self.next_label = 0
         self.parallel_min = _kernels.PARALLEL_MIN_ROWS  # read at run time: tests lower it
+        # Rows sorted by distance to an anchor point, for farthest-from-centroid queries.
+        self.rows = np.ascontiguousarray(X)
+        self.anchor = self.hi / n
+        self.rho = np.empty(n)
+        self.order = np.empty(n, dtype=np.int64)
+        self.sweep = np.zeros(3, dtype=np.int64)  # [head, length of order, rows scanned]
+        _reanchor(self.rows, self.idx, n, self.anchor, self.rho, self.order, self.sweep)
 
 
 @numba.njit(cache=True)
@@ -117,9 +124,83 @@ def _cluster(Y, idx, pos, m, hi, lo, labels, label, members, count):
     return m
 
 
+# A farthest-point scan may stop when no row further down the anchor order can beat the best
+# squared distance found: d(x, c) <= rho(x) + d(anchor, c), inflated by this factor to cover the
+# rounding of the computed distances (relative error below (d + 3) * 2^-53 for d < 10^5).
+_BOUND_SLACK = 1.0 + 1e-10
+
+
+@numba.njit(cache=True)
+def _reanchor(rows, idx, m, anchor, rho, order, sweep):
+    """Distances of the remaining rows to ``anchor``; ``order`` lists them farthest first."""
+    d = rows.shape[1]
+    keys = np.empty(m)
+    for p in range(m):
+        row = idx[p]
+        total = 0.0
+        for j in range(d):
+            diff = rows[row, j] - anchor[j]
+            total += diff * diff
+        rho[row] = np.sqrt(total)
+        keys[p] = -rho[row]
+    perm = np.argsort(keys)
+    for p in range(m):
+        order[p] = idx[perm[p]]
+    sweep[0] = 0
+    sweep[1] = m
+    sweep[2] = 0
+
+
+@numba.njit(cache=True)
+def _farthest_from(rows, labels, order, rho, anchor, sweep, c):
+    """The remaining row farthest from c (ties: lowest row), scanning rows by decreasing
+    distance to the anchor and stopping by the triangle inequality. Exact: every row that
+    could tie or win is evaluated with the same squared-distance sum as the passes."""
+    d = rows.shape[1]
+    shift = 0.0
+    for j in range(d):
+        diff = c[j] - anchor[j]
+        shift += diff * diff
+    shift = np.sqrt(shift)
+    head = sweep[0]
+    while head < sweep[1] and labels[order[head]] >= 0:
+        head += 1
+    sweep[0] = head
+    best = -1
+    best_d = -1.0
+    for p in range(head, sweep[1]):
+        row = order[p]
+        if labels[row] >= 0:
+            continue
+        if best >= 0:
+            bound = rho[row] + shift
+            if bound * bound * _BOUND_SLACK < best_d:
+                break
+        sweep[2] += 1
+        total = 0.0
+        for j in range(d):
+            diff = rows[row, j] - c[j]
+            total += diff * diff
+        if best < 0 or _farther(total, row, best_d, best):
+            best = row
+            best_d = total
+    return best
+
+
+@numba.njit(cache=True)
+def _farthest_from_centroid(rows, idx, m, labels, order, rho, anchor, sweep, c):
+    """Farthest remaining row from the centroid c; re-anchors at c when scans grow long."""
+    if sweep[2] > m // 8 + 64:
+        for j in range(c.shape[0]):
+            anchor[j] = c[j]
+        _reanchor(rows, idx, m, anchor, rho, order, sweep)
+    return _farthest_from(rows, labels, order, rho, anchor, sweep, c)
+
+
 @numba.njit(cache=True)
 def _mdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, budget,
-                heap_d, heap_i, far_d, far_i, sizes, parallel_min):
+                heap_d, heap_i, far_d, far_i, sizes, parallel_min,
+                rows, order, rho, anchor, sweep):
     """Form up to ``budget`` clusters; return (remaining rows, next label)."""
     d = Y.shape[0]
     members = np.empty(k, dtype=np.int64)
@@ -134,8 +215,7 @@ def _mdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, budget,
             return 0, next_label + 1
         for j in range(d):
             centroid[j] = hi[j] / m
-        _, r = _query(Y, idx, m, centroid, -1, 0, heap_d, heap_i, far_d, far_i, sizes,
-                      members, parallel_min)
+        r = _farthest_from_centroid(rows, idx, m, labels, order, rho, anchor, sweep, centroid)
         for j in range(d):
             q[j] = Y[j, pos[r]]
         count, s = _query(Y, idx, m, q, r, k - 1, heap_d, heap_i, far_d, far_i, sizes,
@@ -173,7 +253,8 @@ def mdav(X: np.ndarray, k: int, *, progress: Progress | None = None) -> np.ndarr
         state.m, state.next_label = _mdav_batch(
             state.Y, state.idx, state.pos, state.m, state.hi, state.lo, state.labels,
             state.next_label, k, _BATCH, state.heap_d, state.heap_i, state.far_d,
-            state.far_i, state.sizes, state.parallel_min)
+            state.far_i, state.sizes, state.parallel_min, state.rows, state.order, state.rho,
+            state.anchor, state.sweep)
         if progress is not None:
             progress(n - state.m)
     return state.labels
@@ -197,14 +278,13 @@ def _lower_gaps(Y, idx, m, q, gap):
 
 @numba.njit(cache=True)
 def _vmdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, gamma, centroid, gap, budget,
-                 heap_d, heap_i, far_d, far_i, sizes, parallel_min):
+                 heap_d, heap_i, far_d, far_i, sizes, parallel_min, rows, order, rho, sweep):
     d = Y.shape[0]
     members = np.empty(2 * k, dtype=np.int64)
     q = np.empty(d)
     formed = 0
     while formed < budget and m >= k:
-        _, r = _query(Y, idx, m, centroid, -1, 0, heap_d, heap_i, far_d, far_i, sizes,
-                      members, parallel_min)
+        r = _farthest_from(rows, labels, order, rho, centroid, sweep, centroid)
         for j in range(d):
             q[j] = Y[j, pos[r]]
         count, _ = _query(Y, idx, m, q, r, k - 1, heap_d, heap_i, far_d, far_i, sizes,
@@ -289,7 +369,8 @@ def vmdav(X: np.ndarray, k: int, gamma: float = 0.2, *,
         state.m, state.next_label = _vmdav_batch(
             state.Y, state.idx, state.pos, state.m, state.hi, state.lo, state.labels,
             state.next_label, k, float(gamma), centroid, gap, _BATCH, state.heap_d,
-            state.heap_i, state.far_d, state.far_i, state.sizes, state.parallel_min)
+            state.heap_i, state.far_d, state.far_i, state.sizes, state.parallel_min,
+            state.rows, state.order, state.rho, state.sweep)
         if progress is not None:
             progress(n - state.m)
     _assign_leftovers(X, state.labels)
