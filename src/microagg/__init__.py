@@ -6,10 +6,16 @@ The public API is re-exported here; see the README for a tour and DESIGN.md for 
 from importlib.metadata import PackageNotFoundError, version
 
 from microagg import datasets
+from microagg.aggregate import cluster_means, replace_by_means
+from microagg.distance import domain_normalize, scale
 from microagg.errors import DataNotFoundError, InputError, MicroaggError, PrivacyError, SchemaError
 from microagg.io import read_table, write_table
 from microagg.metrics.evaluate import evaluate
 from microagg.models import KAnonymity, TCloseness, equivalence_classes, k_anonymity, t_closeness
+from microagg.partition.insensitive import corner_sequence, insensitive
+from microagg.partition.mdav import mdav, vmdav
+from microagg.partition.univariate import individual_ranking, optimal_univariate
+from microagg.release import Release, microaggregate
 from microagg.schema import Attribute, Kind, Role, Schema
 from microagg.table import Table, decode, encode
 
@@ -26,19 +32,31 @@ __all__ = [
     "Kind",
     "MicroaggError",
     "PrivacyError",
+    "Release",
     "Role",
     "Schema",
     "SchemaError",
     "TCloseness",
     "Table",
     "__version__",
+    "cluster_means",
+    "corner_sequence",
     "datasets",
     "decode",
+    "domain_normalize",
     "encode",
     "equivalence_classes",
     "evaluate",
+    "individual_ranking",
+    "insensitive",
     "k_anonymity",
+    "mdav",
+    "microaggregate",
+    "optimal_univariate",
     "read_table",
+    "replace_by_means",
+    "scale",
     "t_closeness",
+    "vmdav",
     "write_table",
 ]

@@ -69,9 +69,18 @@ def remove_row(Y: np.ndarray, idx: np.ndarray, pos: np.ndarray, m: int, row: int
 # -- distance passes ------------------------------------------------------------------------
 
 @numba.njit(cache=True, inline="always")
-def _before(d1: float, i1: int, d2: float, i2: int) -> bool:
-    """(d1, i1) < (d2, i2) lexicographically."""
-    return d1 < d2 or (d1 == d2 and i1 < i2)
+def precedes(d1: float, r1: int, d2: float, r2: int, tiebreak: np.ndarray) -> bool:
+    """(d1, tiebreak[r1], r1) < (d2, tiebreak[r2], r2): distance first, then the rows of
+    ``tiebreak`` lexicographically, then the row number. A ``tiebreak`` with no columns breaks
+    ties by row number alone."""
+    if d1 != d2:
+        return d1 < d2
+    for j in range(tiebreak.shape[1]):
+        a = tiebreak[r1, j]
+        b = tiebreak[r2, j]
+        if a != b:
+            return a < b
+    return r1 < r2
 
 
 @numba.njit(cache=True, inline="always")
@@ -81,45 +90,49 @@ def _farther(d1: float, i1: int, d2: float, i2: int) -> bool:
 
 
 @numba.njit(cache=True)
-def _heap_sift_down(hd: np.ndarray, hi: np.ndarray, size: int, at: int) -> None:
+def heap_sift_down(hd: np.ndarray, hr: np.ndarray, size: int, at: int,
+                   tiebreak: np.ndarray) -> None:
+    """Restore the max-heap order of (hd, hr) below position ``at``."""
     while True:
         left = 2 * at + 1
         if left >= size:
             return
         big = left
-        right = left + 1
-        if right < size and _before(hd[left], hi[left], hd[right], hi[right]):
-            big = right
-        if _before(hd[at], hi[at], hd[big], hi[big]):
+        if left + 1 < size and precedes(hd[left], hr[left], hd[left + 1], hr[left + 1],
+                                        tiebreak):
+            big = left + 1
+        if precedes(hd[at], hr[at], hd[big], hr[big], tiebreak):
             hd[at], hd[big] = hd[big], hd[at]
-            hi[at], hi[big] = hi[big], hi[at]
+            hr[at], hr[big] = hr[big], hr[at]
             at = big
         else:
             return
 
 
 @numba.njit(cache=True)
-def heap_offer(hd: np.ndarray, hi: np.ndarray, size: int, cap: int, d: float, i: int) -> int:
-    """Keep the ``cap`` smallest (d, i) in a max-heap of current ``size``; return the new size."""
+def heap_offer(hd: np.ndarray, hr: np.ndarray, size: int, cap: int, d: float, r: int,
+               tiebreak: np.ndarray) -> int:
+    """Keep the ``cap`` smallest (d, r) under :func:`precedes` in the max-heap (hd, hr) of
+    current ``size``; return its new size."""
     if cap == 0:
         return 0
     if size < cap:
         at = size
         hd[at] = d
-        hi[at] = i
+        hr[at] = r
         while at > 0:
             parent = (at - 1) // 2
-            if _before(hd[parent], hi[parent], hd[at], hi[at]):
+            if precedes(hd[parent], hr[parent], hd[at], hr[at], tiebreak):
                 hd[at], hd[parent] = hd[parent], hd[at]
-                hi[at], hi[parent] = hi[parent], hi[at]
+                hr[at], hr[parent] = hr[parent], hr[at]
                 at = parent
             else:
                 break
         return size + 1
-    if _before(d, i, hd[0], hi[0]):
+    if precedes(d, r, hd[0], hr[0], tiebreak):
         hd[0] = d
-        hi[0] = i
-        _heap_sift_down(hd, hi, size, 0)
+        hr[0] = r
+        heap_sift_down(hd, hr, size, 0, tiebreak)
     return size
 
 
@@ -130,7 +143,7 @@ BLOCK = 256
 @numba.njit(cache=True, parallel=True)
 def scan(Y: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray, skip: int, near: int,
          chunks: int, heap_d: np.ndarray, heap_i: np.ndarray, far_d: np.ndarray,
-         far_i: np.ndarray, sizes: np.ndarray) -> None:
+         far_i: np.ndarray, sizes: np.ndarray, tiebreak: np.ndarray) -> None:
     """One pass over the remaining set: per chunk, the ``near`` nearest rows to ``q`` (a
     max-heap in heap_d/heap_i) and the farthest row (far_d/far_i), excluding original row
     ``skip`` (-1: none)."""
@@ -165,7 +178,7 @@ def scan(Y: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray, skip: int, near:
                 if near > 0 and (size < near or dist <= hd[0]):
                     row = idx[b0 + t]
                     if row != skip:
-                        size = heap_offer(hd, hi, size, near, dist, row)
+                        size = heap_offer(hd, hi, size, near, dist, row, tiebreak)
         far_d[c] = best_d
         far_i[c] = best_i
         sizes[c] = size

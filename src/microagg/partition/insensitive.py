@@ -32,6 +32,7 @@ import numpy as np
 from microagg.distance import domain_normalize
 from microagg.errors import InputError
 from microagg.partition import _kernels
+from microagg.partition._kernels import heap_offer, heap_sift_down
 from microagg.partition._validate import check_matrix
 
 __all__ = ["REFERENCES", "corner_sequence", "insensitive"]
@@ -89,59 +90,6 @@ def corner_sequence(m: int, count: int) -> np.ndarray:
     return ((masks[:, None] >> np.arange(m)) & 1).astype(bool)
 
 
-@numba.njit(cache=True, inline="always")
-def _precedes(d1: float, r1: int, d2: float, r2: int, X: np.ndarray) -> bool:
-    """(d1, X[r1], r1) < (d2, X[r2], r2): distance, then lexicographic values, then row."""
-    if d1 != d2:
-        return d1 < d2
-    for j in range(X.shape[1]):
-        a = X[r1, j]
-        b = X[r2, j]
-        if a != b:
-            return a < b
-    return r1 < r2
-
-
-@numba.njit(cache=True)
-def _sift_down(hd, hr, size, at, X):
-    while True:
-        left = 2 * at + 1
-        if left >= size:
-            return
-        big = left
-        if left + 1 < size and _precedes(hd[left], hr[left], hd[left + 1], hr[left + 1], X):
-            big = left + 1
-        if _precedes(hd[at], hr[at], hd[big], hr[big], X):
-            hd[at], hd[big] = hd[big], hd[at]
-            hr[at], hr[big] = hr[big], hr[at]
-            at = big
-        else:
-            return
-
-
-@numba.njit(cache=True)
-def _offer(hd, hr, size, cap, d, r, X):
-    """Keep the ``cap`` smallest (d, r) in the max-heap (hd, hr); return its new size."""
-    if size < cap:
-        at = size
-        hd[at] = d
-        hr[at] = r
-        while at > 0:
-            parent = (at - 1) // 2
-            if _precedes(hd[parent], hr[parent], hd[at], hr[at], X):
-                hd[at], hd[parent] = hd[parent], hd[at]
-                hr[at], hr[parent] = hr[parent], hr[at]
-                at = parent
-            else:
-                break
-        return size + 1
-    if _precedes(d, r, hd[0], hr[0], X):
-        hd[0] = d
-        hr[0] = r
-        _sift_down(hd, hr, size, 0, X)
-    return size
-
-
 @numba.njit(cache=True, parallel=True)
 def _smallest(V, X, rest, m_rest, corner, count, chunks):
     """The ``count`` smallest remaining rows under the order of ``corner``, sorted. V[p] holds
@@ -160,18 +108,18 @@ def _smallest(V, X, rest, m_rest, corner, count, chunks):
                 diff = V[p, j] - corner[j]
                 total += diff * diff
             if size < count or total <= hd[0]:
-                size = _offer(hd, hr, size, count, total, rest[p], X)
+                size = heap_offer(hd, hr, size, count, total, rest[p], X)
         sizes[c] = size
     md = np.empty(count)
     mr = np.empty(count, dtype=np.int64)
     size = 0
     for c in range(chunks):
         for t in range(sizes[c]):
-            size = _offer(md, mr, size, count, heap_d[c, t], heap_r[c, t], X)
+            size = heap_offer(md, mr, size, count, heap_d[c, t], heap_r[c, t], X)
     for end in range(size - 1, 0, -1):  # heapsort: ascending order
         md[0], md[end] = md[end], md[0]
         mr[0], mr[end] = mr[end], mr[0]
-        _sift_down(md, mr, end, 0, X)
+        heap_sift_down(md, mr, end, 0, X)
     return mr[:size].copy()
 
 

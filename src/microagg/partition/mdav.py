@@ -35,11 +35,11 @@ import numpy as np
 from microagg.errors import InputError
 from microagg.partition import _kernels
 from microagg.partition._kernels import (
-    _before,
     _farther,
     dd_accumulate,
     dd_total,
     heap_offer,
+    precedes,
     remove_row,
     scan,
 )
@@ -94,7 +94,8 @@ def _query(Y, idx, m, q, skip, near, heap_d, heap_i, far_d, far_i, sizes, out_ne
     """Nearest ``near`` remaining rows to q (into out_near, unordered) and the farthest row,
     excluding original row ``skip``. Returns (number of nearest found, farthest row)."""
     chunks = _chunks(m, far_d.shape[0], parallel_min)
-    scan(Y, idx, m, q, skip, near, chunks, heap_d, heap_i, far_d, far_i, sizes)
+    ties_by_row = np.empty((0, 0))  # no tie-break columns: ties go to the lower row number
+    scan(Y, idx, m, q, skip, near, chunks, heap_d, heap_i, far_d, far_i, sizes, ties_by_row)
     far = -1
     far_dist = -1.0
     for c in range(chunks):
@@ -110,7 +111,8 @@ def _query(Y, idx, m, q, skip, near, heap_d, heap_i, far_d, far_i, sizes, out_ne
     size = 0
     for c in range(chunks):
         for t in range(sizes[c]):
-            size = heap_offer(merged_d, out_near, size, near, heap_d[c, t], heap_i[c, t])
+            size = heap_offer(merged_d, out_near, size, near, heap_d[c, t], heap_i[c, t],
+                              ties_by_row)
     return size, far
 
 
@@ -198,6 +200,19 @@ def _farthest_from_centroid(rows, idx, m, labels, order, rho, anchor, sweep, c):
 
 
 @numba.njit(cache=True)
+def _grow(Y, idx, pos, m, hi, lo, labels, label, k, seed, q, members, heap_d, heap_i, far_d,
+          far_i, sizes, parallel_min):
+    """Cluster ``seed`` with its k-1 nearest remaining rows (q receives the seed's values).
+    Returns the remaining count and the row farthest from the seed seen by the same pass."""
+    for j in range(Y.shape[0]):
+        q[j] = Y[j, pos[seed]]
+    count, far = _query(Y, idx, m, q, seed, k - 1, heap_d, heap_i, far_d, far_i, sizes,
+                        members, parallel_min)
+    members[count] = seed
+    return _cluster(Y, idx, pos, m, hi, lo, labels, label, members, count + 1), far
+
+
+@numba.njit(cache=True)
 def _mdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, budget,
                 heap_d, heap_i, far_d, far_i, sizes, parallel_min,
                 rows, order, rho, anchor, sweep):
@@ -216,25 +231,17 @@ def _mdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, budget,
         for j in range(d):
             centroid[j] = hi[j] / m
         r = _farthest_from_centroid(rows, idx, m, labels, order, rho, anchor, sweep, centroid)
-        for j in range(d):
-            q[j] = Y[j, pos[r]]
-        count, s = _query(Y, idx, m, q, r, k - 1, heap_d, heap_i, far_d, far_i, sizes,
-                          members, parallel_min)
-        members[count] = r
-        m = _cluster(Y, idx, pos, m, hi, lo, labels, next_label, members, count + 1)
+        m, s = _grow(Y, idx, pos, m, hi, lo, labels, next_label, k, r, q, members, heap_d,
+                     heap_i, far_d, far_i, sizes, parallel_min)
         next_label += 1
         formed += 1
         if m + k < 3 * k:  # 2k..3k-1 rows were left: one cluster, the rest forms the last
             continue
-        if labels[s] >= 0:  # degenerate: x_s joined x_r's cluster; take the next farthest
+        if labels[s] >= 0:  # degenerate: x_s joined x_r's cluster; q still holds x_r
             _, s = _query(Y, idx, m, q, -1, 0, heap_d, heap_i, far_d, far_i, sizes,
                           members, parallel_min)
-        for j in range(d):
-            q[j] = Y[j, pos[s]]
-        count, _ = _query(Y, idx, m, q, s, k - 1, heap_d, heap_i, far_d, far_i, sizes,
-                          members, parallel_min)
-        members[count] = s
-        m = _cluster(Y, idx, pos, m, hi, lo, labels, next_label, members, count + 1)
+        m, _ = _grow(Y, idx, pos, m, hi, lo, labels, next_label, k, s, q, members, heap_d,
+                     heap_i, far_d, far_i, sizes, parallel_min)
         next_label += 1
         formed += 1
     return m, next_label
@@ -280,6 +287,7 @@ def _lower_gaps(Y, idx, m, q, gap):
 def _vmdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, gamma, centroid, gap, budget,
                  heap_d, heap_i, far_d, far_i, sizes, parallel_min, rows, order, rho, sweep):
     d = Y.shape[0]
+    ties_by_row = np.empty((0, 0))
     members = np.empty(2 * k, dtype=np.int64)
     q = np.empty(d)
     formed = 0
@@ -305,7 +313,7 @@ def _vmdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, gamma, centroid,
             d_in = 0.0
             for p in range(m):
                 row = idx[p]
-                if e_in < 0 or _before(gap[row], row, d_in, e_in):
+                if e_in < 0 or precedes(gap[row], row, d_in, e_in, ties_by_row):
                     e_in = row
                     d_in = gap[row]
             for j in range(d):

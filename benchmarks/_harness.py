@@ -1,0 +1,43 @@
+"""Run one measurement per subprocess and print JSON lines (time and peak memory)."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(case: dict[str, Any], prepare: Callable[[], Any], run: Callable[[Any], Any],
+            warmup: Callable[[], Any] | None = None) -> dict[str, Any]:
+    """Time ``run(prepare())`` after an optional warm-up (JIT compilation)."""
+    if warmup is not None:
+        warmup()
+    data = prepare()
+    start = time.perf_counter()
+    run(data)
+    seconds = time.perf_counter() - start
+    return {**case, "seconds": round(seconds, 3), "peak_rss_mib": round(peak_rss_mib(), 1)}
+
+
+def run_cases(script: str, cases: list[dict[str, Any]], timeout: float) -> None:
+    """Run ``script --case JSON`` for every case in a fresh process; print one JSON line each."""
+    for case in cases:
+        try:
+            done = subprocess.run([sys.executable, script, "--case", json.dumps(case)],
+                                  capture_output=True, text=True, timeout=timeout, check=True)
+            print(done.stdout.strip().splitlines()[-1], flush=True)
+        except subprocess.TimeoutExpired:
+            print(json.dumps({**case, "seconds": None, "error": f"timeout after {timeout}s"}),
+                  flush=True)
+        except subprocess.CalledProcessError as exc:
+            print(json.dumps({**case, "seconds": None, "error": exc.stderr.strip()[-300:]}),
+                  flush=True)
