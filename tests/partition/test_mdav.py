@@ -13,6 +13,7 @@ from microagg.metrics.risk import record_linkage
 from microagg.metrics.utility import sse, sse_percent
 from microagg.models import k_anonymity
 from microagg.partition import _kernels
+from microagg.partition import mdav as mdav_module
 from microagg.partition.mdav import mdav, vmdav
 from tests import reference
 
@@ -49,6 +50,25 @@ def test_two_k_to_three_k_remaining_forms_one_cluster_then_the_rest():
 def test_equals_reference_implementation(case):
     X, k = case
     np.testing.assert_array_equal(mdav(X, k), reference.mdav(X, k))
+
+
+def test_exact_fallback_when_coded_candidates_overflow(monkeypatch):
+    """With a candidate buffer of 2 rows every coded pass overflows and the exact float64 pass
+    answers instead: the partition must not change."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 3, (400, 2)).astype(float)
+    expected = reference.mdav(X, 3)
+    monkeypatch.setattr(mdav_module, "_CANDIDATES", 2)
+    np.testing.assert_array_equal(mdav(X, 3), expected)
+    np.testing.assert_array_equal(vmdav(X[:150], 3, 1.1), reference.vmdav(X[:150], 3, 1.1))
+
+
+def test_coded_passes_with_outliers():
+    """An extreme outlier stretches the 8-bit code ranges (coarse codes, wide bounds)."""
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((500, 3))
+    X[7] = [1e6, -1e6, 3e5]
+    np.testing.assert_array_equal(mdav(X, 4), reference.mdav(X, 4))
 
 
 def test_equals_reference_on_the_parallel_path(monkeypatch):

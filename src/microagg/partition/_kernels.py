@@ -52,13 +52,16 @@ def dd_total(Y: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
 # -- the remaining set -----------------------------------------------------------------------
 
 @numba.njit(cache=True)
-def remove_row(Y: np.ndarray, idx: np.ndarray, pos: np.ndarray, m: int, row: int) -> int:
-    """Remove original row ``row`` from the compact set of size ``m``; return the new size."""
+def remove_row(Y: np.ndarray, codes: np.ndarray, idx: np.ndarray, pos: np.ndarray, m: int,
+               row: int) -> int:
+    """Remove original row ``row`` from the compact set of size ``m`` (values and codes);
+    return the new size."""
     p = pos[row]
     last = m - 1
     if p != last:
         for j in range(Y.shape[0]):
             Y[j, p] = Y[j, last]
+            codes[j, p] = codes[j, last]
         moved = idx[last]
         idx[p] = moved
         pos[moved] = p
@@ -164,9 +167,11 @@ def scan(Y: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray, skip: int, near:
                 block[t] = 0.0
             for j in range(d):
                 qj = q[j]
-                column = Y[j]
+                # A slice view indexed from 0 lets LLVM vectorize this loop (an offset index
+                # into the whole column does not); the arithmetic is unchanged.
+                column = Y[j, b0:b0 + length]
                 for t in range(length):
-                    diff = column[b0 + t] - qj
+                    diff = column[t] - qj
                     block[t] += diff * diff
             for t in range(length):
                 dist = block[t]
@@ -182,3 +187,182 @@ def scan(Y: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray, skip: int, near:
         far_d[c] = best_d
         far_i[c] = best_i
         sizes[c] = size
+
+
+# -- coded passes: exact answers from 8-bit codes ---------------------------------------------
+#
+# A pass over float64 rows streams 8 bytes per value; at 10^6 rows that is memory-bound. The
+# coded passes stream one byte per value instead. Every attribute is coded on one common grid,
+# x^ = low + c * step with c in 0..255, and the query q is coded the same way. Then
+# ||x^ - q^|| = step * sqrt(D) with D = sum_j (c_j - cq_j)^2 an exact integer, and by the
+# triangle inequality ||x - q|| lies within delta + delta_q of it, where delta bounds
+# ||x - x^|| over all rows and delta_q = ||q - q^||. Each chunk keeps every row whose interval
+# could place it among the ``near`` nearest (its lower bound does not exceed the current near-th
+# smallest upper bound) or make it the farthest (its upper bound reaches the current largest
+# lower bound). Running thresholds only tighten, so these are supersets of the answers; the
+# candidates are then ranked with exact float64 distances and the usual tie rules. A chunk whose
+# candidate buffer overflows (massive ties in the codes) reports it, and the caller falls back to
+# the exact float64 pass. The bounds are monotone in D, so whole blocks are skipped by comparing
+# their smallest and largest D with the thresholds translated to D.
+
+CODE_LEVELS = 255
+# Relative slack for the float64 square roots and products turning D into bounds.
+_ROUNDING = 1e-12
+
+
+@numba.njit(cache=True)
+def quantize(Y: np.ndarray, m: int, codes: np.ndarray, low: np.ndarray) -> tuple[float, float]:
+    """Code the first m columns of the column-major Y (d x n) into ``codes`` on one common grid
+    x^ = low + c * step (``low`` is filled in). Returns (step, delta), delta an upper bound on
+    ||x - x^|| over those rows."""
+    d = Y.shape[0]
+    span = 0.0
+    for j in range(d):
+        lo = np.inf
+        hi = -np.inf
+        for p in range(m):
+            lo = min(lo, Y[j, p])
+            hi = max(hi, Y[j, p])
+        low[j] = lo if m > 0 else 0.0
+        if m > 0:
+            span = max(span, hi - lo)
+    step = span / CODE_LEVELS if span > 0 else 1.0
+    worst = np.zeros(m)
+    for j in range(d):
+        lo = low[j]
+        for p in range(m):
+            c = min(max(np.rint((Y[j, p] - lo) / step), 0.0), float(CODE_LEVELS))
+            codes[j, p] = np.uint8(c)
+            error = Y[j, p] - (lo + c * step)
+            worst[p] += error * error
+    delta = 0.0
+    for p in range(m):
+        delta = max(delta, worst[p])
+    # Float64 rounding of the error itself is ~1e-16 relative; widen generously.
+    return step, np.sqrt(delta) * (1 + 1e-9) + 1e-300
+
+
+@numba.njit(cache=True)
+def code_query(q: np.ndarray, low: np.ndarray, step: float, cq: np.ndarray) -> float:
+    """Code q into cq (int32) and return an upper bound on ||q - q^||."""
+    total = 0.0
+    for j in range(q.shape[0]):
+        c = np.rint((q[j] - low[j]) / step)
+        c = min(max(c, 0.0), float(CODE_LEVELS))
+        cq[j] = np.int32(c)
+        diff = q[j] - (low[j] + c * step)
+        total += diff * diff
+    return np.sqrt(total) * (1 + 1e-9) + 1e-300
+
+
+@numba.njit(cache=True, inline="always")
+def _near_limit_code(limit: float, step: float, slack: float) -> float:
+    """Largest D whose lower bound can still be <= ``limit``."""
+    root = (limit + slack) / (step * (1.0 - _ROUNDING))
+    return root * root * (1.0 + _ROUNDING)
+
+
+@numba.njit(cache=True, inline="always")
+def _far_limit_code(lmax: float, step: float, slack: float) -> float:
+    """Smallest D whose upper bound can still reach ``lmax``."""
+    root = (lmax - slack) / (step * (1.0 + _ROUNDING))
+    return root * root * (1.0 - _ROUNDING) if root > 0.0 else -1.0
+
+
+@numba.njit(cache=True, parallel=True)
+def scan_coded(codes: np.ndarray, cq: np.ndarray, step: float, slack: float, idx: np.ndarray,
+               m: int, skip: int, near: int, want_far: bool, chunks: int,
+               near_rows: np.ndarray, near_count: np.ndarray, far_rows: np.ndarray,
+               far_count: np.ndarray, overflow: np.ndarray) -> None:
+    """Candidate rows for the ``near`` nearest and for the farthest row from the coded query
+    cq, per chunk. ``slack`` = delta + delta_q (see the section comment)."""
+    d = codes.shape[0]
+    cap = near_rows.shape[1]
+    per_chunk = (m + chunks - 1) // chunks
+    for c in numba.prange(chunks):
+        start = c * per_chunk
+        stop = min(m, start + per_chunk)
+        block = np.empty(BLOCK, dtype=np.int32)
+        heap_u = np.empty(max(near, 1))
+        size_u = 0
+        limit = np.inf  # near-th smallest upper bound so far
+        lmax = -np.inf  # largest lower bound so far
+        near_code = np.inf  # larger D cannot give near candidates
+        far_code = -1.0  # smaller D cannot give far candidates
+        nc = 0
+        fc = 0
+        over = False
+        for b0 in range(start, stop, BLOCK):
+            length = min(stop, b0 + BLOCK) - b0
+            for t in range(length):
+                block[t] = 0
+            for j in range(d):
+                qj = cq[j]
+                column = codes[j, b0:b0 + length]
+                for t in range(length):
+                    diff = np.int32(column[t]) - qj
+                    block[t] += diff * diff
+            block_min = block[0]
+            block_max = block[0]
+            for t in range(length):
+                block_min = min(block_min, block[t])
+                block_max = max(block_max, block[t])
+            check_near = near > 0 and (size_u < near or block_min <= near_code)
+            check_far = want_far and block_max >= far_code
+            if not (check_near or check_far):
+                continue
+            for t in range(length):
+                row = idx[b0 + t]
+                if row == skip:
+                    continue
+                norm = step * np.sqrt(np.float64(block[t]))
+                lo = norm * (1.0 - _ROUNDING) - slack
+                up = norm * (1.0 + _ROUNDING) + slack
+                if check_near:
+                    if size_u < near:  # max-heap of the smallest upper bounds
+                        at = size_u
+                        heap_u[at] = up
+                        size_u += 1
+                        while at > 0 and heap_u[(at - 1) // 2] < heap_u[at]:
+                            parent = (at - 1) // 2
+                            heap_u[at], heap_u[parent] = heap_u[parent], heap_u[at]
+                            at = parent
+                        if size_u == near:
+                            limit = heap_u[0]
+                            near_code = _near_limit_code(limit, step, slack)
+                    elif up < limit:
+                        heap_u[0] = up
+                        at = 0
+                        while True:
+                            left = 2 * at + 1
+                            if left >= size_u:
+                                break
+                            big = left
+                            if left + 1 < size_u and heap_u[left + 1] > heap_u[left]:
+                                big = left + 1
+                            if heap_u[big] > heap_u[at]:
+                                heap_u[at], heap_u[big] = heap_u[big], heap_u[at]
+                                at = big
+                            else:
+                                break
+                        limit = heap_u[0]
+                        near_code = _near_limit_code(limit, step, slack)
+                    if lo <= limit:
+                        if nc < cap:
+                            near_rows[c, nc] = row
+                            nc += 1
+                        else:
+                            over = True
+                if check_far:
+                    if lo > lmax:
+                        lmax = lo
+                        far_code = _far_limit_code(lmax, step, slack)
+                    if up >= lmax:
+                        if fc < cap:
+                            far_rows[c, fc] = row
+                            fc += 1
+                        else:
+                            over = True
+        near_count[c] = nc
+        far_count[c] = fc
+        overflow[c] = over

@@ -32,7 +32,7 @@ import numpy as np
 from microagg.distance import domain_normalize
 from microagg.errors import InputError
 from microagg.partition import _kernels
-from microagg.partition._kernels import heap_offer, heap_sift_down
+from microagg.partition._kernels import heap_offer, heap_sift_down, scan
 from microagg.partition._validate import check_matrix
 
 __all__ = ["REFERENCES", "corner_sequence", "insensitive"]
@@ -90,26 +90,17 @@ def corner_sequence(m: int, count: int) -> np.ndarray:
     return ((masks[:, None] >> np.arange(m)) & 1).astype(bool)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _smallest(V, X, rest, m_rest, corner, count, chunks):
-    """The ``count`` smallest remaining rows under the order of ``corner``, sorted. V[p] holds
-    the normalized values of row rest[p], for p < m_rest (a compact copy: passes stream)."""
-    step = (m_rest + chunks - 1) // chunks
+    """The ``count`` smallest remaining rows under the order of ``corner``, sorted. V[:, p]
+    holds the normalized values of row rest[p], for p < m_rest (a compact column-major copy),
+    and the rows of X break distance ties lexicographically."""
     heap_d = np.empty((chunks, count))
     heap_r = np.empty((chunks, count), dtype=np.int64)
-    sizes = np.zeros(chunks, dtype=np.int64)
-    for c in numba.prange(chunks):
-        hd = heap_d[c]
-        hr = heap_r[c]
-        size = 0
-        for p in range(c * step, min(m_rest, (c + 1) * step)):
-            total = 0.0
-            for j in range(V.shape[1]):
-                diff = V[p, j] - corner[j]
-                total += diff * diff
-            if size < count or total <= hd[0]:
-                size = heap_offer(hd, hr, size, count, total, rest[p], X)
-        sizes[c] = size
+    far_d = np.empty(chunks)
+    far_i = np.empty(chunks, dtype=np.int64)
+    sizes = np.empty(chunks, dtype=np.int64)
+    scan(V, rest, m_rest, corner, -1, count, chunks, heap_d, heap_r, far_d, far_i, sizes, X)
     md = np.empty(count)
     mr = np.empty(count, dtype=np.int64)
     size = 0
@@ -148,8 +139,8 @@ def _corner_clusters(V, X, k, corners, uses, first, last, labels, rest, pos, m_r
                 moved = rest[m_rest]
                 rest[p] = moved
                 pos[moved] = p
-                for j in range(V.shape[1]):
-                    V[p, j] = V[m_rest, j]
+                for j in range(V.shape[0]):
+                    V[j, p] = V[j, m_rest]
         uses[c] -= 1
         if uses[c] == 0:
             buffers[c] = np.empty(0, dtype=np.int64)
@@ -194,7 +185,7 @@ def insensitive(X: np.ndarray, k: int, lows: np.ndarray, highs: np.ndarray, *,
         uses = np.bincount(np.arange(clusters - 1) % period, minlength=period).astype(np.int64)
         rest = np.arange(n, dtype=np.int64)
         pos = np.arange(n, dtype=np.int64)
-        V = U.copy()  # rearranged in place as rows are clustered
+        V = np.array(U.T, order="C", copy=True)  # column-major, rearranged as rows cluster
         buffers = numba.typed.List([np.empty(0, dtype=np.int64) for _ in range(period)])
         pointers = np.zeros(period, dtype=np.int64)
         built = np.zeros(period, dtype=np.bool_)

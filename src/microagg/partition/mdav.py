@@ -35,13 +35,17 @@ import numpy as np
 from microagg.errors import InputError
 from microagg.partition import _kernels
 from microagg.partition._kernels import (
+    BLOCK,
     _farther,
+    code_query,
     dd_accumulate,
     dd_total,
     heap_offer,
     precedes,
+    quantize,
     remove_row,
     scan,
+    scan_coded,
 )
 from microagg.partition._validate import check_matrix
 
@@ -51,6 +55,11 @@ Progress = Callable[[int], None]
 
 # Clusters formed per call of the compiled loop between two progress reports.
 _BATCH = 2048
+# Candidate rows a chunk may keep in a coded pass before falling back to the exact pass.
+_CANDIDATES = 4096
+# The remaining rows are coded afresh each time this fraction of them has been clustered: MDAV
+# removes the periphery first, so the span of what remains shrinks and the grid gets finer.
+_RECODE_FRACTION = 0.8
 
 
 @numba.njit(cache=True)
@@ -59,57 +68,115 @@ def _chunks(m: int, threads: int, parallel_min: int) -> int:
 
 
 class _State:
-    """Scratch arrays of one MDAV run (kept between batches)."""
+    """Everything one MDAV or V-MDAV run keeps between batches.
+
+    ``rest`` is the remaining set: a column-major float64 copy Y of the remaining rows, their
+    8-bit codes, their row numbers ``idx`` and the inverse map ``pos``, and the original rows
+    (row-major) for exact distances of single rows. ``coded`` holds the code parameters and
+    ``work`` the per-chunk buffers of the passes.
+    """
 
     def __init__(self, X: np.ndarray, k: int) -> None:
         n = X.shape[0]
         # A copy: the compact set is rearranged in place (X.T of a one-column X is a view).
-        self.Y = np.array(X.T, order="C", copy=True)
-        self.idx = np.arange(n, dtype=np.int64)
-        self.pos = np.arange(n, dtype=np.int64)
-        self.labels = np.full(n, -1, dtype=np.int64)
-        self.hi, self.lo = dd_total(self.Y, n)
+        Y = np.array(X.T, order="C", copy=True)
+        codes = np.empty(Y.shape, dtype=np.uint8)
+        low = np.empty(Y.shape[0])
+        step, delta = quantize(Y, n, codes, low)
+        idx = np.arange(n, dtype=np.int64)
+        pos = np.arange(n, dtype=np.int64)
+        rows = np.ascontiguousarray(X)
+        self.rest = (Y, codes, idx, pos, rows)
+        self.coded = (low, np.array([step, delta]))
         threads = numba.get_num_threads()
         near = max(k - 1, 1)
-        self.heap_d = np.empty((threads, near))
-        self.heap_i = np.empty((threads, near), dtype=np.int64)
-        self.far_d = np.empty(threads)
-        self.far_i = np.empty(threads, dtype=np.int64)
-        self.sizes = np.empty(threads, dtype=np.int64)
+        self.work = (np.empty((threads, near)), np.empty((threads, near), dtype=np.int64),
+                     np.empty(threads), np.empty(threads, dtype=np.int64),
+                     np.empty(threads, dtype=np.int64),
+                     np.empty((threads, _CANDIDATES), dtype=np.int64),
+                     np.empty(threads, dtype=np.int64),
+                     np.empty((threads, _CANDIDATES), dtype=np.int64),
+                     np.empty(threads, dtype=np.int64), np.empty(threads, dtype=np.bool_))
+        self.labels = np.full(n, -1, dtype=np.int64)
+        self.hi, self.lo = dd_total(Y, n)
         self.m = n
         self.next_label = 0
         self.parallel_min = _kernels.PARALLEL_MIN_ROWS  # read at run time: tests lower it
         # Rows sorted by distance to an anchor point, for farthest-from-centroid queries.
-        self.rows = np.ascontiguousarray(X)
         self.anchor = self.hi / n
         self.rho = np.empty(n)
         self.order = np.empty(n, dtype=np.int64)
         self.sweep = np.zeros(3, dtype=np.int64)  # [head, length of order, rows scanned]
-        _reanchor(self.rows, self.idx, n, self.anchor, self.rho, self.order, self.sweep)
+        _reanchor(rows, idx, n, self.anchor, self.rho, self.order, self.sweep)
+
+    def recode(self) -> None:
+        """Code the remaining rows on a grid fitted to them alone."""
+        Y, codes = self.rest[0], self.rest[1]
+        low = self.coded[0]
+        step, delta = quantize(Y, self.m, codes, low)
+        self.coded = (low, np.array([step, delta]))
+
+    def run(self, batch, progress: Progress | None, minimum: int = 1) -> None:
+        """Call ``batch(stop_below)`` while at least ``minimum`` rows remain, re-coding the
+        remaining rows in between."""
+        n = self.labels.size
+        while self.m >= minimum:
+            self.m, self.next_label = batch(int(self.m * _RECODE_FRACTION))
+            self.recode()
+            if progress is not None:
+                progress(n - self.m)
+
+
+@numba.njit(cache=True, inline="always")
+def _exact(rows, row, q):
+    """Squared distance of original row ``row`` to q, summed attribute by attribute."""
+    total = 0.0
+    for j in range(q.shape[0]):
+        diff = rows[row, j] - q[j]
+        total += diff * diff
+    return total
 
 
 @numba.njit(cache=True)
-def _query(Y, idx, m, q, skip, near, heap_d, heap_i, far_d, far_i, sizes, out_near,
-           parallel_min):
-    """Nearest ``near`` remaining rows to q (into out_near, unordered) and the farthest row,
-    excluding original row ``skip``. Returns (number of nearest found, farthest row)."""
+def _query(rest, coded, work, m, q, skip, near, want_far, out_near, parallel_min):
+    """The ``near`` nearest remaining rows to q (into out_near, unordered) and, if
+    ``want_far``, the farthest one, excluding original row ``skip``; exact, ties by lowest
+    row. Returns (number of nearest found, farthest row or -1)."""
+    Y, codes, idx, _, rows = rest
+    low, params = coded
+    heap_d, heap_i, far_d, far_i, sizes, near_rows, near_count, far_rows, far_count, over = work
     chunks = _chunks(m, far_d.shape[0], parallel_min)
     ties_by_row = np.empty((0, 0))  # no tie-break columns: ties go to the lower row number
-    scan(Y, idx, m, q, skip, near, chunks, heap_d, heap_i, far_d, far_i, sizes, ties_by_row)
+    cq = np.empty(q.shape[0], dtype=np.int32)
+    slack = params[1] + code_query(q, low, params[0], cq)
+    scan_coded(codes, cq, params[0], slack, idx, m, skip, near, want_far, chunks, near_rows,
+               near_count, far_rows, far_count, over)
+    coded_ok = True
+    for c in range(chunks):
+        coded_ok = coded_ok and not over[c]
+    merged_d = np.empty(max(near, 1))
+    size = 0
     far = -1
     far_dist = -1.0
+    if coded_ok:
+        for c in range(chunks):
+            for t in range(near_count[c]):
+                row = near_rows[c, t]
+                size = heap_offer(merged_d, out_near, size, near, _exact(rows, row, q), row,
+                                  ties_by_row)
+            for t in range(far_count[c]):
+                row = far_rows[c, t]
+                dist = _exact(rows, row, q)
+                if far < 0 or _farther(dist, row, far_dist, far):
+                    far = row
+                    far_dist = dist
+        return size, far
+    # Too many candidates (massive ties in the codes): the exact float64 pass.
+    scan(Y, idx, m, q, skip, near, chunks, heap_d, heap_i, far_d, far_i, sizes, ties_by_row)
     for c in range(chunks):
         if far_i[c] >= 0 and (far < 0 or _farther(far_d[c], far_i[c], far_dist, far)):
             far = far_i[c]
             far_dist = far_d[c]
-    if chunks == 1:
-        size = sizes[0]
-        for t in range(size):
-            out_near[t] = heap_i[0, t]
-        return size, far
-    merged_d = np.empty(max(near, 1))
-    size = 0
-    for c in range(chunks):
         for t in range(sizes[c]):
             size = heap_offer(merged_d, out_near, size, near, heap_d[c, t], heap_i[c, t],
                               ties_by_row)
@@ -117,12 +184,14 @@ def _query(Y, idx, m, q, skip, near, heap_d, heap_i, far_d, far_i, sizes, out_ne
 
 
 @numba.njit(cache=True)
-def _cluster(Y, idx, pos, m, hi, lo, labels, label, members, count):
+def _cluster(rest, m, hi, lo, labels, label, members, count):
+    """Give ``label`` to the ``count`` rows of ``members`` and remove them from the set."""
+    Y, codes, idx, pos, _ = rest
     for t in range(count):
         row = members[t]
         labels[row] = label
         dd_accumulate(hi, lo, Y, pos[row], -1.0)
-        m = remove_row(Y, idx, pos, m, row)
+        m = remove_row(Y, codes, idx, pos, m, row)
     return m
 
 
@@ -200,29 +269,30 @@ def _farthest_from_centroid(rows, idx, m, labels, order, rho, anchor, sweep, c):
 
 
 @numba.njit(cache=True)
-def _grow(Y, idx, pos, m, hi, lo, labels, label, k, seed, q, members, heap_d, heap_i, far_d,
-          far_i, sizes, parallel_min):
+def _grow(rest, coded, work, m, hi, lo, labels, label, k, seed, q, members, want_far,
+          parallel_min):
     """Cluster ``seed`` with its k-1 nearest remaining rows (q receives the seed's values).
-    Returns the remaining count and the row farthest from the seed seen by the same pass."""
-    for j in range(Y.shape[0]):
-        q[j] = Y[j, pos[seed]]
-    count, far = _query(Y, idx, m, q, seed, k - 1, heap_d, heap_i, far_d, far_i, sizes,
-                        members, parallel_min)
+    Returns the remaining count and, if ``want_far``, the row farthest from the seed."""
+    rows = rest[4]
+    for j in range(q.shape[0]):
+        q[j] = rows[seed, j]
+    count, far = _query(rest, coded, work, m, q, seed, k - 1, want_far, members, parallel_min)
     members[count] = seed
-    return _cluster(Y, idx, pos, m, hi, lo, labels, label, members, count + 1), far
+    return _cluster(rest, m, hi, lo, labels, label, members, count + 1), far
 
 
 @numba.njit(cache=True)
-def _mdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, budget,
-                heap_d, heap_i, far_d, far_i, sizes, parallel_min,
-                rows, order, rho, anchor, sweep):
-    """Form up to ``budget`` clusters; return (remaining rows, next label)."""
-    d = Y.shape[0]
+def _mdav_batch(rest, coded, work, m, hi, lo, labels, next_label, k, budget, stop_below,
+                parallel_min, order, rho, anchor, sweep):
+    """Form up to ``budget`` clusters, stopping early once at most ``stop_below`` rows
+    remain; return (remaining rows, next label)."""
+    idx, pos, rows = rest[2], rest[3], rest[4]
+    d = rows.shape[1]
     members = np.empty(k, dtype=np.int64)
     centroid = np.empty(d)
     q = np.empty(d)
     formed = 0
-    while formed < budget and m > 0:
+    while formed < budget and m > 0 and (m > stop_below or formed == 0):
         if m < 2 * k:  # the last cluster: every remaining row
             for t in range(m):
                 labels[idx[t]] = next_label
@@ -231,17 +301,17 @@ def _mdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, budget,
         for j in range(d):
             centroid[j] = hi[j] / m
         r = _farthest_from_centroid(rows, idx, m, labels, order, rho, anchor, sweep, centroid)
-        m, s = _grow(Y, idx, pos, m, hi, lo, labels, next_label, k, r, q, members, heap_d,
-                     heap_i, far_d, far_i, sizes, parallel_min)
+        last_round = m < 3 * k  # 2k..3k-1 rows: one cluster, the rest forms the last
+        m, s = _grow(rest, coded, work, m, hi, lo, labels, next_label, k, r, q, members,
+                     not last_round, parallel_min)
         next_label += 1
         formed += 1
-        if m + k < 3 * k:  # 2k..3k-1 rows were left: one cluster, the rest forms the last
+        if last_round:
             continue
         if labels[s] >= 0:  # degenerate: x_s joined x_r's cluster; q still holds x_r
-            _, s = _query(Y, idx, m, q, -1, 0, heap_d, heap_i, far_d, far_i, sizes,
-                          members, parallel_min)
-        m, _ = _grow(Y, idx, pos, m, hi, lo, labels, next_label, k, s, q, members, heap_d,
-                     heap_i, far_d, far_i, sizes, parallel_min)
+            _, s = _query(rest, coded, work, m, q, -1, 0, True, members, parallel_min)
+        m, _ = _grow(rest, coded, work, m, hi, lo, labels, next_label, k, s, q, members,
+                     False, parallel_min)
         next_label += 1
         formed += 1
     return m, next_label
@@ -255,15 +325,10 @@ def mdav(X: np.ndarray, k: int, *, progress: Progress | None = None) -> np.ndarr
     """
     X = check_matrix(X, k)
     state = _State(X, k)
-    n = X.shape[0]
-    while state.m > 0:
-        state.m, state.next_label = _mdav_batch(
-            state.Y, state.idx, state.pos, state.m, state.hi, state.lo, state.labels,
-            state.next_label, k, _BATCH, state.heap_d, state.heap_i, state.far_d,
-            state.far_i, state.sizes, state.parallel_min, state.rows, state.order, state.rho,
-            state.anchor, state.sweep)
-        if progress is not None:
-            progress(n - state.m)
+    state.run(lambda stop_below: _mdav_batch(
+        state.rest, state.coded, state.work, state.m, state.hi, state.lo, state.labels,
+        state.next_label, k, _BATCH, stop_below, state.parallel_min, state.order, state.rho,
+        state.anchor, state.sweep), progress)
     return state.labels
 
 
@@ -272,41 +337,47 @@ def mdav(X: np.ndarray, k: int, *, progress: Progress | None = None) -> np.ndarr
 @numba.njit(cache=True)
 def _lower_gaps(Y, idx, m, q, gap):
     """gap[row] = min(gap[row], squared distance of row to q) over the remaining rows."""
-    d = Y.shape[0]
-    for p in range(m):
-        total = 0.0
-        for j in range(d):
-            diff = Y[j, p] - q[j]
-            total += diff * diff
-        row = idx[p]
-        if total < gap[row]:
-            gap[row] = total
+    block = np.empty(BLOCK)
+    for b0 in range(0, m, BLOCK):
+        length = min(m, b0 + BLOCK) - b0
+        for t in range(length):
+            block[t] = 0.0
+        for j in range(Y.shape[0]):
+            qj = q[j]
+            column = Y[j, b0:b0 + length]  # slice view: vectorizes (see _kernels.scan)
+            for t in range(length):
+                diff = column[t] - qj
+                block[t] += diff * diff
+        for t in range(length):
+            row = idx[b0 + t]
+            if block[t] < gap[row]:
+                gap[row] = block[t]
 
 
 @numba.njit(cache=True)
-def _vmdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, gamma, centroid, gap, budget,
-                 heap_d, heap_i, far_d, far_i, sizes, parallel_min, rows, order, rho, sweep):
-    d = Y.shape[0]
+def _vmdav_batch(rest, coded, work, m, hi, lo, labels, next_label, k, gamma, centroid, gap,
+                 budget, stop_below, parallel_min, order, rho, sweep):
+    Y, idx, rows = rest[0], rest[2], rest[4]
+    d = rows.shape[1]
     ties_by_row = np.empty((0, 0))
     members = np.empty(2 * k, dtype=np.int64)
     q = np.empty(d)
     formed = 0
-    while formed < budget and m >= k:
+    while formed < budget and m >= k and (m > stop_below or formed == 0):
+        # The anchor of the sorted order is the fixed centroid itself.
         r = _farthest_from(rows, labels, order, rho, centroid, sweep, centroid)
         for j in range(d):
-            q[j] = Y[j, pos[r]]
-        count, _ = _query(Y, idx, m, q, r, k - 1, heap_d, heap_i, far_d, far_i, sizes,
-                          members, parallel_min)
+            q[j] = rows[r, j]
+        count, _ = _query(rest, coded, work, m, q, r, k - 1, False, members, parallel_min)
         members[count] = r
         count += 1
+        for p in range(m):
+            gap[idx[p]] = np.inf
         for t in range(count):
             for j in range(d):
-                q[j] = Y[j, pos[members[t]]]
-            if t == 0:
-                for p in range(m):
-                    gap[idx[p]] = np.inf
+                q[j] = rows[members[t], j]
             _lower_gaps(Y, idx, m, q, gap)
-        m = _cluster(Y, idx, pos, m, hi, lo, labels, next_label, members, count)
+        m = _cluster(rest, m, hi, lo, labels, next_label, members, count)
         size = count
         while size < 2 * k - 1 and m > 0:
             e_in = -1
@@ -317,19 +388,15 @@ def _vmdav_batch(Y, idx, pos, m, hi, lo, labels, next_label, k, gamma, centroid,
                     e_in = row
                     d_in = gap[row]
             for j in range(d):
-                q[j] = Y[j, pos[e_in]]
-            found, _ = _query(Y, idx, m, q, e_in, 1, heap_d, heap_i, far_d, far_i, sizes,
-                              members[size:], parallel_min)
+                q[j] = rows[e_in, j]
+            found, _ = _query(rest, coded, work, m, q, e_in, 1, False, members[size:],
+                              parallel_min)
             if found > 0:
-                other = members[size]
-                d_out = 0.0
-                for j in range(d):
-                    diff = Y[j, pos[other]] - q[j]
-                    d_out += diff * diff
+                d_out = _exact(rows, members[size], q)
                 if not np.sqrt(d_in) < gamma * np.sqrt(d_out):
                     break
             members[size] = e_in
-            m = _cluster(Y, idx, pos, m, hi, lo, labels, next_label, members[size:], 1)
+            m = _cluster(rest, m, hi, lo, labels, next_label, members[size:], 1)
             size += 1
             _lower_gaps(Y, idx, m, q, gap)
         next_label += 1
@@ -373,14 +440,10 @@ def vmdav(X: np.ndarray, k: int, gamma: float = 0.2, *,
     n = X.shape[0]
     centroid = state.hi / n
     gap = np.full(n, np.inf)
-    while state.m >= k:
-        state.m, state.next_label = _vmdav_batch(
-            state.Y, state.idx, state.pos, state.m, state.hi, state.lo, state.labels,
-            state.next_label, k, float(gamma), centroid, gap, _BATCH, state.heap_d,
-            state.heap_i, state.far_d, state.far_i, state.sizes, state.parallel_min,
-            state.rows, state.order, state.rho, state.sweep)
-        if progress is not None:
-            progress(n - state.m)
+    state.run(lambda stop_below: _vmdav_batch(
+        state.rest, state.coded, state.work, state.m, state.hi, state.lo, state.labels,
+        state.next_label, k, float(gamma), centroid, gap, _BATCH, stop_below,
+        state.parallel_min, state.order, state.rho, state.sweep), progress, minimum=k)
     _assign_leftovers(X, state.labels)
     if progress is not None:
         progress(n)
