@@ -206,6 +206,8 @@ def scan(Y: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray, skip: int, near:
 # their smallest and largest D with the thresholds translated to D.
 
 CODE_LEVELS = 255
+# Queries for more nearest rows than this make two coded passes (see :func:`query`).
+TWO_PASS_NEAR = 32
 # Relative slack for the float64 square roots and products turning D into bounds.
 _ROUNDING = 1e-12
 
@@ -244,14 +246,21 @@ def quantize(Y: np.ndarray, m: int, codes: np.ndarray, low: np.ndarray) -> tuple
 
 @numba.njit(cache=True)
 def code_query(q: np.ndarray, low: np.ndarray, step: float, cq: np.ndarray) -> float:
-    """Code q into cq (int32) and return an upper bound on ||q - q^||."""
+    """Code q into cq (int32) on the rows' grid, extended beyond 0..255 when q lies outside
+    the rows' range (a domain corner, say). Returns an upper bound on ||q - q^||, or -1 when
+    the coded squared distances could overflow int32 (the caller then uses the exact pass)."""
     total = 0.0
+    worst = 0.0
     for j in range(q.shape[0]):
         c = np.rint((q[j] - low[j]) / step)
-        c = min(max(c, 0.0), float(CODE_LEVELS))
+        if abs(c) > 2.0**20:
+            return -1.0
         cq[j] = np.int32(c)
         diff = q[j] - (low[j] + c * step)
         total += diff * diff
+        worst += max(c * c, (CODE_LEVELS - c) ** 2)
+    if worst >= 2.0**31:
+        return -1.0
     return np.sqrt(total) * (1 + 1e-9) + 1e-300
 
 
@@ -271,11 +280,17 @@ def _far_limit_code(lmax: float, step: float, slack: float) -> float:
 
 @numba.njit(cache=True, parallel=True)
 def scan_coded(codes: np.ndarray, cq: np.ndarray, step: float, slack: float, idx: np.ndarray,
-               m: int, skip: int, near: int, want_far: bool, chunks: int,
-               near_rows: np.ndarray, near_count: np.ndarray, far_rows: np.ndarray,
-               far_count: np.ndarray, overflow: np.ndarray) -> None:
+               m: int, skip: int, near: int, want_far: bool, chunks: int, fixed_limit: float,
+               collect: bool, bounds: np.ndarray, near_rows: np.ndarray,
+               near_count: np.ndarray, far_rows: np.ndarray, far_count: np.ndarray,
+               overflow: np.ndarray) -> None:
     """Candidate rows for the ``near`` nearest and for the farthest row from the coded query
-    cq, per chunk. ``slack`` = delta + delta_q (see the section comment)."""
+    cq, per chunk; ``slack`` = delta + delta_q (see the section comment).
+
+    With ``collect`` False no candidate is kept: each chunk only leaves its ``near`` smallest
+    upper bounds in ``bounds[c]`` (their number in near_count[c]). With a finite
+    ``fixed_limit`` the near candidates are the rows whose lower bound is at most that limit
+    (a known bound on the near-th smallest distance), instead of a running threshold."""
     d = codes.shape[0]
     cap = near_rows.shape[1]
     per_chunk = (m + chunks - 1) // chunks
@@ -283,11 +298,12 @@ def scan_coded(codes: np.ndarray, cq: np.ndarray, step: float, slack: float, idx
         start = c * per_chunk
         stop = min(m, start + per_chunk)
         block = np.empty(BLOCK, dtype=np.int32)
-        heap_u = np.empty(max(near, 1))
-        size_u = 0
-        limit = np.inf  # near-th smallest upper bound so far
+        heap_u = bounds[c]
+        fixed = fixed_limit < np.inf
+        size_u = near if fixed else 0
+        limit = fixed_limit  # near-th smallest upper bound so far, or the fixed limit
         lmax = -np.inf  # largest lower bound so far
-        near_code = np.inf  # larger D cannot give near candidates
+        near_code = _near_limit_code(limit, step, slack) if fixed else np.inf
         far_code = -1.0  # smaller D cannot give far candidates
         nc = 0
         fc = 0
@@ -312,13 +328,18 @@ def scan_coded(codes: np.ndarray, cq: np.ndarray, step: float, slack: float, idx
             if not (check_near or check_far):
                 continue
             for t in range(length):
+                coded_sq = block[t]
+                hit_near = check_near and (size_u < near or coded_sq <= near_code)
+                hit_far = check_far and coded_sq >= far_code
+                if not (hit_near or hit_far):
+                    continue
                 row = idx[b0 + t]
                 if row == skip:
                     continue
-                norm = step * np.sqrt(np.float64(block[t]))
+                norm = step * np.sqrt(np.float64(coded_sq))
                 lo = norm * (1.0 - _ROUNDING) - slack
                 up = norm * (1.0 + _ROUNDING) + slack
-                if check_near:
+                if hit_near:
                     if size_u < near:  # max-heap of the smallest upper bounds
                         at = size_u
                         heap_u[at] = up
@@ -330,7 +351,7 @@ def scan_coded(codes: np.ndarray, cq: np.ndarray, step: float, slack: float, idx
                         if size_u == near:
                             limit = heap_u[0]
                             near_code = _near_limit_code(limit, step, slack)
-                    elif up < limit:
+                    elif up < limit and not fixed:
                         heap_u[0] = up
                         at = 0
                         while True:
@@ -347,13 +368,13 @@ def scan_coded(codes: np.ndarray, cq: np.ndarray, step: float, slack: float, idx
                                 break
                         limit = heap_u[0]
                         near_code = _near_limit_code(limit, step, slack)
-                    if lo <= limit:
+                    if collect and lo <= limit:
                         if nc < cap:
                             near_rows[c, nc] = row
                             nc += 1
                         else:
                             over = True
-                if check_far:
+                if hit_far:
                     if lo > lmax:
                         lmax = lo
                         far_code = _far_limit_code(lmax, step, slack)
@@ -363,6 +384,121 @@ def scan_coded(codes: np.ndarray, cq: np.ndarray, step: float, slack: float, idx
                             fc += 1
                         else:
                             over = True
-        near_count[c] = nc
+        near_count[c] = nc if collect else min(size_u, near)
         far_count[c] = fc
         overflow[c] = over
+
+
+# -- the remaining set with its codes ---------------------------------------------------------
+#
+# ``rest = (Y, codes, idx, pos, rows)``: the column-major float64 values and 8-bit codes of the
+# remaining rows (compact: column p holds row idx[p]; pos is the inverse map), and the row-major
+# values of all rows (for exact distances of single rows). ``coded = (low, [step, delta])``.
+# ``work`` holds the per-chunk buffers of one kind of query.
+
+
+def remaining_set(X: np.ndarray) -> tuple[tuple, tuple]:
+    """The remaining set of all rows of X (n x d) and its codes."""
+    n = X.shape[0]
+    # A copy: the compact set is rearranged in place (X.T of a one-column X is a view).
+    Y = np.array(X.T, order="C", copy=True)
+    codes = np.empty(Y.shape, dtype=np.uint8)
+    low = np.empty(Y.shape[0])
+    step, delta = quantize(Y, n, codes, low)
+    rest = (Y, codes, np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64),
+            np.ascontiguousarray(X, dtype=np.float64))
+    return rest, (low, np.array([step, delta]))
+
+
+def recode(rest: tuple, coded: tuple, m: int) -> tuple:
+    """Codes for the first m remaining rows on a grid fitted to them alone."""
+    low = coded[0]
+    step, delta = quantize(rest[0], m, rest[1], low)
+    return (low, np.array([step, delta]))
+
+
+@numba.njit(cache=True)
+def work_buffers(threads: int, near: int, candidates: int):
+    """Per-chunk buffers for queries of ``near`` nearest rows on up to ``threads`` chunks."""
+    near = max(near, 1)
+    return (np.empty((threads, near)), np.empty((threads, near), dtype=np.int64),
+            np.empty(threads), np.empty(threads, dtype=np.int64),
+            np.empty(threads, dtype=np.int64),
+            np.empty((threads, candidates), dtype=np.int64), np.empty(threads, dtype=np.int64),
+            np.empty((threads, candidates), dtype=np.int64), np.empty(threads, dtype=np.int64),
+            np.empty(threads, dtype=np.bool_))
+
+
+@numba.njit(cache=True, inline="always")
+def exact_distance(rows: np.ndarray, row: int, q: np.ndarray) -> float:
+    """Squared distance of original row ``row`` to q, summed attribute by attribute."""
+    total = 0.0
+    for j in range(q.shape[0]):
+        diff = rows[row, j] - q[j]
+        total += diff * diff
+    return total
+
+
+@numba.njit(cache=True)
+def query(rest, coded, work, m, q, skip, near, want_far, out_d, out_near, parallel_min,
+          tiebreak):
+    """The ``near`` nearest remaining rows to q (into out_d/out_near, unordered) and, if
+    ``want_far``, the farthest one, excluding original row ``skip``. Exact: nearest by
+    (distance, tiebreak row, row), farthest by (distance, lowest row). Returns (number of
+    nearest found, farthest row or -1)."""
+    Y, codes, idx, _, rows = rest
+    low, params = coded
+    heap_d, heap_i, far_d, far_i, sizes, near_rows, near_count, far_rows, far_count, over = work
+    threads = far_d.shape[0]
+    chunks = 1 if m < parallel_min else threads
+    no_ties = np.empty((0, 0))
+    cq = np.empty(q.shape[0], dtype=np.int32)
+    slack = code_query(q, low, params[0], cq)
+    coded_ok = slack >= 0.0
+    if coded_ok:
+        slack += params[1]
+        limit = np.inf
+        if near > TWO_PASS_NEAR:
+            # First pass: the near-th smallest upper bound over all chunks, a fixed limit for
+            # the second pass (a running limit would collect ~near * log(m / near) rows).
+            scan_coded(codes, cq, params[0], slack, idx, m, skip, near, False, chunks, np.inf,
+                       False, heap_d, near_rows, near_count, far_rows, far_count, over)
+            merged = np.empty(near)
+            merged_rows = np.empty(near, dtype=np.int64)
+            count = 0
+            for c in range(chunks):
+                for t in range(near_count[c]):
+                    count = heap_offer(merged, merged_rows, count, near, heap_d[c, t], t,
+                                       no_ties)
+            if count == near:
+                limit = merged[0]
+        scan_coded(codes, cq, params[0], slack, idx, m, skip, near, want_far, chunks, limit,
+                   True, heap_d, near_rows, near_count, far_rows, far_count, over)
+        for c in range(chunks):
+            coded_ok = coded_ok and not over[c]
+    size = 0
+    far = -1
+    far_dist = -1.0
+    if coded_ok:
+        for c in range(chunks):
+            for t in range(near_count[c]):
+                row = near_rows[c, t]
+                size = heap_offer(out_d, out_near, size, near, exact_distance(rows, row, q),
+                                  row, tiebreak)
+            for t in range(far_count[c]):
+                row = far_rows[c, t]
+                dist = exact_distance(rows, row, q)
+                if far < 0 or _farther(dist, row, far_dist, far):
+                    far = row
+                    far_dist = dist
+        return size, far
+    # Too many candidates (massive ties in the codes): the exact float64 pass.
+    scan(Y, idx, m, q, skip, near, chunks, heap_d, heap_i, far_d, far_i, sizes, tiebreak)
+    for c in range(chunks):
+        if far_i[c] >= 0 and (far < 0 or _farther(far_d[c], far_i[c], far_dist, far)):
+            far = far_i[c]
+            far_dist = far_d[c]
+        for t in range(sizes[c]):
+            size = heap_offer(out_d, out_near, size, near, heap_d[c, t], heap_i[c, t],
+                              tiebreak)
+    return size, far

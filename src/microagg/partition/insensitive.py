@@ -32,7 +32,14 @@ import numpy as np
 from microagg.distance import domain_normalize
 from microagg.errors import InputError
 from microagg.partition import _kernels
-from microagg.partition._kernels import heap_offer, heap_sift_down, scan
+from microagg.partition._kernels import (
+    heap_sift_down,
+    query,
+    recode,
+    remaining_set,
+    remove_row,
+    work_buffers,
+)
 from microagg.partition._validate import check_matrix
 
 __all__ = ["REFERENCES", "corner_sequence", "insensitive"]
@@ -40,8 +47,8 @@ __all__ = ["REFERENCES", "corner_sequence", "insensitive"]
 REFERENCES = ("corners", "single")
 Progress = Callable[[int], None]
 
-# Clusters formed per call of the compiled loop between two progress reports.
-_BATCH = 4096
+# The remaining rows are coded afresh each time this fraction of them has been clustered.
+_RECODE_FRACTION = 0.8
 
 
 def _popcount(x: int) -> int:
@@ -91,22 +98,14 @@ def corner_sequence(m: int, count: int) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _smallest(V, X, rest, m_rest, corner, count, chunks):
-    """The ``count`` smallest remaining rows under the order of ``corner``, sorted. V[:, p]
-    holds the normalized values of row rest[p], for p < m_rest (a compact column-major copy),
-    and the rows of X break distance ties lexicographically."""
-    heap_d = np.empty((chunks, count))
-    heap_r = np.empty((chunks, count), dtype=np.int64)
-    far_d = np.empty(chunks)
-    far_i = np.empty(chunks, dtype=np.int64)
-    sizes = np.empty(chunks, dtype=np.int64)
-    scan(V, rest, m_rest, corner, -1, count, chunks, heap_d, heap_r, far_d, far_i, sizes, X)
+def _smallest(rest, coded, m_rest, corner, count, X, threads, parallel_min):
+    """The ``count`` smallest remaining rows under the order of ``corner`` (distance on the
+    normalized values, then the rows of X lexicographically, then row number), sorted."""
+    work = work_buffers(threads, count, 2 * count + 4096)
     md = np.empty(count)
     mr = np.empty(count, dtype=np.int64)
-    size = 0
-    for c in range(chunks):
-        for t in range(sizes[c]):
-            size = heap_offer(md, mr, size, count, heap_d[c, t], heap_r[c, t], X)
+    size, _ = query(rest, coded, work, m_rest, corner, -1, count, False, md, mr, parallel_min,
+                    X)
     for end in range(size - 1, 0, -1):  # heapsort: ascending order
         md[0], md[end] = md[end], md[0]
         mr[0], mr[end] = mr[end], mr[0]
@@ -115,18 +114,28 @@ def _smallest(V, X, rest, m_rest, corner, count, chunks):
 
 
 @numba.njit(cache=True)
-def _corner_clusters(V, X, k, corners, uses, first, last, labels, rest, pos, m_rest,
-                     buffers, pointers, built, chunks):
-    """Form clusters first..last-1 (cluster i uses corners[i % period]); return m_rest."""
+def _corner_clusters(rest, coded, X, k, corners, uses, first, last, stop_below, labels,
+                     m_rest, buffers, pointers, built, threads, parallel_min):
+    """Form clusters first, first + 1, ... (cluster i uses corners[i % period]) until ``last``
+    or until at most ``stop_below`` rows remain; return (next cluster, m_rest)."""
+    Y, codes, idx, pos, _ = rest
     period = corners.shape[0]
-    for i in range(first, last):
+    i = first
+    while i < last and (m_rest > stop_below or i == first):
         c = i % period
         taken = 0
         while taken < k:
             if pointers[c] >= buffers[c].size:
-                want = 2 * buffers[c].size if built[c] else k * uses[c] + k
-                buffers[c] = _smallest(V, X, rest, m_rest, corners[c], min(want, m_rest),
-                                       chunks)
+                # A corner's last cluster takes its k rows right after the build (nothing can
+                # take them first); earlier clusters leave room for rows other corners take.
+                if built[c]:
+                    want = 2 * buffers[c].size
+                elif uses[c] == 1:
+                    want = k - taken
+                else:
+                    want = k * uses[c] + k
+                buffers[c] = _smallest(rest, coded, m_rest, corners[c], min(want, m_rest), X,
+                                       threads, parallel_min)
                 built[c] = True
                 pointers[c] = 0
             row = buffers[c][pointers[c]]
@@ -134,17 +143,12 @@ def _corner_clusters(V, X, k, corners, uses, first, last, labels, rest, pos, m_r
             if labels[row] < 0:
                 labels[row] = i
                 taken += 1
-                p = pos[row]
-                m_rest -= 1
-                moved = rest[m_rest]
-                rest[p] = moved
-                pos[moved] = p
-                for j in range(V.shape[0]):
-                    V[j, p] = V[j, m_rest]
+                m_rest = remove_row(Y, codes, idx, pos, m_rest, row)
         uses[c] -= 1
         if uses[c] == 0:
             buffers[c] = np.empty(0, dtype=np.int64)
-    return m_rest
+        i += 1
+    return i, m_rest
 
 
 def total_order(X: np.ndarray, lows: np.ndarray, highs: np.ndarray,
@@ -183,18 +187,20 @@ def insensitive(X: np.ndarray, k: int, lows: np.ndarray, highs: np.ndarray, *,
         period = min(1 << min(m, 62), clusters - 1)
         corners = corner_sequence(m, period).astype(np.float64)
         uses = np.bincount(np.arange(clusters - 1) % period, minlength=period).astype(np.int64)
-        rest = np.arange(n, dtype=np.int64)
-        pos = np.arange(n, dtype=np.int64)
-        V = np.array(U.T, order="C", copy=True)  # column-major, rearranged as rows cluster
+        rest, coded = remaining_set(U)
         buffers = numba.typed.List([np.empty(0, dtype=np.int64) for _ in range(period)])
         pointers = np.zeros(period, dtype=np.int64)
         built = np.zeros(period, dtype=np.bool_)
-        chunks = 1 if n < _kernels.PARALLEL_MIN_ROWS else numba.get_num_threads()
+        threads = numba.get_num_threads()
+        parallel_min = _kernels.PARALLEL_MIN_ROWS
         m_rest = n
-        for first in range(0, clusters - 1, _BATCH):
-            last = min(clusters - 1, first + _BATCH)
-            m_rest = _corner_clusters(V, X, k, corners, uses, first, last, labels, rest, pos,
-                                      m_rest, buffers, pointers, built, chunks)
+        first = 0
+        while first < clusters - 1:
+            first, m_rest = _corner_clusters(
+                rest, coded, X, k, corners, uses, first, clusters - 1,
+                int(m_rest * _RECODE_FRACTION), labels, m_rest, buffers, pointers, built,
+                threads, parallel_min)
+            coded = recode(rest, coded, m_rest)
             if progress is not None:
                 progress(n - m_rest)
     labels[labels < 0] = clusters - 1

@@ -37,15 +37,15 @@ from microagg.partition import _kernels
 from microagg.partition._kernels import (
     BLOCK,
     _farther,
-    code_query,
     dd_accumulate,
     dd_total,
-    heap_offer,
+    exact_distance,
     precedes,
-    quantize,
+    query,
+    recode,
+    remaining_set,
     remove_row,
-    scan,
-    scan_coded,
+    work_buffers,
 )
 from microagg.partition._validate import check_matrix
 
@@ -62,59 +62,26 @@ _CANDIDATES = 4096
 _RECODE_FRACTION = 0.8
 
 
-@numba.njit(cache=True)
-def _chunks(m: int, threads: int, parallel_min: int) -> int:
-    return 1 if m < parallel_min else threads
-
-
 class _State:
-    """Everything one MDAV or V-MDAV run keeps between batches.
-
-    ``rest`` is the remaining set: a column-major float64 copy Y of the remaining rows, their
-    8-bit codes, their row numbers ``idx`` and the inverse map ``pos``, and the original rows
-    (row-major) for exact distances of single rows. ``coded`` holds the code parameters and
-    ``work`` the per-chunk buffers of the passes.
-    """
+    """Everything one MDAV or V-MDAV run keeps between batches: the remaining set with its
+    codes (see :mod:`microagg.partition._kernels`), the query buffers, the running sums of
+    the remaining rows and the anchor-sorted order for farthest-from-centroid queries."""
 
     def __init__(self, X: np.ndarray, k: int) -> None:
         n = X.shape[0]
-        # A copy: the compact set is rearranged in place (X.T of a one-column X is a view).
-        Y = np.array(X.T, order="C", copy=True)
-        codes = np.empty(Y.shape, dtype=np.uint8)
-        low = np.empty(Y.shape[0])
-        step, delta = quantize(Y, n, codes, low)
-        idx = np.arange(n, dtype=np.int64)
-        pos = np.arange(n, dtype=np.int64)
-        rows = np.ascontiguousarray(X)
-        self.rest = (Y, codes, idx, pos, rows)
-        self.coded = (low, np.array([step, delta]))
-        threads = numba.get_num_threads()
-        near = max(k - 1, 1)
-        self.work = (np.empty((threads, near)), np.empty((threads, near), dtype=np.int64),
-                     np.empty(threads), np.empty(threads, dtype=np.int64),
-                     np.empty(threads, dtype=np.int64),
-                     np.empty((threads, _CANDIDATES), dtype=np.int64),
-                     np.empty(threads, dtype=np.int64),
-                     np.empty((threads, _CANDIDATES), dtype=np.int64),
-                     np.empty(threads, dtype=np.int64), np.empty(threads, dtype=np.bool_))
+        self.rest, self.coded = remaining_set(X)
+        self.work = work_buffers(numba.get_num_threads(), k - 1, _CANDIDATES)
         self.labels = np.full(n, -1, dtype=np.int64)
-        self.hi, self.lo = dd_total(Y, n)
+        self.hi, self.lo = dd_total(self.rest[0], n)
         self.m = n
         self.next_label = 0
         self.parallel_min = _kernels.PARALLEL_MIN_ROWS  # read at run time: tests lower it
-        # Rows sorted by distance to an anchor point, for farthest-from-centroid queries.
         self.anchor = self.hi / n
         self.rho = np.empty(n)
         self.order = np.empty(n, dtype=np.int64)
         self.sweep = np.zeros(3, dtype=np.int64)  # [head, length of order, rows scanned]
-        _reanchor(rows, idx, n, self.anchor, self.rho, self.order, self.sweep)
-
-    def recode(self) -> None:
-        """Code the remaining rows on a grid fitted to them alone."""
-        Y, codes = self.rest[0], self.rest[1]
-        low = self.coded[0]
-        step, delta = quantize(Y, self.m, codes, low)
-        self.coded = (low, np.array([step, delta]))
+        _reanchor(self.rest[4], self.rest[2], n, self.anchor, self.rho, self.order,
+                  self.sweep)
 
     def run(self, batch, progress: Progress | None, minimum: int = 1) -> None:
         """Call ``batch(stop_below)`` while at least ``minimum`` rows remain, re-coding the
@@ -122,65 +89,17 @@ class _State:
         n = self.labels.size
         while self.m >= minimum:
             self.m, self.next_label = batch(int(self.m * _RECODE_FRACTION))
-            self.recode()
+            if self.m:
+                self.coded = recode(self.rest, self.coded, self.m)
             if progress is not None:
                 progress(n - self.m)
 
 
-@numba.njit(cache=True, inline="always")
-def _exact(rows, row, q):
-    """Squared distance of original row ``row`` to q, summed attribute by attribute."""
-    total = 0.0
-    for j in range(q.shape[0]):
-        diff = rows[row, j] - q[j]
-        total += diff * diff
-    return total
-
-
 @numba.njit(cache=True)
 def _query(rest, coded, work, m, q, skip, near, want_far, out_near, parallel_min):
-    """The ``near`` nearest remaining rows to q (into out_near, unordered) and, if
-    ``want_far``, the farthest one, excluding original row ``skip``; exact, ties by lowest
-    row. Returns (number of nearest found, farthest row or -1)."""
-    Y, codes, idx, _, rows = rest
-    low, params = coded
-    heap_d, heap_i, far_d, far_i, sizes, near_rows, near_count, far_rows, far_count, over = work
-    chunks = _chunks(m, far_d.shape[0], parallel_min)
-    ties_by_row = np.empty((0, 0))  # no tie-break columns: ties go to the lower row number
-    cq = np.empty(q.shape[0], dtype=np.int32)
-    slack = params[1] + code_query(q, low, params[0], cq)
-    scan_coded(codes, cq, params[0], slack, idx, m, skip, near, want_far, chunks, near_rows,
-               near_count, far_rows, far_count, over)
-    coded_ok = True
-    for c in range(chunks):
-        coded_ok = coded_ok and not over[c]
-    merged_d = np.empty(max(near, 1))
-    size = 0
-    far = -1
-    far_dist = -1.0
-    if coded_ok:
-        for c in range(chunks):
-            for t in range(near_count[c]):
-                row = near_rows[c, t]
-                size = heap_offer(merged_d, out_near, size, near, _exact(rows, row, q), row,
-                                  ties_by_row)
-            for t in range(far_count[c]):
-                row = far_rows[c, t]
-                dist = _exact(rows, row, q)
-                if far < 0 or _farther(dist, row, far_dist, far):
-                    far = row
-                    far_dist = dist
-        return size, far
-    # Too many candidates (massive ties in the codes): the exact float64 pass.
-    scan(Y, idx, m, q, skip, near, chunks, heap_d, heap_i, far_d, far_i, sizes, ties_by_row)
-    for c in range(chunks):
-        if far_i[c] >= 0 and (far < 0 or _farther(far_d[c], far_i[c], far_dist, far)):
-            far = far_i[c]
-            far_dist = far_d[c]
-        for t in range(sizes[c]):
-            size = heap_offer(merged_d, out_near, size, near, heap_d[c, t], heap_i[c, t],
-                              ties_by_row)
-    return size, far
+    """:func:`query` with ties broken by row number."""
+    return query(rest, coded, work, m, q, skip, near, want_far, np.empty(max(near, 1)),
+                 out_near, parallel_min, np.empty((0, 0)))
 
 
 @numba.njit(cache=True)
@@ -392,7 +311,7 @@ def _vmdav_batch(rest, coded, work, m, hi, lo, labels, next_label, k, gamma, cen
             found, _ = _query(rest, coded, work, m, q, e_in, 1, False, members[size:],
                               parallel_min)
             if found > 0:
-                d_out = _exact(rows, members[size], q)
+                d_out = exact_distance(rows, members[size], q)
                 if not np.sqrt(d_in) < gamma * np.sqrt(d_out):
                     break
             members[size] = e_in
