@@ -1,16 +1,21 @@
-"""Compiled building blocks shared by the multivariate partitioners.
+"""Compiled building blocks shared by the multivariate partitioners (MDAV, V-MDAV,
+insensitive microaggregation).
 
-* A *remaining set*: the rows not yet clustered, kept compact in a column-major copy
-  ``Y[d, capacity]`` with their original row numbers ``idx`` and the inverse map ``pos``
-  (swap-remove: O(d) per removal, passes stream through contiguous memory).
-* Double-double running sums of the remaining rows, so that the centroid is the correctly
+* The *remaining set*: the rows not yet clustered, kept compact in a column-major copy with
+  their 8-bit codes, original row numbers ``idx`` and the inverse map ``pos`` (swap-remove:
+  O(d) per removal; passes stream through contiguous memory).
+* Double-double running sums of the remaining rows, so that a centroid is the correctly
   rounded mean however many rows have been removed (an ordinary running sum would drift).
-* Distance passes over the remaining set, split in chunks that run in parallel, with exact
-  tie-breaking on the original row number: "farthest" means largest (distance, -row) and
-  "nearest" smallest (distance, row).
+* Bounded heaps ordered by (distance, tie-break values, row number) and "farthest" meaning
+  largest (distance, -row).
+* Exact queries for the nearest and the farthest remaining rows of a point: a coded pass finds
+  candidates whose distance bounds could place them among the answers, and exact float64
+  distances rank the candidates (see "coded passes" below); an exact float64 pass is the
+  fallback. Passes are split in chunks that run in parallel.
 
-Distances are squared Euclidean, accumulated attribute by attribute in column order; every
-implementation that must agree with these kernels (tests, references) sums in the same order.
+Exact distances are squared Euclidean, accumulated attribute by attribute in column order;
+every implementation that must agree with these kernels (tests, references) sums in the same
+order, so equal distances compare equal and tie rules apply bit for bit.
 """
 
 from __future__ import annotations
@@ -87,7 +92,7 @@ def precedes(d1: float, r1: int, d2: float, r2: int, tiebreak: np.ndarray) -> bo
 
 
 @numba.njit(cache=True, inline="always")
-def _farther(d1: float, i1: int, d2: float, i2: int) -> bool:
+def farther(d1: float, i1: int, d2: float, i2: int) -> bool:
     """Is (d1, i1) farther than (d2, i2): larger distance, ties to the lower row number."""
     return d1 > d2 or (d1 == d2 and i1 < i2)
 
@@ -177,7 +182,7 @@ def scan(Y: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray, skip: int, near:
                 dist = block[t]
                 if dist >= best_d:
                     row = idx[b0 + t]
-                    if row != skip and (best_i < 0 or _farther(dist, row, best_d, best_i)):
+                    if row != skip and (best_i < 0 or farther(dist, row, best_d, best_i)):
                         best_d = dist
                         best_i = row
                 if near > 0 and (size < near or dist <= hd[0]):
@@ -488,14 +493,14 @@ def query(rest, coded, work, m, q, skip, near, want_far, out_d, out_near, parall
             for t in range(far_count[c]):
                 row = far_rows[c, t]
                 dist = exact_distance(rows, row, q)
-                if far < 0 or _farther(dist, row, far_dist, far):
+                if far < 0 or farther(dist, row, far_dist, far):
                     far = row
                     far_dist = dist
         return size, far
     # Too many candidates (massive ties in the codes): the exact float64 pass.
     scan(Y, idx, m, q, skip, near, chunks, heap_d, heap_i, far_d, far_i, sizes, tiebreak)
     for c in range(chunks):
-        if far_i[c] >= 0 and (far < 0 or _farther(far_d[c], far_i[c], far_dist, far)):
+        if far_i[c] >= 0 and (far < 0 or farther(far_d[c], far_i[c], far_dist, far)):
             far = far_i[c]
             far_dist = far_d[c]
         for t in range(sizes[c]):

@@ -36,10 +36,10 @@ from microagg.errors import InputError
 from microagg.partition import _kernels
 from microagg.partition._kernels import (
     BLOCK,
-    _farther,
     dd_accumulate,
     dd_total,
     exact_distance,
+    farther,
     precedes,
     query,
     recode,
@@ -171,7 +171,7 @@ def _farthest_from(rows, labels, order, rho, anchor, sweep, c):
         for j in range(d):
             diff = rows[row, j] - c[j]
             total += diff * diff
-        if best < 0 or _farther(total, row, best_d, best):
+        if best < 0 or farther(total, row, best_d, best):
             best = row
             best_d = total
     return best
