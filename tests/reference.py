@@ -1,6 +1,8 @@
 """Direct, unoptimized implementations of the definitions, for tests to compare against.
 
-Distances are summed attribute by attribute in column order, like the compiled kernels, so that
+A record is a row of numeric values plus, optionally, one concept per categorical attribute
+(a :class:`microagg.distance.Categorical`). Squared distances are summed over the numeric
+attributes in column order, then over the categorical ones, like the compiled kernels, so that
 the comparison is exact (bit-for-bit equal distances, hence identical tie-breaking).
 """
 
@@ -10,31 +12,53 @@ import math
 
 import numpy as np
 
+from microagg.distance import Categorical, no_categories
 
-def squared_distances(X: np.ndarray, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+
+def _cat(X, categorical):
+    return no_categories(X.shape[0]) if categorical is None else categorical
+
+
+def squared_distances(X, rows, q, categorical=None, qc=()):
     total = np.zeros(rows.size)
     for j in range(X.shape[1]):
         total += (X[rows, j] - q[j]) ** 2
+    if categorical is not None and categorical.metrics:
+        squared = categorical.squared()
+        for j in range(len(categorical.metrics)):
+            total += squared[j, qc[j], categorical.codes[rows, j]]
     return total
 
 
-def farthest(X, rows, q):
-    d = squared_distances(X, rows, q)
+def farthest(X, rows, q, categorical=None, qc=()):
+    d = squared_distances(X, rows, q, categorical, qc)
     return int(rows[d == d.max()].min())
 
 
-def nearest(X, rows, q, count, exclude):
+def nearest(X, rows, q, count, exclude, categorical=None, qc=()):
     rows = rows[rows != exclude]
-    d = squared_distances(X, rows, q)
+    d = squared_distances(X, rows, q, categorical, qc)
     order = np.lexsort((rows, d))
     return [int(r) for r in rows[order[:count]]]
 
 
-def centroid(X, rows):
-    return np.array([math.fsum(X[rows, j]) for j in range(X.shape[1])]) / rows.size
+def centroid(X, rows, categorical=None):
+    """Correctly rounded mean of the numeric attributes, marginality centroids (000 eq. 5) of
+    the categorical ones."""
+    numeric = np.array([math.fsum(X[rows, j]) for j in range(X.shape[1])]) / rows.size
+    concepts = []
+    if categorical is not None:
+        for j, metric in enumerate(categorical.metrics):
+            counts = np.bincount(categorical.codes[rows, j], minlength=metric.n_concepts)
+            concepts.append(metric.centroid(counts))
+    return numeric, concepts
 
 
-def mdav(X: np.ndarray, k: int) -> np.ndarray:
+def _record(X, categorical, row):
+    return X[row], ([] if categorical is None else list(categorical.codes[row]))
+
+
+def mdav(X: np.ndarray, k: int, categorical: Categorical | None = None) -> np.ndarray:
     """MDAV as paper 000 Alg. 1 states it (x_s taken after x_r's cluster is removed)."""
     n = X.shape[0]
     labels = np.full(n, -1)
@@ -47,54 +71,48 @@ def mdav(X: np.ndarray, k: int) -> np.ndarray:
         label += 1
         remaining = np.setdiff1d(remaining, cluster)
 
+    def around(seed):
+        q, qc = _record(X, categorical, seed)
+        return [seed, *nearest(X, remaining, q, k - 1, seed, categorical, qc)]
+
     while remaining.size >= 3 * k:
-        r = farthest(X, remaining, centroid(X, remaining))
-        take([r, *nearest(X, remaining, X[r], k - 1, r)])
-        s = farthest(X, remaining, X[r])
-        take([s, *nearest(X, remaining, X[s], k - 1, s)])
+        c, cc = centroid(X, remaining, categorical)
+        r = farthest(X, remaining, c, categorical, cc)
+        take(around(r))
+        q, qc = _record(X, categorical, r)
+        s = farthest(X, remaining, q, categorical, qc)
+        take(around(s))
     if remaining.size >= 2 * k:
-        r = farthest(X, remaining, centroid(X, remaining))
-        take([r, *nearest(X, remaining, X[r], k - 1, r)])
+        c, cc = centroid(X, remaining, categorical)
+        take(around(farthest(X, remaining, c, categorical, cc)))
     if remaining.size:
         take(list(remaining))
     return labels
 
 
-def insensitive(X: np.ndarray, k: int, lows, highs, corners: np.ndarray) -> np.ndarray:
-    """000 Alg. 2 by full sorts: cluster i = the k smallest remaining records under the order of
-    corners[i] (distance on domain-normalized values, then lexicographic, then row)."""
-    U = (X - lows) / (highs - lows)
-    n = X.shape[0]
-    labels = np.full(n, -1)
-    remaining = np.arange(n)
-    for i in range(n // k - 1):
-        d = squared_distances(U, remaining, corners[i].astype(float))
-        keys = [remaining] + [X[remaining, j] for j in range(X.shape[1] - 1, -1, -1)] + [d]
-        chosen = remaining[np.lexsort(keys)[:k]]
-        labels[chosen] = i
-        remaining = np.setdiff1d(remaining, chosen)
-    labels[remaining] = n // k - 1
-    return labels
-
-
-def vmdav(X: np.ndarray, k: int, gamma: float) -> np.ndarray:
+def vmdav(X: np.ndarray, k: int, gamma: float, categorical: Categorical | None = None
+          ) -> np.ndarray:
     """V-MDAV as documented in microagg.partition.mdav.vmdav, by direct computation."""
     n = X.shape[0]
     labels = np.full(n, -1)
     remaining = np.arange(n)
-    c = centroid(X, remaining)
+    c, cc = centroid(X, remaining, categorical)
     label = 0
     while remaining.size >= k:
-        r = farthest(X, remaining, c)
-        group = [r, *nearest(X, remaining, X[r], k - 1, r)]
+        r = farthest(X, remaining, c, categorical, cc)
+        q, qc = _record(X, categorical, r)
+        group = [r, *nearest(X, remaining, q, k - 1, r, categorical, qc)]
         remaining = np.setdiff1d(remaining, group)
         while len(group) < 2 * k - 1 and remaining.size:
-            gaps = np.min([squared_distances(X, remaining, X[g]) for g in group], axis=0)
+            gaps = np.min([squared_distances(X, remaining, X[g], categorical,
+                                             _record(X, categorical, g)[1])
+                           for g in group], axis=0)
             order = np.lexsort((remaining, gaps))
             e_in, d_in = int(remaining[order[0]]), gaps[order[0]]
-            others = nearest(X, remaining, X[e_in], 1, e_in)
+            q, qc = _record(X, categorical, e_in)
+            others = nearest(X, remaining, q, 1, e_in, categorical, qc)
             if others:
-                d_out = squared_distances(X, np.array(others), X[e_in])[0]
+                d_out = squared_distances(X, np.array(others), q, categorical, qc)[0]
                 if not np.sqrt(d_in) < gamma * np.sqrt(d_out):
                     break
             group.append(e_in)
@@ -102,10 +120,44 @@ def vmdav(X: np.ndarray, k: int, gamma: float) -> np.ndarray:
         labels[group] = label
         label += 1
     if remaining.size:
+        cat = _cat(X, categorical)
         means = np.array([X[labels == g].mean(axis=0) for g in range(label)])
+        concepts = np.array([centroid(X, np.flatnonzero(labels == g), cat)[1]
+                             for g in range(label)], dtype=np.int64).reshape(label, -1)
+        squared = cat.squared()
         for row in remaining:
             d = np.zeros(label)
             for j in range(X.shape[1]):
                 d += (means[:, j] - X[row, j]) ** 2
+            for j in range(len(cat.metrics)):
+                d += squared[j, concepts[:, j], cat.codes[row, j]]
             labels[row] = int(np.argmin(d))
+    return labels
+
+
+def insensitive(X: np.ndarray, k: int, lows, highs, corners: np.ndarray,
+                categorical: Categorical | None = None) -> np.ndarray:
+    """000 Alg. 2 by full sorts: cluster i = the k smallest remaining records under the order of
+    corners[i] (bits over numeric then categorical attributes): distance on domain-normalized
+    values and eq. 8 categories, then lexicographic (numeric values, then categories by
+    alphabetical label), then row."""
+    cat = _cat(X, categorical)
+    U = (X - lows) / (highs - lows)
+    p = X.shape[1]
+    ties = [X[:, j] for j in range(p)]
+    for j, metric in enumerate(cat.metrics):
+        alphabetical = np.argsort(np.argsort(np.array(metric.labels, dtype=object)))
+        ties.append(alphabetical[cat.codes[:, j]].astype(float))
+    n = X.shape[0]
+    labels = np.full(n, -1)
+    remaining = np.arange(n)
+    for i in range(n // k - 1):
+        bits = corners[i]
+        qc = [m.top if bits[p + j] else m.bottom for j, m in enumerate(cat.metrics)]
+        d = squared_distances(U, remaining, bits[:p].astype(float), cat, qc)
+        keys = [remaining] + [t[remaining] for t in reversed(ties)] + [d]
+        chosen = remaining[np.lexsort(keys)[:k]]
+        labels[chosen] = i
+        remaining = np.setdiff1d(remaining, chosen)
+    labels[remaining] = n // k - 1
     return labels

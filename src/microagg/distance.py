@@ -9,17 +9,24 @@
 
 Scaling an attribute by a data statistic (mean, sd, range) makes the distance data-dependent;
 insensitive microaggregation and DP must use declared domains only (:func:`domain_normalize`).
+
+Categorical attributes enter record distances through :class:`Categorical`: attribute j
+contributes (δ_j(a, b) / δ_j(a_b, a_t))², its semantic (or rank) distance divided by the
+distance between its domain boundaries (paper 000 eq. 8). The squared distance of two records
+is the sum over the numeric attributes, in column order, then over the categorical ones.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from microagg.errors import InputError
+from microagg.taxonomy import CategoryMetric
 
-__all__ = ["SCALINGS", "domain_normalize", "scale"]
+__all__ = ["SCALINGS", "Categorical", "domain_normalize", "scale"]
 
 SCALINGS = ("zscore", "range", "none")
 
@@ -62,3 +69,62 @@ def domain_normalize(X: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> np.n
     if np.any(X < lows) or np.any(X > highs):
         raise InputError("values outside their declared domain; clamp them first")
     return (X - lows) / (highs - lows)
+
+
+@dataclass(frozen=True, eq=False)
+class Categorical:
+    """The categorical attributes of a record distance: ``codes[i, j]`` is the concept of row i
+    for attribute j, numbered as in ``metrics[j]`` (categories first, then inner concepts)."""
+
+    codes: np.ndarray
+    metrics: tuple[CategoryMetric, ...]
+
+    def __post_init__(self) -> None:
+        codes = np.ascontiguousarray(self.codes, dtype=np.int64)
+        if codes.ndim == 1:
+            codes = codes[:, None]
+        object.__setattr__(self, "codes", codes)
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+        if codes.shape[1] != len(self.metrics):
+            raise InputError("one metric is needed per categorical attribute")
+        for j, metric in enumerate(self.metrics):
+            column = codes[:, j]
+            if column.size and (column.min() < 0 or column.max() >= metric.n_concepts):
+                raise InputError(f"attribute '{metric.name}': concept codes out of range")
+
+    @property
+    def width(self) -> int:
+        """Size of the padded concept dimension of the tables."""
+        return max((m.n_concepts for m in self.metrics), default=1)
+
+    def distances(self) -> np.ndarray:
+        """(q, K, K) array of the distances δ_j between concepts, padded with zeros."""
+        out = np.zeros((len(self.metrics), self.width, self.width))
+        for j, metric in enumerate(self.metrics):
+            size = metric.n_concepts
+            out[j, :size, :size] = metric.distances
+        return out
+
+    def normalized(self) -> np.ndarray:
+        """(q, K, K) array of δ_j / δ_j(a_b, a_t), padded with zeros."""
+        scales = np.array([m.scale for m in self.metrics]).reshape(-1, 1, 1)
+        return self.distances() / scales if self.metrics else self.distances()
+
+    def squared(self) -> np.ndarray:
+        """(q, K, K) array of the squared contributions (δ_j / δ_j(a_b, a_t))²."""
+        return self.normalized() ** 2
+
+    def parents(self) -> np.ndarray:
+        """(q, K) tree parents, -1 for roots, for ordinal chains and for padding."""
+        out = np.full((len(self.metrics), self.width), -1, dtype=np.int64)
+        for j, metric in enumerate(self.metrics):
+            out[j, : metric.n_concepts] = metric.parent
+        return out
+
+    def select(self, rows: np.ndarray) -> Categorical:
+        return Categorical(self.codes[rows], self.metrics)
+
+
+def no_categories(n: int) -> Categorical:
+    """The empty categorical part of a purely numeric distance."""
+    return Categorical(np.empty((n, 0), dtype=np.int64), ())

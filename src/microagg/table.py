@@ -10,7 +10,7 @@ float64 (a cluster mean of integers is usually not an integer).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,8 +18,16 @@ import pandas as pd
 
 from microagg.errors import InputError
 from microagg.schema import Attribute, Kind, Schema
+from microagg.taxonomy import CategoryMetric, Taxonomy
 
-__all__ = ["Table", "decode", "encode", "missing_mask", "require_rows_and_columns"]
+__all__ = [
+    "Table",
+    "category_metric",
+    "decode",
+    "encode",
+    "missing_mask",
+    "require_rows_and_columns",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +46,7 @@ class Table:
     index: pd.Index
     dtypes: Mapping[str, Any]
     row_positions: np.ndarray
+    _metrics: dict = field(default_factory=dict, repr=False)
 
     @property
     def n_rows(self) -> int:
@@ -64,11 +73,33 @@ class Table:
             positions.append(all_names.index(name))
         return np.ascontiguousarray(self.numeric[:, positions])
 
+    def metric(self, name: str) -> CategoryMetric:
+        """The distance between the categories (and inner concepts) of a categorical
+        attribute: its taxonomy's semantic distance, a flat taxonomy without one, or the rank
+        distance of an ordinal attribute. Built on first use."""
+        if name not in self._metrics:
+            if name not in self.categorical_names:
+                raise InputError(f"column '{name}' is numeric, a categorical column is "
+                                 "needed here")
+            self._metrics[name] = category_metric(self.schema[name], self.categories[name])
+        return self._metrics[name]
+
     def code_column(self, name: str) -> np.ndarray:
         names = self.categorical_names
         if name not in names:
             raise InputError(f"column '{name}' is numeric, a categorical column is needed here")
         return self.codes[:, names.index(name)]
+
+
+def category_metric(attribute: Attribute, categories: Sequence[str]) -> CategoryMetric:
+    """The metric of a categorical attribute whose codes number ``categories``."""
+    if attribute.kind is Kind.ORDINAL:
+        return CategoryMetric.chain(attribute.name, categories)
+    if attribute.taxonomy is not None:
+        taxonomy = Taxonomy.load(attribute.taxonomy, leaf_order=categories)
+    else:
+        taxonomy = Taxonomy.flat(categories)
+    return CategoryMetric.nominal(attribute.name, taxonomy)
 
 
 def missing_mask(series: pd.Series) -> np.ndarray:
@@ -202,6 +233,8 @@ def _encode_categorical(
 ) -> tuple[tuple[str, ...], np.ndarray]:
     labels = _labels(series)
     declared = attribute.categories
+    if declared is None and attribute.taxonomy is not None:
+        declared = Taxonomy.load(attribute.taxonomy).leaves  # the taxonomy declares them
     if declared is not None:
         categories = declared
     else:

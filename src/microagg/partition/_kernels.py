@@ -57,16 +57,18 @@ def dd_total(Y: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
 # -- the remaining set -----------------------------------------------------------------------
 
 @numba.njit(cache=True)
-def remove_row(Y: np.ndarray, codes: np.ndarray, idx: np.ndarray, pos: np.ndarray, m: int,
-               row: int) -> int:
-    """Remove original row ``row`` from the compact set of size ``m`` (values and codes);
-    return the new size."""
+def remove_row(Y: np.ndarray, codes: np.ndarray, C: np.ndarray, idx: np.ndarray,
+               pos: np.ndarray, m: int, row: int) -> int:
+    """Remove original row ``row`` from the compact set of size ``m`` (numeric values, their
+    8-bit codes and the categorical concepts C); return the new size."""
     p = pos[row]
     last = m - 1
     if p != last:
         for j in range(Y.shape[0]):
             Y[j, p] = Y[j, last]
             codes[j, p] = codes[j, last]
+        for j in range(C.shape[0]):
+            C[j, p] = C[j, last]
         moved = idx[last]
         idx[p] = moved
         pos[moved] = p
@@ -149,12 +151,14 @@ BLOCK = 256
 
 
 @numba.njit(cache=True, parallel=True)
-def scan(Y: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray, skip: int, near: int,
-         chunks: int, heap_d: np.ndarray, heap_i: np.ndarray, far_d: np.ndarray,
-         far_i: np.ndarray, sizes: np.ndarray, tiebreak: np.ndarray) -> None:
-    """One pass over the remaining set: per chunk, the ``near`` nearest rows to ``q`` (a
-    max-heap in heap_d/heap_i) and the farthest row (far_d/far_i), excluding original row
-    ``skip`` (-1: none)."""
+def scan(Y: np.ndarray, C: np.ndarray, S: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray,
+         qc: np.ndarray, skip: int, near: int, chunks: int, heap_d: np.ndarray,
+         heap_i: np.ndarray, far_d: np.ndarray, far_i: np.ndarray, sizes: np.ndarray,
+         tiebreak: np.ndarray) -> None:
+    """One exact pass over the remaining set: per chunk, the ``near`` nearest rows to the point
+    (q, qc) (a max-heap in heap_d/heap_i) and the farthest row (far_d/far_i), excluding
+    original row ``skip`` (-1: none). ``S[j, a, b]`` is the squared contribution of
+    categorical attribute j between concepts a and b."""
     d = Y.shape[0]
     step = (m + chunks - 1) // chunks
     for c in numba.prange(chunks):
@@ -178,6 +182,11 @@ def scan(Y: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray, skip: int, near:
                 for t in range(length):
                     diff = column[t] - qj
                     block[t] += diff * diff
+            for j in range(C.shape[0]):
+                lookup = S[j, qc[j]]
+                concepts = C[j, b0:b0 + length]
+                for t in range(length):
+                    block[t] += lookup[concepts[t]]
             for t in range(length):
                 dist = block[t]
                 if dist >= best_d:
@@ -402,24 +411,32 @@ def scan_coded(codes: np.ndarray, cq: np.ndarray, step: float, slack: float, idx
 # ``work`` holds the per-chunk buffers of one kind of query.
 
 
-def remaining_set(X: np.ndarray) -> tuple[tuple, tuple]:
-    """The remaining set of all rows of X (n x d) and its codes."""
+def remaining_set(X: np.ndarray, concepts: np.ndarray | None = None,
+                  squared_tables: np.ndarray | None = None) -> tuple[tuple, tuple]:
+    """The remaining set of all rows (numeric values X, n x p, and categorical ``concepts``,
+    n x q) with its codes; ``squared_tables`` (q, K, K) are the categorical contributions."""
     n = X.shape[0]
-    # A copy: the compact set is rearranged in place (X.T of a one-column X is a view).
+    if concepts is None:
+        concepts = np.empty((n, 0), dtype=np.int64)
+    if squared_tables is None:
+        squared_tables = np.zeros((0, 1, 1))
+    # Copies: the compact set is rearranged in place (X.T of a one-column X is a view).
     Y = np.array(X.T, order="C", copy=True)
     codes = np.empty(Y.shape, dtype=np.uint8)
     low = np.empty(Y.shape[0])
     step, delta = quantize(Y, n, codes, low)
     rest = (Y, codes, np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64),
-            np.ascontiguousarray(X, dtype=np.float64))
-    return rest, (low, np.array([step, delta]))
+            np.ascontiguousarray(X, dtype=np.float64),
+            np.array(concepts.T, dtype=np.int64, order="C", copy=True),
+            np.ascontiguousarray(concepts, dtype=np.int64))
+    return rest, (low, np.array([step, delta]), np.ascontiguousarray(squared_tables))
 
 
 def recode(rest: tuple, coded: tuple, m: int) -> tuple:
     """Codes for the first m remaining rows on a grid fitted to them alone."""
     low = coded[0]
     step, delta = quantize(rest[0], m, rest[1], low)
-    return (low, np.array([step, delta]))
+    return (low, np.array([step, delta]), coded[2])
 
 
 @numba.njit(cache=True)
@@ -435,30 +452,35 @@ def work_buffers(threads: int, near: int, candidates: int):
 
 
 @numba.njit(cache=True, inline="always")
-def exact_distance(rows: np.ndarray, row: int, q: np.ndarray) -> float:
-    """Squared distance of original row ``row`` to q, summed attribute by attribute."""
+def exact_distance(rows: np.ndarray, concepts: np.ndarray, S: np.ndarray, row: int,
+                   q: np.ndarray, qc: np.ndarray) -> float:
+    """Squared distance of original row ``row`` to the point (q, qc): the numeric attributes
+    in column order, then the categorical ones."""
     total = 0.0
     for j in range(q.shape[0]):
         diff = rows[row, j] - q[j]
         total += diff * diff
+    for j in range(qc.shape[0]):
+        total += S[j, qc[j], concepts[row, j]]
     return total
 
 
 @numba.njit(cache=True)
-def query(rest, coded, work, m, q, skip, near, want_far, out_d, out_near, parallel_min,
+def query(rest, coded, work, m, q, qc, skip, near, want_far, out_d, out_near, parallel_min,
           tiebreak):
-    """The ``near`` nearest remaining rows to q (into out_d/out_near, unordered) and, if
-    ``want_far``, the farthest one, excluding original row ``skip``. Exact: nearest by
-    (distance, tiebreak row, row), farthest by (distance, lowest row). Returns (number of
-    nearest found, farthest row or -1)."""
-    Y, codes, idx, _, rows = rest
-    low, params = coded
+    """The ``near`` nearest remaining rows to the point (q, qc) (into out_d/out_near,
+    unordered) and, if ``want_far``, the farthest one, excluding original row ``skip``.
+    Exact: nearest by (distance, tiebreak row, row), farthest by (distance, lowest row).
+    Purely numeric data go through the coded passes; categorical attributes take the exact
+    pass. Returns (number of nearest found, farthest row or -1)."""
+    Y, codes, idx, _, rows, C, concepts = rest
+    low, params, S = coded
     heap_d, heap_i, far_d, far_i, sizes, near_rows, near_count, far_rows, far_count, over = work
     threads = far_d.shape[0]
     chunks = 1 if m < parallel_min else threads
     no_ties = np.empty((0, 0))
     cq = np.empty(q.shape[0], dtype=np.int32)
-    slack = code_query(q, low, params[0], cq)
+    slack = code_query(q, low, params[0], cq) if C.shape[0] == 0 else -1.0
     coded_ok = slack >= 0.0
     if coded_ok:
         slack += params[1]
@@ -488,17 +510,19 @@ def query(rest, coded, work, m, q, skip, near, want_far, out_d, out_near, parall
         for c in range(chunks):
             for t in range(near_count[c]):
                 row = near_rows[c, t]
-                size = heap_offer(out_d, out_near, size, near, exact_distance(rows, row, q),
-                                  row, tiebreak)
+                size = heap_offer(out_d, out_near, size, near,
+                                  exact_distance(rows, concepts, S, row, q, qc), row, tiebreak)
             for t in range(far_count[c]):
                 row = far_rows[c, t]
-                dist = exact_distance(rows, row, q)
+                dist = exact_distance(rows, concepts, S, row, q, qc)
                 if far < 0 or farther(dist, row, far_dist, far):
                     far = row
                     far_dist = dist
         return size, far
-    # Too many candidates (massive ties in the codes): the exact float64 pass.
-    scan(Y, idx, m, q, skip, near, chunks, heap_d, heap_i, far_d, far_i, sizes, tiebreak)
+    # Categorical attributes, or too many candidates (massive ties in the codes): the exact
+    # float64 pass.
+    scan(Y, C, S, idx, m, q, qc, skip, near, chunks, heap_d, heap_i, far_d, far_i, sizes,
+         tiebreak)
     for c in range(chunks):
         if far_i[c] >= 0 and (far < 0 or farther(far_d[c], far_i[c], far_dist, far)):
             far = far_i[c]

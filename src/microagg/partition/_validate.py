@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from microagg.distance import Categorical, no_categories
 from microagg.errors import InputError
 
 
@@ -36,3 +37,29 @@ def check_matrix(X: np.ndarray, k: object, *, ndim: int = 2) -> np.ndarray:
         raise InputError("the data contain NaN or infinite values")
     check_k(k, X.shape[0])
     return X
+
+
+def prepare(X: np.ndarray | None, k: int, categorical: Categorical | None
+            ) -> tuple[np.ndarray, Categorical, int]:
+    """Check the numeric matrix, the categorical part and k; return them (n x 0 numeric
+    matrix when there is none) and k as an int."""
+    if X is None:
+        if categorical is None:
+            raise InputError("no attribute to microaggregate")
+        X = np.empty((categorical.codes.shape[0], 0))
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2:
+        raise InputError(f"expected a 2-dimensional array, got shape {X.shape}")
+    n = X.shape[0]
+    if n == 0:
+        raise InputError("the table has no rows")
+    categorical = no_categories(n) if categorical is None else categorical
+    if categorical.codes.shape[0] != n:
+        raise InputError(f"{categorical.codes.shape[0]} categorical rows for {n} numeric rows")
+    if X.shape[1] + categorical.codes.shape[1] == 0:
+        raise InputError("no attribute to microaggregate")
+    if not np.isfinite(X).all():
+        raise InputError("the data contain NaN or infinite values")
+    return X, categorical, check_k(k, n)

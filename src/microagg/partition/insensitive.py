@@ -29,7 +29,7 @@ from functools import lru_cache
 import numba
 import numpy as np
 
-from microagg.distance import domain_normalize
+from microagg.distance import Categorical, domain_normalize
 from microagg.errors import InputError
 from microagg.partition import _kernels
 from microagg.partition._kernels import (
@@ -40,7 +40,7 @@ from microagg.partition._kernels import (
     remove_row,
     work_buffers,
 )
-from microagg.partition._validate import check_matrix
+from microagg.partition._validate import prepare
 
 __all__ = ["REFERENCES", "corner_sequence", "insensitive"]
 
@@ -98,27 +98,28 @@ def corner_sequence(m: int, count: int) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _smallest(rest, coded, m_rest, corner, count, X, threads, parallel_min):
-    """The ``count`` smallest remaining rows under the order of ``corner`` (distance on the
-    normalized values, then the rows of X lexicographically, then row number), sorted."""
+def _smallest(rest, coded, m_rest, corner, corner_c, count, ties, threads, parallel_min):
+    """The ``count`` smallest remaining rows under the order of the corner (corner, corner_c):
+    distance on the normalized values and categories, then the rows of ``ties``
+    lexicographically, then row number; sorted."""
     work = work_buffers(threads, count, 2 * count + 4096)
     md = np.empty(count)
     mr = np.empty(count, dtype=np.int64)
-    size, _ = query(rest, coded, work, m_rest, corner, -1, count, False, md, mr, parallel_min,
-                    X)
+    size, _ = query(rest, coded, work, m_rest, corner, corner_c, -1, count, False, md, mr,
+                    parallel_min, ties)
     for end in range(size - 1, 0, -1):  # heapsort: ascending order
         md[0], md[end] = md[end], md[0]
         mr[0], mr[end] = mr[end], mr[0]
-        heap_sift_down(md, mr, end, 0, X)
+        heap_sift_down(md, mr, end, 0, ties)
     return mr[:size].copy()
 
 
 @numba.njit(cache=True)
-def _corner_clusters(rest, coded, X, k, corners, uses, first, last, stop_below, labels,
-                     m_rest, buffers, pointers, built, threads, parallel_min):
-    """Form clusters first, first + 1, ... (cluster i uses corners[i % period]) until ``last``
+def _corner_clusters(rest, coded, ties, k, corners, corners_c, uses, first, last, stop_below,
+                     labels, m_rest, buffers, pointers, built, threads, parallel_min):
+    """Form clusters first, first + 1, ... (cluster i uses corner i % period) until ``last``
     or until at most ``stop_below`` rows remain; return (next cluster, m_rest)."""
-    Y, codes, idx, pos, _ = rest
+    Y, codes, idx, pos, _, C, _ = rest
     period = corners.shape[0]
     i = first
     while i < last and (m_rest > stop_below or i == first):
@@ -134,8 +135,8 @@ def _corner_clusters(rest, coded, X, k, corners, uses, first, last, stop_below, 
                     want = k - taken
                 else:
                     want = k * uses[c] + k
-                buffers[c] = _smallest(rest, coded, m_rest, corners[c], min(want, m_rest), X,
-                                       threads, parallel_min)
+                buffers[c] = _smallest(rest, coded, m_rest, corners[c], corners_c[c],
+                                       min(want, m_rest), ties, threads, parallel_min)
                 built[c] = True
                 pointers[c] = 0
             row = buffers[c][pointers[c]]
@@ -143,7 +144,7 @@ def _corner_clusters(rest, coded, X, k, corners, uses, first, last, stop_below, 
             if labels[row] < 0:
                 labels[row] = i
                 taken += 1
-                m_rest = remove_row(Y, codes, idx, pos, m_rest, row)
+                m_rest = remove_row(Y, codes, C, idx, pos, m_rest, row)
         uses[c] -= 1
         if uses[c] == 0:
             buffers[c] = np.empty(0, dtype=np.int64)
@@ -151,43 +152,80 @@ def _corner_clusters(rest, coded, X, k, corners, uses, first, last, stop_below, 
     return i, m_rest
 
 
-def total_order(X: np.ndarray, lows: np.ndarray, highs: np.ndarray,
+def _tiebreak(X: np.ndarray, categorical: Categorical) -> np.ndarray:
+    """The values ties are broken on, lexicographically: the raw numeric values, then each
+    category's rank in the alphabetical order of its attribute's concept labels (a fixed,
+    data-independent order)."""
+    columns = [X]
+    for j, metric in enumerate(categorical.metrics):
+        alphabetical = np.argsort(np.argsort(np.array(metric.labels, dtype=object)))
+        columns.append(alphabetical[categorical.codes[:, j]].astype(np.float64)[:, None])
+    return np.ascontiguousarray(np.hstack(columns))
+
+
+def _corner_parts(bits: np.ndarray, p: int, categorical: Categorical
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Numeric coordinates (0/1 on the normalized scale) and categorical concepts (a_b or
+    a_t, 000 eq. 3-4) of corners given as bit rows over p numeric then q categorical
+    attributes."""
+    numeric = bits[:, :p].astype(np.float64)
+    concepts = np.empty((bits.shape[0], len(categorical.metrics)), dtype=np.int64)
+    for j, metric in enumerate(categorical.metrics):
+        concepts[:, j] = np.where(bits[:, p + j], metric.top, metric.bottom)
+    return np.ascontiguousarray(numeric), concepts
+
+
+def total_order(X: np.ndarray | None, lows: np.ndarray, highs: np.ndarray,
+                categorical: Categorical | None = None,
                 corner: np.ndarray | None = None) -> np.ndarray:
-    """Row numbers of X sorted by the order of ``corner`` (default: the lower corner R_1)."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    """Row numbers sorted by the order of a corner (bits over the numeric then categorical
+    attributes; default the lower corner R_1)."""
+    X, categorical, _ = prepare(X, 1, categorical)
     U = domain_normalize(X, lows, highs)
-    corner = np.zeros(U.shape[1]) if corner is None else np.asarray(corner, dtype=np.float64)
+    p = U.shape[1]
+    bits = np.zeros((1, p + len(categorical.metrics)), dtype=bool)
+    if corner is not None:
+        bits[0] = np.asarray(corner, dtype=bool)
+    numeric, concepts = _corner_parts(bits, p, categorical)
     key = np.zeros(U.shape[0])
-    for j in range(U.shape[1]):
-        key += (U[:, j] - corner[j]) ** 2
-    lexicographic = [X[:, j] for j in range(X.shape[1] - 1, -1, -1)]
+    for j in range(p):
+        key += (U[:, j] - numeric[0, j]) ** 2
+    squared = categorical.squared()
+    for j in range(len(categorical.metrics)):
+        key += squared[j, concepts[0, j], categorical.codes[:, j]]
+    ties = _tiebreak(X, categorical)
+    lexicographic = [ties[:, j] for j in range(ties.shape[1] - 1, -1, -1)]
     return np.lexsort((np.arange(U.shape[0]), *lexicographic, key))
 
 
-def insensitive(X: np.ndarray, k: int, lows: np.ndarray, highs: np.ndarray, *,
-                reference: str = "corners", progress: Progress | None = None) -> np.ndarray:
-    """Insensitive microaggregation (000 Alg. 2) of the rows of X, whose attributes have the
-    declared domains [lows_j, highs_j]. Returns int64 labels numbering clusters in the order
-    they are formed; every cluster has k records except the last (k..2k-1)."""
-    X = check_matrix(X, k)
+def insensitive(X: np.ndarray | None, k: int, lows: np.ndarray, highs: np.ndarray, *,
+                categorical: Categorical | None = None, reference: str = "corners",
+                progress: Progress | None = None) -> np.ndarray:
+    """Insensitive microaggregation (000 Alg. 2) of records with numeric attributes X, whose
+    declared domains are [lows_j, highs_j], and ``categorical`` attributes (000 §4.4). Returns
+    int64 labels numbering clusters in the order they are formed; every cluster has k records
+    except the last (k..2k-1)."""
+    X, categorical, k = prepare(X, k, categorical)
     if reference not in REFERENCES:
         raise InputError(f"unknown reference '{reference}' (choose one of: "
                          f"{', '.join(REFERENCES)})")
     U = domain_normalize(X, lows, highs)
-    n, m = U.shape
+    n, p = U.shape
+    attributes = p + len(categorical.metrics)
     clusters = n // k
     labels = np.full(n, -1, dtype=np.int64)
     if reference == "single":
-        order = total_order(X, lows, highs)
+        order = total_order(X, lows, highs, categorical)
         labels[order] = np.minimum(np.arange(n) // k, clusters - 1)
         if progress is not None:
             progress(n)
         return labels
     if clusters > 1:
-        period = min(1 << min(m, 62), clusters - 1)
-        corners = corner_sequence(m, period).astype(np.float64)
+        period = min(1 << min(attributes, 62), clusters - 1)
+        corners, corners_c = _corner_parts(corner_sequence(attributes, period), p, categorical)
         uses = np.bincount(np.arange(clusters - 1) % period, minlength=period).astype(np.int64)
-        rest, coded = remaining_set(U)
+        rest, coded = remaining_set(U, categorical.codes, categorical.squared())
+        ties = _tiebreak(X, categorical)
         buffers = numba.typed.List([np.empty(0, dtype=np.int64) for _ in range(period)])
         pointers = np.zeros(period, dtype=np.int64)
         built = np.zeros(period, dtype=np.bool_)
@@ -197,7 +235,7 @@ def insensitive(X: np.ndarray, k: int, lows: np.ndarray, highs: np.ndarray, *,
         first = 0
         while first < clusters - 1:
             first, m_rest = _corner_clusters(
-                rest, coded, X, k, corners, uses, first, clusters - 1,
+                rest, coded, ties, k, corners, corners_c, uses, first, clusters - 1,
                 int(m_rest * _RECODE_FRACTION), labels, m_rest, buffers, pointers, built,
                 threads, parallel_min)
             coded = recode(rest, coded, m_rest)

@@ -10,6 +10,10 @@
 Multi-attribute data are treated attribute by attribute: the result is one partition per
 column, a label matrix of the data's shape (records keep their other values). Ties in the
 sort are broken by the row number (a stable sort).
+
+Individual ranking also takes categorical attributes (001 §3.4): their values are ordered by
+their distance to the most marginal category a_b (000 eq. 3), ties by the alphabetical order of
+the labels, then by row number; their columns follow the numeric ones in the label matrix.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from microagg.distance import Categorical
+from microagg.errors import InputError
 from microagg.partition._kernels import _two_sum
-from microagg.partition._validate import check_matrix
+from microagg.partition._validate import check_matrix, prepare
 
 __all__ = ["individual_ranking", "optimal_univariate"]
 
@@ -33,20 +39,34 @@ def _per_column(X: np.ndarray, k: int, one_column) -> np.ndarray:
 
 
 def _ranking(values: np.ndarray, k: int) -> np.ndarray:
-    n = values.size
-    order = np.argsort(values, kind="stable")
-    groups = n // k
-    rank_group = np.minimum(np.arange(n) // k, groups - 1)
+    return _groups_of(np.argsort(values, kind="stable"), k)
+
+
+def _groups_of(order: np.ndarray, k: int) -> np.ndarray:
+    """Labels of consecutive groups of k along ``order``, the last group k..2k-1."""
+    n = order.size
     labels = np.empty(n, dtype=np.int64)
-    labels[order] = rank_group
+    labels[order] = np.minimum(np.arange(n) // k, n // k - 1)
     return labels
 
 
-def individual_ranking(X: np.ndarray, k: int) -> np.ndarray:
+def individual_ranking(X: np.ndarray | None, k: int, *,
+                       categorical: Categorical | None = None) -> np.ndarray:
     """Individual-ranking partition of each column (001 §3): groups of k consecutive sorted
-    values, the last of k..2k-1. Returns labels of X's shape; group 0 holds the smallest
-    values of its column."""
-    return _per_column(X, k, _ranking)
+    values, the last of k..2k-1. Returns labels of X's shape (plus one column per categorical
+    attribute); group 0 holds the smallest values of its column, or for a categorical
+    attribute the values nearest its most marginal category."""
+    if categorical is None:
+        return _per_column(X, k, _ranking)
+    X, categorical, k = prepare(X, k, categorical)
+    columns = [_ranking(X[:, j], k) for j in range(X.shape[1])]
+    rows = np.arange(X.shape[0])
+    for j, metric in enumerate(categorical.metrics):
+        codes = categorical.codes[:, j]
+        alphabetical = np.argsort(np.argsort(np.array(metric.labels, dtype=object)))
+        key = metric.distances[codes, metric.bottom]
+        columns.append(_groups_of(np.lexsort((rows, alphabetical[codes], key)), k))
+    return np.column_stack(columns)
 
 
 @numba.njit(cache=True)
@@ -126,9 +146,13 @@ def _optimal(values: np.ndarray, k: int) -> np.ndarray:
     return labels
 
 
-def optimal_univariate(X: np.ndarray, k: int) -> np.ndarray:
+def optimal_univariate(X: np.ndarray, k: int, *,
+                       categorical: Categorical | None = None) -> np.ndarray:
     """Least-SSE partition of each column into groups of at least k values (Hansen &
     Mukherjee 2003), in O(n k) per column. Returns labels of X's shape, groups numbered from
     the smallest values. Among partitions of equal SSE, the one whose groups are smaller
-    towards the top of the sorted order is kept."""
+    towards the top of the sorted order is kept. Numeric attributes only: SSE needs means."""
+    if categorical is not None and categorical.metrics:
+        raise InputError("optimal univariate microaggregation needs numeric attributes; "
+                         "use individual ranking for categorical ones")
     return _per_column(X, k, _optimal)
