@@ -138,7 +138,8 @@ def test_datasets_export_bad_name_writes_nothing(run_cli, tmp_path):
 def test_datasets_list_json(run_cli):
     result = run_cli("datasets", "list", "--json")
     names = [row["name"] for row in json.loads(result.stdout)]
-    assert names == ["census", "eia", "tarragona", "adult", "synthetic"]
+    assert names == ["census", "eia", "tarragona", "adult", "adult-categorical", "adult-mixed",
+                     "synthetic"]
 
 
 @pytest.mark.reference_data
@@ -210,3 +211,24 @@ def test_demo(run_cli):
     assert result.code == 0, result.stderr
     assert "5-anonymity holds" in result.stdout
     assert "record linkage" in result.stdout
+
+
+def test_microaggregate_and_evaluate_with_a_taxonomy(run_cli, tmp_path):
+    (tmp_path / "job.csv").write_text("a1;A;root\na2;A;root\nb1;B;root\nb2;B;root\n")
+    (tmp_path / "s.yaml").write_text(
+        "attributes:\n  job: {role: quasi, kind: nominal, taxonomy: job.csv}\n"
+        "  age: {role: quasi, kind: numeric, domain: [0, 100]}\n")
+    pd.DataFrame({"job": ["a1", "a2", "b1", "b2"] * 5, "age": range(20, 40)}).to_csv(
+        tmp_path / "in.csv", index=False)
+    result = run_cli("microaggregate", tmp_path / "in.csv", "-o", tmp_path / "out.csv", "--k",
+                     "4", "--schema", tmp_path / "s.yaml", "--json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["k_anonymity"]["holds"]
+    report = json.loads(run_cli("evaluate", tmp_path / "in.csv", tmp_path / "out.csv",
+                                "--schema", tmp_path / "s.yaml", "--json").stdout)
+    assert report["columns"] == ["job", "age"]
+    assert report["taxonomies"]["job"]["concepts"] == 7
+    bad = run_cli("microaggregate", tmp_path / "in.csv", "-o", tmp_path / "x.csv", "--k", "4",
+                  "--schema", tmp_path / "s.yaml", "--method", "optimal-univariate")
+    assert bad.code == 2 and "numeric attributes" in bad.stderr
+    assert not (tmp_path / "x.csv").exists()

@@ -86,3 +86,25 @@ def test_synthetic_rejects_bad_sizes():
         datasets.synthetic(0)
     with pytest.raises(InputError, match="d >= 1"):
         datasets.synthetic(10, 0)
+
+
+@pytest.mark.reference_data
+@pytest.mark.parametrize(("name", "columns"), [
+    ("adult-categorical", ["occupation", "native-country"]),
+    ("adult-mixed", ["age", "hours-per-week", "occupation", "native-country"]),
+])
+def test_adult_views(name, columns):
+    view = datasets.load(name)
+    assert list(view.frame.columns) == columns
+    assert len(view.frame) == 30162
+    assert view.schema.quasi_identifiers == tuple(columns)
+    table = encode(view.frame, view.schema)
+    assert table.metric("occupation").n_concepts == 14 + 3 + 1  # leaves, 3 groups, root
+    assert table.metric("native-country").n_concepts == 41 + 5 + 1
+
+
+@pytest.mark.reference_data
+def test_adult_schema_carries_taxonomies(adult_complete):
+    assert adult_complete.schema["occupation"].taxonomy.name == "adult_hierarchy_occupation.csv"
+    assert adult_complete.schema["income"].taxonomy.name == "adult_hierarchy_salary-class.csv"
+    assert adult_complete.schema["relationship"].taxonomy is None

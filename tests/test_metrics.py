@@ -135,14 +135,47 @@ def test_evaluate_keys_and_column_choice():
     assert only_a["domains"]["a"]["source"] == "schema"
 
 
-def test_evaluate_refuses_row_mismatch_and_categorical():
+def test_evaluate_refuses_row_mismatch_and_unknown_columns():
     original = pd.DataFrame({"a": [1.0, 2.0], "c": ["x", "y"]})
     with pytest.raises(InputError, match="keep every row"):
         evaluate(original, original.iloc[:1])
-    with pytest.raises(InputError, match="column 'c' is nominal"):
-        evaluate(original, original, columns=["c"])
     with pytest.raises(InputError, match="unknown column 'zz'"):
         evaluate(original, original, columns=["zz"])
+
+
+def test_evaluate_categorical_with_flat_and_declared_taxonomies(tmp_path):
+    original = pd.DataFrame({"job": ["a1", "a2", "b1", "b1"], "n": [1.0, 2.0, 3.0, 4.0]})
+    masked = pd.DataFrame({"job": ["a1", "a1", "b1", "b1"], "n": [1.0, 2.0, 3.0, 4.0]})
+    # flat taxonomy: every pair of distinct categories at log2(1 + 2/3)
+    flat = evaluate(original, masked, columns=["job"])
+    d_flat = np.log2(1 + 2 / 3)
+    assert flat["sse"] == pytest.approx(d_flat**2)
+    assert flat["relative_error"] == pytest.approx(d_flat / 4)
+    assert flat["sse_percent"] is None and flat["variance_variation"] is None
+    # declared taxonomy: root -> A{a1, a2}, B{b1}; an inner concept may be released
+    taxonomy = tmp_path / "job.csv"
+    taxonomy.write_text("a1;A;root\na2;A;root\nb1;B;root\n")
+    schema = Schema((Attribute("job", "quasi", "nominal", taxonomy=taxonomy),
+                     Attribute("n", "other", "numeric")))
+    inner = pd.DataFrame({"job": ["A", "A", "b1", "b1"], "n": [1.0, 2.0, 3.0, 4.0]})
+    result = evaluate(original, inner, schema)
+    d_leaf_parent = np.log2(1 + 1 / 3)  # δ(a1, A)
+    assert result["columns"] == ["job"]
+    assert result["sse"] == pytest.approx(2 * d_leaf_parent**2)
+    assert result["per_attribute"]["job"]["mean_semantic_distance"] == pytest.approx(
+        d_leaf_parent / 2)
+    assert result["taxonomies"]["job"]["concepts"] == 6
+    with pytest.raises(InputError, match="'Z' in row 1 is neither a category nor a concept"):
+        evaluate(original, inner.assign(job=["Z", "A", "b1", "b1"]), schema)
+
+
+def test_record_linkage_with_categories():
+    # two records share the numeric value; their categories tell them apart
+    x = np.array([[0.0], [0.0], [1.0]])
+    codes = np.array([[0], [1], [0]])
+    S = np.array([[[0.0, 1.0], [1.0, 0.0]]])
+    assert record_linkage(x, x, categories=(codes, codes, S)) == 100.0
+    assert record_linkage(x, x) == pytest.approx(100 * 2 / 3)  # without them: a shared tie
 
 
 @pytest.mark.reference_data

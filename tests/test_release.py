@@ -29,7 +29,7 @@ def test_release_shape_means_and_untouched_columns(synthetic, method):
     if method in ("mdav", "vmdav", "insensitive"):
         assert holds
     else:
-        assert "not k-anonymous" in release.report["note"]
+        assert any("not k-anonymous" in note for note in release.report["notes"])
 
 
 def test_identifiers_dropped_and_labels_frame():
@@ -64,11 +64,35 @@ def test_errors():
     frame = pd.DataFrame({"x": [1.0, 2, 3, 4], "c": list("abcd")})
     with pytest.raises(InputError, match="unknown method"):
         microaggregate(frame, 2, method="kmeans")
-    with pytest.raises(InputError, match="column 'c' is nominal"):
-        microaggregate(frame, 2, columns=["c"])
     with pytest.raises(InputError, match="'x' has none"):
         microaggregate(frame, 2, method="insensitive")
     with pytest.raises(InputError, match="unknown column 'z'"):
         microaggregate(frame, 2, columns=["z"])
     with pytest.raises(InputError, match="exceeds the number of records"):
         microaggregate(frame, 5)
+
+
+def test_mixed_release_with_flat_and_ordinal_categories():
+    data = datasets.synthetic(400, 3, seed=5)
+    columns = ["age", "income", "region", "education"]
+    release = microaggregate(data.frame, 5, schema=data.schema, columns=columns)
+    assert release.report["scaling"] == "range"  # auto: eq. 8 for mixed data
+    assert release.report["k_anonymity"]["holds"]
+    assert k_anonymity(release.frame, columns).smallest_class >= 5
+    # a flat taxonomy has no inner concept below its root, and an ordinal centroid is a level
+    assert set(release.frame["region"]) <= set(data.schema["region"].categories) | {"*"}
+    assert set(release.frame["education"]) <= set(data.schema["education"].categories)
+
+
+def test_inner_concepts_are_released_and_reported(tmp_path):
+    taxonomy = tmp_path / "job.csv"
+    taxonomy.write_text("a1;A;root\na2;A;root\na3;A;root\na4;A;root\nb1;B;root\nb2;B;root\n")
+    # Four distinct children of A in one cluster: m(a_i) = 3 log2(1.5) = 1.75 exceeds
+    # m(A) = 4 log2(4/3) = 1.66, so A is the centroid; b1, b1, b2, b2 keep the leaf b1.
+    frame = pd.DataFrame({"job": ["a1", "a2", "a3", "a4", "b1", "b1", "b2", "b2"]})
+    schema = Schema((Attribute("job", Role.QUASI, Kind.NOMINAL, taxonomy=taxonomy),))
+    release = microaggregate(frame, 4, schema=schema)
+    assert release.report["k_anonymity"]["holds"]
+    assert release.frame["job"].tolist() == ["A"] * 4 + ["b1"] * 4
+    assert release.report["generalized_categories"]["job"] == ["A"]
+    assert any("inner concepts" in note for note in release.report["notes"])

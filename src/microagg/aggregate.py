@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from microagg.errors import InputError
+from microagg.taxonomy import CategoryMetric
 
-__all__ = ["cluster_means", "cluster_sizes", "replace_by_means"]
+__all__ = ["cluster_means", "cluster_sizes", "replace_by_centroids", "replace_by_means"]
 
 
 def _labels(labels: np.ndarray, n: int) -> np.ndarray:
@@ -60,3 +61,17 @@ def replace_by_means(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
         out = np.column_stack([cluster_means(X[:, j], labels[:, j])[labels[:, j], 0]
                                for j in range(X.shape[1])])
     return out[:, 0] if squeeze else out
+
+
+def replace_by_centroids(codes: np.ndarray, labels: np.ndarray, metric: CategoryMetric, *,
+                         over_all: bool = False) -> np.ndarray:
+    """Each concept code replaced by the marginality centroid of its cluster (000 eq. 5),
+    chosen in the cluster's minimal sub-taxonomy (or among all concepts with ``over_all``).
+    The result may name inner concepts of the taxonomy."""
+    codes = np.asarray(codes, dtype=np.int64)
+    labels = _labels(labels, codes.shape[0])
+    counts = np.zeros((int(labels.max()) + 1, metric.n_concepts), dtype=np.int64)
+    np.add.at(counts, (labels, codes), 1)
+    centroids = np.array([metric.centroid(row, over_all=over_all) for row in counts],
+                         dtype=np.int64)
+    return centroids[labels]

@@ -282,9 +282,10 @@ def microaggregate(
                                        "comma-separated (default: the schema's "
                                        "quasi-identifiers, else every numeric column)."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
-    standardize: str = typer.Option("zscore", "--standardize",
-                                    help="Scaling for mdav/vmdav distances: zscore | range | "
-                                         "none."),
+    standardize: str = typer.Option("auto", "--standardize",
+                                    help="Scaling of numeric attributes in mdav/vmdav "
+                                         "distances: auto (zscore for numeric data, range for "
+                                         "mixed data) | zscore | range | none."),
     gamma: float = typer.Option(0.2, "--gamma", help="V-MDAV group extension parameter."),
     reference: str = typer.Option("corners", "--reference",
                                   help="Insensitive orders: corners | single."),
@@ -329,8 +330,10 @@ def microaggregate(
     verdict = "holds" if anonymity["holds"] else "does not hold"
     out.print(f"  k-anonymity on the released columns: smallest class "
               f"{anonymity['smallest_class']:,} ({verdict})")
-    if "note" in report:
-        out.print(f"  note: {report['note']}")
+    for name, concepts in report.get("generalized_categories", {}).items():
+        out.print(f"  {name}: generalized to inner concepts {', '.join(concepts)}")
+    for note in report.get("notes", []):
+        out.print(f"  note: {note}")
 
 
 def _write_as(frame: Any, tmp: Path, target: Path) -> None:

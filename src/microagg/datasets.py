@@ -152,11 +152,26 @@ def _adult(frame: pd.DataFrame, folder: Path) -> tuple[pd.DataFrame, Schema]:
         if pd.api.types.is_numeric_dtype(frame[column]):
             attributes.append(Attribute(column, role, Kind.NUMERIC,
                                         domain=numeric_domains.get(column)))
+        elif column == "relationship":
+            attributes.append(Attribute(column, role, Kind.NOMINAL, domain=_ADULT_RELATIONSHIP))
         else:
-            domain = (_ADULT_RELATIONSHIP if column == "relationship"
-                      else _hierarchy_leaves(hierarchy_path(folder, column)))
-            attributes.append(Attribute(column, role, Kind.NOMINAL, domain=domain))
+            taxonomy = hierarchy_path(folder, column)
+            present = taxonomy.is_file()
+            attributes.append(Attribute(column, role, Kind.NOMINAL,
+                                        domain=_hierarchy_leaves(taxonomy),
+                                        taxonomy=taxonomy if present else None))
     return frame, Schema(tuple(attributes))
+
+
+def _adult_view(columns: list[str]):
+    """A projection of Adult's complete rows with all its columns as quasi-identifiers."""
+
+    def build(frame: pd.DataFrame, folder: Path) -> tuple[pd.DataFrame, Schema]:
+        complete = frame.dropna().reset_index(drop=True)[columns]
+        _, schema = _adult(complete, folder)
+        return complete, schema.select(columns).with_roles({c: Role.QUASI for c in columns})
+
+    return build
 
 
 _REFERENCE: dict[str, _Reference] = {
@@ -168,6 +183,14 @@ _REFERENCE: dict[str, _Reference] = {
                             "834 x 13", _tarragona),
     "adult": _Reference("adult.csv", "UCI Adult (training part), mixed; '?' marks missing",
                         "32,561 x 15 (30,162 complete)", _adult),
+    "adult-categorical": _Reference(
+        "adult.csv", "Adult's complete rows, occupation and native-country (paper 000's "
+        "Adult-Categorical), with ARX taxonomies", "30,162 x 2",
+        _adult_view(["occupation", "native-country"])),
+    "adult-mixed": _Reference(
+        "adult.csv", "Adult's complete rows, age, hours-per-week, occupation, native-country "
+        "(paper 000's Adult-Numerical-Categorical)", "30,162 x 4",
+        _adult_view(["age", "hours-per-week", "occupation", "native-country"])),
 }
 
 
@@ -202,7 +225,7 @@ def load(name: str, *, drop_incomplete: bool = False, n: int = 1000, d: int = 6,
         raise InputError(f"unknown data set '{name}' (known: {', '.join(names())})")
     ref = _REFERENCE[name]
     path = _locate(ref.filename)
-    na_values = ["?"] if name == "adult" else []
+    na_values = ["?"] if name.startswith("adult") else []
     frame = pd.read_csv(path, keep_default_na=False, na_values=["", *na_values])
     if drop_incomplete:
         frame = frame.dropna().reset_index(drop=True)

@@ -22,6 +22,7 @@ from microagg.taxonomy import CategoryMetric, Taxonomy
 
 __all__ = [
     "Table",
+    "category_labels",
     "category_metric",
     "decode",
     "encode",
@@ -219,7 +220,7 @@ def _encode_numeric(
     return values
 
 
-def _labels(series: pd.Series) -> pd.Series:
+def category_labels(series: pd.Series) -> pd.Series:
     """String labels of a categorical column; integral floats print without '.0'."""
     if pd.api.types.is_float_dtype(series):
         values = series.to_numpy(dtype=np.float64)
@@ -231,7 +232,7 @@ def _labels(series: pd.Series) -> pd.Series:
 def _encode_categorical(
     series: pd.Series, attribute: Attribute, positions: np.ndarray
 ) -> tuple[tuple[str, ...], np.ndarray]:
-    labels = _labels(series)
+    labels = category_labels(series)
     declared = attribute.categories
     if declared is None and attribute.taxonomy is not None:
         declared = Taxonomy.load(attribute.taxonomy).leaves  # the taxonomy declares them

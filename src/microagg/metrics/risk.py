@@ -29,10 +29,20 @@ def _squared_distance(a: np.ndarray, b: np.ndarray) -> float:
     return total
 
 
+@numba.njit(cache=True, inline="always")
+def _distance(x: np.ndarray, cx: np.ndarray, y: np.ndarray, cy: np.ndarray,
+              S: np.ndarray) -> float:
+    """Numeric attributes in column order, then the categorical ones."""
+    total = _squared_distance(x, y)
+    for j in range(cx.shape[0]):
+        total += S[j, cx[j], cy[j]]
+    return total
+
+
 @numba.njit(cache=True, parallel=True)
-def _nearest_originals(
-    originals: np.ndarray, weights: np.ndarray, masked: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _nearest_originals(originals: np.ndarray, original_concepts: np.ndarray,
+                       weights: np.ndarray, masked: np.ndarray, masked_concepts: np.ndarray,
+                       S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each masked row: the minimum squared distance to the originals and the total weight
     (multiplicity) of the originals at exactly that distance."""
     m = masked.shape[0]
@@ -40,10 +50,11 @@ def _nearest_originals(
     tied = np.empty(m)
     for u in numba.prange(m):
         row = masked[u]
+        row_c = masked_concepts[u]
         low = np.inf
         count = 0.0
         for i in range(originals.shape[0]):
-            d = _squared_distance(originals[i], row)
+            d = _distance(originals[i], original_concepts[i], row, row_c, S)
             if d < low:
                 low = d
                 count = weights[i]
@@ -55,19 +66,24 @@ def _nearest_originals(
 
 
 @numba.njit(cache=True)
-def _own_distances(originals: np.ndarray, masked: np.ndarray) -> np.ndarray:
+def _own_distances(originals: np.ndarray, original_concepts: np.ndarray, masked: np.ndarray,
+                   masked_concepts: np.ndarray, S: np.ndarray) -> np.ndarray:
     out = np.empty(originals.shape[0])
     for i in range(originals.shape[0]):
-        out[i] = _squared_distance(originals[i], masked[i])
+        out[i] = _distance(originals[i], original_concepts[i], masked[i], masked_concepts[i],
+                           S)
     return out
 
 
-def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray | None = None
+def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray | None = None,
+                   *, categories: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
                    ) -> float:
     """Record-linkage percentage RL of paper 000 §5.2.
 
-    ``widths`` divide each attribute before distances are taken (the domain width of eq. 8 of
-    paper 000, or the data range); ``None`` means raw Euclidean distance.
+    ``widths`` divide each numeric attribute before distances are taken (the domain width of
+    eq. 8 of paper 000, or the data range); ``None`` means raw Euclidean distance.
+    ``categories`` = (original concepts, masked concepts, S) adds categorical attributes, S[j]
+    holding the squared contributions (δ_j / δ_j(a_b, a_t))² of eq. 8.
     """
     x = np.asarray(original, dtype=np.float64)
     y = np.asarray(masked, dtype=np.float64)
@@ -84,15 +100,25 @@ def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray 
         if np.any(widths <= 0):
             raise InputError("record linkage needs positive attribute widths")
         x, y = x / widths, y / widths
-    x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)
-    distinct_x, x_count = np.unique(x, axis=0, return_counts=True)
-    distinct_y, y_of_row = np.unique(y, axis=0, return_inverse=True)
+    n, p = x.shape
+    if categories is None:
+        cx = cy = np.empty((n, 0), dtype=np.int64)
+        S = np.zeros((0, 1, 1))
+    else:
+        cx, cy, S = (np.asarray(a) for a in categories)
+        cx = cx.reshape(n, -1).astype(np.int64)
+        cy = cy.reshape(n, -1).astype(np.int64)
+    # Distinct records (values and concepts) with their multiplicities.
+    distinct_x, x_count = np.unique(np.hstack([x, cx]), axis=0, return_counts=True)
+    distinct_y, y_of_row = np.unique(np.hstack([y, cy]), axis=0, return_inverse=True)
     best, tied = _nearest_originals(
-        np.ascontiguousarray(distinct_x), x_count.astype(np.float64),
-        np.ascontiguousarray(distinct_y),
-    )
+        np.ascontiguousarray(distinct_x[:, :p]),
+        np.ascontiguousarray(distinct_x[:, p:]).astype(np.int64), x_count.astype(np.float64),
+        np.ascontiguousarray(distinct_y[:, :p]),
+        np.ascontiguousarray(distinct_y[:, p:]).astype(np.int64), np.ascontiguousarray(S))
     y_of_row = y_of_row.reshape(-1)
-    own = _own_distances(x, y)
+    own = _own_distances(np.ascontiguousarray(x), cx, np.ascontiguousarray(y), cy,
+                         np.ascontiguousarray(S))
     linked = own == best[y_of_row]
     probability = np.where(linked, 1.0 / tied[y_of_row], 0.0)
     return float(100.0 * probability.sum() / x.shape[0])

@@ -22,9 +22,11 @@ from microagg.errors import InputError
 
 __all__ = [
     "JSD_BINS",
+    "js_divergence",
     "jsd",
     "mean_variation",
     "relative_error",
+    "relative_errors",
     "sse",
     "sse_percent",
     "variance_variation",
@@ -70,14 +72,20 @@ def sse_percent(original: np.ndarray, masked: np.ndarray) -> float:
     return float(100.0 * np.mean(sse_j[keep] / sst[keep]))
 
 
-def relative_error(original: np.ndarray, masked: np.ndarray, widths: np.ndarray) -> float:
-    """Mean of |x - y| / max(|x|, width_j / 100) over all values (001 §4.2)."""
+def relative_errors(original: np.ndarray, masked: np.ndarray, widths: np.ndarray
+                    ) -> np.ndarray:
+    """|x - y| / max(|x|, width_j / 100) for every value (001 §4.2), flattened."""
     x, y = _pair(original, masked)
     widths = np.broadcast_to(np.asarray(widths, dtype=np.float64), (x.shape[1],))
     if np.any(widths <= 0):
         raise InputError("relative error needs positive domain widths")
     denominator = np.maximum(np.abs(x), widths / 100.0)
-    return float(np.mean(np.abs(x - y) / denominator))
+    return (np.abs(x - y) / denominator).ravel()
+
+
+def relative_error(original: np.ndarray, masked: np.ndarray, widths: np.ndarray) -> float:
+    """Mean of |x - y| / max(|x|, width_j / 100) over all values (001 §4.2)."""
+    return float(np.mean(relative_errors(original, masked, widths)))
 
 
 def variance_variation(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
@@ -102,7 +110,8 @@ def _histogram(values: np.ndarray, lo: float, hi: float, bins: int) -> np.ndarra
     return np.bincount(position, minlength=bins) / values.size
 
 
-def _js_divergence(p: np.ndarray, q: np.ndarray) -> float:
+def js_divergence(p: np.ndarray, q: np.ndarray) -> float:
+    """Jensen-Shannon divergence, base 2, of two discrete distributions."""
     m = 0.5 * (p + q)
     with np.errstate(divide="ignore", invalid="ignore"):
         kl_p = np.where(p > 0, p * np.log2(p / m), 0.0).sum()
@@ -125,7 +134,7 @@ def jsd(original: np.ndarray, masked: np.ndarray, lows: np.ndarray, highs: np.nd
     for j in range(p_count):
         if not highs[j] > lows[j]:
             raise InputError("JSD needs domains with high > low")
-        out[j] = _js_divergence(
+        out[j] = js_divergence(
             _histogram(x[:, j], lows[j], highs[j], bins),
             _histogram(y[:, j], lows[j], highs[j], bins),
         )
