@@ -245,7 +245,8 @@ def evaluate(
         _print_json(result)
         return
     out.print(f"compared {result['rows']:,} rows on {', '.join(result['columns'])}")
-    for key, label in (("sse", "SSE (raw scale)"), ("sse_percent", "SSE/SST (%)"),
+    for key, label in (("sse", "SSE (raw values; δ² for categories)"),
+                       ("sse_percent", "SSE/SST (%, numeric)"),
                        ("record_linkage_percent", "record linkage (%)"),
                        ("relative_error", "relative error"), ("jsd", "JSD (mean)"),
                        ("variance_variation", "variance variation (mean)"),
