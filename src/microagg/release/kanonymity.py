@@ -26,7 +26,7 @@ UNIVARIATE = ("individual-ranking", "optimal-univariate")
 Progress = Callable[[int], None]
 
 
-def _chosen_columns(schema: Schema, columns: Sequence[str] | None) -> list[str]:
+def chosen_columns(schema: Schema, columns: Sequence[str] | None) -> list[str]:
     """The columns to microaggregate, numeric ones first (the order of the label matrix of
     univariate methods): ``columns``, else the schema's quasi-identifiers, else every numeric
     column."""
@@ -124,7 +124,7 @@ def microaggregate(frame: pd.DataFrame, k: int, *, schema: Schema | None = None,
     """
     require_rows_and_columns(frame)
     schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
-    chosen = _chosen_columns(schema, columns)
+    chosen = chosen_columns(schema, columns)
     schema = schema.with_roles({c: Role.QUASI for c in chosen})
     table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
     labels = partition_table(table, chosen, k, method=method, scaling=scaling, gamma=gamma,
