@@ -213,9 +213,19 @@ def test_dp_laplace_modes(mixed):
     numeric = correct.report["sensitivities"][0]
     assert numeric["sensitivity"] == pytest.approx(84 + 168)
     paper = dp_laplace(data.frame, 1.0, schema=data.schema, columns=columns, rng=2,
-                       mode="paper")
+                       calibration="paper")
     assert "4-differential privacy" in paper.report["guarantee"]
     assert any("never to publish" in w for w in paper.report["warnings"])
+
+
+def test_paper_calibration_of_insensitive_dp(mixed):
+    data, columns = mixed
+    release = dp_insensitive(data.frame, 1.0, 40, schema=data.schema, columns=columns, rng=3,
+                             calibration="paper")
+    scales = [s for s in release.report["sensitivities"] if s["mechanism"] == "Laplace"]
+    assert [s["sensitivity"] for s in scales] == pytest.approx([15 * 84 / 40, 15 * 168 / 40])
+    assert "4-differential privacy" in release.report["guarantee"]
+    assert release.report["calibration"] == "paper"
 
 
 def test_bounds_policy():
@@ -256,6 +266,9 @@ def test_dp_cli(run_cli, tmp_path):
         (["--epsilon", "1", "--schema", str(schema)], "needs --k"),
         (["--epsilon", "1", "--k", "5", "--method", "magic"], "unknown method"),
         (["--epsilon", "1", "--method", "laplace", "--bounds", "age=9"], "NAME=LO:HI"),
+        (["--epsilon", "1", "--k", "5", "--calibration", "loose"], "unknown calibration"),
+        (["--epsilon", "1", "--k", "5", "--method", "individual-ranking", "--calibration",
+          "paper"], "insensitive and laplace only"),
     ):
         target = tmp_path / "bad.csv"
         bad = run_cli("dp", source, "-o", target, *args)

@@ -393,9 +393,10 @@ def dp(
                                     "entropy)."),
     reference: str = typer.Option("corners", "--reference",
                                   help="Insensitive orders: corners | single."),
-    laplace_mode: str = typer.Option("correct", "--laplace-mode",
-                                     help="correct | paper (paper 000's (m·ε)-DP baseline, "
-                                          "for reproduction only)."),
+    calibration: str = typer.Option("correct", "--calibration",
+                                    help="correct | paper (paper 000's per-attribute noise: "
+                                         "(m·ε)-DP, for reproduction only; insensitive and "
+                                         "laplace)."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
@@ -405,6 +406,7 @@ def dp(
     from microagg.release.baselines import dp_laplace
     from microagg.release.dp_insensitive import dp_insensitive
     from microagg.release.dp_ranking import dp_individual_ranking
+    from microagg.release.privacy import CALIBRATIONS
     from microagg.schema import Schema
 
     table_format(output)
@@ -412,6 +414,12 @@ def dp(
         raise InputError(f"unknown method '{method}' (choose one of: {', '.join(DP_METHODS)})")
     if method != "laplace" and k is None:
         raise InputError(f"--method {method} needs --k")
+    if calibration not in CALIBRATIONS:
+        raise InputError(f"unknown calibration '{calibration}' (choose one of: "
+                         f"{', '.join(CALIBRATIONS)})")
+    if calibration != "correct" and method == "individual-ranking":
+        raise InputError("--calibration paper exists for --method insensitive and laplace only "
+                         "(paper 001 calibrates individual ranking correctly)")
     parsed = _bounds(bounds)
     frame = read_table(input)
     schema_obj = Schema.load(schema) if schema is not None else None
@@ -421,11 +429,11 @@ def dp(
     if method == "insensitive":
         with _progress(len(frame), f"insensitive k={k}") as progress:
             release = dp_insensitive(frame, epsilon, k, reference=reference,
-                                     progress=progress, **common)
+                                     calibration=calibration, progress=progress, **common)
     elif method == "individual-ranking":
         release = dp_individual_ranking(frame, epsilon, k, **common)
     else:
-        release = dp_laplace(frame, epsilon, mode=laplace_mode, **common)
+        release = dp_laplace(frame, epsilon, calibration=calibration, **common)
     report_path = output.with_name(output.name + ".privacy.json")
     with contextlib.ExitStack() as stack:
         report_tmp = stack.enter_context(atomic_path(report_path))

@@ -13,6 +13,10 @@
    P(a) ∝ exp(ε_j (−m(S, a)) / (2 c D_j)), eq. 6 with c for n/k.
 4. ε is split by sequential composition between the numeric block and each categorical
    attribute, in proportion to their numbers of attributes (one share per attribute).
+
+``calibration="paper"`` reproduces the figures of 000 §5: each attribute's centroids get
+Laplace noise of scale c (b_j − a_j) / (k ε) and each categorical attribute the full ε. Every
+attribute then spends ε, so the release is (m·ε)-DP, and the report says so.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from microagg.partition._validate import check_k
 from microagg.partition.insensitive import insensitive
 from microagg.release.base import Release
 from microagg.release.privacy import (
+    attribute_budgets,
+    calibration_warnings,
     category_sensitivity,
     marginality_quality,
     prepare,
@@ -37,26 +43,14 @@ from microagg.release.privacy import (
 )
 from microagg.schema import Schema
 
-__all__ = ["dp_insensitive", "split_by_attributes"]
-
-
-def split_by_attributes(budget: Budget, numeric: Sequence[str], categorical: Sequence[str],
-                        reason: str) -> tuple[float, dict[str, float]]:
-    """One share of ε per attribute: the numeric block gets one share per numeric attribute,
-    each categorical attribute one share. Returns (ε of the numeric block, ε per category)."""
-    weights = {**({"numeric block (" + ", ".join(numeric) + ")": float(len(numeric))}
-                  if numeric else {}),
-               **{name: 1.0 for name in categorical}}
-    shares = budget.split(weights, reason)
-    numeric_epsilon = next((v for key, v in shares.items() if key.startswith("numeric block")),
-                           0.0)
-    return numeric_epsilon, {name: shares[name] for name in categorical}
+__all__ = ["dp_insensitive"]
 
 
 def dp_insensitive(frame: pd.DataFrame, epsilon: float, k: int, *,
                    schema: Schema | None = None, columns: Sequence[str] | None = None,
                    bounds: Mapping[str, tuple[float, float]] | None = None,
                    bounds_from_data: bool = False, reference: str = "corners",
+                   calibration: str = "correct",
                    rng: np.random.Generator | int | None = None,
                    drop_incomplete: bool = False,
                    progress: Callable[[int], None] | None = None) -> Release:
@@ -68,8 +62,10 @@ def dp_insensitive(frame: pd.DataFrame, epsilon: float, k: int, *,
                    bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
     k = check_k(k, data.n)
     budget = Budget(epsilon)
-    numeric_epsilon, category_epsilon = split_by_attributes(
-        budget, data.numeric, data.categorical, "sequential composition over attributes")
+    m = len(data.columns)
+    numeric_epsilon, category_epsilon = attribute_budgets(
+        budget, data.numeric, data.categorical, calibration,
+        "sequential composition over attributes")
     labels = insensitive(data.X if data.numeric else None, k, data.lows, data.highs,
                          categorical=data.part, reference=reference, progress=progress)
     clusters = int(labels.max()) + 1
@@ -78,16 +74,26 @@ def dp_insensitive(frame: pd.DataFrame, epsilon: float, k: int, *,
     if data.numeric:
         means = cluster_means(data.X, labels)
         widths = data.highs - data.lows
-        sensitivity = clusters * float(widths.sum()) / k
-        noisy, info = laplace_mechanism(means, sensitivity, numeric_epsilon, data.lows,
-                                        data.highs, rng)
+        if calibration == "correct":
+            noisy, info = laplace_mechanism(means, clusters * float(widths.sum()) / k,
+                                            numeric_epsilon, data.lows, data.highs, rng)
+            sensitivities.append({
+                "statistic": f"cluster means ({clusters} clusters x {len(data.numeric)} "
+                             "attributes)",
+                "mechanism": "Laplace",
+                "formula": "c * sum_j (b_j - a_j) / k  (000 §4; L1 over the matrix)",
+                **info.as_dict()})
+        else:
+            noisy = np.empty_like(means)
+            for j, name in enumerate(data.numeric):
+                noisy[:, j], info = laplace_mechanism(
+                    means[:, j], clusters * float(widths[j]) / k, numeric_epsilon,
+                    data.lows[j], data.highs[j], rng)
+                sensitivities.append({
+                    "statistic": f"cluster means of '{name}'", "mechanism": "Laplace",
+                    "formula": "c * (b_j - a_j) / k  (per attribute; paper calibration)",
+                    **info.as_dict()})
         numeric_values = noisy[labels]
-        sensitivities.append({
-            "statistic": f"cluster means ({clusters} clusters x {len(data.numeric)} "
-                         "attributes)",
-            "mechanism": "Laplace",
-            "formula": "c * sum_j (b_j - a_j) / k  (000 §4; L1 over the matrix)",
-            **info.as_dict()})
     concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
     for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics, strict=True)):
         diameter = category_sensitivity(metric)
@@ -103,7 +109,7 @@ def dp_insensitive(frame: pd.DataFrame, epsilon: float, k: int, *,
                        "(000 Alg. 4, eq. 6 with c for n/k)",
             "sensitivity": diameter, "epsilon": category_epsilon[name],
             "epsilon_per_cluster": per_cluster})
-    warnings = []
+    warnings = calibration_warnings(calibration, m, budget.epsilon)
     if k * k < data.n:
         warnings.append(f"k = {k} is below sqrt(n) = {data.n ** 0.5:.0f}: the centroids' "
                         "sensitivity c * sum(width) / k exceeds a single record's, so plain "
@@ -112,7 +118,9 @@ def dp_insensitive(frame: pd.DataFrame, epsilon: float, k: int, *,
         method="insensitive microaggregation + Laplace / exponential mechanism "
                "(paper 000, Alg. 3-4)",
         epsilon=budget.epsilon, ledger=budget.ledger, k=k, groups=clusters,
-        sensitivities=sensitivities, data=data, warnings=warnings, seed=seed)
+        sensitivities=sensitivities, data=data, warnings=warnings, seed=seed,
+        multiplier=m if calibration == "paper" else 1)
     report["reference"] = reference
+    report["calibration"] = calibration
     return Release(frame=released_frame(data, numeric_values, concepts), labels=labels,
                    report=report)

@@ -20,14 +20,18 @@ import pandas as pd
 
 from microagg.distance import Categorical
 from microagg.errors import InputError, PrivacyError
+from microagg.mechanisms import Budget
 from microagg.release.kanonymity import chosen_columns
 from microagg.schema import Role, Schema
 from microagg.table import Table, decode, encode, require_rows_and_columns
 from microagg.taxonomy import CategoryMetric
 
 __all__ = [
+    "CALIBRATIONS",
     "NEIGHBOURS",
     "DPInput",
+    "attribute_budgets",
+    "calibration_warnings",
     "category_sensitivity",
     "data_bounds",
     "guarantee",
@@ -35,6 +39,7 @@ __all__ = [
     "prepare",
     "privacy_report",
     "released_frame",
+    "split_by_attributes",
 ]
 
 NEIGHBOURS = ("two data sets are neighbours when they have the same number n of records and "
@@ -44,6 +49,48 @@ SAMPLING = ("Laplace noise: the statistic is snapped to a power-of-two grid and 
             "discrete Laplace noise drawn exactly (Canonne, Kamath, Steinke 2020), never by "
             "floating-point inverse-CDF sampling (Mironov 2012); exponential mechanism: stable "
             "softmax, inverse-CDF choice among the candidates")
+
+CALIBRATIONS = ("correct", "paper")
+
+
+def split_by_attributes(budget: Budget, numeric: Sequence[str], categorical: Sequence[str],
+                        reason: str) -> tuple[float, dict[str, float]]:
+    """One share of ε per attribute: the numeric block gets one share per numeric attribute,
+    each categorical attribute one share. Returns (ε of the numeric block, ε per category)."""
+    weights = {**({"numeric block (" + ", ".join(numeric) + ")": float(len(numeric))}
+                  if numeric else {}),
+               **{name: 1.0 for name in categorical}}
+    shares = budget.split(weights, reason)
+    numeric_epsilon = next((v for key, v in shares.items() if key.startswith("numeric block")),
+                           0.0)
+    return numeric_epsilon, {name: shares[name] for name in categorical}
+
+
+def attribute_budgets(budget: Budget, numeric: Sequence[str], categorical: Sequence[str],
+                      calibration: str, reason: str) -> tuple[float, dict[str, float]]:
+    """The ε of the numeric block and of each categorical attribute.
+
+    ``correct``: one share per attribute (sequential composition, so the release is ε-DP).
+    ``paper``: every attribute spends the full ε, as in paper 000's experiments (§5); the
+    ledger records the reuse and the release is (m·ε)-DP for m attributes.
+    """
+    if calibration not in CALIBRATIONS:
+        raise InputError(f"unknown calibration '{calibration}' (choose one of: "
+                         f"{', '.join(CALIBRATIONS)})")
+    if calibration == "correct":
+        return split_by_attributes(budget, numeric, categorical, reason)
+    full = budget.reuse("every attribute, in full (paper calibration)",
+                        len(numeric) + len(categorical), "paper 000's experiments")
+    return full, {name: full for name in categorical}
+
+
+def calibration_warnings(calibration: str, m: int, epsilon: float) -> list[str]:
+    """The warning a paper-calibrated release carries in its report (none when correct)."""
+    if calibration == "correct":
+        return []
+    return [f"paper calibration: each of the {m} attributes spends the full epsilon, so the "
+            f"release is only {m * epsilon:g}-differentially private; use it to reproduce "
+            "paper 000's figures, never to publish"]
 
 
 def data_bounds(values: np.ndarray) -> tuple[float, float]:
