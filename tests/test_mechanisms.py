@@ -12,11 +12,11 @@ from microagg.mechanisms import (
 )
 
 
-def test_discrete_laplace_matches_its_pmf():
-    scale = 3
+@pytest.mark.parametrize("scale", [1, 3, 10])
+def test_discrete_laplace_matches_its_pmf(scale):
     draws = discrete_laplace(scale, 400_000, rng=11)
     p = math.exp(-1 / scale)
-    for z in range(-8, 9):
+    for z in range(-3 * scale, 3 * scale + 1):
         pmf = (1 - p) / (1 + p) * p ** abs(z)
         freq = np.mean(draws == z)
         sigma = math.sqrt(pmf * (1 - pmf) / draws.size)

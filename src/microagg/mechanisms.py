@@ -15,9 +15,9 @@ sensitivity Δ, released with ε, is
 
 Z is drawn *exactly* with the rejection sampler of Canonne, Kamath and Steinke ("The discrete
 Gaussian for differential privacy", NeurIPS 2020, Algorithms 1-2): only integer comparisons
-against uniform integers drawn from the caller's numpy Generator (its bounded-integer method
-is unbiased). Outputs lie on the grid whatever the input, so no bit of the output
-depends on the input except through the released integer. The noise is at most a factor
+against uniform integers, each made from a 62-bit word of the caller's numpy Generator by
+mask-and-reject (exactly uniform). Outputs lie on the grid whatever the input, so no bit of
+the output depends on the input except through the released integer. The noise is at most a factor
 1 + (components + 2) γ / Δ above Δ/ε; the privacy report gives the exact scale.
 
 **Exponential mechanism** (McSherry & Talwar 2007): P(t) ∝ exp(ε q(t) / (2 Δq)), computed
@@ -127,41 +127,80 @@ class Budget:
 
 # -- exact discrete Laplace sampling ---------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
-def _bernoulli_exp(rng: np.random.Generator, num: int, den: int) -> bool:
-    """Bernoulli(exp(-num/den)) for 0 <= num <= den, exactly (CKS 2020, Algorithm 1): draw
-    A_j ~ Bernoulli(num / (den j)) for j = 1, 2, ... until one fails; the result is true iff
-    the failing index is odd. Bernoulli(a / b) is "a uniform integer below b is below a"; the
-    first trial is certain when num = den and is then skipped."""
-    j = 2 if num == den else 1
-    while True:
-        if rng.integers(0, den * j) < num:
-            j += 1
-        else:
-            return j % 2 == 1
+# Uniform words: 62 random bits each, drawn from the Generator in blocks (a power-of-two range,
+# so every word is exactly uniform).
+_WORD = 1 << 62
+_BLOCK = 4096
 
 
 @numba.njit(cache=True, nogil=True)
 def _discrete_laplace_fill(rng: np.random.Generator, scale: int, out: np.ndarray) -> None:
-    """Discrete Laplace variables, P(z) ∝ exp(-|z| / scale), into ``out`` (CKS 2020,
-    Algorithm 2 with s = 1, t = scale). Uniform integers come from the Generator, whose
-    bounded-integer method is unbiased (rejection). One uniform integer below 2 * scale
-    gives both U (its half) and the sign (its parity)."""
-    for i in range(out.shape[0]):
-        while True:
-            draw = rng.integers(0, 2 * scale)
-            u = draw // 2
-            if not _bernoulli_exp(rng, u, scale):
-                continue
-            v = 0
-            while _bernoulli_exp(rng, 1, 1):
-                v += 1
+    """Discrete Laplace variables, P(z) ∝ exp(-|z| / scale), into ``out``: CKS 2020,
+    Algorithm 2 with s = 1, t = scale, and Algorithm 1 for every Bernoulli(exp(-γ)).
+
+    1. U uniform below t, sign uniform (one uniform integer below 2t: its half and its parity);
+    2. accept U with probability exp(-U/t), else go back to 1;
+    3. V: the number of successes of Bernoulli(exp(-1)) trials before the first failure;
+    4. Z = ±(U + t V), rejecting "−0"; restart from 1 if rejected.
+
+    Bernoulli(exp(-a/b)), 0 <= a <= b (Algorithm 1): draw A_j ~ Bernoulli(a / (b j)) for
+    j = 1, 2, ... until one fails; true iff the failing j is odd (for a = b the first trial is
+    certain and skipped). Bernoulli(a / c) is "a uniform integer below c is below a".
+
+    The steps are a state machine around one draw site, so every uniform integer comes from a
+    local block of words with no call overhead: a uniform integer below c takes the low bits
+    of a word under the smallest all-ones mask >= c - 1 and is rejected if >= c (exactly
+    uniform). The Generator refills the block.
+    """
+    block = np.empty(_BLOCK, dtype=np.int64)
+    used = _BLOCK
+    i = 0
+    state = 0  # 0: draw U and the sign; 1: accept U (trial j); 2: geometric V (trial j)
+    draw = u = j = v = 0
+    while i < out.shape[0]:
+        if state == 0:
+            bound = 2 * scale
+        elif state == 1:
+            bound = scale * j
+        else:
+            bound = j
+        x = 0
+        if bound > 1:
+            mask = bound - 1
+            mask |= mask >> 1
+            mask |= mask >> 2
+            mask |= mask >> 4
+            mask |= mask >> 8
+            mask |= mask >> 16
+            mask |= mask >> 32
+            while True:
+                if used == _BLOCK:
+                    block[:] = rng.integers(0, _WORD, _BLOCK)
+                    used = 0
+                x = block[used] & mask
+                used += 1
+                if x < bound:
+                    break
+        if state == 0:
+            draw, u, j, state = x, x // 2, 1, 1
+        elif state == 1:
+            if x < u:
+                j += 1
+            elif j % 2 == 1:  # U accepted: start V
+                v, j, state = 0, 2, 2
+            else:
+                state = 0
+        elif x < 1:  # state 2: the trial A_j of Bernoulli(exp(-1)) succeeded
+            j += 1
+        elif j % 2 == 1:  # Bernoulli(exp(-1)) was true: V grows
+            v, j = v + 1, 2
+        else:  # V is complete
             magnitude = u + scale * v
             negative = draw % 2 == 1
-            if negative and magnitude == 0:
-                continue
-            out[i] = -magnitude if negative else magnitude
-            break
+            if not (negative and magnitude == 0):
+                out[i] = -magnitude if negative else magnitude
+                i += 1
+            state = 0
 
 
 # Draws per thread below which one thread does all the work.
