@@ -12,8 +12,8 @@ reports say so). ε in {0.1, 1, 10}; averages of 10 runs with seeds 0..9.
 Releases:
 * ``IR-DP``: microagg's 001 Alg. 1 (ε/m per attribute, scale m (b_j − a_j) / (k ε), one draw
   per group).
-* ``plain Laplace``: 001 §3.3's baseline, scale m (b_j − a_j) / ε per value; it is IR-DP with
-  k = 1 (every record its own group), which is how it is computed.
+* ``plain Laplace``: 001 §3.3's baseline, scale m (b_j − a_j) / ε per value (microagg's plain
+  baseline with ``calibration="per-attribute"``).
 * ``000 (paper calibration)``: insensitive microaggregation + noise of scale
   c (b_j − a_j) / (k ε) per attribute, the reading of 000 that 001 §4.4 compares against (its
   noise "does not depend on m"); (m·ε)-DP. ``000 (correct)``: the ε-DP calibration.
@@ -37,6 +37,7 @@ from microagg.aggregate import replace_by_means
 from microagg.metrics.utility import jsd, relative_error, variance_variation
 from microagg.partition.insensitive import insensitive
 from microagg.partition.univariate import individual_ranking
+from microagg.release.baselines import dp_laplace
 from microagg.release.dp_insensitive import dp_insensitive
 from microagg.release.dp_ranking import dp_individual_ranking
 
@@ -76,7 +77,8 @@ def dp_release(method: str, frame: pd.DataFrame, epsilon: float, k: int,
                bounds: dict[str, tuple[float, float]], seed: int) -> np.ndarray:
     """One noisy release of ``frame`` as a matrix (see the module docstring for the methods)."""
     if method == "plain Laplace":
-        release = dp_individual_ranking(frame, epsilon, 1, bounds=bounds, rng=seed)
+        release = dp_laplace(frame, epsilon, calibration="per-attribute", bounds=bounds,
+                             rng=seed)
     elif method == "IR-DP":
         release = dp_individual_ranking(frame, epsilon, k, bounds=bounds, rng=seed)
     else:

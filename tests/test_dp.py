@@ -65,6 +65,17 @@ def test_insensitive_centroid_sensitivity():
     assert worst > (HIGHS - LOWS).sum() / k  # forgetting the c clusters would be wrong
 
 
+def test_insensitive_centroid_sensitivity_per_attribute():
+    """The per-attribute calibration: attribute j's c centroids move by at most
+    c * width_j / k in L1."""
+    k, clusters = 4, 24 // 4
+    for j in range(2):
+        worst = _worst(lambda X, j=j: cluster_means(X, insensitive(X, k, LOWS, HIGHS))[:, j],
+                       np.random.default_rng(10 + j))
+        assert worst <= clusters * (HIGHS[j] - LOWS[j]) / k + 1e-9
+        assert worst > (HIGHS[j] - LOWS[j]) / k
+
+
 def test_individual_ranking_sensitivity():
     """001 Lemma 1: one attribute's group means move by at most width / k in L1."""
     k = 4
@@ -226,6 +237,24 @@ def test_paper_calibration_of_insensitive_dp(mixed):
     assert [s["sensitivity"] for s in scales] == pytest.approx([15 * 84 / 40, 15 * 168 / 40])
     assert "4-differential privacy" in release.report["guarantee"]
     assert release.report["calibration"] == "paper"
+
+
+def test_per_attribute_calibration(mixed):
+    data, columns = mixed
+    m = len(columns)
+    release = dp_insensitive(data.frame, 1.0, 40, schema=data.schema, columns=columns, rng=3,
+                             calibration="per-attribute")
+    laplace = [s for s in release.report["sensitivities"] if s["mechanism"] == "Laplace"]
+    assert [s["sensitivity"] for s in laplace] == pytest.approx([15 * 84 / 40, 15 * 168 / 40])
+    assert [s["epsilon"] for s in laplace] == pytest.approx([1 / m, 1 / m])
+    assert sum(part["epsilon"] for part in release.report["epsilon_split"]) <= 1.0
+    assert "1-differential privacy" in release.report["guarantee"]
+    assert not release.report["warnings"] or all("paper" not in w
+                                                  for w in release.report["warnings"])
+    plain = dp_laplace(data.frame, 1.0, schema=data.schema, columns=columns, rng=3,
+                       calibration="per-attribute")
+    scales = [s["scale"] for s in plain.report["sensitivities"] if s["mechanism"] == "Laplace"]
+    assert scales == pytest.approx([m * 84, m * 168], rel=1e-4)  # 001 §3.3
 
 
 def test_bounds_policy():

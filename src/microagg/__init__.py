@@ -10,12 +10,19 @@ from microagg.aggregate import cluster_means, replace_by_means
 from microagg.distance import domain_normalize, scale
 from microagg.errors import DataNotFoundError, InputError, MicroaggError, PrivacyError, SchemaError
 from microagg.io import read_table, write_table
+from microagg.mechanisms import Budget
 from microagg.metrics.evaluate import evaluate
 from microagg.models import KAnonymity, TCloseness, equivalence_classes, k_anonymity, t_closeness
 from microagg.partition.insensitive import corner_sequence, insensitive
 from microagg.partition.mdav import mdav, vmdav
 from microagg.partition.univariate import individual_ranking, optimal_univariate
-from microagg.release import Release, microaggregate
+from microagg.release import (
+    Release,
+    dp_individual_ranking,
+    dp_insensitive,
+    dp_laplace,
+    microaggregate,
+)
 from microagg.schema import Attribute, Kind, Role, Schema
 from microagg.table import Table, decode, encode
 
@@ -26,6 +33,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 __all__ = [
     "Attribute",
+    "Budget",
     "DataNotFoundError",
     "InputError",
     "KAnonymity",
@@ -44,6 +52,9 @@ __all__ = [
     "datasets",
     "decode",
     "domain_normalize",
+    "dp_individual_ranking",
+    "dp_insensitive",
+    "dp_laplace",
     "encode",
     "equivalence_classes",
     "evaluate",

@@ -394,9 +394,11 @@ def dp(
     reference: str = typer.Option("corners", "--reference",
                                   help="Insensitive orders: corners | single."),
     calibration: str = typer.Option("correct", "--calibration",
-                                    help="correct | paper (paper 000's per-attribute noise: "
-                                         "(m·ε)-DP, for reproduction only; insensitive and "
-                                         "laplace)."),
+                                    help="correct (one ε for all numeric attributes, 000 "
+                                         "§4) | per-attribute (ε/m each; better when widths "
+                                         "differ a lot) | paper (000's experiments: "
+                                         "(m·ε)-DP, for reproduction only). Insensitive and "
+                                         "laplace."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
@@ -418,8 +420,8 @@ def dp(
         raise InputError(f"unknown calibration '{calibration}' (choose one of: "
                          f"{', '.join(CALIBRATIONS)})")
     if calibration != "correct" and method == "individual-ranking":
-        raise InputError("--calibration paper exists for --method insensitive and laplace only "
-                         "(paper 001 calibrates individual ranking correctly)")
+        raise InputError("--calibration applies to --method insensitive and laplace only "
+                         "(individual ranking always gives each attribute ε/m, 001 Alg. 1)")
     parsed = _bounds(bounds)
     frame = read_table(input)
     schema_obj = Schema.load(schema) if schema is not None else None

@@ -1,6 +1,10 @@
 """End-to-end releases: a masked table plus a report of what was done to it."""
 
 from microagg.release.base import Release
+from microagg.release.baselines import dp_laplace
+from microagg.release.dp_insensitive import dp_insensitive
+from microagg.release.dp_ranking import dp_individual_ranking
 from microagg.release.kanonymity import METHODS, microaggregate
 
-__all__ = ["METHODS", "Release", "microaggregate"]
+__all__ = ["METHODS", "Release", "dp_individual_ranking", "dp_insensitive", "dp_laplace",
+           "microaggregate"]

@@ -2,14 +2,14 @@
 
 One record's values form the query. Replacing one record changes only its own output, so the
 records compose in parallel. With the default ``correct`` calibration, the numeric block of a
-record has
-L1 sensitivity Σ_i (b_i − a_i) and gets Laplace noise of that scale over its share of ε; each
-categorical value is chosen among all concepts by the exponential mechanism with quality
-−δ(value, a) and sensitivity the diameter D_j of the categories, over its share. Shares are
-one per attribute, as in the other releases.
+record has L1 sensitivity Σ_i (b_i − a_i) and gets Laplace noise of that scale over its share
+of ε; each categorical value is chosen among all concepts by the exponential mechanism with
+quality −δ(value, a) and sensitivity the diameter D_j of the categories, over its share.
+Shares are one per attribute, as in the other releases.
 
-``calibration="paper"`` reproduces paper 000's figures: every attribute gets the full ε with scale
-(b_i − a_i)/ε. That is (m·ε)-DP for m attributes, and the report says so.
+``calibration="per-attribute"`` gives every attribute ε/m and scale m (b_i − a_i)/ε (001
+§3.3; ε-DP). ``calibration="paper"`` reproduces paper 000's figures: every attribute gets the
+full ε with scale (b_i − a_i)/ε. That is (m·ε)-DP for m attributes, and the report says so.
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ def dp_laplace(frame: pd.DataFrame, epsilon: float, *, calibration: str = "corre
                 rng, changing=1)
             sensitivities.append({"statistic": f"each record's '{name}'",
                                   "mechanism": "Laplace",
-                                  "formula": "b_i - a_i (per attribute; paper calibration)",
+                                  "formula": f"b_i - a_i (per attribute; {calibration} "
+                                             "calibration)",
                                   **info.as_dict()})
     concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
     for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics, strict=True)):

@@ -50,7 +50,7 @@ SAMPLING = ("Laplace noise: the statistic is snapped to a power-of-two grid and 
             "floating-point inverse-CDF sampling (Mironov 2012); exponential mechanism: stable "
             "softmax, inverse-CDF choice among the candidates")
 
-CALIBRATIONS = ("correct", "paper")
+CALIBRATIONS = ("correct", "per-attribute", "paper")
 
 
 def split_by_attributes(budget: Budget, numeric: Sequence[str], categorical: Sequence[str],
@@ -68,9 +68,14 @@ def split_by_attributes(budget: Budget, numeric: Sequence[str], categorical: Seq
 
 def attribute_budgets(budget: Budget, numeric: Sequence[str], categorical: Sequence[str],
                       calibration: str, reason: str) -> tuple[float, dict[str, float]]:
-    """The ε of the numeric block and of each categorical attribute.
+    """The ε of the numeric block (``correct``) or of each numeric attribute (the others), and
+    the ε of each categorical attribute.
 
-    ``correct``: one share per attribute (sequential composition, so the release is ε-DP).
+    ``correct``: one share per attribute; the numeric block is one vector query whose L1
+    sensitivity sums the attributes' (000 §4), so the release is ε-DP.
+    ``per-attribute``: ε/m for every attribute, each numeric one a query of its own with its
+    own width: ε-DP too, and less noise relative to its width on every attribute narrower than
+    the average (see docs/algorithms.md).
     ``paper``: every attribute spends the full ε, as in paper 000's experiments (§5); the
     ledger records the reuse and the release is (m·ε)-DP for m attributes.
     """
@@ -79,14 +84,18 @@ def attribute_budgets(budget: Budget, numeric: Sequence[str], categorical: Seque
                          f"{', '.join(CALIBRATIONS)})")
     if calibration == "correct":
         return split_by_attributes(budget, numeric, categorical, reason)
+    if calibration == "per-attribute":
+        shares = budget.split({name: 1.0 for name in (*numeric, *categorical)}, reason)
+        return (shares[numeric[0]] if numeric else 0.0,
+                {name: shares[name] for name in categorical})
     full = budget.reuse("every attribute, in full (paper calibration)",
                         len(numeric) + len(categorical), "paper 000's experiments")
     return full, {name: full for name in categorical}
 
 
 def calibration_warnings(calibration: str, m: int, epsilon: float) -> list[str]:
-    """The warning a paper-calibrated release carries in its report (none when correct)."""
-    if calibration == "correct":
+    """The warning a paper-calibrated release carries in its report (none otherwise)."""
+    if calibration != "paper":
         return []
     return [f"paper calibration: each of the {m} attributes spends the full epsilon, so the "
             f"release is only {m * epsilon:g}-differentially private; use it to reproduce "
