@@ -202,6 +202,11 @@ def test_dp_insensitive_release(mixed):
     again = dp_insensitive(data.frame, 1.0, 40, schema=data.schema, columns=columns, rng=7)
     pd.testing.assert_frame_equal(again.frame, frame)
     assert any("sqrt(n)" in w for w in report["warnings"]) is (40 * 40 < 600)
+    choices = [s for s in report["sensitivities"] if s["mechanism"] == "exponential"]
+    assert len(choices) == 2  # region, education: 000 Alg. 4, ε_j / c per cluster
+    for choice in choices:
+        assert choice["epsilon_per_cluster"] * clusters == pytest.approx(choice["epsilon"])
+        assert choice["epsilon"] == pytest.approx(1 / 4)
 
 
 def test_dp_individual_ranking_scales(mixed):

@@ -31,17 +31,16 @@ import numpy as np
 import pandas as pd
 
 from microagg.aggregate import cluster_means
-from microagg.mechanisms import Budget, exponential_mechanism, laplace_mechanism, make_rng
+from microagg.mechanisms import Budget, laplace_mechanism, make_rng
 from microagg.partition._validate import check_k
 from microagg.partition.insensitive import insensitive
 from microagg.release.base import Release
 from microagg.release.privacy import (
     attribute_budgets,
     calibration_warnings,
-    category_sensitivity,
-    marginality_quality,
     prepare,
     privacy_report,
+    private_centroids,
     released_frame,
 )
 from microagg.schema import Schema
@@ -100,19 +99,10 @@ def dp_insensitive(frame: pd.DataFrame, epsilon: float, k: int, *,
         numeric_values = noisy[labels]
     concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
     for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics, strict=True)):
-        diameter = category_sensitivity(metric)
-        quality = marginality_quality(data.part.codes[:, j], labels, metric)
-        per_cluster = category_epsilon[name] / clusters
-        chosen = exponential_mechanism(quality, diameter, per_cluster, rng)
-        concepts[:, j] = chosen[labels]
-        sensitivities.append({
-            "statistic": f"marginality of each cluster's '{name}' values, over all "
-                         f"{metric.n_concepts} concepts",
-            "mechanism": "exponential",
-            "formula": "diameter D of the categories, per cluster; epsilon / c per cluster "
-                       "(000 Alg. 4, eq. 6 with c for n/k)",
-            "sensitivity": diameter, "epsilon": category_epsilon[name],
-            "epsilon_per_cluster": per_cluster})
+        concepts[:, j], entry = private_centroids(
+            data.part.codes[:, j], labels, metric, category_epsilon[name], rng, name=name,
+            groups="cluster", source="000 Alg. 4, eq. 6 with c for n/k")
+        sensitivities.append(entry)
     warnings = calibration_warnings(calibration, m, budget.epsilon)
     if k * k < data.n:
         warnings.append(f"k = {k} is below sqrt(n) = {data.n ** 0.5:.0f}: the centroids' "

@@ -24,15 +24,14 @@ import numpy as np
 import pandas as pd
 
 from microagg.aggregate import cluster_means
-from microagg.mechanisms import Budget, exponential_mechanism, laplace_mechanism, make_rng
+from microagg.mechanisms import Budget, laplace_mechanism, make_rng
 from microagg.partition._validate import check_k
 from microagg.partition.univariate import individual_ranking
 from microagg.release.base import Release
 from microagg.release.privacy import (
-    category_sensitivity,
-    marginality_quality,
     prepare,
     privacy_report,
+    private_centroids,
     released_frame,
 )
 from microagg.schema import Schema
@@ -72,18 +71,11 @@ def dp_individual_ranking(frame: pd.DataFrame, epsilon: float, k: int, *,
                               "formula": "(b_j - a_j) / k  (001 Lemma 1)", **info.as_dict()})
     concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
     for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics, strict=True)):
-        column = labels[:, len(data.numeric) + j]
-        diameter = category_sensitivity(metric)
-        quality = marginality_quality(data.part.codes[:, j], column, metric)
-        per_group = shares[name] / groups
-        concepts[:, j] = exponential_mechanism(quality, diameter, per_group, rng)[column]
-        sensitivities.append({
-            "statistic": f"marginality of each ranked group's '{name}' values, over all "
-                         f"{metric.n_concepts} concepts",
-            "mechanism": "exponential",
-            "formula": "diameter D of the categories, per group; epsilon / c per group "
-                       "(the argument of 000 Alg. 4; see docs/algorithms.md)",
-            "sensitivity": diameter, "epsilon": shares[name], "epsilon_per_group": per_group})
+        concepts[:, j], entry = private_centroids(
+            data.part.codes[:, j], labels[:, len(data.numeric) + j], metric, shares[name], rng,
+            name=name, groups="ranked group",
+            source="the argument of 000 Alg. 4; see docs/algorithms.md")
+        sensitivities.append(entry)
     report = privacy_report(
         method="individual-ranking microaggregation + Laplace / exponential mechanism "
                "(paper 001, Alg. 1-2)",

@@ -20,7 +20,7 @@ import pandas as pd
 
 from microagg.distance import Categorical
 from microagg.errors import InputError, PrivacyError
-from microagg.mechanisms import Budget
+from microagg.mechanisms import Budget, exponential_mechanism
 from microagg.release.kanonymity import chosen_columns
 from microagg.schema import Role, Schema
 from microagg.table import Table, decode, encode, require_rows_and_columns
@@ -38,6 +38,7 @@ __all__ = [
     "marginality_quality",
     "prepare",
     "privacy_report",
+    "private_centroids",
     "released_frame",
     "split_by_attributes",
 ]
@@ -205,6 +206,29 @@ def marginality_quality(codes: np.ndarray, labels: np.ndarray, metric: CategoryM
     counts = np.zeros((int(labels.max()) + 1, metric.n_concepts))
     np.add.at(counts, (labels, codes), 1.0)
     return -(counts @ metric.distances)
+
+
+def private_centroids(codes: np.ndarray, labels: np.ndarray, metric: CategoryMetric,
+                      epsilon: float, rng: np.random.Generator, *, name: str, groups: str,
+                      source: str) -> tuple[np.ndarray, dict[str, Any]]:
+    """One concept per cluster of ``labels``, chosen among all concepts of the taxonomy by the
+    exponential mechanism with quality −m(S_c, a) and sensitivity the diameter D (000 Alg. 4).
+    One changed record may change every cluster, so each choice gets ε / c (sequential
+    composition; eq. 6 with c for n/k). Returns the concept of every record and the report
+    entry; ``groups`` names the clusters ("cluster", "ranked group") and ``source`` the
+    paper's step."""
+    clusters = int(labels.max()) + 1
+    diameter = category_sensitivity(metric)
+    per_cluster = epsilon / clusters
+    chosen = exponential_mechanism(marginality_quality(codes, labels, metric), diameter,
+                                   per_cluster, rng)
+    return chosen[labels], {
+        "statistic": f"marginality of each {groups}'s '{name}' values, over all "
+                     f"{metric.n_concepts} concepts",
+        "mechanism": "exponential",
+        "formula": f"diameter D of the categories, per {groups}; epsilon / c per {groups} "
+                   f"({source})",
+        "sensitivity": diameter, "epsilon": epsilon, "epsilon_per_cluster": per_cluster}
 
 
 def released_frame(data: DPInput, numeric_values: np.ndarray, concepts: np.ndarray
