@@ -150,6 +150,28 @@ def heap_offer(hd: np.ndarray, hr: np.ndarray, size: int, cap: int, d: float, r:
 BLOCK = 256
 
 
+@numba.njit(cache=True, inline="always")
+def block_distances(Y: np.ndarray, C: np.ndarray, S: np.ndarray, q: np.ndarray,
+                    qc: np.ndarray, b0: int, length: int, block: np.ndarray) -> None:
+    """block[t] = squared distance of remaining row b0 + t to the point (q, qc): numeric
+    squared differences, then the categorical lookups S[j, qc[j], concept]."""
+    for t in range(length):
+        block[t] = 0.0
+    for j in range(Y.shape[0]):
+        qj = q[j]
+        # A slice view indexed from 0 lets LLVM vectorize this loop (an offset index into the
+        # whole column does not); the arithmetic is unchanged.
+        column = Y[j, b0:b0 + length]
+        for t in range(length):
+            diff = column[t] - qj
+            block[t] += diff * diff
+    for j in range(C.shape[0]):
+        lookup = S[j, qc[j]]
+        concepts = C[j, b0:b0 + length]
+        for t in range(length):
+            block[t] += lookup[concepts[t]]
+
+
 @numba.njit(cache=True, parallel=True)
 def scan(Y: np.ndarray, C: np.ndarray, S: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray,
          qc: np.ndarray, skip: int, near: int, chunks: int, heap_d: np.ndarray,
@@ -159,7 +181,6 @@ def scan(Y: np.ndarray, C: np.ndarray, S: np.ndarray, idx: np.ndarray, m: int, q
     (q, qc) (a max-heap in heap_d/heap_i) and the farthest row (far_d/far_i), excluding
     original row ``skip`` (-1: none). ``S[j, a, b]`` is the squared contribution of
     categorical attribute j between concepts a and b."""
-    d = Y.shape[0]
     step = (m + chunks - 1) // chunks
     for c in numba.prange(chunks):
         start = c * step
@@ -172,21 +193,7 @@ def scan(Y: np.ndarray, C: np.ndarray, S: np.ndarray, idx: np.ndarray, m: int, q
         best_i = -1
         for b0 in range(start, stop, BLOCK):
             length = min(stop, b0 + BLOCK) - b0
-            for t in range(length):
-                block[t] = 0.0
-            for j in range(d):
-                qj = q[j]
-                # A slice view indexed from 0 lets LLVM vectorize this loop (an offset index
-                # into the whole column does not); the arithmetic is unchanged.
-                column = Y[j, b0:b0 + length]
-                for t in range(length):
-                    diff = column[t] - qj
-                    block[t] += diff * diff
-            for j in range(C.shape[0]):
-                lookup = S[j, qc[j]]
-                concepts = C[j, b0:b0 + length]
-                for t in range(length):
-                    block[t] += lookup[concepts[t]]
+            block_distances(Y, C, S, q, qc, b0, length, block)
             for t in range(length):
                 dist = block[t]
                 if dist >= best_d:

@@ -40,6 +40,7 @@ from microagg.errors import InputError
 from microagg.partition import _kernels
 from microagg.partition._kernels import (
     BLOCK,
+    block_distances,
     dd_accumulate,
     dd_total,
     exact_distance,
@@ -356,19 +357,7 @@ def _lower_gaps(rest, S, m, q, qc, gap):
     block = np.empty(BLOCK)
     for b0 in range(0, m, BLOCK):
         length = min(m, b0 + BLOCK) - b0
-        for t in range(length):
-            block[t] = 0.0
-        for j in range(Y.shape[0]):
-            qj = q[j]
-            column = Y[j, b0:b0 + length]  # slice view: vectorizes (see _kernels.scan)
-            for t in range(length):
-                diff = column[t] - qj
-                block[t] += diff * diff
-        for j in range(C.shape[0]):
-            lookup = S[j, qc[j]]
-            concepts = C[j, b0:b0 + length]
-            for t in range(length):
-                block[t] += lookup[concepts[t]]
+        block_distances(Y, C, S, q, qc, b0, length, block)
         for t in range(length):
             row = idx[b0 + t]
             if block[t] < gap[row]:
