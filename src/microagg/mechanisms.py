@@ -17,8 +17,9 @@ Z is drawn *exactly* with the rejection sampler of Canonne, Kamath and Steinke (
 Gaussian for differential privacy", NeurIPS 2020, Algorithms 1-2): only integer comparisons
 against uniform integers, each made from a 62-bit word of the caller's numpy Generator by
 mask-and-reject (exactly uniform). Outputs lie on the grid whatever the input, so no bit of
-the output depends on the input except through the released integer. The noise is at most a factor
-1 + (components + 2) γ / Δ above Δ/ε; the privacy report gives the exact scale.
+the output depends on the input except through the released integer. The noise scale exceeds
+Δ/ε by a relative (components + 2) γ / Δ + 1/t at most; the privacy report gives the exact
+scale.
 
 **Exponential mechanism** (McSherry & Talwar 2007): P(t) ∝ exp(ε q(t) / (2 Δq)), computed
 stably (the maximum quality is subtracted before exponentiating) and sampled by the inverse CDF
