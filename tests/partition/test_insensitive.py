@@ -5,7 +5,6 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from microagg.errors import InputError
-from microagg.partition import _kernels
 from microagg.partition.insensitive import corner_sequence, insensitive, total_order
 from microagg.partition.mdav import mdav
 from tests import reference
@@ -56,13 +55,12 @@ def test_equals_reference_implementation(case):
                                   reference.insensitive(X, k, lo, hi, corners))
 
 
-def test_equals_reference_on_the_parallel_path(monkeypatch):
-    monkeypatch.setattr(_kernels, "PARALLEL_MIN_ROWS", 64)
+def test_equals_reference_on_the_parallel_path(split_passes):
     rng = np.random.default_rng(11)
     X = rng.integers(0, 3, (3000, 3)).astype(float)
     lo, hi = np.zeros(3), np.full(3, 2.0)
     corners = corner_sequence(3, 3000 // 9 - 1)
-    np.testing.assert_array_equal(insensitive(X, 9, lo, hi),
+    np.testing.assert_array_equal(insensitive(X, 9, lo, hi, threads=split_passes),
                                   reference.insensitive(X, 9, lo, hi, corners))
 
 

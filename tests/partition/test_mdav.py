@@ -12,7 +12,6 @@ from microagg.errors import InputError
 from microagg.metrics.risk import record_linkage
 from microagg.metrics.utility import sse, sse_percent
 from microagg.models import k_anonymity
-from microagg.partition import _kernels
 from microagg.partition import mdav as mdav_module
 from microagg.partition.mdav import mdav, vmdav
 from tests import reference
@@ -71,12 +70,12 @@ def test_coded_passes_with_outliers():
     np.testing.assert_array_equal(mdav(X, 4), reference.mdav(X, 4))
 
 
-def test_equals_reference_on_the_parallel_path(monkeypatch):
-    monkeypatch.setattr(_kernels, "PARALLEL_MIN_ROWS", 64)  # split passes into chunks
+def test_equals_reference_on_the_parallel_path(split_passes):
     rng = np.random.default_rng(7)
     X = rng.integers(0, 4, (3000, 2)).astype(float)  # many exact ties across chunks
-    np.testing.assert_array_equal(mdav(X, 4), reference.mdav(X, 4))
-    np.testing.assert_array_equal(vmdav(X[:600], 3, 1.1), reference.vmdav(X[:600], 3, 1.1))
+    np.testing.assert_array_equal(mdav(X, 4, threads=split_passes), reference.mdav(X, 4))
+    np.testing.assert_array_equal(vmdav(X[:600], 3, 1.1, threads=split_passes),
+                                  reference.vmdav(X[:600], 3, 1.1))
 
 
 @settings(max_examples=150, deadline=None)

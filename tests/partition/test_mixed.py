@@ -8,7 +8,6 @@ from hypothesis.extra.numpy import arrays
 
 from microagg.distance import Categorical
 from microagg.errors import InputError
-from microagg.partition import _kernels
 from microagg.partition.insensitive import corner_sequence, insensitive
 from microagg.partition.mdav import mdav, vmdav
 from microagg.partition.univariate import individual_ranking, optimal_univariate
@@ -63,18 +62,17 @@ def test_insensitive_equals_reference(case):
         reference.insensitive(X, k, lows, highs, corners, categorical))
 
 
-def test_parallel_path(monkeypatch):
-    monkeypatch.setattr(_kernels, "PARALLEL_MIN_ROWS", 64)
+def test_parallel_path(split_passes):
     rng = np.random.default_rng(3)
     X = rng.integers(0, 3, (900, 1)).astype(float)
     categorical = Categorical(np.column_stack([rng.integers(0, 5, 900),
                                                rng.integers(0, 3, 900)]), _metrics())
-    np.testing.assert_array_equal(mdav(X, 4, categorical=categorical),
+    np.testing.assert_array_equal(mdav(X, 4, categorical=categorical, threads=split_passes),
                                   reference.mdav(X, 4, categorical))
     lows, highs = np.zeros(1), np.full(1, 2.0)
     corners = corner_sequence(3, 900 // 7 - 1)
     np.testing.assert_array_equal(
-        insensitive(X, 7, lows, highs, categorical=categorical),
+        insensitive(X, 7, lows, highs, categorical=categorical, threads=split_passes),
         reference.insensitive(X, 7, lows, highs, corners, categorical))
 
 

@@ -20,11 +20,18 @@ order, so equal distances compare equal and tie rules apply bit for bit.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import numba
 import numpy as np
 
-# Below this many remaining rows a pass runs on one thread (thread start-up costs more).
-PARALLEL_MIN_ROWS = 32_768
+from microagg.threads import ThreadChooser, numba_threads
+
+# A pass is split in chunks of at least this many rows, one per thread (smaller chunks cost
+# more in thread start-up and barriers than they save). Passing a larger value to the kernels
+# makes every pass run on the calling thread.
+PARALLEL_MIN_ROWS = 16_384
 
 
 # -- double-double sums ----------------------------------------------------------------------
@@ -142,7 +149,7 @@ def heap_offer(hd: np.ndarray, hr: np.ndarray, size: int, cap: int, d: float, r:
     if precedes(d, r, hd[0], hr[0], tiebreak):
         hd[0] = d
         hr[0] = r
-        heap_sift_down(hd, hr, size, 0, tiebreak)
+        heap_sift_down(hd, hr, size, np.int64(0), tiebreak)
     return size
 
 
@@ -172,42 +179,62 @@ def block_distances(Y: np.ndarray, C: np.ndarray, S: np.ndarray, q: np.ndarray,
             block[t] += lookup[concepts[t]]
 
 
+@numba.njit(cache=True)
+def _scan_chunk(Y: np.ndarray, C: np.ndarray, S: np.ndarray, idx: np.ndarray, start: int,
+                stop: int, q: np.ndarray, qc: np.ndarray, skip: int, near: int, hd: np.ndarray,
+                hi: np.ndarray, tiebreak: np.ndarray) -> tuple[int, float, int]:
+    """Exact pass over remaining rows start..stop-1: the ``near`` nearest rows to the point
+    (q, qc) into the max-heap (hd, hi), and the farthest row, excluding original row ``skip``
+    (-1: none). Returns (heap size, farthest distance, farthest row or -1)."""
+    block = np.empty(BLOCK)
+    size = 0
+    best_d = -1.0
+    best_i = -1
+    for b0 in range(start, stop, BLOCK):
+        length = min(stop, b0 + BLOCK) - b0
+        block_distances(Y, C, S, q, qc, b0, length, block)
+        for t in range(length):
+            dist = block[t]
+            if dist >= best_d:
+                row = idx[b0 + t]
+                if row != skip and (best_i < 0 or farther(dist, row, best_d, best_i)):
+                    best_d = dist
+                    best_i = row
+            if near > 0 and (size < near or dist <= hd[0]):
+                row = idx[b0 + t]
+                if row != skip:
+                    size = heap_offer(hd, hi, size, near, dist, row, tiebreak)
+    return size, best_d, best_i
+
+
 @numba.njit(cache=True, parallel=True)
+def _scan_parallel(Y, C, S, idx, m, q, qc, skip, near, chunks, heap_d, heap_i, far_d, far_i,
+                   sizes, tiebreak):
+    step = (m + chunks - 1) // chunks
+    for c in numba.prange(chunks):
+        start = c * step
+        sizes[c], far_d[c], far_i[c] = _scan_chunk(Y, C, S, idx, start, min(m, start + step),
+                                                   q, qc, skip, near, heap_d[c], heap_i[c],
+                                                   tiebreak)
+
+
+@numba.njit(cache=True)
 def scan(Y: np.ndarray, C: np.ndarray, S: np.ndarray, idx: np.ndarray, m: int, q: np.ndarray,
          qc: np.ndarray, skip: int, near: int, chunks: int, heap_d: np.ndarray,
          heap_i: np.ndarray, far_d: np.ndarray, far_i: np.ndarray, sizes: np.ndarray,
          tiebreak: np.ndarray) -> None:
-    """One exact pass over the remaining set: per chunk, the ``near`` nearest rows to the point
-    (q, qc) (a max-heap in heap_d/heap_i) and the farthest row (far_d/far_i), excluding
-    original row ``skip`` (-1: none). ``S[j, a, b]`` is the squared contribution of
-    categorical attribute j between concepts a and b."""
-    step = (m + chunks - 1) // chunks
-    for c in numba.prange(chunks):
-        start = c * step
-        stop = min(m, start + step)
-        block = np.empty(BLOCK)
-        hd = heap_d[c]
-        hi = heap_i[c]
-        size = 0
-        best_d = -1.0
-        best_i = -1
-        for b0 in range(start, stop, BLOCK):
-            length = min(stop, b0 + BLOCK) - b0
-            block_distances(Y, C, S, q, qc, b0, length, block)
-            for t in range(length):
-                dist = block[t]
-                if dist >= best_d:
-                    row = idx[b0 + t]
-                    if row != skip and (best_i < 0 or farther(dist, row, best_d, best_i)):
-                        best_d = dist
-                        best_i = row
-                if near > 0 and (size < near or dist <= hd[0]):
-                    row = idx[b0 + t]
-                    if row != skip:
-                        size = heap_offer(hd, hi, size, near, dist, row, tiebreak)
-        far_d[c] = best_d
-        far_i[c] = best_i
-        sizes[c] = size
+    """One exact pass over the remaining set, split in ``chunks``: per chunk, the ``near``
+    nearest rows to the point (q, qc) (a max-heap in heap_d/heap_i) and the farthest row
+    (far_d/far_i), excluding original row ``skip``. ``S[j, a, b]`` is the squared contribution
+    of categorical attribute j between concepts a and b. One chunk runs on the calling thread
+    without opening a parallel region (a region costs a barrier, and a scheduler time slice
+    whenever another process holds a core)."""
+    if chunks == 1:
+        sizes[0], far_d[0], far_i[0] = _scan_chunk(Y, C, S, idx, 0, m, q, qc, skip, near,
+                                                   heap_d[0], heap_i[0], tiebreak)
+    else:
+        _scan_parallel(Y, C, S, idx, m, q, qc, skip, near, chunks, heap_d, heap_i, far_d,
+                       far_i, sizes, tiebreak)
 
 
 # -- coded passes: exact answers from 8-bit codes ---------------------------------------------
@@ -299,115 +326,139 @@ def _far_limit_code(lmax: float, step: float, slack: float) -> float:
     return root * root * (1.0 - _ROUNDING) if root > 0.0 else -1.0
 
 
+@numba.njit(cache=True)
+def _scan_coded_chunk(codes: np.ndarray, cq: np.ndarray, step: float, slack: float,
+                      idx: np.ndarray, start: int, stop: int, skip: int, near: int,
+                      want_far: bool, fixed_limit: float, collect: bool, heap_u: np.ndarray,
+                      near_rows: np.ndarray, far_rows: np.ndarray) -> tuple[int, int, bool]:
+    """The coded pass over remaining rows start..stop-1 (see :func:`scan_coded`). Returns
+    (near candidates, or the number of upper bounds left in ``heap_u`` when not
+    ``collect``ing; far candidates; whether a candidate buffer overflowed)."""
+    d = codes.shape[0]
+    cap = near_rows.shape[0]
+    block = np.empty(BLOCK, dtype=np.int32)
+    fixed = fixed_limit < np.inf
+    size_u = near if fixed else 0
+    limit = fixed_limit  # near-th smallest upper bound so far, or the fixed limit
+    lmax = -np.inf  # largest lower bound so far
+    near_code = _near_limit_code(limit, step, slack) if fixed else np.inf
+    far_code = -1.0  # smaller D cannot give far candidates
+    nc = 0
+    fc = 0
+    over = False
+    for b0 in range(start, stop, BLOCK):
+        length = min(stop, b0 + BLOCK) - b0
+        for t in range(length):
+            block[t] = 0
+        for j in range(d):
+            qj = cq[j]
+            column = codes[j, b0:b0 + length]
+            for t in range(length):
+                diff = np.int32(column[t]) - qj
+                block[t] += diff * diff
+        block_min = block[0]
+        block_max = block[0]
+        for t in range(length):
+            block_min = min(block_min, block[t])
+            block_max = max(block_max, block[t])
+        check_near = near > 0 and (size_u < near or block_min <= near_code)
+        check_far = want_far and block_max >= far_code
+        if not (check_near or check_far):
+            continue
+        for t in range(length):
+            coded_sq = block[t]
+            hit_near = check_near and (size_u < near or coded_sq <= near_code)
+            hit_far = check_far and coded_sq >= far_code
+            if not (hit_near or hit_far):
+                continue
+            row = idx[b0 + t]
+            if row == skip:
+                continue
+            norm = step * np.sqrt(np.float64(coded_sq))
+            lo = norm * (1.0 - _ROUNDING) - slack
+            up = norm * (1.0 + _ROUNDING) + slack
+            if hit_near:
+                if size_u < near:  # max-heap of the smallest upper bounds
+                    at = size_u
+                    heap_u[at] = up
+                    size_u += 1
+                    while at > 0 and heap_u[(at - 1) // 2] < heap_u[at]:
+                        parent = (at - 1) // 2
+                        heap_u[at], heap_u[parent] = heap_u[parent], heap_u[at]
+                        at = parent
+                    if size_u == near:
+                        limit = heap_u[0]
+                        near_code = _near_limit_code(limit, step, slack)
+                elif up < limit and not fixed:
+                    heap_u[0] = up
+                    at = 0
+                    while True:
+                        left = 2 * at + 1
+                        if left >= size_u:
+                            break
+                        big = left
+                        if left + 1 < size_u and heap_u[left + 1] > heap_u[left]:
+                            big = left + 1
+                        if heap_u[big] > heap_u[at]:
+                            heap_u[at], heap_u[big] = heap_u[big], heap_u[at]
+                            at = big
+                        else:
+                            break
+                    limit = heap_u[0]
+                    near_code = _near_limit_code(limit, step, slack)
+                if collect and lo <= limit:
+                    if nc < cap:
+                        near_rows[nc] = row
+                        nc += 1
+                    else:
+                        over = True
+            if hit_far:
+                if lo > lmax:
+                    lmax = lo
+                    far_code = _far_limit_code(lmax, step, slack)
+                if up >= lmax:
+                    if fc < cap:
+                        far_rows[fc] = row
+                        fc += 1
+                    else:
+                        over = True
+    return (nc if collect else min(size_u, near)), fc, over
+
+
 @numba.njit(cache=True, parallel=True)
+def _scan_coded_parallel(codes, cq, step, slack, idx, m, skip, near, want_far, chunks,
+                         fixed_limit, collect, bounds, near_rows, near_count, far_rows,
+                         far_count, overflow):
+    per_chunk = (m + chunks - 1) // chunks
+    for c in numba.prange(chunks):
+        start = c * per_chunk
+        near_count[c], far_count[c], overflow[c] = _scan_coded_chunk(
+            codes, cq, step, slack, idx, start, min(m, start + per_chunk), skip, near,
+            want_far, fixed_limit, collect, bounds[c], near_rows[c], far_rows[c])
+
+
+@numba.njit(cache=True)
 def scan_coded(codes: np.ndarray, cq: np.ndarray, step: float, slack: float, idx: np.ndarray,
                m: int, skip: int, near: int, want_far: bool, chunks: int, fixed_limit: float,
                collect: bool, bounds: np.ndarray, near_rows: np.ndarray,
                near_count: np.ndarray, far_rows: np.ndarray, far_count: np.ndarray,
                overflow: np.ndarray) -> None:
     """Candidate rows for the ``near`` nearest and for the farthest row from the coded query
-    cq, per chunk; ``slack`` = delta + delta_q (see the section comment).
+    cq, per chunk; ``slack`` = delta + delta_q (see the section comment). One chunk runs on
+    the calling thread (no parallel region; see :func:`scan`).
 
     With ``collect`` False no candidate is kept: each chunk only leaves its ``near`` smallest
     upper bounds in ``bounds[c]`` (their number in near_count[c]). With a finite
     ``fixed_limit`` the near candidates are the rows whose lower bound is at most that limit
     (a known bound on the near-th smallest distance), instead of a running threshold."""
-    d = codes.shape[0]
-    cap = near_rows.shape[1]
-    per_chunk = (m + chunks - 1) // chunks
-    for c in numba.prange(chunks):
-        start = c * per_chunk
-        stop = min(m, start + per_chunk)
-        block = np.empty(BLOCK, dtype=np.int32)
-        heap_u = bounds[c]
-        fixed = fixed_limit < np.inf
-        size_u = near if fixed else 0
-        limit = fixed_limit  # near-th smallest upper bound so far, or the fixed limit
-        lmax = -np.inf  # largest lower bound so far
-        near_code = _near_limit_code(limit, step, slack) if fixed else np.inf
-        far_code = -1.0  # smaller D cannot give far candidates
-        nc = 0
-        fc = 0
-        over = False
-        for b0 in range(start, stop, BLOCK):
-            length = min(stop, b0 + BLOCK) - b0
-            for t in range(length):
-                block[t] = 0
-            for j in range(d):
-                qj = cq[j]
-                column = codes[j, b0:b0 + length]
-                for t in range(length):
-                    diff = np.int32(column[t]) - qj
-                    block[t] += diff * diff
-            block_min = block[0]
-            block_max = block[0]
-            for t in range(length):
-                block_min = min(block_min, block[t])
-                block_max = max(block_max, block[t])
-            check_near = near > 0 and (size_u < near or block_min <= near_code)
-            check_far = want_far and block_max >= far_code
-            if not (check_near or check_far):
-                continue
-            for t in range(length):
-                coded_sq = block[t]
-                hit_near = check_near and (size_u < near or coded_sq <= near_code)
-                hit_far = check_far and coded_sq >= far_code
-                if not (hit_near or hit_far):
-                    continue
-                row = idx[b0 + t]
-                if row == skip:
-                    continue
-                norm = step * np.sqrt(np.float64(coded_sq))
-                lo = norm * (1.0 - _ROUNDING) - slack
-                up = norm * (1.0 + _ROUNDING) + slack
-                if hit_near:
-                    if size_u < near:  # max-heap of the smallest upper bounds
-                        at = size_u
-                        heap_u[at] = up
-                        size_u += 1
-                        while at > 0 and heap_u[(at - 1) // 2] < heap_u[at]:
-                            parent = (at - 1) // 2
-                            heap_u[at], heap_u[parent] = heap_u[parent], heap_u[at]
-                            at = parent
-                        if size_u == near:
-                            limit = heap_u[0]
-                            near_code = _near_limit_code(limit, step, slack)
-                    elif up < limit and not fixed:
-                        heap_u[0] = up
-                        at = 0
-                        while True:
-                            left = 2 * at + 1
-                            if left >= size_u:
-                                break
-                            big = left
-                            if left + 1 < size_u and heap_u[left + 1] > heap_u[left]:
-                                big = left + 1
-                            if heap_u[big] > heap_u[at]:
-                                heap_u[at], heap_u[big] = heap_u[big], heap_u[at]
-                                at = big
-                            else:
-                                break
-                        limit = heap_u[0]
-                        near_code = _near_limit_code(limit, step, slack)
-                    if collect and lo <= limit:
-                        if nc < cap:
-                            near_rows[c, nc] = row
-                            nc += 1
-                        else:
-                            over = True
-                if hit_far:
-                    if lo > lmax:
-                        lmax = lo
-                        far_code = _far_limit_code(lmax, step, slack)
-                    if up >= lmax:
-                        if fc < cap:
-                            far_rows[c, fc] = row
-                            fc += 1
-                        else:
-                            over = True
-        near_count[c] = nc if collect else min(size_u, near)
-        far_count[c] = fc
-        overflow[c] = over
+    if chunks == 1:
+        near_count[0], far_count[0], overflow[0] = _scan_coded_chunk(
+            codes, cq, step, slack, idx, 0, m, skip, near, want_far, fixed_limit, collect,
+            bounds[0], near_rows[0], far_rows[0])
+    else:
+        _scan_coded_parallel(codes, cq, step, slack, idx, m, skip, near, want_far, chunks,
+                             fixed_limit, collect, bounds, near_rows, near_count, far_rows,
+                             far_count, overflow)
 
 
 # -- the remaining set with its codes ---------------------------------------------------------
@@ -444,6 +495,38 @@ def recode(rest: tuple, coded: tuple, m: int) -> tuple:
     low = coded[0]
     step, delta = quantize(rest[0], m, rest[1], low)
     return (low, np.array([step, delta]), coded[2])
+
+
+# The remaining rows are coded afresh each time this fraction of them has been clustered: the
+# partitioners take the periphery first, so the span of what remains shrinks and the grid gets
+# finer.
+RECODE_FRACTION = 0.8
+
+
+def run_batches(chooser: ThreadChooser, batch: Callable[[int, int, int], tuple[int, int]],
+                n: int, minimum: int, recode_rows: Callable[[int], None],
+                progress: Callable[[int], None] | None) -> None:
+    """Drive a sequential partitioner over its n rows while at least ``minimum`` remain.
+
+    ``batch(budget, stop_below, parallel_min)`` forms up to ``budget`` clusters, stopping
+    once at most ``stop_below`` rows remain, and returns (rows left, clusters formed). The
+    chooser sets the budget (batches of a few hundredths of a second) and whether the passes
+    of the batch are split between threads (:mod:`microagg.threads`). ``recode_rows(m)``
+    codes the m remaining rows afresh; ``progress`` gets the number of rows clustered."""
+    remaining = coded = n
+    with numba_threads(chooser.width):
+        while remaining >= minimum:
+            stop_below = int(coded * RECODE_FRACTION)
+            parallel_min, budget = chooser.plan(remaining)
+            start = time.perf_counter()
+            left, formed = batch(budget, stop_below, parallel_min)
+            chooser.done(formed, (remaining + left) // 2, time.perf_counter() - start)
+            remaining = left
+            if remaining and remaining <= stop_below:
+                recode_rows(remaining)
+                coded = remaining
+            if progress is not None:
+                progress(n - remaining)
 
 
 @numba.njit(cache=True)
@@ -483,8 +566,7 @@ def query(rest, coded, work, m, q, qc, skip, near, want_far, out_d, out_near, pa
     Y, codes, idx, _, rows, C, concepts = rest
     low, params, S = coded
     heap_d, heap_i, far_d, far_i, sizes, near_rows, near_count, far_rows, far_count, over = work
-    threads = far_d.shape[0]
-    chunks = 1 if m < parallel_min else threads
+    chunks = max(1, min(far_d.shape[0], m // parallel_min))
     no_ties = np.empty((0, 0))
     cq = np.empty(q.shape[0], dtype=np.int32)
     slack = code_query(q, low, params[0], cq) if C.shape[0] == 0 else -1.0
@@ -495,8 +577,9 @@ def query(rest, coded, work, m, q, qc, skip, near, want_far, out_d, out_near, pa
         if near > TWO_PASS_NEAR:
             # First pass: the near-th smallest upper bound over all chunks, a fixed limit for
             # the second pass (a running limit would collect ~near * log(m / near) rows).
-            scan_coded(codes, cq, params[0], slack, idx, m, skip, near, False, chunks, np.inf,
-                       False, heap_d, near_rows, near_count, far_rows, far_count, over)
+            scan_coded(codes, cq, params[0], slack, idx, m, skip, near, np.bool_(False), chunks,
+                       np.inf, np.bool_(False), heap_d, near_rows, near_count, far_rows,
+                       far_count, over)
             merged = np.empty(near)
             merged_rows = np.empty(near, dtype=np.int64)
             count = 0
@@ -507,7 +590,7 @@ def query(rest, coded, work, m, q, qc, skip, near, want_far, out_d, out_near, pa
             if count == near:
                 limit = merged[0]
         scan_coded(codes, cq, params[0], slack, idx, m, skip, near, want_far, chunks, limit,
-                   True, heap_d, near_rows, near_count, far_rows, far_count, over)
+                   np.bool_(True), heap_d, near_rows, near_count, far_rows, far_count, over)
         for c in range(chunks):
             coded_ok = coded_ok and not over[c]
     size = 0

@@ -38,17 +38,16 @@ from microagg.partition._kernels import (
     recode,
     remaining_set,
     remove_row,
+    run_batches,
     work_buffers,
 )
 from microagg.partition._validate import prepare
+from microagg.threads import ThreadChooser
 
 __all__ = ["REFERENCES", "corner_sequence", "insensitive"]
 
 REFERENCES = ("corners", "single")
 Progress = Callable[[int], None]
-
-# The remaining rows are coded afresh each time this fraction of them has been clustered.
-_RECODE_FRACTION = 0.8
 
 
 def _popcount(x: int) -> int:
@@ -105,12 +104,12 @@ def _smallest(rest, coded, m_rest, corner, corner_c, count, ties, threads, paral
     work = work_buffers(threads, count, 2 * count + 4096)
     md = np.empty(count)
     mr = np.empty(count, dtype=np.int64)
-    size, _ = query(rest, coded, work, m_rest, corner, corner_c, -1, count, False, md, mr,
-                    parallel_min, ties)
+    size, _ = query(rest, coded, work, m_rest, corner, corner_c, np.int64(-1), count,
+                    np.bool_(False), md, mr, parallel_min, ties)
     for end in range(size - 1, 0, -1):  # heapsort: ascending order
         md[0], md[end] = md[end], md[0]
         mr[0], mr[end] = mr[end], mr[0]
-        heap_sift_down(md, mr, end, 0, ties)
+        heap_sift_down(md, mr, end, np.int64(0), ties)
     return mr[:size].copy()
 
 
@@ -200,11 +199,11 @@ def total_order(X: np.ndarray | None, lows: np.ndarray, highs: np.ndarray,
 
 def insensitive(X: np.ndarray | None, k: int, lows: np.ndarray, highs: np.ndarray, *,
                 categorical: Categorical | None = None, reference: str = "corners",
-                progress: Progress | None = None) -> np.ndarray:
+                progress: Progress | None = None, threads: int | None = None) -> np.ndarray:
     """Insensitive microaggregation (000 Alg. 2) of records with numeric attributes X, whose
     declared domains are [lows_j, highs_j], and ``categorical`` attributes (000 §4.4). Returns
     int64 labels numbering clusters in the order they are formed; every cluster has k records
-    except the last (k..2k-1)."""
+    except the last (k..2k-1). ``threads``: see :mod:`microagg.threads`."""
     X, categorical, k = prepare(X, k, categorical)
     if reference not in REFERENCES:
         raise InputError(f"unknown reference '{reference}' (choose one of: "
@@ -229,18 +228,22 @@ def insensitive(X: np.ndarray | None, k: int, lows: np.ndarray, highs: np.ndarra
         buffers = numba.typed.List([np.empty(0, dtype=np.int64) for _ in range(period)])
         pointers = np.zeros(period, dtype=np.int64)
         built = np.zeros(period, dtype=np.bool_)
-        threads = numba.get_num_threads()
-        parallel_min = _kernels.PARALLEL_MIN_ROWS
-        m_rest = n
-        first = 0
-        while first < clusters - 1:
-            first, m_rest = _corner_clusters(
-                rest, coded, ties, k, corners, corners_c, uses, first, clusters - 1,
-                int(m_rest * _RECODE_FRACTION), labels, m_rest, buffers, pointers, built,
-                threads, parallel_min)
-            coded = recode(rest, coded, m_rest)
-            if progress is not None:
-                progress(n - m_rest)
+        chooser = ThreadChooser(_kernels.PARALLEL_MIN_ROWS, threads)
+        state = {"coded": coded, "first": 0}
+
+        def step(budget: int, stop_below: int, parallel_min: int) -> tuple[int, int]:
+            first = state["first"]
+            state["first"], left = _corner_clusters(
+                rest, state["coded"], ties, k, corners, corners_c, uses, first,
+                min(clusters - 1, first + budget), stop_below, labels, n - first * k,
+                buffers, pointers, built, chooser.width, parallel_min)
+            return left, state["first"] - first
+
+        def recode_rows(m: int) -> None:
+            state["coded"] = recode(rest, state["coded"], m)
+
+        # Clusters are formed while at least 2k rows remain (then clusters - 1 are formed).
+        run_batches(chooser, step, n, 2 * k, recode_rows, progress)
     labels[labels < 0] = clusters - 1
     if progress is not None:
         progress(n)

@@ -50,21 +50,18 @@ from microagg.partition._kernels import (
     recode,
     remaining_set,
     remove_row,
+    run_batches,
     work_buffers,
 )
 from microagg.partition._validate import prepare
+from microagg.threads import ThreadChooser
 
 __all__ = ["mdav", "vmdav"]
 
 Progress = Callable[[int], None]
 
-# Clusters formed per call of the compiled loop between two progress reports.
-_BATCH = 2048
 # Candidate rows a chunk may keep in a coded pass before falling back to the exact pass.
 _CANDIDATES = 4096
-# The remaining rows are coded afresh each time this fraction of them has been clustered: MDAV
-# removes the periphery first, so the span of what remains shrinks and the grid gets finer.
-_RECODE_FRACTION = 0.8
 
 
 @numba.njit(cache=True)
@@ -141,8 +138,11 @@ class _State:
     concept counts of the remaining rows, and the anchor-sorted order for
     farthest-from-centroid queries."""
 
-    def __init__(self, X: np.ndarray, k: int, categorical: Categorical) -> None:
+    def __init__(self, X: np.ndarray, k: int, categorical: Categorical,
+                 threads: int | None) -> None:
         n = X.shape[0]
+        # Read at run time (tests lower the chunk size to exercise the split passes).
+        self.chooser = ThreadChooser(_kernels.PARALLEL_MIN_ROWS, threads)
         self.rest, self.coded = remaining_set(X, categorical.codes, categorical.squared())
         q = categorical.codes.shape[1]
         self.cats = (
@@ -154,12 +154,11 @@ class _State:
         hist = self.cats[3]
         for j in range(q):
             hist[j] = np.bincount(categorical.codes[:, j], minlength=hist.shape[1])
-        self.work = work_buffers(numba.get_num_threads(), k - 1, _CANDIDATES)
+        self.work = work_buffers(self.chooser.width, k - 1, _CANDIDATES)
         self.labels = np.full(n, -1, dtype=np.int64)
         self.hi, self.lo = dd_total(self.rest[0], n)
         self.m = n
         self.next_label = 0
-        self.parallel_min = _kernels.PARALLEL_MIN_ROWS  # read at run time: tests lower it
         self.anchor = self.hi / n if X.shape[1] else np.empty(0)
         self.anchor_c = np.empty(q, dtype=np.int64)
         _centroid_concepts(hist, self.cats[0], self.cats[1], self.cats[2], self.anchor_c)
@@ -170,15 +169,18 @@ class _State:
                   self.order, self.sweep)
 
     def run(self, batch, progress: Progress | None, minimum: int = 1) -> None:
-        """Call ``batch(stop_below)`` while at least ``minimum`` rows remain, re-coding the
-        remaining rows in between."""
-        n = self.labels.size
-        while self.m >= minimum:
-            self.m, self.next_label = batch(int(self.m * _RECODE_FRACTION))
-            if self.m:
-                self.coded = recode(self.rest, self.coded, self.m)
-            if progress is not None:
-                progress(n - self.m)
+        """Call ``batch(budget, stop_below, parallel_min)`` -> (rows left, next label) while
+        at least ``minimum`` rows remain (see :func:`run_batches`)."""
+
+        def step(budget: int, stop_below: int, parallel_min: int) -> tuple[int, int]:
+            first = self.next_label
+            self.m, self.next_label = batch(budget, stop_below, parallel_min)
+            return self.m, self.next_label - first
+
+        def recode_rows(m: int) -> None:
+            self.coded = recode(self.rest, self.coded, m)
+
+        run_batches(self.chooser, step, self.labels.size, minimum, recode_rows, progress)
 
 
 @numba.njit(cache=True)
@@ -323,28 +325,30 @@ def _mdav_batch(rest, coded, work, cats, m, hi, lo, labels, next_label, k, budge
         if last_round:
             continue
         if labels[s] >= 0:  # degenerate: x_s joined x_r's cluster; (q, qc) still hold x_r
-            _, s = _query(rest, coded, work, m, q, qc, -1, 0, True, members, parallel_min)
+            _, s = _query(rest, coded, work, m, q, qc, np.int64(-1), np.int64(0),
+                          np.bool_(True), members, parallel_min)
         m, _ = _grow(rest, coded, work, hist, m, hi, lo, labels, next_label, k, s, q, qc,
-                     members, False, parallel_min)
+                     members, np.bool_(False), parallel_min)
         next_label += 1
         formed += 1
     return m, next_label
 
 
 def mdav(X: np.ndarray | None, k: int, *, categorical: Categorical | None = None,
-         progress: Progress | None = None) -> np.ndarray:
+         progress: Progress | None = None, threads: int | None = None) -> np.ndarray:
     """MDAV partition of the rows into clusters of k..2k-1 rows (paper 000, Alg. 1).
 
     ``X`` holds the (scaled) numeric attributes, ``categorical`` the categorical ones (000
     eq. 8). Returns int64 labels, one per row, numbering clusters in the order they are
-    formed. ``progress`` is called with the number of rows clustered so far.
+    formed. ``progress`` is called with the number of rows clustered so far. ``threads``:
+    see :mod:`microagg.threads` (default: chosen by measurement).
     """
     X, categorical, k = prepare(X, k, categorical)
-    state = _State(X, k, categorical)
-    state.run(lambda stop_below: _mdav_batch(
+    state = _State(X, k, categorical, threads)
+    state.run(lambda budget, stop_below, parallel_min: _mdav_batch(
         state.rest, state.coded, state.work, state.cats, state.m, state.hi, state.lo,
-        state.labels, state.next_label, k, _BATCH, stop_below, state.parallel_min,
-        state.order, state.rho, state.anchor, state.anchor_c, state.sweep), progress)
+        state.labels, state.next_label, k, budget, stop_below, parallel_min, state.order,
+        state.rho, state.anchor, state.anchor_c, state.sweep), progress)
     return state.labels
 
 
@@ -383,7 +387,8 @@ def _vmdav_batch(rest, coded, work, hist, m, hi, lo, labels, next_label, k, gamm
             q[j] = rows[r, j]
         for j in range(qc.shape[0]):
             qc[j] = concepts[r, j]
-        count, _ = _query(rest, coded, work, m, q, qc, r, k - 1, False, members, parallel_min)
+        count, _ = _query(rest, coded, work, m, q, qc, r, k - 1, np.bool_(False), members,
+                          parallel_min)
         members[count] = r
         count += 1
         for p in range(m):
@@ -408,14 +413,15 @@ def _vmdav_batch(rest, coded, work, hist, m, hi, lo, labels, next_label, k, gamm
                 q[j] = rows[e_in, j]
             for j in range(qc.shape[0]):
                 qc[j] = concepts[e_in, j]
-            found, _ = _query(rest, coded, work, m, q, qc, e_in, 1, False, members[size:],
-                              parallel_min)
+            found, _ = _query(rest, coded, work, m, q, qc, e_in, np.int64(1), np.bool_(False),
+                              members[size:], parallel_min)
             if found > 0:
                 d_out = exact_distance(rows, concepts, S, members[size], q, qc)
                 if not np.sqrt(d_in) < gamma * np.sqrt(d_out):
                     break
             members[size] = e_in
-            m = _cluster(rest, hist, m, hi, lo, labels, next_label, members[size:], 1)
+            m = _cluster(rest, hist, m, hi, lo, labels, next_label, members[size:],
+                         np.int64(1))
             size += 1
             _lower_gaps(rest, S, m, q, qc, gap)
         next_label += 1
@@ -451,8 +457,8 @@ def _assign_leftovers(X: np.ndarray, categorical: Categorical, labels: np.ndarra
 
 
 def vmdav(X: np.ndarray | None, k: int, gamma: float = 0.2, *,
-          categorical: Categorical | None = None,
-          progress: Progress | None = None) -> np.ndarray:
+          categorical: Categorical | None = None, progress: Progress | None = None,
+          threads: int | None = None) -> np.ndarray:
     """V-MDAV partition (Solanas & Martínez-Ballesté 2006): groups of k to 2k-1 rows.
 
     The centroid c of the whole data set is computed once. While at least k rows remain:
@@ -466,16 +472,15 @@ def vmdav(X: np.ndarray | None, k: int, gamma: float = 0.2, *,
     X, categorical, k = prepare(X, k, categorical)
     if not np.isfinite(gamma) or gamma < 0:
         raise InputError(f"gamma must be a non-negative number, got {gamma}")
-    state = _State(X, k, categorical)
+    state = _State(X, k, categorical, threads)
     n = X.shape[0]
     centroid = state.hi / n if X.shape[1] else np.empty(0)
     centroid_c = state.anchor_c.copy()  # the categorical centroid of all rows
     gap = np.full(n, np.inf)
-    state.run(lambda stop_below: _vmdav_batch(
+    state.run(lambda budget, stop_below, parallel_min: _vmdav_batch(
         state.rest, state.coded, state.work, state.cats[3], state.m, state.hi, state.lo,
-        state.labels, state.next_label, k, float(gamma), centroid, centroid_c, gap, _BATCH,
-        stop_below, state.parallel_min, state.order, state.rho, state.sweep), progress,
-        minimum=k)
+        state.labels, state.next_label, k, float(gamma), centroid, centroid_c, gap, budget,
+        stop_below, parallel_min, state.order, state.rho, state.sweep), progress, minimum=k)
     _assign_leftovers(X, categorical, state.labels)
     if progress is not None:
         progress(n)
