@@ -187,7 +187,7 @@ def _scan_chunk(Y: np.ndarray, C: np.ndarray, S: np.ndarray, idx: np.ndarray, st
     (q, qc) into the max-heap (hd, hi), and the farthest row, excluding original row ``skip``
     (-1: none). Returns (heap size, farthest distance, farthest row or -1)."""
     block = np.empty(BLOCK)
-    size = 0
+    size = np.int64(0)
     best_d = -1.0
     best_i = -1
     for b0 in range(start, stop, BLOCK):
@@ -230,7 +230,7 @@ def scan(Y: np.ndarray, C: np.ndarray, S: np.ndarray, idx: np.ndarray, m: int, q
     without opening a parallel region (a region costs a barrier, and a scheduler time slice
     whenever another process holds a core)."""
     if chunks == 1:
-        sizes[0], far_d[0], far_i[0] = _scan_chunk(Y, C, S, idx, 0, m, q, qc, skip, near,
+        sizes[0], far_d[0], far_i[0] = _scan_chunk(Y, C, S, idx, np.int64(0), m, q, qc, skip, near,
                                                    heap_d[0], heap_i[0], tiebreak)
     else:
         _scan_parallel(Y, C, S, idx, m, q, qc, skip, near, chunks, heap_d, heap_i, far_d,
@@ -453,8 +453,8 @@ def scan_coded(codes: np.ndarray, cq: np.ndarray, step: float, slack: float, idx
     (a known bound on the near-th smallest distance), instead of a running threshold."""
     if chunks == 1:
         near_count[0], far_count[0], overflow[0] = _scan_coded_chunk(
-            codes, cq, step, slack, idx, 0, m, skip, near, want_far, fixed_limit, collect,
-            bounds[0], near_rows[0], far_rows[0])
+            codes, cq, step, slack, idx, np.int64(0), m, skip, near, want_far, fixed_limit,
+            collect, bounds[0], near_rows[0], far_rows[0])
     else:
         _scan_coded_parallel(codes, cq, step, slack, idx, m, skip, near, want_far, chunks,
                              fixed_limit, collect, bounds, near_rows, near_count, far_rows,
@@ -582,7 +582,7 @@ def query(rest, coded, work, m, q, qc, skip, near, want_far, out_d, out_near, pa
                        far_count, over)
             merged = np.empty(near)
             merged_rows = np.empty(near, dtype=np.int64)
-            count = 0
+            count = np.int64(0)
             for c in range(chunks):
                 for t in range(near_count[c]):
                     count = heap_offer(merged, merged_rows, count, near, heap_d[c, t], t,
@@ -593,7 +593,7 @@ def query(rest, coded, work, m, q, qc, skip, near, want_far, out_d, out_near, pa
                    np.bool_(True), heap_d, near_rows, near_count, far_rows, far_count, over)
         for c in range(chunks):
             coded_ok = coded_ok and not over[c]
-    size = 0
+    size = np.int64(0)
     far = -1
     far_dist = -1.0
     if coded_ok:
