@@ -34,11 +34,12 @@ def one(case: dict) -> dict:
     columns = [f"x{j}" for j in range(d)]
     bounds = {c: (0.0, 1.0) for c in columns}
     run = {
-        "dp-individual-ranking": lambda f: dp_individual_ranking(f, epsilon, k, bounds=bounds,
-                                                                 rng=case["seed"]),
-        "dp-insensitive": lambda f: dp_insensitive(f, epsilon, k, bounds=bounds,
-                                                   rng=case["seed"]),
-        "dp-laplace": lambda f: dp_laplace(f, epsilon, bounds=bounds, rng=case["seed"]),
+        "dp-individual-ranking": lambda f: dp_individual_ranking(
+            f, epsilon=epsilon, k=k, bounds=bounds, rng=np.random.default_rng(case["seed"])),
+        "dp-insensitive": lambda f: dp_insensitive(
+            f, epsilon=epsilon, k=k, bounds=bounds, rng=np.random.default_rng(case["seed"])),
+        "dp-laplace": lambda f: dp_laplace(
+            f, epsilon=epsilon, bounds=bounds, rng=np.random.default_rng(case["seed"])),
     }[case["benchmark"]]
     rng = np.random.default_rng(case["seed"])
 

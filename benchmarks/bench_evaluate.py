@@ -26,7 +26,7 @@ def main() -> None:
                "hours-per-week"]
     frame = adult.frame
     evaluate(frame.iloc[:200], frame.iloc[:200], columns=columns)  # JIT warm-up
-    masked = microaggregate(frame, 5, schema=adult.schema, columns=columns).frame
+    masked = microaggregate(frame, k=5, schema=adult.schema, columns=columns).frame
     for name, release in (("mdav-k5", masked), ("identity", frame)):
         start = time.perf_counter()
         result = evaluate(frame, release, columns=columns)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -32,14 +33,15 @@ import pandas as pd
 from microagg import datasets
 from microagg.aggregate import cluster_means, replace_by_means
 from microagg.distance import scale
+from microagg.errors import PrivacyLeakWarning
 from microagg.mechanisms import laplace_mechanism
 from microagg.metrics.risk import record_linkage
 from microagg.metrics.utility import mean_variation, sse, variance_variation
+from microagg.options import Calibration
 from microagg.partition.insensitive import insensitive
 from microagg.partition.mdav import mdav
 from microagg.release.baselines import dp_laplace
 from microagg.release.dp_insensitive import dp_insensitive
-from microagg.release.privacy import CALIBRATIONS
 
 COLUMNS = ["FICA", "FEDTAX", "INTVAL", "POTHVAL"]
 EPSILONS = [0.01, 0.1, 1.0, 10.0]
@@ -112,8 +114,9 @@ def per_record_noise(X: np.ndarray, epsilon: float, k: int, widths: np.ndarray,
     centroids = cluster_means(X, labels)[labels]
     masked = np.empty_like(X)
     for j in range(X.shape[1]):
-        masked[:, j], _ = laplace_mechanism(centroids[:, j], clusters * widths[j] / k,
-                                            epsilon, 0.0, widths[j], rng, changing=1)
+        masked[:, j], _ = laplace_mechanism(centroids[:, j], sensitivity=clusters * widths[j] / k,
+                                            epsilon=epsilon, lows=0.0, highs=widths[j], rng=rng,
+                                            changing=1)
     return masked
 
 
@@ -123,7 +126,12 @@ def factors(baseline: dict, result: dict) -> tuple[float, float]:
             baseline["rl_percent"] / result["rl_percent"] if result["rl_percent"] else np.inf)
 
 
+CALIBRATIONS = tuple(c.value for c in Calibration)
+
+
 def main() -> None:
+    # Research runs: seeded on purpose, to reproduce the papers' figures.
+    warnings.simplefilter("ignore", PrivacyLeakWarning)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     runs = parser.parse_args().runs
@@ -155,7 +163,7 @@ def main() -> None:
             paper_sse, paper_rl = PAPER_TABLE_2[epsilon]
             record(f"plain Laplace ({calibration})", epsilon, None, runs_of(
                 lambda seed, e=epsilon, c=calibration: dp_laplace(
-                    frame, e, calibration=c, bounds=bounds, rng=seed).frame),
+                    frame, epsilon=e, calibration=c, bounds=bounds, rng=seed).aligned()),
                 sse_paper=paper_sse, rl_paper=paper_rl)
     for k in KS:
         record("MDAV", None, k, [replace_by_means(X, mdav(scale(
@@ -167,7 +175,8 @@ def main() -> None:
             for k in KS:
                 record(f"insensitive + DP ({calibration})", epsilon, k, runs_of(
                     lambda seed, e=epsilon, kk=k, c=calibration: dp_insensitive(
-                        frame, e, kk, bounds=bounds, calibration=c, rng=seed).frame))
+                        frame, epsilon=e, k=kk, bounds=bounds, calibration=c,
+                        rng=seed).aligned()))
     for epsilon in EPSILONS:
         for k in TABLE_KS:
             record(PER_RECORD, epsilon, k, [per_record_noise(X, epsilon, k, widths, seed)

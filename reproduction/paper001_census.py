@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from microagg import datasets
 from microagg.aggregate import replace_by_means
+from microagg.errors import PrivacyLeakWarning
 from microagg.metrics.utility import jsd, relative_error, variance_variation
 from microagg.partition.insensitive import insensitive
 from microagg.partition.univariate import individual_ranking
@@ -77,15 +79,15 @@ def dp_release(method: str, frame: pd.DataFrame, epsilon: float, k: int,
                bounds: dict[str, tuple[float, float]], seed: int) -> np.ndarray:
     """One noisy release of ``frame`` as a matrix (see the module docstring for the methods)."""
     if method == "plain Laplace":
-        release = dp_laplace(frame, epsilon, calibration="per-attribute", bounds=bounds,
-                             rng=seed)
+        release = dp_laplace(frame, epsilon=epsilon, calibration="per-attribute",
+                             bounds=bounds, rng=seed)
     elif method == "IR-DP":
-        release = dp_individual_ranking(frame, epsilon, k, bounds=bounds, rng=seed)
+        release = dp_individual_ranking(frame, epsilon=epsilon, k=k, bounds=bounds, rng=seed)
     else:
         calibration = method.removeprefix("000 (").removesuffix(")")
-        release = dp_insensitive(frame, epsilon, k, bounds=bounds, calibration=calibration,
-                                 rng=seed)
-    return release.frame[list(frame.columns)].to_numpy(float)
+        release = dp_insensitive(frame, epsilon=epsilon, k=k, bounds=bounds,
+                                 calibration=calibration, rng=seed)
+    return release.aligned()[list(frame.columns)].to_numpy(float)
 
 
 def measures(X: np.ndarray, masked: list[np.ndarray], lows: np.ndarray, highs: np.ndarray
@@ -98,6 +100,8 @@ def measures(X: np.ndarray, masked: list[np.ndarray], lows: np.ndarray, highs: n
 
 
 def main() -> None:
+    # Research runs: seeded on purpose, to reproduce the papers' figures.
+    warnings.simplefilter("ignore", PrivacyLeakWarning)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     runs = parser.parse_args().runs

@@ -1,8 +1,10 @@
 """Differentially private releases: sensitivities, an empirical privacy audit, the releases and
 their privacy reports."""
 
+import io
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -11,14 +13,14 @@ from scipy.stats import beta
 
 from microagg import datasets
 from microagg.aggregate import cluster_means
-from microagg.errors import PrivacyError
+from microagg.errors import InputError, PrivacyError, PrivacyLeakWarning
 from microagg.mechanisms import exponential_mechanism, laplace_mechanism
 from microagg.partition.insensitive import insensitive
 from microagg.partition.univariate import individual_ranking
 from microagg.release.baselines import dp_laplace
+from microagg.release.categorical import category_sensitivity, marginality_quality
 from microagg.release.dp_insensitive import dp_insensitive
 from microagg.release.dp_ranking import dp_individual_ranking
-from microagg.release.privacy import category_sensitivity, marginality_quality
 from microagg.schema import Attribute, Kind, Role, Schema
 from microagg.taxonomy import CategoryMetric, Taxonomy
 
@@ -129,10 +131,10 @@ def _audit_laplace(noise_fraction, epsilon=1.0, trials=200_000):
     """A value 2 or 3 (neighbours, sensitivity 1) released many times; the event 'output <= 2'
     has probabilities 1/2 and e^-ε/2: the tightest ratio a correct mechanism allows."""
     sensitivity = 1.0
-    a, _ = laplace_mechanism(np.full(trials, 2.0), sensitivity * noise_fraction, epsilon, 0.0,
-                             5.0, rng=1, changing=1)
-    b, _ = laplace_mechanism(np.full(trials, 3.0), sensitivity * noise_fraction, epsilon, 0.0,
-                             5.0, rng=2, changing=1)
+    a, _ = laplace_mechanism(np.full(trials, 2.0), sensitivity=sensitivity * noise_fraction,
+                             epsilon=epsilon, lows=0.0, highs=5.0, rng=1, changing=1)
+    b, _ = laplace_mechanism(np.full(trials, 3.0), sensitivity=sensitivity * noise_fraction,
+                             epsilon=epsilon, lows=0.0, highs=5.0, rng=2, changing=1)
     return _ratio_bounds(int((a <= 2.0).sum()), int((b <= 2.0).sum()), trials)
 
 
@@ -152,26 +154,143 @@ def test_audit_exponential_mechanism():
     qa = np.r_[0.0, np.full(49, -1.0)]
     qb = np.r_[-1.0, np.zeros(49)]
     for fraction, caught in ((1.0, False), (0.5, True)):
-        ca = exponential_mechanism(np.tile(qa, (trials, 1)), fraction, epsilon, 5)
-        cb = exponential_mechanism(np.tile(qb, (trials, 1)), fraction, epsilon, 6)
+        ca, _ = exponential_mechanism(np.tile(qa, (trials, 1)), sensitivity=fraction,
+                                      epsilon=epsilon, rng=5)
+        cb, _ = exponential_mechanism(np.tile(qb, (trials, 1)), sensitivity=fraction,
+                                      epsilon=epsilon, rng=6)
         low, _ = _ratio_bounds(int((ca == 0).sum()), int((cb == 0).sum()), trials)
         assert bool(low > math.e) == caught
 
 
-def test_audit_individual_ranking_release():
-    """End to end: four records in [0, 10], k = 2; one record moves from 0 to 10. The released
-    value of a record that stays is compared on both data sets."""
-    schema = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 10)),))
-    a = pd.DataFrame({"x": [0.0, 4.0, 6.0, 10.0]})
-    b = pd.DataFrame({"x": [10.0, 4.0, 6.0, 10.0]})
-    trials = 1500
-    hits = []
-    for frame, offset in ((a, 0), (b, 10_000)):
-        values = [dp_individual_ranking(frame, 1.0, 2, schema=schema, rng=offset + t)
-                  .frame["x"].iloc[1] for t in range(trials)]
-        hits.append(int((np.array(values) <= 3.5).sum()))
-    low, _ = _ratio_bounds(hits[0], hits[1], trials)
-    assert low <= math.e
+# -- end-to-end audits of the tables as written ---------------------------------------------
+
+AUDIT_TRIALS = 1500
+
+
+def _as_written(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table exactly as the command line writes it (CSV, no index) and reads it back."""
+    return pd.read_csv(io.StringIO(frame.to_csv(index=False)))
+
+
+def _audit(release, data_sets, event, trials=AUDIT_TRIALS):
+    """Run ``release`` (a function of a data set and a Generator) ``trials`` times on each of
+    two neighbouring data sets; return the Clopper-Pearson lower bounds of ε from ``event`` on
+    the written table, and from the same event on the table in input order (what was written
+    before rows were shuffled: the control that shows the audit has power)."""
+    rng = np.random.default_rng(2024)
+    written, aligned = [], []
+    for frame in data_sets:
+        hits_written = hits_aligned = 0
+        for _ in range(trials):
+            out = release(frame, rng)
+            hits_written += bool(event(_as_written(out.frame)))
+            hits_aligned += bool(event(_as_written(out.aligned())))
+        written.append(hits_written)
+        aligned.append(hits_aligned)
+
+    def epsilon_bound(hits):
+        low, _ = _ratio_bounds(max(hits), min(hits), trials)
+        return math.log(low) if low > 0 else 0.0
+    return epsilon_bound(written), epsilon_bound(aligned)
+
+
+ONE_ATTRIBUTE = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1)),))
+TWO_ATTRIBUTES = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1)),
+                         Attribute("y", Role.QUASI, Kind.NUMERIC, domain=(0, 1))))
+
+
+@pytest.mark.slow
+def test_audit_insensitive_release_as_written():
+    """The audit's attack: D = (.40, .41, .60, .61) and D' with the first record at .62, k = 2,
+    ε = 4. In input order "rows 0 and 1 are equal" happens under D (records 0, 1 clustered)
+    and never under D' (0 is clustered with 3): ε >= 8 found. Written in random order, the
+    event has the same probability on both."""
+    epsilon = 4.0
+    d = pd.DataFrame({"x": [0.40, 0.41, 0.60, 0.61]})
+    d_prime = pd.DataFrame({"x": [0.62, 0.41, 0.60, 0.61]})
+
+    def release(frame, rng):
+        return dp_insensitive(frame, epsilon=epsilon, k=2, schema=ONE_ATTRIBUTE, rng=rng)
+
+    def equal_inside(table):  # equal noisy means, not two values clamped to a bound
+        return table["x"][0] == table["x"][1] and 0 < table["x"][0] < 1
+
+    found, control = _audit(release, (d, d_prime), equal_inside)
+    assert found < epsilon
+    assert control > epsilon  # the same test catches the table in input order
+
+
+@pytest.mark.slow
+def test_audit_individual_ranking_release_as_written():
+    """Two attributes, n = 4, k = 2, ε = 4. Under D both attributes group records {0, 1} and
+    {2, 3}; under D' record 1 moves to (.2, .95), so y groups {0, 2} and {1, 3}. Event: the two
+    rows that share an x value share a y value too. In the linked table it holds always under
+    D and almost never under D'; unlinked, the columns are shuffled apart and it has
+    probability 1/3 under both."""
+    epsilon = 4.0
+    d = pd.DataFrame({"x": [0.1, 0.2, 0.8, 0.9], "y": [0.1, 0.2, 0.8, 0.9]})
+    d_prime = pd.DataFrame({"x": [0.1, 0.2, 0.8, 0.9], "y": [0.1, 0.95, 0.8, 0.9]})
+
+    def pairs(values):  # the two pairs of rows sharing a value, if there are exactly two
+        groups = {}
+        for row, value in enumerate(values):
+            groups.setdefault(value, []).append(row)
+        return sorted(map(tuple, groups.values())) if len(groups) == 2 else None
+
+    def same_pairs(table):
+        x = pairs(table["x"])
+        return x is not None and x == pairs(table["y"])
+
+    def unlinked(frame, rng):
+        return dp_individual_ranking(frame, epsilon=epsilon, k=2, schema=TWO_ATTRIBUTES,
+                                     rng=rng)
+
+    found, control = _audit(unlinked, (d, d_prime), same_pairs)
+    assert found < epsilon
+    assert control > epsilon  # in input order (= linked) the pairing gives the data away
+
+    def linked(frame, rng):
+        return dp_individual_ranking(frame, epsilon=epsilon, k=2, schema=TWO_ATTRIBUTES,
+                                     rng=rng, linkage="linked")
+
+    with pytest.warns(PrivacyLeakWarning, match="linked"):
+        release = linked(d, np.random.default_rng(0))
+    assert not release.report.differentially_private
+    assert release.report.guarantee_scope == "each column"
+    assert "2-differential privacy on its own" in release.report.guarantee
+    # The control above (each column restored to input order) is the linked table: the audit
+    # finds it is not 4-DP, as its report says.
+
+
+@pytest.mark.slow
+def test_audit_laplace_release_as_written():
+    """One record moves from 0 to 1 (domain [0, 1], ε = 1): the event "some written value is
+    at most 0.5" has probabilities 1 - e^-0.5 / 2 and e^-0.5 / 2 at most apart by e^ε."""
+    epsilon = 1.0
+    d = pd.DataFrame({"x": [0.0, 0.5, 0.5]})
+    d_prime = pd.DataFrame({"x": [1.0, 0.5, 0.5]})
+
+    def release(frame, rng):
+        return dp_laplace(frame, epsilon=epsilon, schema=ONE_ATTRIBUTE, rng=rng)
+
+    found, _ = _audit(release, (d, d_prime), lambda t: t["x"][0] <= 0.5)
+    assert 0 < found < epsilon
+
+
+@pytest.mark.slow
+def test_audit_categorical_release_as_written():
+    """Insensitive DP on a nominal attribute with declared categories, k = 2, ε = 2: one
+    record changes from 'a' to 'c'; event "the first written row is 'a'"."""
+    epsilon = 2.0
+    schema = Schema((Attribute("c", Role.QUASI, Kind.NOMINAL, domain=("a", "b", "c")),))
+    d = pd.DataFrame({"c": ["a", "a", "b", "b"]})
+    d_prime = pd.DataFrame({"c": ["c", "a", "b", "b"]})
+
+    def release(frame, rng):
+        return dp_insensitive(frame, epsilon=epsilon, k=2, schema=schema, rng=rng)
+
+    found, _ = _audit(release, (d, d_prime), lambda t: t["c"][0] == "a", trials=800)
+    assert found < epsilon
 
 
 # -- releases -----------------------------------------------------------------------------
@@ -182,104 +301,248 @@ def mixed():
     return data, ["age", "hours", "region", "education"]
 
 
+def _quiet(release, *args, **kwargs):
+    """A seeded release (tests are reproducible on purpose) without its PrivacyLeakWarning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        return release(*args, **kwargs)
+
+
 def test_dp_insensitive_release(mixed):
     data, columns = mixed
-    release = dp_insensitive(data.frame, 1.0, 40, schema=data.schema, columns=columns, rng=7)
+    release = _quiet(dp_insensitive, data.frame, epsilon=1.0, k=40, schema=data.schema,
+                     columns=columns, rng=7)
     frame, report = release.frame, release.report
-    assert len(frame) == 600 and list(frame.columns) == list(data.frame.columns)
+    assert len(frame) == 600 and list(frame.columns) == columns  # only protected columns
+    assert report.dropped_columns == ["income", "expenses", "savings", "household_size"]
+    assert list(frame.index) == list(range(600))  # a fresh index
     assert frame["age"].between(16, 100).all() and frame["hours"].between(0, 168).all()
+    aligned = release.aligned()
     for cluster in range(release.labels.max() + 1):  # one draw per cluster and attribute
-        members = frame[release.labels == cluster]
+        members = aligned[release.labels == cluster]
         assert members[columns].nunique().max() == 1
-    numeric = report["sensitivities"][0]
+    # the rows are a permutation of the aligned rows, not the input order
+    rows = release.source_rows
+    assert sorted(rows) == list(range(600)) and not np.array_equal(rows, np.arange(600))
+    np.testing.assert_array_equal(frame.to_numpy(), aligned.to_numpy()[rows])
+    numeric = report.sensitivities[0]
     clusters = 600 // 40
     assert numeric["sensitivity"] == pytest.approx(clusters * (84 + 168) / 40)
     assert numeric["scale"] >= numeric["sensitivity"] / numeric["epsilon"]
-    assert sum(part["epsilon"] for part in report["epsilon_split"]) <= 1.0
-    assert report["differentially_private"] and "1-differential privacy" in report["guarantee"]
-    assert "n is public" in report["neighbouring"]
-    assert report["domains"]["age"]["source"] == "schema"
-    again = dp_insensitive(data.frame, 1.0, 40, schema=data.schema, columns=columns, rng=7)
+    assert sum(part["epsilon"] for part in report.epsilon_split) <= 1.0
+    assert report.differentially_private
+    assert report.guarantee_scope == "table" and "1-differential privacy" in report.guarantee
+    assert "n is public" in report.neighbouring
+    assert report.domains["age"]["source"] == "schema"
+    again = _quiet(dp_insensitive, data.frame, epsilon=1.0, k=40, schema=data.schema,
+                   columns=columns, rng=7)
     pd.testing.assert_frame_equal(again.frame, frame)
-    assert any("sqrt(n)" in w for w in report["warnings"]) is (40 * 40 < 600)
-    choices = [s for s in report["sensitivities"] if s["mechanism"] == "exponential"]
+    assert any("sqrt(n)" in w for w in report.warnings) is (40 * 40 < 600)
+    choices = [s for s in report.sensitivities if s["mechanism"] == "exponential"]
     assert len(choices) == 2  # region, education: 000 Alg. 4, ε_j / c per cluster
     for choice in choices:
         assert choice["epsilon_per_cluster"] * clusters == pytest.approx(choice["epsilon"])
         assert choice["epsilon"] == pytest.approx(1 / 4)
+    # the noise is reported in public terms: one sd for the block, as a fraction per width
+    age, hours = report.noise["age"], report.noise["hours"]
+    assert age["standard_deviation"] == pytest.approx(hours["standard_deviation"])
+    assert age["fraction_of_width"] == pytest.approx(age["standard_deviation"] / 84)
+
+
+def test_report_never_holds_the_seed_and_a_seed_warns(mixed):
+    data, columns = mixed
+    with pytest.warns(PrivacyLeakWarning, match="known seed"):
+        release = dp_insensitive(data.frame, epsilon=1.0, k=40, schema=data.schema,
+                                 columns=columns, rng=123456789)
+    text = json.dumps(release.report.to_dict())
+    assert "seed" not in json.loads(text) and "123456789" not in text
+    assert any("seed" in w for w in release.report.warnings)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # OS entropy: no warning
+        unseeded = dp_insensitive(data.frame, epsilon=1.0, k=40, schema=data.schema,
+                                  columns=columns)
+    assert unseeded.report.weaker_than_plain_dp == []
+
+
+def test_default_protects_every_column_and_carry_is_not_dp(mixed):
+    data, _ = mixed
+    release = _quiet(dp_insensitive, data.frame, epsilon=1.0, k=40, schema=data.schema)
+    assert release.report.columns == list(data.frame.columns)  # every non-identifier column
+    assert release.report.differentially_private
+    with pytest.warns(PrivacyLeakWarning, match="carried columns region"):
+        carried = dp_insensitive(data.frame, epsilon=1.0, k=40, schema=data.schema,
+                                 columns=["age", "hours"], carry=["region"])
+    report = carried.report
+    assert list(carried.frame.columns) == ["age", "hours", "region"]
+    assert not report.differentially_private and report.guarantee_scope == "protected columns"
+    assert "NOT differentially private" in report.guarantee and "region" in report.guarantee
+    # carried values are the input's, in the same rows as their protected values
+    pd.testing.assert_series_equal(carried.aligned()["region"], data.frame["region"])
+    with pytest.raises(InputError, match="both protected"):
+        dp_insensitive(data.frame, epsilon=1.0, k=40, schema=data.schema,
+                       columns=["age", "region"], carry=["region"])
+
+
+def test_identifiers_are_dropped():
+    frame = pd.DataFrame({"id": list("abcd"), "x": [0.1, 0.2, 0.3, 0.4]})
+    schema = Schema((Attribute("id", Role.IDENTIFIER, Kind.NOMINAL),
+                     Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1))))
+    release = dp_insensitive(frame, epsilon=1.0, k=2, schema=schema)
+    assert list(release.frame.columns) == ["x"] and release.report.dropped_columns == ["id"]
+    with pytest.raises(InputError, match="identifier"):
+        dp_insensitive(frame, epsilon=1.0, k=2, schema=schema, carry=["id"])
+
+
+def test_undeclared_categories_are_refused():
+    """A category seen only in the data would be released under D and impossible under D'."""
+    frame = pd.DataFrame({"c": ["a", "a", "b", "rare"]})
+    with pytest.raises(PrivacyError, match="'c' has no declared domain"):
+        dp_insensitive(frame, epsilon=1.0, k=2)
+    with pytest.warns(PrivacyLeakWarning, match="domains of c taken from the data"):
+        from_data = dp_insensitive(frame, epsilon=1.0, k=2, bounds_from_data=True)
+    assert not from_data.report.differentially_private
+    assert from_data.report.guarantee_scope == "none"
+    assert "observed categories" in from_data.report.domains["c"]["source"]
+
+
+def test_mean_at_the_upper_bound_does_not_fail():
+    """000 Alg. 3 on D = (0.1, 0.1, 0.1), bounds [0, 0.1], k = 3: the mean exceeds 0.1 by an
+    ulp; whether a release succeeds must not depend on the data."""
+    frame = pd.DataFrame({"v": [0.1, 0.1, 0.1]})
+    release = dp_insensitive(frame, epsilon=1.0, k=3, bounds={"v": (0.0, 0.1)})
+    assert release.frame["v"].between(0, 0.1).all()
+
+
+def test_drop_incomplete_is_in_the_guarantee():
+    frame = pd.DataFrame({"v": [0.1, np.nan, 0.3, 0.5]})
+    release = dp_laplace(frame, epsilon=1.0, bounds={"v": (0.0, 1.0)}, drop_incomplete=True)
+    assert "rows without a missing value" in release.report.guarantee
+    assert len(release.frame) == 3
+
+
+def test_clamping_is_told_to_the_owner_not_published():
+    frame = pd.DataFrame({"v": [0.1, 5.0, 7.0, 0.5]})
+    release = dp_laplace(frame, epsilon=1.0, bounds={"v": (0.0, 1.0)})
+    assert release.notices == ("2 value(s) of 'v' lay outside its declared domain and were "
+                               "clamped into it",)
+    text = json.dumps(release.report.to_dict())
+    assert "clamped into it before the release" in text and "2 value" not in text
+
+
+def test_noise_that_swamps_the_data_is_said():
+    data = datasets.synthetic(300, 6, seed=1)
+    release = dp_insensitive(data.frame, epsilon=1.0, k=20, schema=data.schema)
+    fractions = {c: v["fraction_of_width"] for c, v in release.report.noise.items()
+                 if "fraction_of_width" in v}
+    swamped = [c for c, f in fractions.items() if f > 0.25]
+    assert swamped  # 15 clusters, sum of six widths: pure noise
+    for name in swamped:
+        assert any(f"noise on '{name}'" in w and "larger k" in w
+                   for w in release.report.warnings)
+
+
+def test_options_a_method_ignores_are_errors():
+    from microagg.release.dp import dp_release
+
+    frame = pd.DataFrame({"v": [0.1, 0.2, 0.3, 0.5]})
+    common = {"epsilon": 1.0, "bounds": {"v": (0.0, 1.0)}}
+    for method, option, fragment in (("laplace", {"k": 5}, "--k applies"),
+                                     ("laplace", {"linkage": "linked"}, "--linkage applies"),
+                                     ("individual-ranking", {"k": 2, "calibration": "paper"},
+                                      "--calibration applies"),
+                                     ("individual-ranking", {"k": 2, "reference": "single"},
+                                      "--reference applies"),
+                                     ("insensitive", {"k": 2, "linkage": "unlinked"},
+                                      "--linkage applies"),
+                                     ("insensitive", {}, "needs --k")):
+        with pytest.raises(InputError, match=fragment):
+            dp_release(frame, method=method, **common, **option)
+
+
+def test_privacy_parameters_are_keyword_only():
+    frame = pd.DataFrame({"v": [0.1, 0.2]})
+    with pytest.raises(TypeError):
+        dp_insensitive(frame, 1.0, 2)  # type: ignore[misc]
 
 
 def test_dp_individual_ranking_scales(mixed):
     data, columns = mixed
-    release = dp_individual_ranking(data.frame, 2.0, 10, schema=data.schema, columns=columns,
-                                    rng=1)
-    scales = {s["statistic"].split("'")[1]: s["scale"] for s in release.report["sensitivities"]
+    release = _quiet(dp_individual_ranking, data.frame, epsilon=2.0, k=10, schema=data.schema,
+                     columns=columns, rng=1)
+    scales = {s["statistic"].split("'")[1]: s["scale"] for s in release.report.sensitivities
               if s["mechanism"] == "Laplace"}
     m = len(columns)
     assert scales["age"] == pytest.approx(m * 84 / (10 * 2.0), rel=1e-4)
     assert scales["hours"] == pytest.approx(m * 168 / (10 * 2.0), rel=1e-4)
+    aligned = release.aligned()
     for j, name in enumerate(columns[:2]):
         groups = release.labels[:, j]
-        assert release.frame.groupby(groups)[name].nunique().max() == 1
+        assert aligned.groupby(groups)[name].nunique().max() == 1
+    assert release.report.linkage == "unlinked" and release.report.differentially_private
+    # unlinked: every column is the list of its noisy group values, each in its own order
+    for name in columns:
+        assert sorted(release.frame[name]) == sorted(aligned[name])
 
 
 def test_dp_laplace_modes(mixed):
     data, columns = mixed
-    correct = dp_laplace(data.frame, 1.0, schema=data.schema, columns=columns, rng=2)
-    numeric = correct.report["sensitivities"][0]
+    correct = _quiet(dp_laplace, data.frame, epsilon=1.0, schema=data.schema, columns=columns,
+                     rng=2)
+    numeric = correct.report.sensitivities[0]
     assert numeric["sensitivity"] == pytest.approx(84 + 168)
-    paper = dp_laplace(data.frame, 1.0, schema=data.schema, columns=columns, rng=2,
-                       calibration="paper")
-    assert "4-differential privacy" in paper.report["guarantee"]
-    assert any("never to publish" in w for w in paper.report["warnings"])
+    with pytest.warns(PrivacyLeakWarning, match="paper calibration"):
+        paper = dp_laplace(data.frame, epsilon=1.0, schema=data.schema, columns=columns,
+                           calibration="paper")
+    assert "4-differential privacy" in paper.report.guarantee
+    assert any("never to publish" in w for w in paper.report.warnings)
 
 
 def test_paper_calibration_of_insensitive_dp(mixed):
     data, columns = mixed
-    release = dp_insensitive(data.frame, 1.0, 40, schema=data.schema, columns=columns, rng=3,
-                             calibration="paper")
-    scales = [s for s in release.report["sensitivities"] if s["mechanism"] == "Laplace"]
+    release = _quiet(dp_insensitive, data.frame, epsilon=1.0, k=40, schema=data.schema,
+                     columns=columns, rng=3, calibration="paper")
+    scales = [s for s in release.report.sensitivities if s["mechanism"] == "Laplace"]
     assert [s["sensitivity"] for s in scales] == pytest.approx([15 * 84 / 40, 15 * 168 / 40])
-    assert "4-differential privacy" in release.report["guarantee"]
-    assert release.report["calibration"] == "paper"
+    assert "4-differential privacy" in release.report.guarantee
+    assert release.report.calibration == "paper"
 
 
 def test_per_attribute_calibration(mixed):
     data, columns = mixed
     m = len(columns)
-    release = dp_insensitive(data.frame, 1.0, 40, schema=data.schema, columns=columns, rng=3,
-                             calibration="per-attribute")
-    laplace = [s for s in release.report["sensitivities"] if s["mechanism"] == "Laplace"]
+    release = _quiet(dp_insensitive, data.frame, epsilon=1.0, k=40, schema=data.schema,
+                     columns=columns, rng=3, calibration="per-attribute")
+    laplace = [s for s in release.report.sensitivities if s["mechanism"] == "Laplace"]
     assert [s["sensitivity"] for s in laplace] == pytest.approx([15 * 84 / 40, 15 * 168 / 40])
     assert [s["epsilon"] for s in laplace] == pytest.approx([1 / m, 1 / m])
-    assert sum(part["epsilon"] for part in release.report["epsilon_split"]) <= 1.0
-    assert "1-differential privacy" in release.report["guarantee"]
-    assert not release.report["warnings"] or all("paper" not in w
-                                                  for w in release.report["warnings"])
-    plain = dp_laplace(data.frame, 1.0, schema=data.schema, columns=columns, rng=3,
-                       calibration="per-attribute")
-    scales = [s["scale"] for s in plain.report["sensitivities"] if s["mechanism"] == "Laplace"]
+    assert sum(part["epsilon"] for part in release.report.epsilon_split) <= 1.0
+    assert "1-differential privacy" in release.report.guarantee
+    assert all("paper" not in w for w in release.report.warnings)
+    plain = _quiet(dp_laplace, data.frame, epsilon=1.0, schema=data.schema, columns=columns,
+                   rng=3, calibration="per-attribute")
+    scales = [s["scale"] for s in plain.report.sensitivities if s["mechanism"] == "Laplace"]
     assert scales == pytest.approx([m * 84, m * 168], rel=1e-4)  # 001 §3.3
 
 
 def test_bounds_policy():
     frame = pd.DataFrame({"v": [1.0, 2.0, 3.0, 50.0]})
     with pytest.raises(PrivacyError, match="no declared domain"):
-        dp_laplace(frame, 1.0, rng=1)
-    from_data = dp_laplace(frame, 1.0, rng=1, bounds_from_data=True)
-    assert not from_data.report["differentially_private"]
-    assert "NOT differentially private" in from_data.report["guarantee"]
-    assert from_data.report["domains"]["v"]["high"] == 75.0
-    explicit = dp_laplace(frame, 1.0, rng=1, bounds={"v": (0.0, 10.0)})
-    assert explicit.report["domains"]["v"]["source"] == "--bounds"
+        dp_laplace(frame, epsilon=1.0)
+    with pytest.warns(PrivacyLeakWarning):
+        from_data = dp_laplace(frame, epsilon=1.0, bounds_from_data=True)
+    assert not from_data.report.differentially_private
+    assert "NOT differentially private" in from_data.report.guarantee
+    assert from_data.report.domains["v"]["high"] == 75.0
+    explicit = dp_laplace(frame, epsilon=1.0, bounds={"v": (0.0, 10.0)})
+    assert explicit.report.domains["v"]["source"] == "--bounds"
     assert explicit.frame["v"].max() <= 10.0  # 50 was clamped before the noise
 
 
 def test_report_is_json_serializable(mixed):
     data, columns = mixed
-    release = dp_individual_ranking(data.frame, 1.0, 10, schema=data.schema, columns=columns,
-                                    rng=1)
-    json.dumps(release.report)
+    release = dp_individual_ranking(data.frame, epsilon=1.0, k=10, schema=data.schema,
+                                    columns=columns)
+    json.dumps(release.report.to_dict())
 
 
 def test_dp_cli(run_cli, tmp_path):
@@ -289,22 +552,35 @@ def test_dp_cli(run_cli, tmp_path):
                    "--n", "300").code == 0
     output = tmp_path / "out.parquet"
     result = run_cli("dp", source, "-o", output, "--epsilon", "1", "--k", "20", "--schema",
-                     schema, "--seed", "3")
+                     schema, "--columns", "age,hours", "--seed", "3")
     assert result.code == 0, result.stderr
+    assert "known seed" in result.stderr
     report = json.loads((tmp_path / "out.parquet.privacy.json").read_text())
-    assert report["epsilon"] == 1.0 and report["k"] == 20
-    assert len(pd.read_parquet(output)) == 300
+    assert report["epsilon"] == 1.0 and report["k"] == 20 and "seed" not in report
+    written = pd.read_parquet(output)
+    assert len(written) == 300 and list(written.columns) == ["age", "hours"]
+    carried = run_cli("dp", source, "-o", tmp_path / "c.csv", "--epsilon", "1", "--k", "20",
+                      "--schema", schema, "--columns", "age", "--carry", "region")
+    assert carried.code == 0 and "NOT differentially private" in carried.stderr
     for args, fragment in (
         (["--epsilon", "1", "--k", "20"], "no declared domain"),
         (["--epsilon", "0", "--k", "20", "--schema", str(schema)], "epsilon must be"),
         (["--epsilon", "1", "--schema", str(schema)], "needs --k"),
         (["--epsilon", "1", "--k", "5", "--method", "magic"], "unknown method"),
         (["--epsilon", "1", "--method", "laplace", "--bounds", "age=9"], "NAME=LO:HI"),
-        (["--epsilon", "1", "--k", "5", "--calibration", "loose"], "unknown calibration"),
+        (["--epsilon", "1", "--k", "5", "--calibration", "loose", "--schema", str(schema)],
+         "unknown calibration"),
         (["--epsilon", "1", "--k", "5", "--method", "individual-ranking", "--calibration",
-          "paper"], "insensitive and laplace only"),
+          "paper", "--schema", str(schema)], "--calibration applies"),
+        (["--epsilon", "1", "--k", "5", "--method", "laplace", "--schema", str(schema)],
+         "--k applies"),
+        (["--epsilon", "1", "--k", "5", "--seed", "-1", "--schema", str(schema)],
+         "--seed must be"),
+        (["--epsilon", "1e-300", "--k", "5", "--schema", str(schema)],
+         "smallest usable epsilon"),
     ):
         target = tmp_path / "bad.csv"
         bad = run_cli("dp", source, "-o", target, *args)
         assert bad.code == 2 and fragment in bad.stderr, (args, bad.stderr)
+        assert len(bad.stderr.strip().splitlines()) == 1 and len(bad.stderr) < 400
         assert not target.exists() and not (tmp_path / "bad.csv.privacy.json").exists()

@@ -8,15 +8,26 @@ from importlib.metadata import PackageNotFoundError, version
 from microagg import datasets
 from microagg.aggregate import cluster_means, replace_by_means
 from microagg.distance import domain_normalize, scale
-from microagg.errors import DataNotFoundError, InputError, MicroaggError, PrivacyError, SchemaError
+from microagg.errors import (
+    DataNotFoundError,
+    InputError,
+    MicroaggError,
+    PrivacyError,
+    PrivacyLeakWarning,
+    SchemaError,
+)
 from microagg.io import read_table, write_table
 from microagg.mechanisms import Budget
 from microagg.metrics.evaluate import evaluate
 from microagg.models import KAnonymity, TCloseness, equivalence_classes, k_anonymity, t_closeness
+from microagg.options import Calibration, DPMethod, Linkage, Method, Reference, Scaling
 from microagg.partition.insensitive import corner_sequence, insensitive
 from microagg.partition.mdav import mdav, vmdav
 from microagg.partition.univariate import individual_ranking, optimal_univariate
 from microagg.release import (
+    GuaranteeScope,
+    KAnonymityReport,
+    PrivacyReport,
     Release,
     dp_individual_ranking,
     dp_insensitive,
@@ -34,14 +45,24 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 __all__ = [
     "Attribute",
     "Budget",
+    "Calibration",
+    "DPMethod",
     "DataNotFoundError",
+    "GuaranteeScope",
     "InputError",
     "KAnonymity",
+    "KAnonymityReport",
     "Kind",
+    "Linkage",
+    "Method",
     "MicroaggError",
     "PrivacyError",
+    "PrivacyLeakWarning",
+    "PrivacyReport",
+    "Reference",
     "Release",
     "Role",
+    "Scaling",
     "Schema",
     "SchemaError",
     "TCloseness",

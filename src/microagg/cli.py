@@ -271,6 +271,10 @@ def _progress(total: int, description: str) -> Iterator[Callable[[int], None] | 
         yield lambda done: bar.update(task, completed=done)
 
 
+THREADS_HELP = ("Threads of the partitioner (default: all available, split passes only "
+                "when measured to pay off).")
+
+
 @app.command()
 def microaggregate(
     input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
@@ -281,60 +285,79 @@ def microaggregate(
                                     "insensitive"),
     columns: str | None = typer.Option(None, "--columns", help="Columns to microaggregate, "
                                        "comma-separated (default: the schema's "
-                                       "quasi-identifiers, else every numeric column)."),
+                                       "quasi-identifiers, else every non-identifier column)."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
     standardize: str = typer.Option("auto", "--standardize",
                                     help="Scaling of numeric attributes in mdav/vmdav "
                                          "distances: auto (zscore for numeric data, range for "
                                          "mixed data) | zscore | range | none."),
-    gamma: float = typer.Option(0.2, "--gamma", help="V-MDAV group extension parameter."),
-    reference: str = typer.Option("corners", "--reference",
-                                  help="Insensitive orders: corners | single."),
+    gamma: float | None = typer.Option(None, "--gamma", help="V-MDAV group extension "
+                                       "parameter (default 0.2)."),
+    reference: str | None = typer.Option(None, "--reference",
+                                         help="Insensitive orders: corners (default) | "
+                                              "single."),
     labels_out: Path | None = typer.Option(None, "--labels-out",
                                            help="Also write the cluster of each row."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
     clamp: bool = typer.Option(False, "--clamp",
                                help="Clamp values outside their declared domain."),
+    threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Replace quasi-identifiers by cluster means (k-anonymity by microaggregation)."""
-    from microagg.io import atomic_path, table_format
+    from microagg.io import table_format
     from microagg.release import microaggregate as run
+    from microagg.threads import check_threads
 
     table_format(output)
     if labels_out is not None:
         table_format(labels_out)
+    threads = check_threads(threads)
     frame, schema_obj = _load(input, schema)
     with _progress(len(frame), f"{method} k={k}") as progress:
-        release = run(frame, k, schema=schema_obj, method=method,
+        release = run(frame, k=k, schema=schema_obj, method=method,
                       columns=_names(columns, "--columns"), scaling=standardize, gamma=gamma,
                       reference=reference, drop_incomplete=drop_incomplete, clamp=clamp,
-                      progress=progress)
-    with contextlib.ExitStack() as stack:
-        if labels_out is not None:
-            labels_tmp = stack.enter_context(atomic_path(labels_out))
-            _write_as(release.labels_frame(), labels_tmp, labels_out)
-        output_tmp = stack.enter_context(atomic_path(output))
-        _write_as(release.frame, output_tmp, output)
+                      threads=threads, progress=progress)
+    outputs = {output: lambda path: _write_as(release.frame, path, output)}
+    if labels_out is not None:
+        outputs[labels_out] = lambda path: _write_as(release.labels_frame(), path, labels_out)
+    _write_all(outputs, sources=[input])
     report = release.report
     if json_out:
-        _print_json(report)
+        _print_json(report.to_dict())
         return
-    clusters = report["clusters"]
-    out.print(f"{report['method']} k={report['k']}: {report['records']:,} records, "
-              f"columns {', '.join(report['columns'])} -> {output}")
+    clusters = report.clusters
+    out.print(f"{report.method} k={report.k}: {report.records:,} records, "
+              f"columns {', '.join(report.columns)} -> {output}")
     if "count" in clusters:
         out.print(f"  {clusters['count']:,} clusters of {clusters['smallest']} to "
                   f"{clusters['largest']} records")
-    anonymity = report["k_anonymity"]
-    verdict = "holds" if anonymity["holds"] else "does not hold"
-    out.print(f"  k-anonymity on the released columns: smallest class "
-              f"{anonymity['smallest_class']:,} ({verdict})")
-    for name, concepts in report.get("generalized_categories", {}).items():
+    for label, anonymity, columns_text in (
+            ("the masked columns", report.k_anonymity, ", ".join(report.columns)),
+            ("the table as written", report.k_anonymity_as_written, "all written columns")):
+        verdict = "holds" if anonymity["holds"] else "does NOT hold"
+        out.print(f"  k-anonymity over {label} ({columns_text}): smallest class "
+                  f"{anonymity['smallest_class']:,} ({verdict})")
+        if not report.released_unchanged:
+            break
+    for name, concepts in report.generalized_categories.items():
         out.print(f"  {name}: generalized to inner concepts {', '.join(concepts)}")
-    for note in report.get("notes", []):
+    for note in report.notes:
         out.print(f"  note: {note}")
+    for name, count in report.clamped.items():
+        _warn(f"{count:,} value(s) of '{name}' were clamped into its declared domain")
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"microagg: warning: {' '.join(message.split())}\n")
+
+
+def _write_all(writers: dict[Path, Callable[[Path], None]], sources: list[Path]) -> None:
+    from microagg.io import write_all
+
+    write_all(writers, sources)
 
 
 def _write_as(frame: Any, tmp: Path, target: Path) -> None:
@@ -348,9 +371,6 @@ def _write_as(frame: Any, tmp: Path, target: Path) -> None:
 
 
 # -- dp ------------------------------------------------------------------------------------
-
-DP_METHODS = ("insensitive", "individual-ranking", "laplace")
-
 
 def _bounds(value: str | None) -> dict[str, tuple[float, float]]:
     """Parse --bounds NAME=LO:HI,NAME=LO:HI."""
@@ -381,81 +401,93 @@ def dp(
     method: str = typer.Option("insensitive", "--method",
                                help="insensitive | individual-ranking | laplace"),
     columns: str | None = typer.Option(None, "--columns", help="Columns to protect, "
-                                       "comma-separated (default: the schema's "
-                                       "quasi-identifiers, else every numeric column)."),
+                                       "comma-separated (default: every non-identifier "
+                                       "column). Other columns are dropped."),
+    carry: str | None = typer.Option(None, "--carry", help="Columns to copy unchanged, "
+                                     "comma-separated. The table is then NOT DP."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
     bounds: str | None = typer.Option(None, "--bounds", help="Domains NAME=LO:HI,... "
                                       "(override the schema)."),
     bounds_from_data: bool = typer.Option(False, "--bounds-from-data",
                                           help="Take missing domains from the data (1.5 x "
-                                               "max). The release is then NOT DP."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of the noise (default: OS "
+                                               "max; observed categories). The release is "
+                                               "then NOT DP."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the noise, for research "
+                                    "only: a known seed removes the noise (default: OS "
                                     "entropy)."),
-    reference: str = typer.Option("corners", "--reference",
-                                  help="Insensitive orders: corners | single."),
-    calibration: str = typer.Option("correct", "--calibration",
-                                    help="correct (one ε for all numeric attributes, 000 "
-                                         "§4) | per-attribute (ε/m each; better when widths "
-                                         "differ a lot) | paper (000's experiments: "
-                                         "(m·ε)-DP, for reproduction only). Insensitive and "
-                                         "laplace."),
+    reference: str | None = typer.Option(None, "--reference",
+                                         help="Insensitive orders: corners (default) | "
+                                              "single."),
+    calibration: str | None = typer.Option(None, "--calibration",
+                                           help="correct (default; one ε for all numeric "
+                                                "attributes, 000 §4) | per-attribute (ε/m "
+                                                "each; better when widths differ a lot) | "
+                                                "paper (000's experiments: (m·ε)-DP, for "
+                                                "reproduction only). Insensitive and laplace."),
+    linkage: str | None = typer.Option(None, "--linkage",
+                                       help="Individual ranking: unlinked (default; each "
+                                            "column in its own random order, ε-DP) | linked "
+                                            "(the paper's records; each column (ε/m)-DP, the "
+                                            "table NOT DP)."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
+    threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
 ) -> None:
-    """ε-differentially private release (000 Alg. 3, 001 Alg. 1, or plain Laplace)."""
-    from microagg.io import atomic_path, read_table, table_format
-    from microagg.release.baselines import dp_laplace
-    from microagg.release.dp_insensitive import dp_insensitive
-    from microagg.release.dp_ranking import dp_individual_ranking
-    from microagg.release.privacy import CALIBRATIONS
+    """ε-differentially private release (insensitive: 000 Alg. 3; individual-ranking: 001
+    Alg. 1; laplace: noise on every record)."""
+    import warnings
+
+    from microagg.errors import PrivacyLeakWarning
+    from microagg.io import read_table, table_format
+    from microagg.release.dp import dp_release
     from microagg.schema import Schema
+    from microagg.threads import check_threads
 
     table_format(output)
-    if method not in DP_METHODS:
-        raise InputError(f"unknown method '{method}' (choose one of: {', '.join(DP_METHODS)})")
-    if method != "laplace" and k is None:
-        raise InputError(f"--method {method} needs --k")
-    if calibration not in CALIBRATIONS:
-        raise InputError(f"unknown calibration '{calibration}' (choose one of: "
-                         f"{', '.join(CALIBRATIONS)})")
-    if calibration != "correct" and method == "individual-ranking":
-        raise InputError("--calibration applies to --method insensitive and laplace only "
-                         "(individual ranking always gives each attribute ε/m, 001 Alg. 1)")
+    if seed is not None and seed < 0:
+        raise InputError(f"--seed must be a non-negative integer, got {seed}")
     parsed = _bounds(bounds)
+    threads = check_threads(threads)
     frame = read_table(input)
     schema_obj = Schema.load(schema) if schema is not None else None
-    common = {"schema": schema_obj, "columns": _names(columns, "--columns"), "bounds": parsed,
-              "bounds_from_data": bounds_from_data, "rng": seed,
-              "drop_incomplete": drop_incomplete}
-    if method == "insensitive":
-        with _progress(len(frame), f"insensitive k={k}") as progress:
-            release = dp_insensitive(frame, epsilon, k, reference=reference,
-                                     calibration=calibration, progress=progress, **common)
-    elif method == "individual-ranking":
-        release = dp_individual_ranking(frame, epsilon, k, **common)
-    else:
-        release = dp_laplace(frame, epsilon, calibration=calibration, **common)
-    report_path = output.with_name(output.name + ".privacy.json")
-    with contextlib.ExitStack() as stack:
-        report_tmp = stack.enter_context(atomic_path(report_path))
-        report_tmp.write_text(json.dumps(release.report, indent=2, default=_json_default)
-                              + "\n", encoding="utf-8")
-        output_tmp = stack.enter_context(atomic_path(output))
-        _write_as(release.frame, output_tmp, output)
+    with _progress(len(frame), f"{method} k={k}") as progress, \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
+        release = dp_release(
+            frame, method=method, epsilon=epsilon, k=k, schema=schema_obj,
+            columns=_names(columns, "--columns"), carry=_names(carry, "--carry") or (),
+            bounds=parsed, bounds_from_data=bounds_from_data, reference=reference,
+            calibration=calibration, linkage=linkage, rng=seed,
+            drop_incomplete=drop_incomplete, threads=threads, progress=progress)
     report = release.report
-    if not report["differentially_private"]:
-        sys.stderr.write("microagg: warning: " + report["guarantee"] + "\n")
+    report_path = output.with_name(output.name + ".privacy.json")
+    text = json.dumps(report.to_dict(), indent=2, default=_json_default) + "\n"
+    _write_all({output: lambda path: _write_as(release.frame, path, output),
+                report_path: lambda path: path.write_text(text, encoding="utf-8")},
+               sources=[input])
+    for notice in release.notices:
+        _warn(notice + " (not published)")
+    if not report.differentially_private:
+        _warn(report.guarantee)
+    for weakness in report.weaker_than_plain_dp:
+        _warn(f"weaker than plain epsilon-DP: {weakness}")
+    for warning in report.warnings:
+        _warn(warning)
     if json_out:
-        _print_json(report)
+        _print_json(report.to_dict())
         return
-    out.print(f"{report['method']}: {report['records']:,} records, columns "
-              f"{', '.join(report['columns'])} -> {output}")
-    out.print(f"  {report['guarantee']}")
-    for part in report["epsilon_split"]:
+    out.print(f"{report.method}: {report.records:,} records, columns "
+              f"{', '.join(report.columns)} -> {output}")
+    if report.dropped_columns:
+        out.print(f"  dropped (not protected): {', '.join(report.dropped_columns)}")
+    out.print(f"  {report.guarantee}")
+    for part in report.epsilon_split:
         out.print(f"  ε for {part['part']}: {part['epsilon']:.6g}")
-    for warning in report["warnings"]:
-        out.print(f"  warning: {warning}")
+    for name, level in report.noise.items():
+        if "fraction_of_width" in level:
+            out.print(f"  noise on {name}: sd {level['standard_deviation']:.4g} "
+                      f"({level['fraction_of_width']:.1%} of the domain width)")
     out.print(f"  privacy report: {report_path}")
 
 
@@ -480,8 +512,8 @@ def demo(
     out.print(f"   before: smallest equivalence class {before.smallest_class} "
               f"({before.classes:,} classes) - every record is unique")
     with _progress(n, f"mdav k={k}") as progress:
-        release = run(data.frame, k, schema=data.schema, progress=progress)
-    clusters = release.report["clusters"]
+        release = run(data.frame, k=k, schema=data.schema, progress=progress)
+    clusters = release.report.clusters
     out.print(f"2. MDAV, k={k}, z-scores: {clusters['count']:,} clusters of "
               f"{clusters['smallest']} to {clusters['largest']} records")
     after = k_anonymity(release.frame, quasi)

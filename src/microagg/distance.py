@@ -24,26 +24,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from microagg.errors import InputError
+from microagg.options import Scaling, parse
 from microagg.taxonomy import CategoryMetric
 
-__all__ = ["SCALINGS", "Categorical", "domain_normalize", "scale"]
-
-SCALINGS = ("zscore", "range", "none")
+__all__ = ["Categorical", "domain_normalize", "scale"]
 
 
-def scale(X: np.ndarray, method: str = "zscore",
+def scale(X: np.ndarray, method: Scaling | str = Scaling.ZSCORE,
           bounds: Sequence[tuple[float, float] | None] | None = None) -> np.ndarray:
-    """A scaled copy of ``X`` (n, p). ``bounds`` gives each column's declared domain or None
-    (used by ``range``). Constant columns are left centred, not divided by zero."""
+    """A scaled copy of ``X`` (n, p) by ``zscore``, ``range`` or ``none`` (``auto`` is
+    resolved by the release). ``bounds`` gives each column's declared domain or None (used by
+    ``range``). Constant columns are left centred, not divided by zero."""
+    method = parse(Scaling, method, "scaling")
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
-    if method == "none":
+    if method is Scaling.NONE:
         return X.copy()
-    if method == "zscore":
+    if method is Scaling.ZSCORE:
         sd = X.std(axis=0)
         return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    if method == "range":
+    if method is Scaling.RANGE:
         bounds = list(bounds) if bounds is not None else [None] * X.shape[1]
         if len(bounds) != X.shape[1]:
             raise InputError("range scaling needs one domain (or None) per column")
@@ -51,7 +52,7 @@ def scale(X: np.ndarray, method: str = "zscore",
         high = np.array([b[1] if b is not None else X[:, j].max() for j, b in enumerate(bounds)])
         width = high - low
         return (X - low) / np.where(width > 0, width, 1.0)
-    raise InputError(f"unknown scaling '{method}' (choose one of: {', '.join(SCALINGS)})")
+    raise InputError("scaling 'auto' is resolved by the release; choose zscore, range or none")
 
 
 def domain_normalize(X: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> np.ndarray:

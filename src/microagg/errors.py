@@ -1,7 +1,10 @@
-"""Exceptions raised by microagg.
+"""Exceptions and warnings raised by microagg.
 
 Every error a data owner can cause (a bad file, a bad schema, an impossible parameter) is a
 :class:`MicroaggError`; the command line turns it into a one-line message and exit code 2.
+Errors about bad values also derive from :class:`ValueError`, so callers that catch
+``ValueError`` catch them too. A release whose guarantee is weaker than plain ε-differential
+privacy emits a :class:`PrivacyLeakWarning` (the command line prints it on stderr).
 """
 
 from __future__ import annotations
@@ -11,11 +14,11 @@ class MicroaggError(Exception):
     """Base class of every error microagg raises on purpose."""
 
 
-class InputError(MicroaggError):
+class InputError(MicroaggError, ValueError):
     """The data or a parameter is unusable (missing file, NaN, unknown column, k > n ...)."""
 
 
-class SchemaError(MicroaggError):
+class SchemaError(MicroaggError, ValueError):
     """A schema is malformed or does not fit the data."""
 
 
@@ -23,5 +26,11 @@ class DataNotFoundError(InputError):
     """A reference data set is not where microagg looks for it."""
 
 
-class PrivacyError(MicroaggError):
+class PrivacyError(MicroaggError, ValueError):
     """A request would break a privacy rule (e.g. DP bounds taken from the data without consent)."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A release is weaker than plain ε-differential privacy: bounds or categories taken from
+    the data, the paper calibration, a linked table of separately clustered columns, a
+    carried column, or a known seed. The privacy report says which and why."""

@@ -2,7 +2,9 @@
 
 The format is chosen by the file extension: ``.csv`` or ``.parquet`` / ``.pq``. Every write
 goes to a temporary file in the target folder and is renamed over the target only when complete,
-so a failed run never leaves a partial output behind.
+so a failed run never leaves a partial output behind; a command with several outputs renames
+them together (:func:`write_all`). A run killed during the rename step can leave hidden
+``.<name>.microagg-<pid>-*.tmp`` files; the next write to the same name removes them.
 
 CSV conventions: one header row, comma separator, UTF-8. Empty fields and the tokens ``NA``,
 ``N/A``, ``NaN``, ``nan``, ``NULL``, ``null`` are read as missing values; nothing else is (so a
@@ -16,7 +18,8 @@ import csv
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,8 @@ import pandas as pd
 
 from microagg.errors import InputError
 
-__all__ = ["atomic_path", "read_table", "table_format", "write_json", "write_table", "write_text"]
+__all__ = ["atomic_path", "atomic_paths", "check_output", "read_table", "table_format",
+           "write_all", "write_json", "write_table", "write_text"]
 
 MISSING_TOKENS = ["", "NA", "N/A", "NaN", "nan", "NULL", "null"]
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -97,25 +101,103 @@ def _refuse_duplicates(names: list[str], path: Path) -> None:
         seen.add(name)
 
 
-@contextlib.contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
+# Temporary files are named .<target>.microagg-<pid>-<random>.tmp: a later write to the same
+# target removes those whose process is gone (e.g. killed during a write).
+_TMP_TAG = ".microagg-"
 
-    On any exception the temporary file is removed and ``path`` is left untouched.
-    """
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    for stale in path.parent.glob(f".{glob_escape(path.name)}{_TMP_TAG}*.tmp"):
+        pid_text = stale.name[len(path.name) + 1 + len(_TMP_TAG):].split("-", 1)[0]
+        if pid_text.isdigit() and not _process_alive(int(pid_text)):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+
+def _file_mode() -> int:
+    """The mode a new file gets under the process's umask (0666 & ~umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def check_output(path: str | Path, sources: Sequence[str | Path] = ()) -> Path:
+    """Refuse an output path that is a folder, lies in a missing folder, or is one of the
+    ``sources`` (writing it would destroy the input)."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise InputError(f"output folder does not exist: {folder}")
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    os.close(handle)
-    tmp = Path(tmp_name)
-    try:
+    if path.is_dir():
+        raise InputError(f"output {path} is a folder; name a file")
+    for source in sources:
+        if Path(source).exists() and path.exists() and os.path.samefile(source, path):
+            raise InputError(f"output {path} is the input file; writing it would destroy "
+                             "the input: choose another name")
+    return path
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
+
+    On any exception the temporary file is removed and ``path`` is left untouched. The file
+    gets the mode the umask allows, like any new file.
+    """
+    with atomic_paths([path]) as (tmp,):
         yield tmp
-        os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def atomic_paths(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
+    """Temporary paths beside every one of ``paths``, renamed to them together if the block
+    succeeds; on any exception none of ``paths`` is touched."""
+    targets = [check_output(p) for p in paths]
+    resolved = [t.resolve() for t in targets]
+    if len(set(resolved)) < len(resolved):
+        twice = next(t for t, r in zip(targets, resolved, strict=True)
+                     if resolved.count(r) > 1)
+        raise InputError(f"{twice} is named as two different outputs of one command")
+    temporaries: list[Path] = []
+    try:
+        for target in targets:
+            _remove_stale_temporaries(target)
+            handle, name = tempfile.mkstemp(
+                prefix=f".{target.name}{_TMP_TAG}{os.getpid()}-", suffix=".tmp",
+                dir=target.parent if str(target.parent) else ".")
+            os.close(handle)
+            temporaries.append(Path(name))
+        yield temporaries
+        mode = _file_mode()
+        for tmp, target in zip(temporaries, targets, strict=True):
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        for tmp in temporaries:
+            if tmp.exists():
+                tmp.unlink()
+
+
+def write_all(writers: Mapping[Path, Callable[[Path], None]],
+              sources: Sequence[str | Path] = ()) -> None:
+    """Write every output of one command, or none: each writer fills a temporary file, and
+    all are renamed at the end. Outputs equal to a source, to each other, or naming a folder
+    are refused before anything is written."""
+    for target in writers:
+        check_output(target, sources)
+    with atomic_paths(list(writers)) as temporaries:
+        for tmp, write in zip(temporaries, writers.values(), strict=True):
+            write(tmp)
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:

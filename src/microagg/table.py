@@ -38,6 +38,7 @@ class Table:
     ``numeric`` is ``(n, p)`` float64 over the numeric attributes and ``codes`` is ``(n, q)``
     int64 over the categorical ones, both in schema order. ``row_positions`` are the positions
     of the kept rows in the source DataFrame (rows dropped as incomplete are absent).
+    ``clamped`` counts, per numeric attribute, the values clamped into its declared domain.
     """
 
     schema: Schema
@@ -47,6 +48,7 @@ class Table:
     index: pd.Index
     dtypes: Mapping[str, Any]
     row_positions: np.ndarray
+    clamped: Mapping[str, int] = field(default_factory=dict)
     _metrics: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -158,10 +160,12 @@ def encode(
     numeric_columns: list[np.ndarray] = []
     code_columns: list[np.ndarray] = []
     categories: dict[str, tuple[str, ...]] = {}
+    clamped: dict[str, int] = {}
     for attribute in schema:
         series = kept[attribute.name]
         if attribute.is_numeric:
-            numeric_columns.append(_encode_numeric(series, attribute, keep, clamp))
+            values, clamped[attribute.name] = _encode_numeric(series, attribute, keep, clamp)
+            numeric_columns.append(values)
         else:
             cats, codes = _encode_categorical(series, attribute, keep)
             categories[attribute.name] = cats
@@ -181,12 +185,14 @@ def encode(
         index=kept.index,
         dtypes={a.name: frame[a.name].dtype for a in schema},
         row_positions=keep.astype(np.int64),
+        clamped={name: count for name, count in clamped.items() if count},
     )
 
 
 def _encode_numeric(
     series: pd.Series, attribute: Attribute, positions: np.ndarray, clamp: bool
-) -> np.ndarray:
+) -> tuple[np.ndarray, int]:
+    """The column as float64, and how many values were clamped into the declared domain."""
     name = attribute.name
     if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         values = series.to_numpy(dtype=np.float64)
@@ -216,8 +222,8 @@ def _encode_numeric(
                     f"the declared domain [{lo:g}, {hi:g}]; clamp it explicitly (--clamp) or "
                     "widen the domain"
                 )
-            values = np.clip(values, lo, hi)
-    return values
+            return np.clip(values, lo, hi), int(outside.sum())
+    return values, 0
 
 
 def category_labels(series: pd.Series) -> pd.Series:

@@ -31,6 +31,7 @@ import numpy as np
 
 from microagg.distance import Categorical, domain_normalize
 from microagg.errors import InputError
+from microagg.options import Reference, parse
 from microagg.partition import _kernels
 from microagg.partition._kernels import (
     heap_sift_down,
@@ -44,9 +45,7 @@ from microagg.partition._kernels import (
 from microagg.partition._validate import prepare
 from microagg.threads import ThreadChooser
 
-__all__ = ["REFERENCES", "corner_sequence", "insensitive"]
-
-REFERENCES = ("corners", "single")
+__all__ = ["corner_sequence", "insensitive"]
 Progress = Callable[[int], None]
 
 
@@ -198,22 +197,21 @@ def total_order(X: np.ndarray | None, lows: np.ndarray, highs: np.ndarray,
 
 
 def insensitive(X: np.ndarray | None, k: int, lows: np.ndarray, highs: np.ndarray, *,
-                categorical: Categorical | None = None, reference: str = "corners",
+                categorical: Categorical | None = None,
+                reference: Reference | str = Reference.CORNERS,
                 progress: Progress | None = None, threads: int | None = None) -> np.ndarray:
     """Insensitive microaggregation (000 Alg. 2) of records with numeric attributes X, whose
     declared domains are [lows_j, highs_j], and ``categorical`` attributes (000 §4.4). Returns
     int64 labels numbering clusters in the order they are formed; every cluster has k records
     except the last (k..2k-1). ``threads``: see :mod:`microagg.threads`."""
     X, categorical, k = prepare(X, k, categorical)
-    if reference not in REFERENCES:
-        raise InputError(f"unknown reference '{reference}' (choose one of: "
-                         f"{', '.join(REFERENCES)})")
+    reference = parse(Reference, reference, "reference")
     U = domain_normalize(X, lows, highs)
     n, p = U.shape
     attributes = p + len(categorical.metrics)
     clusters = n // k
     labels = np.full(n, -1, dtype=np.int64)
-    if reference == "single":
+    if reference is Reference.SINGLE:
         order = total_order(X, lows, highs, categorical)
         labels[order] = np.minimum(np.arange(n) // k, clusters - 1)
         if progress is not None:

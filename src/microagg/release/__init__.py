@@ -4,7 +4,8 @@ from microagg.release.base import Release
 from microagg.release.baselines import dp_laplace
 from microagg.release.dp_insensitive import dp_insensitive
 from microagg.release.dp_ranking import dp_individual_ranking
-from microagg.release.kanonymity import METHODS, microaggregate
+from microagg.release.kanonymity import microaggregate
+from microagg.release.report import GuaranteeScope, KAnonymityReport, PrivacyReport
 
-__all__ = ["METHODS", "Release", "dp_individual_ranking", "dp_insensitive", "dp_laplace",
-           "microaggregate"]
+__all__ = ["GuaranteeScope", "KAnonymityReport", "PrivacyReport", "Release",
+           "dp_individual_ranking", "dp_insensitive", "dp_laplace", "microaggregate"]

@@ -15,74 +15,64 @@ full ε with scale (b_i − a_i)/ε. That is (m·ε)-DP for m attributes, and th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from microagg.mechanisms import Budget, exponential_mechanism, laplace_mechanism, make_rng
+from microagg.mechanisms import Budget, attribute_budgets, exponential_mechanism, make_rng
+from microagg.options import Calibration, parse
 from microagg.release.base import Release
-from microagg.release.privacy import (
-    attribute_budgets,
-    calibration_warnings,
-    category_sensitivity,
-    prepare,
-    privacy_report,
-    released_frame,
-)
+from microagg.release.categorical import category_sensitivity
+from microagg.release.inputs import prepare_dp
+from microagg.release.numeric import private_numeric
+from microagg.release.publish import publish_dp
+from microagg.release.report import categorical_noise
 from microagg.schema import Schema
 
 __all__ = ["dp_laplace"]
 
 
-def dp_laplace(frame: pd.DataFrame, epsilon: float, *, calibration: str = "correct",
+def dp_laplace(frame: pd.DataFrame, *, epsilon: float, calibration: Calibration | str = "correct",
                schema: Schema | None = None, columns: Sequence[str] | None = None,
+               carry: Sequence[str] = (),
                bounds: Mapping[str, tuple[float, float]] | None = None,
                bounds_from_data: bool = False, rng: np.random.Generator | int | None = None,
                drop_incomplete: bool = False) -> Release:
-    """Plain Laplace (numbers) / exponential mechanism (categories) on every record."""
-    seed = rng if isinstance(rng, int) else None
+    """Plain Laplace (numbers) / exponential mechanism (categories) on every record; columns,
+    ``carry`` and ``rng`` as in :func:`~microagg.release.dp_insensitive.dp_insensitive`."""
+    calibration = parse(Calibration, calibration, "calibration")
+    seeded = rng is not None and not isinstance(rng, np.random.Generator)
     rng = make_rng(rng)
-    data = prepare(frame, schema=schema, columns=columns, bounds=bounds,
-                   bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
+    data = prepare_dp(frame, schema=schema, columns=columns, carry=carry, bounds=bounds,
+                      bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
     budget = Budget(epsilon)
-    m = len(data.columns)
-    widths = data.highs - data.lows
-    sensitivities = []
-    numeric_values = data.X.copy()
     numeric_epsilon, category_epsilon = attribute_budgets(
         budget, data.numeric, data.categorical, calibration,
         "sequential composition over the attributes of a record; parallel over records")
-    if data.numeric and calibration == "correct":
-        numeric_values, info = laplace_mechanism(
-            data.X, float(widths.sum()), numeric_epsilon, data.lows, data.highs, rng,
+    sensitivities: list[dict[str, Any]] = []
+    noise: dict[str, dict[str, Any]] = {}
+    numeric_values = data.X
+    if data.numeric:
+        numeric_values, sensitivities, noise = private_numeric(
+            data.X, data=data, factor=1.0, epsilon=numeric_epsilon, calibration=calibration,
+            rng=rng, statistic="each record's numeric values", formula="1",
             changing=len(data.numeric))
-        sensitivities.append({"statistic": "each record's numeric values",
-                              "mechanism": "Laplace",
-                              "formula": "sum_i (b_i - a_i)", **info.as_dict()})
-    elif data.numeric:
-        for j, name in enumerate(data.numeric):
-            numeric_values[:, j], info = laplace_mechanism(
-                data.X[:, j], float(widths[j]), numeric_epsilon, data.lows[j], data.highs[j],
-                rng, changing=1)
-            sensitivities.append({"statistic": f"each record's '{name}'",
-                                  "mechanism": "Laplace",
-                                  "formula": f"b_i - a_i (per attribute; {calibration} "
-                                             "calibration)",
-                                  **info.as_dict()})
     concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
     for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics, strict=True)):
         diameter = category_sensitivity(metric)
-        quality = -metric.distances[data.part.codes[:, j]]
-        concepts[:, j] = exponential_mechanism(quality, diameter, category_epsilon[name], rng)
+        concepts[:, j], info = exponential_mechanism(
+            -metric.distances[data.part.codes[:, j]], sensitivity=diameter,
+            epsilon=category_epsilon[name], rng=rng)
         sensitivities.append({"statistic": f"each record's '{name}'",
                               "mechanism": "exponential", "formula": "diameter D",
-                              "sensitivity": diameter, "epsilon": category_epsilon[name]})
-    warnings = calibration_warnings(calibration, m, budget.epsilon)
-    report = privacy_report(
-        method=f"plain Laplace / exponential mechanism on every record ({calibration} "
+                              "sensitivity": diameter, "epsilon": category_epsilon[name],
+                              "exact_sampling": info.as_dict()})
+        noise[name] = categorical_noise(info.epsilon, 1, metric.n_concepts)
+    return publish_dp(
+        data, numeric_values=numeric_values, concepts=concepts,
+        labels=np.arange(data.n, dtype=np.int64),
+        method=f"plain Laplace / exponential mechanism on every record ({calibration.value} "
                "calibration)",
-        epsilon=budget.epsilon, ledger=budget.ledger, k=None, groups=None,
-        sensitivities=sensitivities, data=data, warnings=warnings, seed=seed,
-        multiplier=m if calibration == "paper" else 1)
-    return Release(frame=released_frame(data, numeric_values, concepts),
-                   labels=np.arange(data.n, dtype=np.int64), report=report)
+        budget=budget, k=None, groups=None, sensitivities=sensitivities, noise=noise, rng=rng,
+        seeded=seeded, calibration=calibration)

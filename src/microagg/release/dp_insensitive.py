@@ -31,90 +31,78 @@ import numpy as np
 import pandas as pd
 
 from microagg.aggregate import cluster_means
-from microagg.mechanisms import Budget, laplace_mechanism, make_rng
+from microagg.mechanisms import Budget, attribute_budgets, make_rng
+from microagg.options import Calibration, Reference, parse
 from microagg.partition._validate import check_k
 from microagg.partition.insensitive import insensitive
 from microagg.release.base import Release
-from microagg.release.privacy import (
-    attribute_budgets,
-    calibration_warnings,
-    prepare,
-    privacy_report,
-    private_centroids,
-    released_frame,
-)
+from microagg.release.categorical import private_centroids
+from microagg.release.inputs import prepare_dp
+from microagg.release.numeric import private_numeric
+from microagg.release.publish import publish_dp
+from microagg.release.report import categorical_noise
 from microagg.schema import Schema
 
 __all__ = ["dp_insensitive"]
 
 
-def dp_insensitive(frame: pd.DataFrame, epsilon: float, k: int, *,
+def dp_insensitive(frame: pd.DataFrame, *, epsilon: float, k: int,
                    schema: Schema | None = None, columns: Sequence[str] | None = None,
+                   carry: Sequence[str] = (),
                    bounds: Mapping[str, tuple[float, float]] | None = None,
-                   bounds_from_data: bool = False, reference: str = "corners",
-                   calibration: str = "correct",
+                   bounds_from_data: bool = False, reference: Reference | str = "corners",
+                   calibration: Calibration | str = "correct",
                    rng: np.random.Generator | int | None = None,
-                   drop_incomplete: bool = False,
+                   drop_incomplete: bool = False, threads: int | None = None,
                    progress: Callable[[int], None] | None = None) -> Release:
-    """ε-DP release of the quasi-identifiers by insensitive microaggregation + noise
-    (000 Alg. 3-4). Returns a Release whose report is the privacy report."""
-    seed = rng if isinstance(rng, int) else None
+    """ε-DP release by insensitive microaggregation + noise (000 Alg. 3-4).
+
+    Protects ``columns`` (default: every non-identifier column); ``carry`` names columns
+    copied unchanged (the table is then not DP). Rows are written in random order. An integer
+    ``rng`` is a seed: the report and a :class:`~microagg.errors.PrivacyLeakWarning` say that
+    a known seed removes the noise. Returns a Release whose report is a
+    :class:`~microagg.release.report.PrivacyReport`."""
+    reference = parse(Reference, reference, "reference")
+    calibration = parse(Calibration, calibration, "calibration")
+    seeded = rng is not None and not isinstance(rng, np.random.Generator)
     rng = make_rng(rng)
-    data = prepare(frame, schema=schema, columns=columns, bounds=bounds,
-                   bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
+    data = prepare_dp(frame, schema=schema, columns=columns, carry=carry, bounds=bounds,
+                      bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
     k = check_k(k, data.n)
     budget = Budget(epsilon)
-    m = len(data.columns)
     numeric_epsilon, category_epsilon = attribute_budgets(
         budget, data.numeric, data.categorical, calibration,
         "sequential composition over attributes")
     labels = insensitive(data.X if data.numeric else None, k, data.lows, data.highs,
-                         categorical=data.part, reference=reference, progress=progress)
+                         categorical=data.part, reference=reference, threads=threads,
+                         progress=progress)
     clusters = int(labels.max()) + 1
     sensitivities: list[dict[str, Any]] = []
+    noise: dict[str, dict[str, Any]] = {}
     numeric_values = data.X
     if data.numeric:
-        means = cluster_means(data.X, labels)
-        widths = data.highs - data.lows
-        if calibration == "correct":
-            noisy, info = laplace_mechanism(means, clusters * float(widths.sum()) / k,
-                                            numeric_epsilon, data.lows, data.highs, rng)
-            sensitivities.append({
-                "statistic": f"cluster means ({clusters} clusters x {len(data.numeric)} "
-                             "attributes)",
-                "mechanism": "Laplace",
-                "formula": "c * sum_j (b_j - a_j) / k  (000 §4; L1 over the matrix)",
-                **info.as_dict()})
-        else:
-            noisy = np.empty_like(means)
-            for j, name in enumerate(data.numeric):
-                noisy[:, j], info = laplace_mechanism(
-                    means[:, j], clusters * float(widths[j]) / k, numeric_epsilon,
-                    data.lows[j], data.highs[j], rng)
-                sensitivities.append({
-                    "statistic": f"cluster means of '{name}'", "mechanism": "Laplace",
-                    "formula": f"c * (b_j - a_j) / k  (per attribute; {calibration} "
-                               "calibration)",
-                    **info.as_dict()})
+        noisy, sensitivities, noise = private_numeric(
+            cluster_means(data.X, labels), data=data, factor=clusters / k,
+            epsilon=numeric_epsilon, calibration=calibration, rng=rng,
+            statistic="cluster means", formula="c / k  (000 §4; L1 over the matrix)")
         numeric_values = noisy[labels]
     concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
     for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics, strict=True)):
         concepts[:, j], entry = private_centroids(
-            data.part.codes[:, j], labels, metric, category_epsilon[name], rng, name=name,
-            groups="cluster", source="000 Alg. 4, eq. 6 with c for n/k")
+            data.part.codes[:, j], labels, metric, epsilon=category_epsilon[name], rng=rng,
+            name=name, groups="cluster", source="000 Alg. 4, eq. 6 with c for n/k")
         sensitivities.append(entry)
-    warnings = calibration_warnings(calibration, m, budget.epsilon)
+        noise[name] = categorical_noise(entry["exact_sampling"]["epsilon"], k,
+                                        metric.n_concepts)
+    warnings = []
     if k * k < data.n:
-        warnings.append(f"k = {k} is below sqrt(n) = {data.n ** 0.5:.0f}: the centroids' "
+        warnings.append(f"k = {k} is below sqrt(n) = {data.n ** 0.5:.1f}: the centroids' "
                         "sensitivity c * sum(width) / k exceeds a single record's, so plain "
                         "Laplace noise on the records would add less noise (000 §4)")
-    report = privacy_report(
+    return publish_dp(
+        data, numeric_values=numeric_values, concepts=concepts, labels=labels,
         method="insensitive microaggregation + Laplace / exponential mechanism "
                "(paper 000, Alg. 3-4)",
-        epsilon=budget.epsilon, ledger=budget.ledger, k=k, groups=clusters,
-        sensitivities=sensitivities, data=data, warnings=warnings, seed=seed,
-        multiplier=m if calibration == "paper" else 1)
-    report["reference"] = reference
-    report["calibration"] = calibration
-    return Release(frame=released_frame(data, numeric_values, concepts), labels=labels,
-                   report=report)
+        budget=budget, k=k, groups=clusters, sensitivities=sensitivities, noise=noise,
+        rng=rng, seeded=seeded, calibration=calibration, reference=reference.value,
+        warnings_=warnings)

@@ -3,59 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from microagg.aggregate import cluster_sizes, replace_by_centroids, replace_by_means
-from microagg.distance import SCALINGS, Categorical, scale
+from microagg.distance import Categorical, scale
 from microagg.errors import InputError
 from microagg.models import k_anonymity
+from microagg.options import Method, Reference, Scaling, parse
 from microagg.partition._validate import check_k
-from microagg.partition.insensitive import REFERENCES, insensitive
+from microagg.partition.insensitive import insensitive
 from microagg.partition.mdav import mdav, vmdav
 from microagg.partition.univariate import individual_ranking, optimal_univariate
 from microagg.release.base import Release
+from microagg.release.inputs import masked_columns
+from microagg.release.report import KAnonymityReport
 from microagg.schema import Role, Schema
 from microagg.table import Table, decode, encode, require_rows_and_columns
 
-__all__ = ["METHODS", "microaggregate", "partition_table"]
+__all__ = ["microaggregate", "partition_table"]
 
-METHODS = ("mdav", "vmdav", "individual-ranking", "optimal-univariate", "insensitive")
-UNIVARIATE = ("individual-ranking", "optimal-univariate")
 Progress = Callable[[int], None]
 
 
-def chosen_columns(schema: Schema, columns: Sequence[str] | None) -> list[str]:
-    """The columns to microaggregate, numeric ones first (the order of the label matrix of
-    univariate methods): ``columns``, else the schema's quasi-identifiers, else every numeric
-    column."""
-    if columns:
-        for name in columns:
-            if name not in schema:
-                raise InputError(f"unknown column '{name}' (the data has: "
-                                 f"{', '.join(schema.names)})")
-        chosen = list(columns)
-    else:
-        chosen = list(schema.quasi_identifiers) or [a.name for a in schema if a.is_numeric]
-    if not chosen:
-        raise InputError("no column to microaggregate: name them with --columns or declare "
-                         "quasi-identifiers in the schema")
-    for name in chosen:
-        if schema[name].role is Role.IDENTIFIER:
-            raise InputError(f"column '{name}' is an identifier; identifiers are dropped, "
-                             "not microaggregated")
-    return ([c for c in chosen if schema[c].is_numeric]
-            + [c for c in chosen if schema[c].is_categorical])
-
-
-def resolve_scaling(scaling: str, has_categories: bool) -> str:
+def resolve_scaling(scaling: Scaling | str, has_categories: bool) -> Scaling:
     """``auto`` is z-scores for numeric data and domain widths (000 eq. 8) for mixed data."""
-    if scaling == "auto":
-        return "range" if has_categories else "zscore"
-    if scaling not in SCALINGS:
-        raise InputError(f"unknown scaling '{scaling}' (choose one of: auto, "
-                         f"{', '.join(SCALINGS)})")
+    scaling = parse(Scaling, scaling, "scaling")
+    if scaling is Scaling.AUTO:
+        return Scaling.RANGE if has_categories else Scaling.ZSCORE
     return scaling
 
 
@@ -67,30 +44,29 @@ def categorical_part(table: Table, columns: Sequence[str]) -> Categorical:
     return Categorical(codes, tuple(table.metric(c) for c in names))
 
 
-def partition_table(table: Table, columns: Sequence[str], k: int, *, method: str = "mdav",
-                    scaling: str = "auto", gamma: float = 0.2, reference: str = "corners",
-                    progress: Progress | None = None) -> np.ndarray:
+def partition_table(table: Table, columns: Sequence[str], k: int, *,
+                    method: Method | str = Method.MDAV, scaling: Scaling | str = Scaling.AUTO,
+                    gamma: float = 0.2, reference: Reference | str = Reference.CORNERS,
+                    threads: int | None = None, progress: Progress | None = None) -> np.ndarray:
     """Cluster labels of the table's rows over ``columns`` (numeric first, then categorical)
     with ``method``."""
-    if method not in METHODS:
-        raise InputError(f"unknown method '{method}' (choose one of: {', '.join(METHODS)})")
-    if reference not in REFERENCES:
-        raise InputError(f"unknown reference '{reference}' (choose one of: "
-                         f"{', '.join(REFERENCES)})")
+    method = parse(Method, method, "method")
+    reference = parse(Reference, reference, "reference")
     numeric = [c for c in columns if table.schema[c].is_numeric]
     X = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
     categorical = categorical_part(table, columns)
     scaling = resolve_scaling(scaling, bool(categorical.metrics))
     k = check_k(k, table.n_rows)
     bounds = [table.schema[c].bounds for c in numeric]
-    if method == "mdav":
-        return mdav(scale(X, scaling, bounds), k, categorical=categorical, progress=progress)
-    if method == "vmdav":
+    if method is Method.MDAV:
+        return mdav(scale(X, scaling, bounds), k, categorical=categorical, threads=threads,
+                    progress=progress)
+    if method is Method.VMDAV:
         return vmdav(scale(X, scaling, bounds), k, gamma, categorical=categorical,
-                     progress=progress)
-    if method == "individual-ranking":
+                     threads=threads, progress=progress)
+    if method is Method.INDIVIDUAL_RANKING:
         return individual_ranking(X, k, categorical=categorical)
-    if method == "optimal-univariate":
+    if method is Method.OPTIMAL_UNIVARIATE:
         return optimal_univariate(X, k, categorical=categorical)
     undeclared = [c for c, b in zip(numeric, bounds, strict=True) if b is None]
     if undeclared:
@@ -101,34 +77,58 @@ def partition_table(table: Table, columns: Sequence[str], k: int, *, method: str
     lows = np.array([b[0] for b in bounds])
     highs = np.array([b[1] for b in bounds])
     return insensitive(X, k, lows, highs, categorical=categorical, reference=reference,
-                       progress=progress)
+                       threads=threads, progress=progress)
 
 
-def microaggregate(frame: pd.DataFrame, k: int, *, schema: Schema | None = None,
-                   method: str = "mdav", columns: Sequence[str] | None = None,
-                   scaling: str = "auto", gamma: float = 0.2, reference: str = "corners",
-                   drop_incomplete: bool = False, clamp: bool = False,
+def _check_option_use(method: Method, *, scaling: Scaling | str, gamma: float | None,
+                      reference: Reference | str | None) -> None:
+    """An option the method ignores is an error, not silence."""
+    if gamma is not None and method is not Method.VMDAV:
+        raise InputError(f"--gamma applies to --method vmdav only, not {method.value}")
+    if reference is not None and method is not Method.INSENSITIVE:
+        raise InputError(f"--reference applies to --method insensitive only, not "
+                         f"{method.value}")
+    if (parse(Scaling, scaling, "scaling") is not Scaling.AUTO
+            and method not in (Method.MDAV, Method.VMDAV)):
+        raise InputError(f"--standardize applies to --method mdav and vmdav only, not "
+                         f"{method.value}")
+
+
+def microaggregate(frame: pd.DataFrame, *, k: int, schema: Schema | None = None,
+                   method: Method | str = Method.MDAV, columns: Sequence[str] | None = None,
+                   scaling: Scaling | str = Scaling.AUTO, gamma: float | None = None,
+                   reference: Reference | str | None = None, drop_incomplete: bool = False,
+                   clamp: bool = False, threads: int | None = None,
                    progress: Progress | None = None) -> Release:
     """Microaggregate the quasi-identifiers of ``frame`` into clusters of at least k records.
 
-    ``columns`` defaults to the schema's quasi-identifiers, else every numeric column. Numeric
-    values are replaced by their cluster mean, categorical ones by their cluster's marginality
-    centroid (000 eq. 5), which may be an inner concept of the attribute's taxonomy (the report
-    lists those). Identifiers are dropped; other columns are kept as they are. Methods:
-    ``mdav`` (default), ``vmdav`` (with ``gamma``), ``individual-ranking`` and
-    ``optimal-univariate`` (attribute by attribute: the release is then *not* k-anonymous as
-    a whole, and the report says so), ``insensitive`` (declared numeric domains required;
-    ``reference`` "corners" or "single"). ``scaling`` applies to the numeric part of the
-    distances of mdav and vmdav; ``auto`` means z-scores for numeric data and domain widths
-    (000 eq. 8) when categorical attributes take part.
+    ``columns`` defaults to the schema's quasi-identifiers; without a schema (or one that
+    declares none) every non-identifier column is masked, categorical ones with a flat
+    taxonomy. Numeric values are replaced by their cluster mean, categorical ones by their
+    cluster's marginality centroid (000 eq. 5), which may be an inner concept of the
+    attribute's taxonomy (the report lists those). Identifiers are dropped; other columns are
+    written unchanged, and the report lists them and gives k-anonymity over every written
+    column as well as over the masked ones. Methods: ``mdav`` (default), ``vmdav`` (with
+    ``gamma``, default 0.2), ``individual-ranking`` and ``optimal-univariate`` (attribute by
+    attribute: the release is then *not* k-anonymous as a whole, and the report says so),
+    ``insensitive`` (declared numeric domains required; ``reference`` "corners" (default) or
+    "single"). ``scaling`` applies to the numeric part of the distances of mdav and vmdav;
+    ``auto`` means z-scores for numeric data and domain widths (000 eq. 8) when categorical
+    attributes take part. An option the method ignores is refused.
     """
+    method = parse(Method, method, "method")
+    _check_option_use(method, scaling=scaling, gamma=gamma, reference=reference)
+    gamma = 0.2 if gamma is None else gamma
+    reference = parse(Reference, Reference.CORNERS if reference is None else reference,
+                      "reference")
     require_rows_and_columns(frame)
+    declared = schema is not None
     schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
-    chosen = chosen_columns(schema, columns)
+    chosen = masked_columns(schema, columns, declared=declared)
     schema = schema.with_roles({c: Role.QUASI for c in chosen})
     table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
     labels = partition_table(table, chosen, k, method=method, scaling=scaling, gamma=gamma,
-                             reference=reference, progress=progress)
+                             reference=reference, threads=threads, progress=progress)
     numeric_chosen = [c for c in chosen if table.schema[c].is_numeric]
     categorical_chosen = [c for c in chosen if table.schema[c].is_categorical]
     numeric = table.numeric.copy()
@@ -152,34 +152,39 @@ def microaggregate(frame: pd.DataFrame, k: int, *, schema: Schema | None = None,
             inner[name] = inner_used
     kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
     masked = decode(table, numeric=numeric, codes=codes, categories=concepts, columns=kept)
-    anonymity = k_anonymity(masked, chosen)
-    resolved = resolve_scaling(scaling, bool(categorical_chosen))
-    report = {
-        "method": method,
-        "k": int(k),
-        "columns": chosen,
-        "scaling": resolved if method in ("mdav", "vmdav") else None,
-        "reference": reference if method == "insensitive" else None,
-        "gamma": gamma if method == "vmdav" else None,
-        "records": table.n_rows,
-        "rows_dropped_as_incomplete": int(len(frame) - table.n_rows),
-        "identifiers_dropped": [a.name for a in table.schema if a.role is Role.IDENTIFIER],
-        "clusters": _cluster_summary(labels, chosen),
-        "k_anonymity": {"smallest_class": anonymity.smallest_class,
-                        "classes": anonymity.classes, "holds": anonymity.holds(k)},
-    }
+    unchanged = [c for c in kept if c not in chosen]
+    k = int(k)
+    notes = []
     if inner:
-        report["generalized_categories"] = inner
-        report.setdefault("notes", []).append(
-            "some categorical values were replaced by inner concepts of their taxonomy (the "
-            "marginality centroid of a cluster); they are listed under "
-            "generalized_categories")
-    if method in UNIVARIATE:
-        report.setdefault("notes", []).append(
-            "univariate microaggregation groups each attribute separately: every value is "
-            "shared by at least k records, but combinations of values need not be, so the "
-            "release is not k-anonymous in general")
+        notes.append("some categorical values were replaced by inner concepts of their "
+                     "taxonomy (the marginality centroid of a cluster); they are listed under "
+                     "generalized_categories")
+    if method.univariate:
+        notes.append("univariate microaggregation groups each attribute separately: every "
+                     "value is shared by at least k records, but combinations of values need "
+                     "not be, so the release is not k-anonymous in general")
+    if unchanged:
+        notes.append(f"released unchanged: {', '.join(unchanged)}; k-anonymity over the table "
+                     "as written counts them too")
+    report = KAnonymityReport(
+        method=method.value, k=k, columns=chosen, records=table.n_rows,
+        rows_dropped_as_incomplete=int(len(frame) - table.n_rows),
+        identifiers_dropped=[a.name for a in table.schema if a.role is Role.IDENTIFIER],
+        released_unchanged=unchanged, clusters=_cluster_summary(labels, chosen),
+        k_anonymity=_anonymity(masked, chosen, k),
+        k_anonymity_as_written=_anonymity(masked, kept, k),
+        scaling=(resolve_scaling(scaling, bool(categorical_chosen)).value
+                 if method in (Method.MDAV, Method.VMDAV) else None),
+        reference=reference.value if method is Method.INSENSITIVE else None,
+        gamma=gamma if method is Method.VMDAV else None,
+        generalized_categories=inner, clamped=dict(table.clamped), notes=notes)
     return Release(frame=masked, labels=labels, report=report)
+
+
+def _anonymity(frame: pd.DataFrame, columns: Sequence[str], k: int) -> dict[str, Any]:
+    result = k_anonymity(frame, columns)
+    return {"smallest_class": result.smallest_class, "classes": result.classes,
+            "holds": result.holds(k)}
 
 
 def _histogram(labels: np.ndarray) -> dict[str, int]:

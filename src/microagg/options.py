@@ -1,0 +1,78 @@
+"""The options of every method, as enums, and the one place where a user's spelling of an
+option is checked (:func:`parse`). Messages name the option and list its choices."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TypeVar
+
+from microagg.errors import InputError
+
+__all__ = ["Calibration", "DPMethod", "Linkage", "Method", "Reference", "Scaling", "parse"]
+
+
+class Method(StrEnum):
+    """Partitioners of k-anonymous microaggregation."""
+
+    MDAV = "mdav"
+    VMDAV = "vmdav"
+    INDIVIDUAL_RANKING = "individual-ranking"
+    OPTIMAL_UNIVARIATE = "optimal-univariate"
+    INSENSITIVE = "insensitive"
+
+    @property
+    def univariate(self) -> bool:
+        return self in (Method.INDIVIDUAL_RANKING, Method.OPTIMAL_UNIVARIATE)
+
+
+class DPMethod(StrEnum):
+    """Differentially private releases."""
+
+    INSENSITIVE = "insensitive"  # 000 Alg. 3-4
+    INDIVIDUAL_RANKING = "individual-ranking"  # 001 Alg. 1-2
+    LAPLACE = "laplace"  # plain noise on every record
+
+
+class Scaling(StrEnum):
+    """Scaling of numeric attributes in MDAV and V-MDAV distances."""
+
+    AUTO = "auto"  # z-scores for numeric data, domain widths (000 eq. 8) for mixed data
+    ZSCORE = "zscore"
+    RANGE = "range"
+    NONE = "none"
+
+
+class Reference(StrEnum):
+    """Reference points of insensitive microaggregation (000 §4.2-4.3)."""
+
+    CORNERS = "corners"
+    SINGLE = "single"
+
+
+class Calibration(StrEnum):
+    """How ε and the sensitivities are shared between numeric attributes (docs/algorithms.md)."""
+
+    CORRECT = "correct"  # one vector query over all numeric attributes (000 §4): ε-DP
+    PER_ATTRIBUTE = "per-attribute"  # ε/m and its own width per attribute: ε-DP
+    PAPER = "paper"  # every attribute spends ε (000's experiments): (m·ε)-DP
+
+
+class Linkage(StrEnum):
+    """How columns clustered separately (individual ranking) are written."""
+
+    UNLINKED = "unlinked"  # each column in its own random order: ε-DP as a table
+    LINKED = "linked"  # the papers' records: each column (ε/m)-DP, the table not DP
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def parse(enum: type[E], value: object, option: str) -> E:
+    """``value`` as a member of ``enum``; an :class:`InputError` naming ``option`` otherwise."""
+    if isinstance(value, enum):
+        return value
+    try:
+        return enum(str(value).strip().lower())
+    except ValueError:
+        choices = ", ".join(member.value for member in enum)
+        raise InputError(f"unknown {option} '{value}' (choose one of: {choices})") from None

@@ -1,0 +1,55 @@
+"""Differentially private categorical centroids (paper 000, Algorithm 4) and their
+sensitivity, shared by the DP releases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from microagg.mechanisms import exponential_mechanism
+from microagg.taxonomy import CategoryMetric
+
+__all__ = ["category_sensitivity", "marginality_quality", "private_centroids"]
+
+
+def category_sensitivity(metric: CategoryMetric) -> float:
+    """Largest distance between two categories. Replacing one value v by v' changes the
+    marginality of any concept a by |δ(v, a) − δ(v', a)| ≤ δ(v, v') (triangle inequality), so
+    this bounds the sensitivity of a cluster's marginality. It is at least δ(a_b, a_t), the
+    paper's choice, which does not bound it in every taxonomy."""
+    leaves = metric.n_leaves
+    return float(metric.distances[:leaves, :leaves].max())
+
+
+def marginality_quality(codes: np.ndarray, labels: np.ndarray, metric: CategoryMetric
+                        ) -> np.ndarray:
+    """(clusters, concepts) qualities −m(S_c, a) (000 Alg. 4) of every concept a for the
+    values S_c of every cluster c."""
+    counts = np.zeros((int(labels.max()) + 1, metric.n_concepts))
+    np.add.at(counts, (labels, codes), 1.0)
+    return -(counts @ metric.distances)
+
+
+def private_centroids(codes: np.ndarray, labels: np.ndarray, metric: CategoryMetric, *,
+                      epsilon: float, rng: np.random.Generator, name: str, groups: str,
+                      source: str) -> tuple[np.ndarray, dict[str, Any]]:
+    """One concept per cluster of ``labels``, chosen among all concepts of the taxonomy by the
+    exponential mechanism with quality −m(S_c, a) and sensitivity the diameter D (000 Alg. 4).
+    One changed record may change every cluster, so each choice gets ε / c (sequential
+    composition; eq. 6 with c for n/k). Returns the concept of every record and the report
+    entry; ``groups`` names the clusters ("cluster", "ranked group") and ``source`` the
+    paper's step."""
+    clusters = int(labels.max()) + 1
+    diameter = category_sensitivity(metric)
+    per_cluster = epsilon / clusters
+    chosen, info = exponential_mechanism(marginality_quality(codes, labels, metric),
+                                         sensitivity=diameter, epsilon=per_cluster, rng=rng)
+    return chosen[labels], {
+        "statistic": f"marginality of each {groups}'s '{name}' values, over all "
+                     f"{metric.n_concepts} concepts",
+        "mechanism": "exponential",
+        "formula": f"diameter D of the categories, per {groups}; epsilon / c per {groups} "
+                   f"({source})",
+        "sensitivity": diameter, "epsilon": epsilon, "epsilon_per_cluster": per_cluster,
+        "exact_sampling": info.as_dict()}

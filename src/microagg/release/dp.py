@@ -1,0 +1,62 @@
+"""One entry point for the DP releases, which checks that every option given applies to the
+chosen method (an option a method would ignore is an error, not silence)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from microagg.errors import InputError
+from microagg.options import DPMethod, parse
+from microagg.release.base import Release
+from microagg.release.baselines import dp_laplace
+from microagg.release.dp_insensitive import dp_insensitive
+from microagg.release.dp_ranking import dp_individual_ranking
+from microagg.schema import Schema
+
+__all__ = ["dp_release"]
+
+
+def _refuse(option: str, value: object, method: DPMethod, applies: str) -> None:
+    if value is not None:
+        raise InputError(f"{option} applies to {applies} only, not --method {method.value}")
+
+
+def dp_release(frame: pd.DataFrame, *, method: DPMethod | str, epsilon: float,
+               k: int | None = None, schema: Schema | None = None,
+               columns: Sequence[str] | None = None, carry: Sequence[str] = (),
+               bounds: Mapping[str, tuple[float, float]] | None = None,
+               bounds_from_data: bool = False, reference: str | None = None,
+               calibration: str | None = None, linkage: str | None = None,
+               rng: np.random.Generator | int | None = None, drop_incomplete: bool = False,
+               threads: int | None = None,
+               progress: Callable[[int], None] | None = None) -> Release:
+    """The DP release of ``method`` (``insensitive``: 000 Alg. 3-4; ``individual-ranking``:
+    001 Alg. 1-2; ``laplace``: noise on every record). Options left ``None`` take the method's
+    default; an option the method does not use is refused."""
+    method = parse(DPMethod, method, "method")
+    common = {"schema": schema, "columns": columns, "carry": carry, "bounds": bounds,
+              "bounds_from_data": bounds_from_data, "rng": rng,
+              "drop_incomplete": drop_incomplete}
+    if method is not DPMethod.INSENSITIVE:
+        _refuse("--reference", reference, method, "--method insensitive")
+        _refuse("--threads", threads, method, "--method insensitive")
+    if method is not DPMethod.INDIVIDUAL_RANKING:
+        _refuse("--linkage", linkage, method, "--method individual-ranking")
+    if method is DPMethod.LAPLACE:
+        _refuse("--k", k, method, "microaggregation methods (insensitive, individual-ranking)")
+        return dp_laplace(frame, epsilon=epsilon, calibration=calibration or "correct",
+                          **common)
+    if k is None:
+        raise InputError(f"--method {method.value} needs --k")
+    if method is DPMethod.INDIVIDUAL_RANKING:
+        _refuse("--calibration", calibration, method,
+                "--method insensitive and laplace (individual ranking always gives each "
+                "attribute ε/m, 001 Alg. 1)")
+        return dp_individual_ranking(frame, epsilon=epsilon, k=k,
+                                     linkage=linkage or "unlinked", **common)
+    return dp_insensitive(frame, epsilon=epsilon, k=k, reference=reference or "corners",
+                          calibration=calibration or "correct", threads=threads,
+                          progress=progress, **common)

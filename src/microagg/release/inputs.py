@@ -1,0 +1,204 @@
+"""Which columns a release masks, and the inputs of a differentially private release.
+
+Both families follow one rule: *what is written is what is protected*.
+
+* k-anonymous releases mask ``columns`` if named, else the schema's quasi-identifiers, else
+  (no schema) every non-identifier column; whatever else is written is listed in the report as
+  released unchanged.
+* DP releases protect ``columns`` if named, else every non-identifier column. Identifiers are
+  dropped; a column that is neither protected nor named in ``carry`` is dropped too; carried
+  columns are written unchanged and make the release *not* DP (the report says so). Domains
+  never come from the data: numeric bounds from the schema or ``bounds``, categories from the
+  schema's list or taxonomy, unless ``bounds_from_data`` (the papers' rule; not DP).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microagg.distance import Categorical
+from microagg.errors import InputError, PrivacyError
+from microagg.release.categorical import category_sensitivity
+from microagg.schema import Role, Schema
+from microagg.table import Table, encode, require_rows_and_columns
+
+__all__ = ["DPInput", "data_bounds", "dp_columns", "masked_columns", "prepare_dp",
+           "require_known"]
+
+
+def require_known(schema: Schema, names: Sequence[str], option: str) -> None:
+    """Refuse a name that is not a column, and an identifier (identifiers are dropped)."""
+    for name in names:
+        if name not in schema:
+            raise InputError(f"{option}: unknown column '{name}' (the data has: "
+                             f"{', '.join(schema.names)})")
+        if schema[name].role is Role.IDENTIFIER:
+            raise InputError(f"{option}: column '{name}' is an identifier; identifiers are "
+                             "dropped from every release")
+
+
+def _numeric_first(schema: Schema, names: Sequence[str]) -> list[str]:
+    """Numeric columns first (the order of the label matrix of univariate methods)."""
+    return ([c for c in names if schema[c].is_numeric]
+            + [c for c in names if schema[c].is_categorical])
+
+
+def masked_columns(schema: Schema, columns: Sequence[str] | None, *, declared: bool
+                   ) -> list[str]:
+    """The columns a k-anonymous release masks, numeric first: ``columns``, else the schema's
+    quasi-identifiers when the schema was ``declared`` by the user, else every non-identifier
+    column (without a schema nothing may be left unmasked by default)."""
+    if columns:
+        require_known(schema, columns, "--columns")
+        chosen = list(dict.fromkeys(columns))
+    elif declared and schema.quasi_identifiers:
+        chosen = list(schema.quasi_identifiers)
+    else:
+        chosen = [a.name for a in schema if a.role is not Role.IDENTIFIER]
+    if not chosen:
+        raise InputError("no column to microaggregate: name them with --columns or declare "
+                         "quasi-identifiers in the schema")
+    return _numeric_first(schema, chosen)
+
+
+def dp_columns(schema: Schema, columns: Sequence[str] | None, carry: Sequence[str]
+               ) -> tuple[list[str], list[str]]:
+    """(protected columns numeric first, carried columns) of a DP release."""
+    carry = list(dict.fromkeys(carry))
+    require_known(schema, carry, "--carry")
+    if columns:
+        require_known(schema, columns, "--columns")
+        protected = list(dict.fromkeys(columns))
+    else:
+        protected = [a.name for a in schema
+                     if a.role is not Role.IDENTIFIER and a.name not in carry]
+    both = [c for c in carry if c in protected]
+    if both:
+        raise InputError(f"column '{both[0]}' is both protected (--columns) and carried "
+                         "(--carry)")
+    if not protected:
+        raise InputError("no column to protect: name them with --columns")
+    return _numeric_first(schema, protected), carry
+
+
+def data_bounds(values: np.ndarray) -> tuple[float, float]:
+    """The papers' rule (000 §5.1, 001 §4.1): [0, 1.5 max] for non-negative values; in
+    general [min(0, 1.5 min), max(0, 1.5 max)], widened to width 1 if degenerate."""
+    lo = min(0.0, 1.5 * float(values.min()))
+    hi = max(0.0, 1.5 * float(values.max()))
+    return (lo, hi) if hi > lo else (lo, lo + 1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class DPInput:
+    """A table prepared for a DP release: clamped numeric values with their bounds, the
+    categorical part, and what the report and the owner must be told."""
+
+    table: Table
+    numeric: list[str]
+    categorical: list[str]
+    carried: list[str]
+    X: np.ndarray
+    lows: np.ndarray
+    highs: np.ndarray
+    domains: dict[str, dict[str, Any]]
+    part: Categorical
+    from_data: list[str]  # columns whose domain was read off the data
+    dropped_rows: int
+    dropped_columns: list[str]  # not protected, not carried (identifiers included)
+
+    @property
+    def n(self) -> int:
+        return self.table.n_rows
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.numeric, *self.categorical]
+
+    @property
+    def widths(self) -> np.ndarray:
+        return self.highs - self.lows
+
+    @property
+    def clamped(self) -> Mapping[str, int]:
+        """Values clamped into the declared domain, per column: for the owner only."""
+        return self.table.clamped
+
+
+def _with_domains(schema: Schema, domains: Mapping[str, tuple[Any, ...]]) -> Schema:
+    return Schema(tuple(replace(a, domain=tuple(domains[a.name])) if a.name in domains else a
+                        for a in schema))
+
+
+def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[str] | None,
+               carry: Sequence[str] = (), bounds: Mapping[str, tuple[float, float]] | None,
+               bounds_from_data: bool, drop_incomplete: bool = False) -> DPInput:
+    """Columns, declared domains (never silently from the data) and clamped values of a DP
+    release. Only the protected and carried columns are read."""
+    require_rows_and_columns(frame)
+    schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
+    protected, carried = dp_columns(schema, columns, carry)
+    bounds = dict(bounds or {})
+    for name in bounds:
+        if name not in schema:
+            raise InputError(f"--bounds names unknown column '{name}'")
+        if not schema[name].is_numeric:
+            raise InputError(f"--bounds: column '{name}' is {schema[name].kind}; bounds are "
+                             "for numeric columns (categories take their list or taxonomy)")
+    schema = _with_domains(schema, bounds)
+    kept = [*protected, *carried]
+    sub = frame[kept]
+    schema = schema.select(kept).with_roles({c: Role.QUASI for c in protected})
+    undeclared = [c for c in protected if schema[c].domain is None
+                  and (schema[c].is_numeric or schema[c].taxonomy is None)]
+    if undeclared and not bounds_from_data:
+        name = undeclared[0]
+        how = (f"declare it in the schema or pass --bounds {name}=LO:HI"
+               if schema[name].is_numeric else
+               "list its categories (or a taxonomy) in the schema: a category seen only in "
+               "the data would reveal that someone has it")
+        raise PrivacyError(
+            f"column '{name}' has no declared domain; differential privacy needs a domain "
+            f"that does not come from the data: {how} (--bounds-from-data reproduces the "
+            "papers but is not DP)")
+    sources = {c: ("--bounds" if c in bounds else "schema") for c in protected}
+    if undeclared:
+        observed = encode(sub[undeclared], Schema.infer(sub[undeclared]),
+                          drop_incomplete=drop_incomplete)
+        derived: dict[str, tuple[Any, ...]] = {}
+        for c in undeclared:
+            if schema[c].is_numeric:
+                derived[c] = data_bounds(observed.numeric_matrix([c])[:, 0])
+                sources[c] = "data (1.5 x max rule; not differentially private)"
+            else:
+                derived[c] = observed.categories[c]
+                sources[c] = "data (observed categories; not differentially private)"
+        schema = _with_domains(schema, derived)
+    table = encode(sub, schema, drop_incomplete=drop_incomplete, clamp=True)
+    numeric = [c for c in protected if schema[c].is_numeric]
+    categorical = [c for c in protected if schema[c].is_categorical]
+    X = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
+    lows = np.array([schema[c].bounds[0] for c in numeric])
+    highs = np.array([schema[c].bounds[1] for c in numeric])
+    part = Categorical(np.column_stack([table.code_column(c) for c in categorical])
+                       if categorical else np.empty((table.n_rows, 0), dtype=np.int64),
+                       tuple(table.metric(c) for c in categorical))
+    domains: dict[str, dict[str, Any]] = {
+        c: {"low": float(lows[j]), "high": float(highs[j]), "source": sources[c]}
+        for j, c in enumerate(numeric)}
+    for c, metric in zip(categorical, part.metrics, strict=True):
+        taxonomy = schema[c].taxonomy is not None
+        domains[c] = {"categories": metric.n_leaves, "concepts": metric.n_concepts,
+                      "structure": "taxonomy" if taxonomy
+                      else ("rank order" if metric.ordinal else "flat taxonomy"),
+                      "source": sources[c], "diameter": category_sensitivity(metric)}
+    dropped_columns = [str(c) for c in frame.columns if c not in kept]
+    return DPInput(table=table, numeric=numeric, categorical=categorical, carried=carried,
+                   X=X, lows=lows, highs=highs, domains=domains, part=part,
+                   from_data=undeclared, dropped_rows=len(frame) - table.n_rows,
+                   dropped_columns=dropped_columns)

@@ -1,0 +1,130 @@
+"""How a DP release is written: the rules of DESIGN.md ("What is written is what is
+protected") in one place, so that every DP release inherits them.
+
+* Rows go out in a uniformly random order drawn from the release's generator, with a fresh
+  index: in input order, rows sharing a noisy value would show which records were clustered
+  together, a fact of the data. The alignment stays in memory (:meth:`Release.aligned`).
+* Where attributes are clustered separately (individual ranking, 001 Alg. 1; any release that
+  groups attribute sets apart, e.g. 004 Alg. 3), which values share a record is data-dependent
+  and unprotected. ``unlinked`` writes every column in its own random order (each column is
+  then a shuffled list of noisy group values, and the table is ε-DP by sequential
+  composition); ``linked`` keeps the records and says that only each column is DP.
+* Only protected and carried columns are written; carried columns void the guarantee of the
+  table, and the report says so.
+* The privacy report holds public quantities only; what the owner alone may know (values
+  clamped per column) goes to ``Release.notices``. Whatever makes the release weaker than
+  plain ε-DP raises a :class:`~microagg.errors.PrivacyLeakWarning`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microagg.errors import PrivacyLeakWarning
+from microagg.mechanisms import Budget
+from microagg.options import Calibration, Linkage
+from microagg.release.base import Release
+from microagg.release.inputs import DPInput
+from microagg.release.report import PrivacyReport, guarantee_sentence, noise_warnings
+from microagg.table import decode
+
+__all__ = ["publish_dp"]
+
+SEED_WARNING = ("the noise was drawn from a given seed: anyone who learns or guesses the seed "
+                "can regenerate the noise and remove it; publish only releases drawn from OS "
+                "entropy (no seed)")
+
+
+def _released_columns(data: DPInput, numeric_values: np.ndarray, concepts: np.ndarray):
+    """Protected columns replaced, carried columns kept, in the input's column order."""
+    table = data.table
+    numeric = table.numeric.copy()
+    for j, name in enumerate(data.numeric):
+        numeric[:, table.numeric_names.index(name)] = numeric_values[:, j]
+    codes = table.codes.copy()
+    labels = {}
+    for j, name in enumerate(data.categorical):
+        codes[:, table.categorical_names.index(name)] = concepts[:, j]
+        labels[name] = data.part.metrics[j].labels
+    return decode(table, numeric=numeric, codes=codes, categories=labels)
+
+
+def _weaknesses(data: DPInput, *, multiplier: int, linked: bool, seeded: bool) -> list[str]:
+    out = []
+    if data.from_data:
+        out.append(f"domains of {', '.join(data.from_data)} taken from the data")
+    if multiplier > 1:
+        out.append(f"paper calibration: every attribute spends the full epsilon, "
+                   f"{multiplier} times over")
+    if linked:
+        out.append("linked columns: the pairing of separately grouped values is not protected")
+    if data.carried:
+        out.append(f"carried columns {', '.join(data.carried)} copied unchanged")
+    if seeded:
+        out.append("noise drawn from a known seed")
+    return out
+
+
+def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarray,
+               labels: np.ndarray, method: str, budget: Budget, k: int | None,
+               groups: int | None, sensitivities: list[dict[str, Any]],
+               noise: dict[str, dict[str, Any]], rng: np.random.Generator, seeded: bool,
+               calibration: Calibration | None = None, reference: str | None = None,
+               linkage: Linkage | None = None, warnings_: Sequence[str] = ()) -> Release:
+    """The Release of a DP mechanism's output: the written table in random row order (per
+    column when unlinked), its privacy report, the owner's notices, and a
+    :class:`PrivacyLeakWarning` when the guarantee is weaker than plain ε-DP."""
+    frame = _released_columns(data, numeric_values, concepts)
+    n = data.n
+    unlinked = linkage is Linkage.UNLINKED and frame.shape[1] > 1
+    linked = linkage is Linkage.LINKED and len(data.columns) > 1
+    positions = data.table.row_positions
+    if unlinked:
+        orders = np.column_stack([rng.permutation(n) for _ in frame.columns])
+        frame = pd.concat([frame[c].iloc[orders[:, j]].reset_index(drop=True)
+                           for j, c in enumerate(frame.columns)], axis=1)
+        source_rows = positions[orders]
+    else:
+        order = rng.permutation(n)
+        frame = frame.iloc[order]
+        source_rows = positions[order]
+    frame = frame.reset_index(drop=True)
+    multiplier = len(data.columns) if calibration is Calibration.PAPER else 1
+    private, scope, sentence = guarantee_sentence(
+        epsilon=budget.epsilon, multiplier=multiplier, columns=data.columns,
+        carried=data.carried, linked=linked, from_data=data.from_data,
+        dropped_rows=data.dropped_rows)
+    weaker = _weaknesses(data, multiplier=multiplier, linked=linked, seeded=seeded)
+    report_warnings = list(warnings_)
+    if multiplier > 1:
+        report_warnings.append(
+            f"paper calibration: each of the {multiplier} attributes spends the full epsilon, "
+            f"so the release is only {multiplier * budget.epsilon:g}-differentially private; "
+            "use it to reproduce paper 000's figures, never to publish")
+    report_warnings += noise_warnings(noise)
+    if seeded:
+        report_warnings.append(SEED_WARNING)
+    report = PrivacyReport(
+        method=method, differentially_private=private, guarantee_scope=scope,
+        guarantee=sentence, epsilon=budget.epsilon, epsilon_split=budget.ledger, k=k,
+        groups=groups, records=n, columns=data.columns, carried=data.carried,
+        dropped_columns=data.dropped_columns,
+        linkage=linkage.value if linkage is not None else None,
+        calibration=calibration.value if calibration is not None else None,
+        reference=reference, sensitivities=sensitivities, domains=data.domains, noise=noise,
+        weaker_than_plain_dp=weaker, warnings=report_warnings,
+        row_order=("each column in its own uniformly random order, fresh index" if unlinked
+                   else "uniformly random permutation, fresh index"))
+    notices = tuple(f"{count:,} value(s) of '{name}' lay outside its declared domain and were "
+                    "clamped into it" for name, count in data.clamped.items())
+    if weaker:
+        warnings.warn("this release is weaker than plain epsilon-differential privacy: "
+                      + "; ".join(weaker) + " (see the privacy report)", PrivacyLeakWarning,
+                      stacklevel=3)
+    return Release(frame=frame, labels=labels, report=report, source_rows=source_rows,
+                   source_index=data.table.index, notices=notices)

@@ -1,0 +1,182 @@
+"""The reports of the releases: what was written, and the guarantee it has, in words.
+
+:class:`KAnonymityReport` goes with a k-anonymous microaggregation; :class:`PrivacyReport` is
+written beside a DP release (``OUT.privacy.json``). Both are typed objects; ``to_dict()`` gives
+the JSON form. A privacy report holds only public quantities (the threat model of
+docs/algorithms.md): never the seed, never how many values of the data were clamped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "NEIGHBOURS",
+    "NOISE_WARNING_FRACTION",
+    "SAMPLING",
+    "THREAT_MODEL",
+    "GuaranteeScope",
+    "KAnonymityReport",
+    "PrivacyReport",
+    "guarantee_sentence",
+]
+
+NEIGHBOURS = ("two data sets are neighbours when they have the same number n of records and "
+              "differ in one record, replaced by any other record of the domain; n is public")
+
+THREAT_MODEL = ("public: n, k, the cluster sizes and the schema (domains, categories, "
+                "taxonomies); secret: the records, the partition and the alignment of the "
+                "written rows with the input. The rows are written in a uniformly random order "
+                "with a fresh index; the seed is never written.")
+
+SAMPLING = ("Laplace noise: the statistic is snapped to a power-of-two grid and perturbed by "
+            "discrete Laplace noise drawn exactly (Canonne, Kamath, Steinke 2020), never by "
+            "floating-point inverse-CDF sampling (Mironov 2012); exponential mechanism: "
+            "qualities snapped to a power-of-two grid, choice drawn exactly by rejection with "
+            "Bernoulli(exp(-x)) trials (CKS 2020, Algorithm 1)")
+
+CLAMPING = ("values outside a declared domain are clamped into it before the release (their "
+            "number is told to the data owner, not published)")
+
+# The CLI warns when the noise standard deviation exceeds this fraction of a domain's width.
+NOISE_WARNING_FRACTION = 0.25
+
+
+class GuaranteeScope(StrEnum):
+    """What the differential-privacy guarantee of a release holds for."""
+
+    TABLE = "table"  # the table as written
+    PROTECTED_COLUMNS = "protected columns"  # the table without its carried columns
+    EACH_COLUMN = "each column"  # every protected column on its own, not their pairing
+    NONE = "none"
+
+
+def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
+                       carried: list[str], linked: bool, from_data: list[str],
+                       dropped_rows: int) -> tuple[bool, GuaranteeScope, str]:
+    """(differentially private, scope, the guarantee in plain words), never rounded up."""
+    if from_data:
+        return False, GuaranteeScope.NONE, (
+            "This release is NOT differentially private: the domains of "
+            f"{', '.join(from_data)} were taken from the data (--bounds-from-data), so the "
+            "noise and the possible outputs depend on the data itself.")
+    level = epsilon * multiplier
+    rows = (" The data set is the rows without a missing value (rows with one were dropped "
+            "first); their number is public." if dropped_rows else "")
+    if linked:
+        per_column = epsilon / len(columns)
+        carried_text = (f" The carried columns {', '.join(carried)} are copied unchanged."
+                        if carried else "")
+        return False, GuaranteeScope.EACH_COLUMN, (
+            f"Each protected column ({', '.join(columns)}) satisfies "
+            f"{per_column:g}-differential privacy on its own, but the table as written is NOT "
+            "differentially private: which values share a record follows the data-dependent "
+            "grouping of every column and is released without noise (linked individual "
+            f"ranking).{carried_text}{rows}")
+    extra = (f" (the paper's per-attribute calibration: the nominal ε = {epsilon:g} is spent "
+             f"once per attribute, {multiplier} times)" if multiplier > 1 else "")
+    core = (f"satisfies {level:g}-differential privacy{extra}: for any two neighbouring data "
+            "sets (same size n, one record replaced), the probability of any output differs "
+            f"by at most a factor e^{level:g}.")
+    if carried:
+        return False, GuaranteeScope.PROTECTED_COLUMNS, (
+            f"The table as written is NOT differentially private: the carried columns "
+            f"{', '.join(carried)} are copied unchanged from the input. Without them, the "
+            f"protected columns ({', '.join(columns)}) {core}{rows}")
+    return True, GuaranteeScope.TABLE, f"The released table {core}{rows}"
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """The privacy report of a DP release (written as ``OUT.privacy.json``)."""
+
+    method: str
+    differentially_private: bool
+    guarantee_scope: GuaranteeScope
+    guarantee: str
+    epsilon: float
+    epsilon_split: list[dict[str, Any]]
+    k: int | None
+    groups: int | None
+    records: int
+    columns: list[str]
+    carried: list[str]
+    dropped_columns: list[str]
+    linkage: str | None
+    calibration: str | None
+    reference: str | None
+    sensitivities: list[dict[str, Any]]
+    domains: dict[str, dict[str, Any]]
+    noise: dict[str, dict[str, Any]]
+    weaker_than_plain_dp: list[str]
+    warnings: list[str]
+    row_order: str = "uniformly random permutation, fresh index"
+    threat_model: str = THREAT_MODEL
+    neighbouring: str = NEIGHBOURS
+    clamping: str = CLAMPING
+    sampling: str = SAMPLING
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def numeric_noise(width: float, standard_deviation: float) -> dict[str, Any]:
+    """The noise on one numeric attribute, in public quantities only."""
+    return {"standard_deviation": standard_deviation,
+            "fraction_of_width": standard_deviation / width}
+
+
+def categorical_noise(epsilon_per_choice: float, group_size: int, concepts: int
+                      ) -> dict[str, Any]:
+    """The noise of an exponential-mechanism choice among ``concepts``: a group of
+    ``group_size`` records changes a concept's quality by at most group_size · D, so the best
+    concept is at most e^(ε' · size / 2) times as likely as the worst."""
+    exponent = epsilon_per_choice * group_size / 2
+    return {"epsilon_per_choice": epsilon_per_choice, "concepts": concepts,
+            "largest_odds_best_to_worst": math.exp(min(exponent, 700.0))}
+
+
+def noise_warnings(noise: dict[str, dict[str, Any]]) -> list[str]:
+    """Warnings for attributes whose noise swamps the data, with what to change."""
+    out = []
+    for name, level in noise.items():
+        fraction = level.get("fraction_of_width")
+        if fraction is not None and fraction > NOISE_WARNING_FRACTION:
+            out.append(f"the noise on '{name}' has a standard deviation of {fraction:.0%} of "
+                       "its domain width: the released values are mostly noise (use a larger "
+                       "k, a larger epsilon, a narrower domain, or --calibration "
+                       "per-attribute)")
+        odds = level.get("largest_odds_best_to_worst")
+        if odds is not None and odds < math.e:
+            out.append(f"the choice of '{name}' is close to uniform over its "
+                       f"{level['concepts']} concepts (the best is at most {odds:.2f} times as "
+                       "likely as the worst): use a larger k or a larger epsilon")
+    return out
+
+
+@dataclass(frozen=True)
+class KAnonymityReport:
+    """What a k-anonymous microaggregation did and what the written table satisfies."""
+
+    method: str
+    k: int
+    columns: list[str]  # the masked columns (quasi-identifiers)
+    records: int
+    rows_dropped_as_incomplete: int
+    identifiers_dropped: list[str]
+    released_unchanged: list[str]
+    clusters: dict[str, Any]
+    k_anonymity: dict[str, Any]  # over the masked columns
+    k_anonymity_as_written: dict[str, Any]  # over every written column
+    scaling: str | None = None
+    reference: str | None = None
+    gamma: float | None = None
+    generalized_categories: dict[str, list[str]] = field(default_factory=dict)
+    clamped: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
