@@ -232,3 +232,93 @@ def test_microaggregate_and_evaluate_with_a_taxonomy(run_cli, tmp_path):
                   "--schema", tmp_path / "s.yaml", "--method", "optimal-univariate")
     assert bad.code == 2 and "numeric attributes" in bad.stderr
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_check_accepts_inner_concepts_of_the_tools_own_release(run_cli, tmp_path):
+    (tmp_path / "job.csv").write_text("a1;A;root\na2;A;root\na3;A;root\na4;A;root\n"
+                                      "b1;B;root\nb2;B;root\n")
+    (tmp_path / "s.yaml").write_text(
+        "attributes:\n  job: {role: quasi, kind: nominal, taxonomy: job.csv}\n")
+    pd.DataFrame({"job": ["a1", "a2", "a3", "a4", "b1", "b1", "b2", "b2"]}).to_csv(
+        tmp_path / "in.csv", index=False)
+    assert run_cli("microaggregate", tmp_path / "in.csv", "-o", tmp_path / "out.csv", "--k",
+                   "4", "--schema", tmp_path / "s.yaml").code == 0
+    assert "A" in set(pd.read_csv(tmp_path / "out.csv")["job"])
+    result = run_cli("check", tmp_path / "out.csv", "--k", "4", "--schema", tmp_path / "s.yaml")
+    assert result.code == 0, result.stderr
+    pd.DataFrame({"job": ["Z"] * 4}).to_csv(tmp_path / "bad.csv", index=False)
+    bad = run_cli("check", tmp_path / "bad.csv", "--k", "4", "--schema", tmp_path / "s.yaml")
+    assert bad.code == 2 and "'Z'" in bad.stderr
+
+
+def test_microaggregate_without_schema_masks_every_column(run_cli, tmp_path):
+    """No silent pass-through: text columns are quasi-identifiers too, and the summary states
+    k-anonymity over the table as written."""
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"age": [30, 31, 50, 52], "job": ["x", "y", "z", "w"]}).to_csv(source,
+                                                                              index=False)
+    result = run_cli("microaggregate", source, "-o", tmp_path / "out.csv", "--k", "2")
+    assert result.code == 0, result.stderr
+    assert "age, job" in result.stdout
+    assert run_cli("check", tmp_path / "out.csv", "--k", "2").code == 0  # every column
+    partial = run_cli("microaggregate", source, "-o", tmp_path / "p.csv", "--k", "2",
+                      "--columns", "age")
+    assert "table as written" in partial.stdout and "does NOT hold" in partial.stdout
+    assert "released unchanged: job" in partial.stdout
+
+
+def test_outputs_never_overwrite_the_input_or_each_other(run_cli, tmp_path, distinct_csv):
+    before = distinct_csv.read_text()
+    same = run_cli("microaggregate", distinct_csv, "-o", distinct_csv, "--k", "2")
+    assert same.code == 2 and "is the input file" in same.stderr
+    assert distinct_csv.read_text() == before
+    twice = run_cli("microaggregate", distinct_csv, "-o", tmp_path / "o.csv", "--k", "2",
+                    "--labels-out", tmp_path / "o.csv")
+    assert twice.code == 2 and "two different outputs" in twice.stderr
+    assert not (tmp_path / "o.csv").exists()
+    folder = tmp_path / "folder.csv"
+    folder.mkdir()
+    into_dir = run_cli("microaggregate", distinct_csv, "-o", folder, "--k", "2")
+    assert into_dir.code == 2 and "is a folder" in into_dir.stderr
+    labels_dir = run_cli("microaggregate", distinct_csv, "-o", tmp_path / "t.csv", "--k", "2",
+                         "--labels-out", folder)
+    assert labels_dir.code == 2 and not (tmp_path / "t.csv").exists()
+
+
+def test_outputs_respect_the_umask_and_clean_stale_temporaries(run_cli, tmp_path,
+                                                               distinct_csv):
+    import os
+
+    stale = tmp_path / ".o.csv.microagg-999999999-abc.tmp"  # a process that no longer runs
+    stale.write_text("masked data of a killed run")
+    previous = os.umask(0o022)
+    try:
+        assert run_cli("microaggregate", distinct_csv, "-o", tmp_path / "o.csv", "--k",
+                       "2").code == 0
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "o.csv").stat().st_mode & 0o777 == 0o644
+    assert not stale.exists()
+
+
+def test_datasets_export_writes_all_outputs_or_none(run_cli, tmp_path):
+    table, schema = tmp_path / "s.csv", tmp_path / "nodir" / "s.yaml"
+    missing_folder = run_cli("datasets", "export", "synthetic", "-o", table, "--schema-out",
+                             schema)
+    assert missing_folder.code == 2 and not table.exists()
+    same = run_cli("datasets", "export", "synthetic", "-o", table, "--schema-out", table)
+    assert same.code == 2 and "two different outputs" in same.stderr and not table.exists()
+
+
+def test_exported_taxonomy_paths_are_relative_to_the_schema(tmp_path):
+    from microagg.schema import Attribute, Kind, Role, Schema
+
+    (tmp_path / "tax").mkdir()
+    (tmp_path / "tax" / "job.csv").write_text("a;A\nb;A\n")
+    (tmp_path / "out").mkdir()
+    schema = Schema((Attribute("job", Role.QUASI, Kind.NOMINAL,
+                               taxonomy=tmp_path / "tax" / "job.csv"),))
+    schema.save(tmp_path / "out" / "s.yaml")
+    assert "taxonomy: ../tax/job.csv" in (tmp_path / "out" / "s.yaml").read_text()
+    assert Schema.load(tmp_path / "out" / "s.yaml")["job"].taxonomy.resolve() == (
+        tmp_path / "tax" / "job.csv").resolve()

@@ -108,3 +108,14 @@ def test_adult_schema_carries_taxonomies(adult_complete):
     assert adult_complete.schema["occupation"].taxonomy.name == "adult_hierarchy_occupation.csv"
     assert adult_complete.schema["income"].taxonomy.name == "adult_hierarchy_salary-class.csv"
     assert adult_complete.schema["relationship"].taxonomy is None
+
+
+@pytest.mark.reference_data
+def test_adult_roles_leave_no_quasi_identifier_raw(adult_complete):
+    """education-num recodes education one to one; relationship is as visible as marital
+    status: released raw beside a k-anonymous education, they would single people out."""
+    schema = adult_complete.schema
+    for name in ("education-num", "relationship", "education", "age", "hours-per-week"):
+        assert schema[name].role is Role.QUASI, name
+    for name in ("capital-gain", "capital-loss", "income"):
+        assert schema[name].role is Role.CONFIDENTIAL, name

@@ -140,3 +140,20 @@ def test_select_and_with_roles():
     assert changed["a"].role is Role.QUASI
     with pytest.raises(SchemaError, match="unknown attribute 'z'"):
         schema.with_roles({"z": "quasi"})
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ('a\n1\n"1,234"\n3\n', "row 2 holds the text '1,234'"),
+    ("a\n1\n2\nlots\n", "row 3 holds the text 'lots'"),
+    ("a\n99999999999999999999999\n2\n", "beyond the 64-bit range in row 1"),
+])
+def test_numbers_read_as_text_are_refused(tmp_path, text, fragment):
+    """One odd cell would turn a numeric column into categories (and, before every column
+    was masked, into a column released raw)."""
+    from microagg.errors import InputError
+    from microagg.io import read_table
+
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=fragment):
+        Schema.infer(read_table(path))

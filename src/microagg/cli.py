@@ -131,13 +131,18 @@ def datasets_export(
 ) -> None:
     """Write a data set (and optionally its schema) to a file."""
     from microagg.datasets import load
-    from microagg.io import table_format, write_table
+    from microagg.io import check_output, table_format
 
     table_format(output)
-    dataset = load(name, drop_incomplete=drop_incomplete, n=n, d=d, seed=seed)
-    write_table(dataset.frame, output)
+    check_output(output)
     if schema_out is not None:
-        dataset.schema.save(schema_out)
+        check_output(schema_out)
+    dataset = load(name, drop_incomplete=drop_incomplete, n=n, d=d, seed=seed)
+    outputs = [(output, lambda path: _write_as(dataset.frame, path, output))]
+    if schema_out is not None:
+        text = dataset.schema.dumps(base_dir=schema_out.parent)
+        outputs.append((schema_out, lambda path: path.write_text(text, encoding="utf-8")))
+    _write_all(outputs, sources=[])
     rows, cols = dataset.frame.shape
     out.print(f"wrote {name}: {rows:,} rows x {cols} columns to {output}"
               + (f" (schema: {schema_out})" if schema_out else ""))
@@ -175,7 +180,7 @@ def check(
         if not 0 <= t <= 1:
             raise InputError(f"--t must lie in [0, 1], got {t}")
     frame, schema_obj = _load(input, schema)
-    table = encode(frame, schema_obj, drop_incomplete=drop_incomplete)
+    table = encode(frame, schema_obj, drop_incomplete=drop_incomplete, released=True)
     frame = decode(table)
     quasi_names = _names(quasi, "--quasi")
     if quasi_names is None:
@@ -320,9 +325,10 @@ def microaggregate(
                       columns=_names(columns, "--columns"), scaling=standardize, gamma=gamma,
                       reference=reference, drop_incomplete=drop_incomplete, clamp=clamp,
                       threads=threads, progress=progress)
-    outputs = {output: lambda path: _write_as(release.frame, path, output)}
+    outputs = [(output, lambda path: _write_as(release.frame, path, output))]
     if labels_out is not None:
-        outputs[labels_out] = lambda path: _write_as(release.labels_frame(), path, labels_out)
+        outputs.append((labels_out,
+                        lambda path: _write_as(release.labels_frame(), path, labels_out)))
     _write_all(outputs, sources=[input])
     report = release.report
     if json_out:
@@ -354,7 +360,8 @@ def _warn(message: str) -> None:
     sys.stderr.write(f"microagg: warning: {' '.join(message.split())}\n")
 
 
-def _write_all(writers: dict[Path, Callable[[Path], None]], sources: list[Path]) -> None:
+def _write_all(writers: list[tuple[Path, Callable[[Path], None]]], sources: list[Path]
+               ) -> None:
     from microagg.io import write_all
 
     write_all(writers, sources)
@@ -463,8 +470,8 @@ def dp(
     report = release.report
     report_path = output.with_name(output.name + ".privacy.json")
     text = json.dumps(report.to_dict(), indent=2, default=_json_default) + "\n"
-    _write_all({output: lambda path: _write_as(release.frame, path, output),
-                report_path: lambda path: path.write_text(text, encoding="utf-8")},
+    _write_all([(output, lambda path: _write_as(release.frame, path, output)),
+                (report_path, lambda path: path.write_text(text, encoding="utf-8"))],
                sources=[input])
     for notice in release.notices:
         _warn(notice + " (not published)")

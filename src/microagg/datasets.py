@@ -140,15 +140,21 @@ def _hierarchy_leaves(path: Path) -> tuple[str, ...] | None:
     return tuple(line.split(";")[0].strip() for line in lines if line.strip())
 
 
+# Roles of Adult's columns. education-num recodes education one to one and relationship is as
+# visible as marital-status: both are quasi-identifiers (left as "other", a k-anonymous release
+# would carry them raw and its classes over the real quasi-identifiers would be of size 1).
+# fnlwgt is a sampling weight, not a property of the person.
+_ADULT_QUASI = {"age", "workclass", "education", "education-num", "marital-status",
+                "occupation", "relationship", "race", "sex", "hours-per-week", "native-country"}
+_ADULT_CONFIDENTIAL = {"capital-gain", "capital-loss", "income"}
+
+
 def _adult(frame: pd.DataFrame, folder: Path) -> tuple[pd.DataFrame, Schema]:
-    quasi = {"age", "workclass", "education", "marital-status", "occupation", "race", "sex",
-             "native-country"}
     numeric_domains = {"age": (0, 120), "education-num": (1, 16), "hours-per-week": (0, 168)}
     attributes = []
     for column in frame.columns:
-        role = Role.QUASI if column in quasi else Role.OTHER
-        if column == "income":
-            role = Role.CONFIDENTIAL
+        role = (Role.QUASI if column in _ADULT_QUASI else
+                Role.CONFIDENTIAL if column in _ADULT_CONFIDENTIAL else Role.OTHER)
         if pd.api.types.is_numeric_dtype(frame[column]):
             attributes.append(Attribute(column, role, Kind.NUMERIC,
                                         domain=numeric_domains.get(column)))

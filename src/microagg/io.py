@@ -18,7 +18,7 @@ import csv
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
@@ -188,15 +188,15 @@ def atomic_paths(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
                 tmp.unlink()
 
 
-def write_all(writers: Mapping[Path, Callable[[Path], None]],
+def write_all(writers: Sequence[tuple[Path, Callable[[Path], None]]],
               sources: Sequence[str | Path] = ()) -> None:
     """Write every output of one command, or none: each writer fills a temporary file, and
     all are renamed at the end. Outputs equal to a source, to each other, or naming a folder
     are refused before anything is written."""
-    for target in writers:
+    for target, _ in writers:
         check_output(target, sources)
-    with atomic_paths(list(writers)) as temporaries:
-        for tmp, write in zip(temporaries, writers.values(), strict=True):
+    with atomic_paths([target for target, _ in writers]) as temporaries:
+        for tmp, (_, write) in zip(temporaries, writers, strict=True):
             write(tmp)
 
 

@@ -18,12 +18,14 @@ categories; for ordinal attributes the list order is the order of the categories
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -152,12 +154,9 @@ class Attribute:
         if self.domain is not None:
             out["domain"] = [_plain_number(v) for v in self.domain]
         if self.taxonomy is not None:
-            path = self.taxonomy
-            if base_dir is not None:
-                try:
-                    path = path.resolve().relative_to(base_dir.resolve())
-                except ValueError:
-                    path = path.resolve()
+            path = self.taxonomy.resolve()
+            if base_dir is not None:  # relative to the schema file, so both can move together
+                path = Path(os.path.relpath(path, base_dir.resolve()))
             out["taxonomy"] = str(path)
         return out
 
@@ -280,6 +279,8 @@ class Schema:
             numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
                 series
             )
+            if not numeric and not pd.api.types.is_bool_dtype(series):
+                _refuse_numbers_read_as_text(str(name), series)
             attributes.append(
                 Attribute(
                     name=str(name),
@@ -356,6 +357,31 @@ def _plain_number(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def _refuse_numbers_read_as_text(name: str, series: pd.Series) -> None:
+    """A column of numbers read as text because of one odd cell (a word, ``1,234``, an
+    integer beyond 64 bits) would be treated as categories; refuse it, naming the row."""
+    present = series[series.notna()]
+    if present.empty:
+        return
+    text = present.astype(str).str.strip()
+    numbers = pd.to_numeric(text, errors="coerce")
+    parsed = numbers.notna().to_numpy()
+    if parsed.all():
+        too_large = (numbers.abs() >= 2.0**63).to_numpy()
+        if too_large.any():
+            row = int(np.flatnonzero(series.index.isin(present.index[too_large]))[0]) + 1
+            raise InputError(f"column '{name}' holds an integer beyond the 64-bit range in row "
+                             f"{row} ('{text.iloc[int(np.flatnonzero(too_large)[0])]}'): store "
+                             "it as text in a schema-declared nominal column, or rescale it")
+        return
+    if parsed.mean() >= 0.5:
+        first = int(np.flatnonzero(~parsed)[0])
+        row = int(np.flatnonzero(series.index == present.index[first])[0]) + 1
+        raise InputError(f"column '{name}' is mostly numbers but row {row} holds the text "
+                         f"'{text.iloc[first]}'; fix the value, or declare the column's kind "
+                         "in a schema")
 
 
 def _check_column_names(frame: pd.DataFrame) -> None:

@@ -130,6 +130,7 @@ def encode(
     *,
     drop_incomplete: bool = False,
     clamp: bool = False,
+    released: bool = False,
 ) -> Table:
     """Encode ``frame`` under ``schema`` (inferred when ``None``).
 
@@ -137,7 +138,10 @@ def encode(
     Missing values are refused (the error names the column and the first row, counted from 1
     after the header) unless ``drop_incomplete`` is set, which drops every row with a missing
     value in any column. Numeric values outside a declared domain are refused unless ``clamp``
-    is set, which clamps them to the domain.
+    is set, which clamps them to the domain. A ``released`` table (the output of a release,
+    to verify) may also hold the inner concepts of a nominal attribute's taxonomy (the root
+    ``*`` of the flat one), to which microaggregation generalizes; their codes follow the
+    categories', and such a table is for grouping, not for distances.
     """
     require_rows_and_columns(frame)
     schema = Schema.infer(frame) if schema is None else schema.complete(frame)
@@ -167,7 +171,7 @@ def encode(
             values, clamped[attribute.name] = _encode_numeric(series, attribute, keep, clamp)
             numeric_columns.append(values)
         else:
-            cats, codes = _encode_categorical(series, attribute, keep)
+            cats, codes = _encode_categorical(series, attribute, keep, released)
             categories[attribute.name] = cats
             code_columns.append(codes)
     n = keep.size
@@ -236,12 +240,17 @@ def category_labels(series: pd.Series) -> pd.Series:
 
 
 def _encode_categorical(
-    series: pd.Series, attribute: Attribute, positions: np.ndarray
+    series: pd.Series, attribute: Attribute, positions: np.ndarray, released: bool = False
 ) -> tuple[tuple[str, ...], np.ndarray]:
     labels = category_labels(series)
     declared = attribute.categories
-    if declared is None and attribute.taxonomy is not None:
-        declared = Taxonomy.load(attribute.taxonomy).leaves  # the taxonomy declares them
+    taxonomy = Taxonomy.load(attribute.taxonomy) if attribute.taxonomy is not None else None
+    if declared is None and taxonomy is not None:
+        declared = taxonomy.leaves  # the taxonomy declares them
+    if declared is not None and released and attribute.kind is Kind.NOMINAL:
+        inner = (taxonomy.labels[taxonomy.n_leaves:] if taxonomy is not None
+                 else Taxonomy.flat(declared).labels[len(declared):])
+        declared = (*declared, *(c for c in inner if c not in declared))
     if declared is not None:
         categories = declared
     else:
