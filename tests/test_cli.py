@@ -322,3 +322,54 @@ def test_exported_taxonomy_paths_are_relative_to_the_schema(tmp_path):
     assert "taxonomy: ../tax/job.csv" in (tmp_path / "out" / "s.yaml").read_text()
     assert Schema.load(tmp_path / "out" / "s.yaml")["job"].taxonomy.resolve() == (
         tmp_path / "tax" / "job.csv").resolve()
+
+
+def test_ordinary_files_do_not_crash(run_cli, tmp_path):
+    boolean = _write(tmp_path / "b.csv", "a,b,flag\n1,2,True\n3,4,False\n5,6,True\n7,8,False\n")
+    for command in (["microaggregate", boolean, "-o", tmp_path / "o.csv", "--k", "2"],
+                    ["check", boolean, "--k", "1"]):
+        result = run_cli(*command)
+        assert result.code == 0, result.stderr
+    assert set(pd.read_csv(tmp_path / "o.csv")["flag"]) <= {True, False}
+    semicolons = _write(tmp_path / "semi.csv", "a;b\n1;2\n3;4\n5;6\n7;8\n")
+    result = run_cli("microaggregate", semicolons, "-o", tmp_path / "s.csv", "--k", "2")
+    assert result.code == 0 and "columns a, b" in result.stdout
+    huge = _write(tmp_path / "huge.csv", "a,b\n1e308,2\n1.5e308,4\n-1e308,3\n1,1\n")
+    for options in ([], ["--standardize", "none"]):
+        result = run_cli("microaggregate", huge, "-o", tmp_path / "h.csv", "--k", "2", *options)
+        assert result.code == 2 and "rescale the column" in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "h.csv").exists()
+    means = _write(tmp_path / "m.csv", "a\n10.551\n10.553\n")
+    assert run_cli("microaggregate", means, "-o", tmp_path / "mo.csv", "--k", "2").code == 0
+    assert (tmp_path / "mo.csv").read_text().split() == ["a", "10.552", "10.552"]
+
+
+def test_help_is_complete(run_cli):
+    from microagg import datasets
+
+    short = run_cli("-h")
+    assert short.code == 0 and "Commands" in short.stdout
+    text = " ".join(run_cli("--help").stdout.split())
+    assert "ε-differential privacy (insensitive, individual-ranking, laplace)" in text
+    export = " ".join(run_cli("datasets", "export", "--help").stdout.split())
+    for name in datasets.names():
+        assert name in export
+
+
+def test_interrupt_says_nothing_was_written(monkeypatch, capsys):
+    from microagg import cli
+
+    def interrupted(**_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "app", interrupted)
+    assert cli.main(["demo"]) == 130
+    assert "interrupted; no output was written" in capsys.readouterr().err
+
+
+def test_version_and_help_import_nothing_heavy():
+    code = ("import sys; from microagg.cli import main; main(['--version']); "
+            "print(sorted(m for m in ('pandas', 'numpy', 'numba', 'scipy') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip().endswith("[]"), result.stdout + result.stderr

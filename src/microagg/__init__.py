@@ -1,94 +1,83 @@
 """microagg: publish microdata with a stated privacy guarantee through microaggregation.
 
 The public API is re-exported here; see the README for a tour and DESIGN.md for the map.
+Names are imported on first use (PEP 562), so that ``microagg --version`` and ``--help`` do
+not load pandas, scipy and numba.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-from microagg import datasets
-from microagg.aggregate import cluster_means, replace_by_means
-from microagg.distance import domain_normalize, scale
-from microagg.errors import (
-    DataNotFoundError,
-    InputError,
-    MicroaggError,
-    PrivacyError,
-    PrivacyLeakWarning,
-    SchemaError,
-)
-from microagg.io import read_table, write_table
-from microagg.mechanisms import Budget
-from microagg.metrics.evaluate import evaluate
-from microagg.models import KAnonymity, TCloseness, equivalence_classes, k_anonymity, t_closeness
-from microagg.options import Calibration, DPMethod, Linkage, Method, Reference, Scaling
-from microagg.partition.insensitive import corner_sequence, insensitive
-from microagg.partition.mdav import mdav, vmdav
-from microagg.partition.univariate import individual_ranking, optimal_univariate
-from microagg.release import (
-    GuaranteeScope,
-    KAnonymityReport,
-    PrivacyReport,
-    Release,
-    dp_individual_ranking,
-    dp_insensitive,
-    dp_laplace,
-    microaggregate,
-)
-from microagg.schema import Attribute, Kind, Role, Schema
-from microagg.table import Table, decode, encode
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 try:
     __version__ = version("microagg")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
     __version__ = "0+unknown"
 
-__all__ = [
-    "Attribute",
-    "Budget",
-    "Calibration",
-    "DPMethod",
-    "DataNotFoundError",
-    "GuaranteeScope",
-    "InputError",
-    "KAnonymity",
-    "KAnonymityReport",
-    "Kind",
-    "Linkage",
-    "Method",
-    "MicroaggError",
-    "PrivacyError",
-    "PrivacyLeakWarning",
-    "PrivacyReport",
-    "Reference",
-    "Release",
-    "Role",
-    "Scaling",
-    "Schema",
-    "SchemaError",
-    "TCloseness",
-    "Table",
-    "__version__",
-    "cluster_means",
-    "corner_sequence",
-    "datasets",
-    "decode",
-    "domain_normalize",
-    "dp_individual_ranking",
-    "dp_insensitive",
-    "dp_laplace",
-    "encode",
-    "equivalence_classes",
-    "evaluate",
-    "individual_ranking",
-    "insensitive",
-    "k_anonymity",
-    "mdav",
-    "microaggregate",
-    "optimal_univariate",
-    "read_table",
-    "replace_by_means",
-    "scale",
-    "t_closeness",
-    "vmdav",
-    "write_table",
-]
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "Attribute": "microagg.schema",
+    "Budget": "microagg.mechanisms",
+    "Calibration": "microagg.options",
+    "cluster_means": "microagg.aggregate",
+    "corner_sequence": "microagg.partition.insensitive",
+    "DataNotFoundError": "microagg.errors",
+    "datasets": "microagg.datasets",
+    "decode": "microagg.table",
+    "domain_normalize": "microagg.distance",
+    "dp_individual_ranking": "microagg.release",
+    "dp_insensitive": "microagg.release",
+    "dp_laplace": "microagg.release",
+    "DPMethod": "microagg.options",
+    "encode": "microagg.table",
+    "equivalence_classes": "microagg.models",
+    "evaluate": "microagg.metrics.evaluate",
+    "GuaranteeScope": "microagg.release",
+    "individual_ranking": "microagg.partition.univariate",
+    "InputError": "microagg.errors",
+    "insensitive": "microagg.partition.insensitive",
+    "k_anonymity": "microagg.models",
+    "KAnonymity": "microagg.models",
+    "KAnonymityReport": "microagg.release",
+    "Kind": "microagg.schema",
+    "Linkage": "microagg.options",
+    "mdav": "microagg.partition.mdav",
+    "Method": "microagg.options",
+    "MicroaggError": "microagg.errors",
+    "microaggregate": "microagg.release",
+    "optimal_univariate": "microagg.partition.univariate",
+    "PrivacyError": "microagg.errors",
+    "PrivacyLeakWarning": "microagg.errors",
+    "PrivacyReport": "microagg.release",
+    "read_table": "microagg.io",
+    "Reference": "microagg.options",
+    "Release": "microagg.release",
+    "replace_by_means": "microagg.aggregate",
+    "Role": "microagg.schema",
+    "scale": "microagg.distance",
+    "Scaling": "microagg.options",
+    "Schema": "microagg.schema",
+    "SchemaError": "microagg.errors",
+    "t_closeness": "microagg.models",
+    "Table": "microagg.table",
+    "TCloseness": "microagg.models",
+    "vmdav": "microagg.partition.mdav",
+    "write_table": "microagg.io",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS, key=str.lower)]
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'microagg' has no attribute '{name}'")
+    loaded = importlib.import_module(module)
+    value = loaded if module == f"microagg.{name}" else getattr(loaded, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

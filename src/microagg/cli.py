@@ -20,16 +20,21 @@ from rich.table import Table as RichTable
 from microagg import __version__
 from microagg.errors import InputError, MicroaggError
 
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+DATASET_NAMES = ("census, eia, tarragona, adult, adult-categorical, adult-mixed or synthetic")
+
 app = typer.Typer(
     name="microagg",
+    context_settings=HELP_OPTIONS,
     help="Publish microdata with a stated privacy guarantee through microaggregation.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-datasets_app = typer.Typer(help="Reference data sets (census, eia, tarragona, adult, synthetic).",
-                           no_args_is_help=True)
+datasets_app = typer.Typer(help=f"Reference data sets ({DATASET_NAMES}).",
+                           short_help="Reference data sets: list, export.",
+                           no_args_is_help=True, context_settings=HELP_OPTIONS)
 app.add_typer(datasets_app, name="datasets")
 
 out = Console(highlight=False, soft_wrap=True)
@@ -115,11 +120,16 @@ def datasets_list(
     for row in rows:
         table.add_row(row["name"], row["shape"], row["description"], row["location"])
     out.print(table)
+    if any(row["location"] == "missing" for row in rows):
+        from microagg.datasets import search_path_text
+
+        out.print(f"missing files are looked for in {search_path_text()}; set MICROAGG_DATA "
+                  "to the folder that holds them")
 
 
 @datasets_app.command("export")
 def datasets_export(
-    name: str = typer.Argument(..., help="census, eia, tarragona, adult or synthetic."),
+    name: str = typer.Argument(..., help=DATASET_NAMES + "."),
     output: Path = typer.Option(..., "-o", "--output", help="Output CSV or Parquet file."),
     schema_out: Path | None = typer.Option(None, "--schema-out",
                                            help="Also write the data set's schema (YAML)."),
@@ -150,7 +160,7 @@ def datasets_export(
 
 # -- check -----------------------------------------------------------------------------------
 
-@app.command()
+@app.command(short_help="Verify k-anonymity and/or t-closeness of a table.")
 def check(
     input: Path = typer.Argument(..., metavar="IN", help="CSV or Parquet file to verify."),
     k: int | None = typer.Option(None, "--k", help="Required smallest equivalence class."),
@@ -226,7 +236,7 @@ def check(
 
 # -- evaluate ------------------------------------------------------------------------------
 
-@app.command()
+@app.command(short_help="Utility loss and disclosure risk of a masked table.")
 def evaluate(
     original: Path = typer.Argument(..., metavar="ORIGINAL",
                                     help="Original table (CSV or Parquet)."),
@@ -244,22 +254,48 @@ def evaluate(
 
     original_frame, schema_obj = _load(original, schema)
     masked_frame = read_table(masked)
-    result = run_evaluation(original_frame, masked_frame, schema_obj,
-                            _names(columns, "--columns"))
+    with _compile_notice():
+        result = run_evaluation(original_frame, masked_frame, schema_obj,
+                                _names(columns, "--columns"))
     if json_out:
         _print_json(result)
         return
     out.print(f"compared {result['rows']:,} rows on {', '.join(result['columns'])}")
-    for key, label in (("sse", "SSE (raw values; δ² for categories)"),
-                       ("sse_percent", "SSE/SST (%, numeric)"),
-                       ("record_linkage_percent", "record linkage (%)"),
-                       ("relative_error", "relative error"), ("jsd", "JSD (mean)"),
-                       ("variance_variation", "variance variation (mean)"),
-                       ("mean_variation", "mean variation (mean)")):
-        out.print(f"  {label:28s} {_fmt(result[key])}")
+    measures = (("sse", "SSE (raw values; δ² for categories)"),
+                ("sse_percent", "SSE/SST (%, numeric)"),
+                ("record_linkage_percent", "record linkage (%)"),
+                ("relative_error", "relative error"), ("jsd", "JSD (mean)"),
+                ("variance_variation", "variance variation (mean)"),
+                ("mean_variation", "mean variation (mean)"))
+    width = max(len(label) for _, label in measures)
+    for key, label in measures:
+        out.print(f"  {label:{width}s}  {_fmt(result[key])}")
 
 
 # -- microaggregate -----------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _compile_notice() -> Iterator[None]:
+    """Say on stderr, once, when numba compiles the kernels (the first run after install,
+    about 20 s; later runs load them from numba's cache)."""
+    from numba.core import event
+
+    class Notice(event.Listener):
+        said = False
+
+        def on_start(self, _event: event.Event) -> None:
+            if not self.said:
+                self.said = True
+                sys.stderr.write("microagg: compiling the kernels (first run only, about "
+                                 "20 s)...\n")
+                sys.stderr.flush()
+
+        def on_end(self, _event: event.Event) -> None:
+            pass
+
+    with event.install_listener("numba:compile", Notice()):
+        yield
+
 
 @contextlib.contextmanager
 def _progress(total: int, description: str) -> Iterator[Callable[[int], None] | None]:
@@ -280,7 +316,7 @@ THREADS_HELP = ("Threads of the partitioner (default: all available, split passe
                 "when measured to pay off).")
 
 
-@app.command()
+@app.command(short_help="k-anonymity: replace quasi-identifiers by cluster means.")
 def microaggregate(
     input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
     output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet)."),
@@ -320,7 +356,7 @@ def microaggregate(
         table_format(labels_out)
     threads = check_threads(threads)
     frame, schema_obj = _load(input, schema)
-    with _progress(len(frame), f"{method} k={k}") as progress:
+    with _compile_notice(), _progress(len(frame), f"{method} k={k}") as progress:
         release = run(frame, k=k, schema=schema_obj, method=method,
                       columns=_names(columns, "--columns"), scaling=standardize, gamma=gamma,
                       reference=reference, drop_incomplete=drop_incomplete, clamp=clamp,
@@ -369,12 +405,9 @@ def _write_all(writers: list[tuple[Path, Callable[[Path], None]]], sources: list
 
 def _write_as(frame: Any, tmp: Path, target: Path) -> None:
     """Write ``frame`` to ``tmp`` in the format of ``target``'s extension."""
-    from microagg.io import table_format
+    from microagg.io import table_format, write_frame
 
-    if table_format(target) == "csv":
-        frame.to_csv(tmp, index=False)
-    else:
-        frame.to_parquet(tmp, index=False)
+    write_frame(frame, tmp, table_format(target))
 
 
 # -- dp ------------------------------------------------------------------------------------
@@ -397,7 +430,7 @@ def _bounds(value: str | None) -> dict[str, tuple[float, float]]:
     return out
 
 
-@app.command()
+@app.command(short_help="ε-differential privacy (insensitive, individual-ranking, laplace).")
 def dp(
     input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
     output: Path = typer.Option(..., "-o", "--output", help="Released table (CSV or Parquet); "
@@ -458,7 +491,7 @@ def dp(
     threads = check_threads(threads)
     frame = read_table(input)
     schema_obj = Schema.load(schema) if schema is not None else None
-    with _progress(len(frame), f"{method} k={k}") as progress, \
+    with _compile_notice(), _progress(len(frame), f"{method} k={k}") as progress, \
             warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
         release = dp_release(
@@ -500,7 +533,7 @@ def dp(
 
 # -- demo ----------------------------------------------------------------------------------
 
-@app.command()
+@app.command(short_help="End-to-end run on embedded synthetic data.")
 def demo(
     n: int = typer.Option(2000, "--n", help="Records of the synthetic data."),
     k: int = typer.Option(5, "--k", help="Smallest cluster size."),
@@ -518,7 +551,7 @@ def demo(
     before = k_anonymity(data.frame, quasi)
     out.print(f"   before: smallest equivalence class {before.smallest_class} "
               f"({before.classes:,} classes) - every record is unique")
-    with _progress(n, f"mdav k={k}") as progress:
+    with _compile_notice(), _progress(n, f"mdav k={k}") as progress:
         release = run(data.frame, k=k, schema=data.schema, progress=progress)
     clusters = release.report.clusters
     out.print(f"2. MDAV, k={k}, z-scores: {clusters['count']:,} clusters of "
@@ -541,6 +574,10 @@ def demo(
 
 # -- entry point ---------------------------------------------------------------------------
 
+INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
+INTERRUPTED_MESSAGE = "interrupted; no output was written (outputs are renamed into place last)"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code.
 
@@ -552,13 +589,15 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         if exc.code is None:
             return 0
+        if exc.code == INTERRUPTED:  # Typer's answer to Ctrl-C
+            _error(INTERRUPTED_MESSAGE)
         return exc.code if isinstance(exc.code, int) else 1
     except MicroaggError as exc:
         _error(str(exc))
         return 2
     except KeyboardInterrupt:
-        _error("interrupted")
-        return 130
+        _error(INTERRUPTED_MESSAGE)
+        return INTERRUPTED
     return 0
 
 

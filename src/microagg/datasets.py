@@ -205,6 +205,12 @@ def names() -> tuple[str, ...]:
     return (*_REFERENCE, "synthetic")
 
 
+def search_path_text() -> str:
+    """Where reference files are looked for, in words (for messages)."""
+    looked = ", ".join(str(d) for d in _candidate_dirs())
+    return looked + (f" ({ENV_VAR})" if os.environ.get(ENV_VAR) else f" ({ENV_VAR} is not set)")
+
+
 def describe() -> list[dict[str, str]]:
     """One row per data set: name, shape, description, and where its file is (or 'missing')."""
     rows = []

@@ -6,7 +6,8 @@ so a failed run never leaves a partial output behind; a command with several out
 them together (:func:`write_all`). A run killed during the rename step can leave hidden
 ``.<name>.microagg-<pid>-*.tmp`` files; the next write to the same name removes them.
 
-CSV conventions: one header row, comma separator, UTF-8. Empty fields and the tokens ``NA``,
+CSV conventions: one header row, UTF-8, comma separator (a header with semicolons, tabs or
+bars and no comma selects that separator). Empty fields and the tokens ``NA``,
 ``N/A``, ``NaN``, ``nan``, ``NULL``, ``null`` are read as missing values; nothing else is (so a
 category called ``None`` or ``?`` stays a category).
 """
@@ -28,7 +29,7 @@ import pandas as pd
 from microagg.errors import InputError
 
 __all__ = ["atomic_path", "atomic_paths", "check_output", "read_table", "table_format",
-           "write_all", "write_json", "write_table", "write_text"]
+           "write_all", "write_frame", "write_json", "write_table", "write_text"]
 
 MISSING_TOKENS = ["", "NA", "N/A", "NaN", "nan", "NULL", "null"]
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -65,21 +66,39 @@ def read_table(path: str | Path) -> pd.DataFrame:
 def _read_csv(path: Path) -> pd.DataFrame:
     with path.open(newline="", encoding="utf-8") as handle:
         try:
-            header = next(csv.reader(handle), None)
-        except (csv.Error, UnicodeDecodeError) as exc:
+            sample = handle.read(65536)
+        except UnicodeDecodeError as exc:
             raise InputError(f"cannot read {path} as UTF-8 CSV: {exc}") from None
+    separator = _separator(sample)
+    try:
+        header = next(csv.reader(sample.splitlines()[:1], delimiter=separator), None)
+    except csv.Error as exc:
+        raise InputError(f"cannot read {path} as UTF-8 CSV: {exc}") from None
     if not header:
         raise InputError(f"file {path} is empty (no header row)")
     _refuse_duplicates([h.strip() for h in header], path)
     try:
         frame = pd.read_csv(
-            path, keep_default_na=False, na_values=MISSING_TOKENS, skipinitialspace=True
+            path, sep=separator, keep_default_na=False, na_values=MISSING_TOKENS,
+            skipinitialspace=True
         )
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot parse {path}: {message}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
     return frame
+
+
+def _separator(sample: str) -> str:
+    """The column separator: a comma, unless the header holds no comma but semicolons or tabs
+    (spreadsheets in locales with a decimal comma write semicolons)."""
+    header = sample.splitlines()[0] if sample else ""
+    if "," in header:
+        return ","
+    for candidate in (";", "\t", "|"):
+        if candidate in header:
+            return candidate
+    return ","
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -204,10 +223,20 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
     """Write ``frame`` as CSV or Parquet (by extension), atomically, without the index."""
     fmt = table_format(path)
     with atomic_path(path) as tmp:
-        if fmt == "csv":
-            frame.to_csv(tmp, index=False)
-        else:
-            frame.to_parquet(tmp, index=False)
+        write_frame(frame, tmp, fmt)
+
+
+# CSV numbers: 15 significant digits, so a mean of 10.552s prints 10.552, not the float noise
+# 10.552000000000001 (doubles hold 15 decimal digits exactly).
+CSV_FLOAT_FORMAT = "%.15g"
+
+
+def write_frame(frame: pd.DataFrame, path: str | Path, fmt: str) -> None:
+    """Write ``frame`` to ``path`` as ``fmt`` ("csv" or "parquet"), without the index."""
+    if fmt == "csv":
+        frame.to_csv(path, index=False, float_format=CSV_FLOAT_FORMAT)
+    else:
+        frame.to_parquet(path, index=False)
 
 
 def write_text(path: str | Path, text: str) -> None:

@@ -20,7 +20,11 @@ from microagg.errors import InputError
 from microagg.schema import Attribute, Kind, Schema
 from microagg.taxonomy import CategoryMetric, Taxonomy
 
+# Larger magnitudes overflow the squares of distances and variances (1e154² ~ 1e308).
+LARGEST_VALUE = 1e150
+
 __all__ = [
+    "LARGEST_VALUE",
     "Table",
     "category_labels",
     "category_metric",
@@ -214,6 +218,12 @@ def _encode_numeric(
     if infinite.any():
         i = int(np.flatnonzero(infinite)[0])
         raise InputError(f"column '{name}' has an infinite value in row {positions[i] + 1}")
+    huge = np.abs(values) > LARGEST_VALUE
+    if huge.any():
+        i = int(np.flatnonzero(huge)[0])
+        raise InputError(f"column '{name}': value {values[i]:g} in row {positions[i] + 1} is "
+                         f"beyond ±{LARGEST_VALUE:g}, where sums and squares overflow; rescale "
+                         "the column (e.g. express it in millions)")
     bounds = attribute.bounds
     if bounds is not None:
         lo, hi = bounds
@@ -255,7 +265,8 @@ def _encode_categorical(
         categories = declared
     else:
         observed = pd.unique(labels.to_numpy())
-        numeric_order = pd.api.types.is_numeric_dtype(series)
+        numeric_order = (pd.api.types.is_numeric_dtype(series)
+                         and not pd.api.types.is_bool_dtype(series))
         key = (lambda s: float(s)) if numeric_order else None
         categories = tuple(sorted((str(v) for v in observed), key=key))
     codes = pd.Index(list(categories)).get_indexer(labels.to_numpy()).astype(np.int64)
