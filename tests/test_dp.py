@@ -1,7 +1,6 @@
 """Differentially private releases: sensitivities, an empirical privacy audit, the releases and
 their privacy reports."""
 
-import io
 import json
 import math
 import warnings
@@ -13,6 +12,8 @@ from scipy.stats import beta
 
 from microagg import datasets
 from microagg.aggregate import cluster_means
+from microagg.audit import audit
+from microagg.audit import scenarios as audit_scenarios
 from microagg.errors import InputError, PrivacyError, PrivacyLeakWarning
 from microagg.mechanisms import exponential_mechanism, laplace_mechanism
 from microagg.partition.insensitive import insensitive
@@ -164,133 +165,31 @@ def test_audit_exponential_mechanism():
 
 # -- end-to-end audits of the tables as written ---------------------------------------------
 
-AUDIT_TRIALS = 1500
-
-
-def _as_written(frame: pd.DataFrame) -> pd.DataFrame:
-    """The table exactly as the command line writes it (CSV, no index) and reads it back."""
-    return pd.read_csv(io.StringIO(frame.to_csv(index=False)))
-
-
-def _audit(release, data_sets, event, trials=AUDIT_TRIALS):
-    """Run ``release`` (a function of a data set and a Generator) ``trials`` times on each of
-    two neighbouring data sets; return the Clopper-Pearson lower bounds of ε from ``event`` on
-    the written table, and from the same event on the table in input order (what was written
-    before rows were shuffled: the control that shows the audit has power)."""
-    rng = np.random.default_rng(2024)
-    written, aligned = [], []
-    for frame in data_sets:
-        hits_written = hits_aligned = 0
-        for _ in range(trials):
-            out = release(frame, rng)
-            hits_written += bool(event(_as_written(out.frame)))
-            hits_aligned += bool(event(_as_written(out.aligned())))
-        written.append(hits_written)
-        aligned.append(hits_aligned)
-
-    def epsilon_bound(hits):
-        low, _ = _ratio_bounds(max(hits), min(hits), trials)
-        return math.log(low) if low > 0 else 0.0
-    return epsilon_bound(written), epsilon_bound(aligned)
-
-
-ONE_ATTRIBUTE = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1)),))
-TWO_ATTRIBUTES = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1)),
-                         Attribute("y", Role.QUASI, Kind.NUMERIC, domain=(0, 1))))
-
-
 @pytest.mark.slow
-def test_audit_insensitive_release_as_written():
-    """The audit's attack: D = (.40, .41, .60, .61) and D' with the first record at .62, k = 2,
-    ε = 4. In input order "rows 0 and 1 are equal" happens under D (records 0, 1 clustered)
-    and never under D' (0 is clustered with 3): ε >= 8 found. Written in random order, the
-    event has the same probability on both."""
-    epsilon = 4.0
-    d = pd.DataFrame({"x": [0.40, 0.41, 0.60, 0.61]})
-    d_prime = pd.DataFrame({"x": [0.62, 0.41, 0.60, 0.61]})
-
-    def release(frame, rng):
-        return dp_insensitive(frame, epsilon=epsilon, k=2, schema=ONE_ATTRIBUTE, rng=rng)
-
-    def equal_inside(table):  # equal noisy means, not two values clamped to a bound
-        return table["x"][0] == table["x"][1] and 0 < table["x"][0] < 1
-
-    found, control = _audit(release, (d, d_prime), equal_inside)
-    assert found < epsilon
-    assert control > epsilon  # the same test catches the table in input order
+@pytest.mark.parametrize("scenario", audit_scenarios(), ids=lambda s: s.name)
+def test_audit_release_as_written(scenario):
+    """The audit's worst-case neighbours, 1,500 runs each, on the table exactly as written:
+    the Clopper-Pearson lower bound of ε stays below the claim. Where rows in input order
+    (the behaviour before rows were shuffled, and the linked individual-ranking table) would
+    leak, the same event on the aligned table proves a loss above ε: the test has power."""
+    result = audit(scenario.release, scenario.neighbours, scenario.event, trials=1500)
+    assert result.epsilon_written < scenario.epsilon
+    if scenario.leaks_in_input_order:
+        assert result.epsilon_input_order > scenario.epsilon
+    else:
+        assert result.epsilon_input_order < scenario.epsilon
 
 
-@pytest.mark.slow
-def test_audit_individual_ranking_release_as_written():
-    """Two attributes, n = 4, k = 2, ε = 4. Under D both attributes group records {0, 1} and
-    {2, 3}; under D' record 1 moves to (.2, .95), so y groups {0, 2} and {1, 3}. Event: the two
-    rows that share an x value share a y value too. In the linked table it holds always under
-    D and almost never under D'; unlinked, the columns are shuffled apart and it has
-    probability 1/3 under both."""
-    epsilon = 4.0
+def test_linked_individual_ranking_says_it_is_not_dp():
     d = pd.DataFrame({"x": [0.1, 0.2, 0.8, 0.9], "y": [0.1, 0.2, 0.8, 0.9]})
-    d_prime = pd.DataFrame({"x": [0.1, 0.2, 0.8, 0.9], "y": [0.1, 0.95, 0.8, 0.9]})
-
-    def pairs(values):  # the two pairs of rows sharing a value, if there are exactly two
-        groups = {}
-        for row, value in enumerate(values):
-            groups.setdefault(value, []).append(row)
-        return sorted(map(tuple, groups.values())) if len(groups) == 2 else None
-
-    def same_pairs(table):
-        x = pairs(table["x"])
-        return x is not None and x == pairs(table["y"])
-
-    def unlinked(frame, rng):
-        return dp_individual_ranking(frame, epsilon=epsilon, k=2, schema=TWO_ATTRIBUTES,
-                                     rng=rng)
-
-    found, control = _audit(unlinked, (d, d_prime), same_pairs)
-    assert found < epsilon
-    assert control > epsilon  # in input order (= linked) the pairing gives the data away
-
-    def linked(frame, rng):
-        return dp_individual_ranking(frame, epsilon=epsilon, k=2, schema=TWO_ATTRIBUTES,
-                                     rng=rng, linkage="linked")
-
+    schema = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1)),
+                     Attribute("y", Role.QUASI, Kind.NUMERIC, domain=(0, 1))))
     with pytest.warns(PrivacyLeakWarning, match="linked"):
-        release = linked(d, np.random.default_rng(0))
+        release = dp_individual_ranking(d, epsilon=4.0, k=2, schema=schema, linkage="linked")
     assert not release.report.differentially_private
     assert release.report.guarantee_scope == "each column"
     assert "2-differential privacy on its own" in release.report.guarantee
-    # The control above (each column restored to input order) is the linked table: the audit
-    # finds it is not 4-DP, as its report says.
-
-
-@pytest.mark.slow
-def test_audit_laplace_release_as_written():
-    """One record moves from 0 to 1 (domain [0, 1], ε = 1): the event "some written value is
-    at most 0.5" has probabilities 1 - e^-0.5 / 2 and e^-0.5 / 2 at most apart by e^ε."""
-    epsilon = 1.0
-    d = pd.DataFrame({"x": [0.0, 0.5, 0.5]})
-    d_prime = pd.DataFrame({"x": [1.0, 0.5, 0.5]})
-
-    def release(frame, rng):
-        return dp_laplace(frame, epsilon=epsilon, schema=ONE_ATTRIBUTE, rng=rng)
-
-    found, _ = _audit(release, (d, d_prime), lambda t: t["x"][0] <= 0.5)
-    assert 0 < found < epsilon
-
-
-@pytest.mark.slow
-def test_audit_categorical_release_as_written():
-    """Insensitive DP on a nominal attribute with declared categories, k = 2, ε = 2: one
-    record changes from 'a' to 'c'; event "the first written row is 'a'"."""
-    epsilon = 2.0
-    schema = Schema((Attribute("c", Role.QUASI, Kind.NOMINAL, domain=("a", "b", "c")),))
-    d = pd.DataFrame({"c": ["a", "a", "b", "b"]})
-    d_prime = pd.DataFrame({"c": ["c", "a", "b", "b"]})
-
-    def release(frame, rng):
-        return dp_insensitive(frame, epsilon=epsilon, k=2, schema=schema, rng=rng)
-
-    found, _ = _audit(release, (d, d_prime), lambda t: t["c"][0] == "a", trials=800)
-    assert found < epsilon
+    assert release.source_rows.ndim == 1  # linked: one order for every column
 
 
 # -- releases -----------------------------------------------------------------------------

@@ -148,7 +148,7 @@ def datasets_export(
     if schema_out is not None:
         check_output(schema_out)
     dataset = load(name, drop_incomplete=drop_incomplete, n=n, d=d, seed=seed)
-    outputs = [(output, lambda path: _write_as(dataset.frame, path, output))]
+    outputs = [(output, lambda path: _write_as(dataset.frame, path, output, release=False))]
     if schema_out is not None:
         text = dataset.schema.dumps(base_dir=schema_out.parent)
         outputs.append((schema_out, lambda path: path.write_text(text, encoding="utf-8")))
@@ -403,11 +403,11 @@ def _write_all(writers: list[tuple[Path, Callable[[Path], None]]], sources: list
     write_all(writers, sources)
 
 
-def _write_as(frame: Any, tmp: Path, target: Path) -> None:
+def _write_as(frame: Any, tmp: Path, target: Path, *, release: bool = True) -> None:
     """Write ``frame`` to ``tmp`` in the format of ``target``'s extension."""
     from microagg.io import table_format, write_frame
 
-    write_frame(frame, tmp, table_format(target))
+    write_frame(frame, tmp, table_format(target), release=release)
 
 
 # -- dp ------------------------------------------------------------------------------------

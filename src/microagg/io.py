@@ -226,15 +226,19 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
         write_frame(frame, tmp, fmt)
 
 
-# CSV numbers: 15 significant digits, so a mean of 10.552s prints 10.552, not the float noise
-# 10.552000000000001 (doubles hold 15 decimal digits exactly).
-CSV_FLOAT_FORMAT = "%.15g"
+# Released CSV numbers: 15 significant digits, so a mean of 10.551 and 10.553 prints 10.552, not
+# the float noise 10.552000000000001 (doubles hold 15 decimal digits exactly). Tables that are
+# not the product of a computation (an exported data set) keep every digit.
+RELEASE_FLOAT_FORMAT = "%.15g"
 
 
-def write_frame(frame: pd.DataFrame, path: str | Path, fmt: str) -> None:
-    """Write ``frame`` to ``path`` as ``fmt`` ("csv" or "parquet"), without the index."""
+def write_frame(frame: pd.DataFrame, path: str | Path, fmt: str, *,
+                release: bool = False) -> None:
+    """Write ``frame`` to ``path`` as ``fmt`` ("csv" or "parquet"), without the index; a
+    ``release`` CSV writes numbers with 15 significant digits, others round-trip exactly."""
     if fmt == "csv":
-        frame.to_csv(path, index=False, float_format=CSV_FLOAT_FORMAT)
+        frame.to_csv(path, index=False,
+                     float_format=RELEASE_FLOAT_FORMAT if release else None)
     else:
         frame.to_parquet(path, index=False)
 
