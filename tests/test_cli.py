@@ -373,3 +373,15 @@ def test_version_and_help_import_nothing_heavy():
             "print(sorted(m for m in ('pandas', 'numpy', 'numba', 'scipy') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip().endswith("[]"), result.stdout + result.stderr
+
+
+def test_negative_seed_and_report_path_folder(run_cli, tmp_path):
+    bad = run_cli("datasets", "export", "synthetic", "-o", tmp_path / "s.csv", "--seed", "-1")
+    assert bad.code == 2 and "non-negative" in bad.stderr
+    source = tmp_path / "in.csv"
+    assert run_cli("datasets", "export", "synthetic", "-o", source, "--n", "50").code == 0
+    (tmp_path / "out.csv.privacy.json").mkdir()
+    result = run_cli("dp", source, "-o", tmp_path / "out.csv", "--epsilon", "1", "--k", "5",
+                     "--columns", "age", "--bounds", "age=0:120")
+    assert result.code == 2 and "is a folder" in result.stderr
+    assert not (tmp_path / "out.csv").exists()  # no table without its report

@@ -287,6 +287,8 @@ def synthetic(n: int = 1000, d: int = 6, seed: int = 0) -> Dataset:
         raise InputError(f"synthetic data needs n >= 1, got {n}")
     if d < 1:
         raise InputError(f"synthetic data needs d >= 1, got {d}")
+    if seed < 0:
+        raise InputError(f"the seed must be a non-negative integer, got {seed}")
     rng = np.random.default_rng(seed)
     wealth = rng.standard_normal(n)
     age = 0.35 * wealth + np.sqrt(1 - 0.35**2) * rng.standard_normal(n)
