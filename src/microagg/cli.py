@@ -141,7 +141,7 @@ def datasets_export(
 ) -> None:
     """Write a data set (and optionally its schema) to a file."""
     from microagg.datasets import load
-    from microagg.io import check_output, table_format
+    from microagg.io import check_output, table_format, write_all
 
     table_format(output)
     check_output(output)
@@ -152,7 +152,7 @@ def datasets_export(
     if schema_out is not None:
         text = dataset.schema.dumps(base_dir=schema_out.parent)
         outputs.append((schema_out, lambda path: path.write_text(text, encoding="utf-8")))
-    _write_all(outputs, sources=[])
+    write_all(outputs)
     rows, cols = dataset.frame.shape
     out.print(f"wrote {name}: {rows:,} rows x {cols} columns to {output}"
               + (f" (schema: {schema_out})" if schema_out else ""))
@@ -347,7 +347,7 @@ def microaggregate(
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Replace quasi-identifiers by cluster means (k-anonymity by microaggregation)."""
-    from microagg.io import table_format
+    from microagg.io import table_format, write_all
     from microagg.release import microaggregate as run
     from microagg.threads import check_threads
 
@@ -365,7 +365,7 @@ def microaggregate(
     if labels_out is not None:
         outputs.append((labels_out,
                         lambda path: _write_as(release.labels_frame(), path, labels_out)))
-    _write_all(outputs, sources=[input])
+    write_all(outputs, sources=[input])
     report = release.report
     if json_out:
         _print_json(report.to_dict())
@@ -394,13 +394,6 @@ def microaggregate(
 
 def _warn(message: str) -> None:
     sys.stderr.write(f"microagg: warning: {' '.join(message.split())}\n")
-
-
-def _write_all(writers: list[tuple[Path, Callable[[Path], None]]], sources: list[Path]
-               ) -> None:
-    from microagg.io import write_all
-
-    write_all(writers, sources)
 
 
 def _write_as(frame: Any, tmp: Path, target: Path, *, release: bool = True) -> None:
@@ -479,7 +472,7 @@ def dp(
     import warnings
 
     from microagg.errors import PrivacyLeakWarning
-    from microagg.io import read_table, table_format
+    from microagg.io import read_table, table_format, write_all
     from microagg.release.dp import dp_release
     from microagg.schema import Schema
     from microagg.threads import check_threads
@@ -503,9 +496,9 @@ def dp(
     report = release.report
     report_path = output.with_name(output.name + ".privacy.json")
     text = json.dumps(report.to_dict(), indent=2, default=_json_default) + "\n"
-    _write_all([(output, lambda path: _write_as(release.frame, path, output)),
-                (report_path, lambda path: path.write_text(text, encoding="utf-8"))],
-               sources=[input])
+    write_all([(output, lambda path: _write_as(release.frame, path, output)),
+               (report_path, lambda path: path.write_text(text, encoding="utf-8"))],
+              sources=[input])
     for notice in release.notices:
         _warn(notice + " (not published)")
     if not report.differentially_private:

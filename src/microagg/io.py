@@ -178,10 +178,12 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def atomic_paths(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
+def atomic_paths(paths: Sequence[str | Path], sources: Sequence[str | Path] = ()
+                 ) -> Iterator[list[Path]]:
     """Temporary paths beside every one of ``paths``, renamed to them together if the block
-    succeeds; on any exception none of ``paths`` is touched."""
-    targets = [check_output(p) for p in paths]
+    succeeds; on any exception none of ``paths`` is touched. Outputs equal to one of the
+    ``sources``, to each other, or naming a folder are refused before anything is created."""
+    targets = [check_output(p, sources) for p in paths]
     resolved = [t.resolve() for t in targets]
     if len(set(resolved)) < len(resolved):
         twice = next(t for t, r in zip(targets, resolved, strict=True)
@@ -212,9 +214,7 @@ def write_all(writers: Sequence[tuple[Path, Callable[[Path], None]]],
     """Write every output of one command, or none: each writer fills a temporary file, and
     all are renamed at the end. Outputs equal to a source, to each other, or naming a folder
     are refused before anything is written."""
-    for target, _ in writers:
-        check_output(target, sources)
-    with atomic_paths([target for target, _ in writers]) as temporaries:
+    with atomic_paths([target for target, _ in writers], sources) as temporaries:
         for tmp, (_, write) in zip(temporaries, writers, strict=True):
             write(tmp)
 

@@ -55,7 +55,7 @@ class Release:
     def labels_frame(self) -> pd.DataFrame:
         """The partition as a table in input row order: column ``cluster``, or
         ``cluster_<attribute>`` per attribute for univariate methods."""
-        index = self.aligned().index
+        index = self.frame.index if self.source_index is None else self.source_index
         if self.labels.ndim == 1:
             return pd.DataFrame({"cluster": self.labels}, index=index)
         columns = self.report.columns
