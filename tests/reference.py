@@ -161,3 +161,172 @@ def insensitive(X: np.ndarray, k: int, lows, highs, corners: np.ndarray,
         remaining = np.setdiff1d(remaining, chosen)
     labels[remaining] = n // k - 1
     return labels
+
+
+# -- t-closeness (paper 002) -----------------------------------------------------------------
+
+def class_emd_direct(values: np.ndarray, members, distance: str, parent=None) -> float:
+    """EMD of the class ``members`` to the whole column ``values`` by the printed formulas:
+    ordered 1/(m-1) Σ_i |Σ_{j<=i} p_j - q_j| over the distinct values; equal ½ Σ |p - q|;
+    hierarchical Σ_N h(N)/H · min(pos_extra(N), neg_extra(N)) (Li et al. 2007 §4.2)."""
+    distinct, codes = np.unique(values, return_inverse=True)
+    m = distinct.size
+    q = np.bincount(codes, minlength=m) / codes.size
+    p = np.bincount(codes[np.asarray(members)], minlength=m) / len(members)
+    if distance == "ordered":
+        return 0.0 if m == 1 else float(np.abs(np.cumsum(p - q)).sum() / (m - 1))
+    if distance == "equal":
+        return float(0.5 * np.abs(p - q).sum())
+    # hierarchical: values are concept numbers of the tree ``parent``
+    concepts = len(parent)
+    extra_leaf = np.zeros(concepts)
+    for code, value in enumerate(distinct):
+        extra_leaf[int(value)] += p[code] - q[code]
+    children = [[] for _ in range(concepts)]
+    for c in range(concepts):
+        if parent[c] >= 0:
+            children[parent[c]].append(c)
+
+    def height(c):
+        return 0 if not children[c] else 1 + max(height(x) for x in children[c])
+
+    def extra(c):
+        return extra_leaf[c] + sum(extra(x) for x in children[c])
+
+    root = [c for c in range(concepts) if parent[c] < 0][0]
+    top = height(root)
+    total = 0.0
+    for node in range(concepts):
+        if children[node]:
+            parts = [extra(x) for x in children[node]]
+            if extra_leaf[node]:  # a value sitting on an inner concept: its own zero edge
+                parts.append(extra_leaf[node])
+            pos = sum(x for x in parts if x > 0)
+            neg = -sum(x for x in parts if x < 0)
+            total += height(node) / top * min(pos, neg)
+    return total
+
+
+def t_closeness_first(X, rank_key, size, categorical=None):
+    """002 Alg. 3 as listed, for a given cluster size, by direct computation."""
+    n = X.shape[0]
+    base, extra = divmod(n, size)
+    counts = [base] * size
+    if size % 2:
+        counts[size // 2] += extra
+    else:
+        counts[size // 2 - 1] += extra - extra // 2
+        counts[size // 2] += extra // 2
+    order = np.lexsort((np.arange(n), rank_key))
+    subsets, at = [], 0
+    for c in counts:
+        subsets.append([int(r) for r in order[at:at + c]])
+        at += c
+    labels = np.full(n, -1)
+    label = 0
+    extras = [c - base for c in counts]
+
+    def cluster(seed):
+        nonlocal label
+        q, qc = _record(X, categorical, seed)
+        chosen = []
+        for i in range(size):
+            takes = 2 if extras[i] and len(chosen) == i else 1  # one extra record per class
+            if takes == 2:
+                extras[i] -= 1
+            for _ in range(takes):
+                rows = np.array(subsets[i])
+                d = squared_distances(X, rows, q, categorical, qc)
+                row = int(rows[np.lexsort((rows, d))[0]])
+                subsets[i].remove(row)
+                chosen.append(row)
+        labels[chosen] = label
+        label += 1
+
+    while (labels < 0).any():
+        remaining = np.flatnonzero(labels < 0)
+        c, cc = centroid(X, remaining, categorical)
+        x0 = farthest(X, remaining, c, categorical, cc)
+        cluster(x0)
+        remaining = np.flatnonzero(labels < 0)
+        if remaining.size:
+            q, qc = _record(X, categorical, x0)
+            cluster(farthest(X, remaining, q, categorical, qc))
+    return labels
+
+
+def k_anonymity_first(X, emd, k, t, categorical=None):
+    """002 Alg. 2 as listed; ``emd(members)`` gives a class's largest EMD."""
+    n = X.shape[0]
+    labels = np.full(n, -1)
+    label = 0
+
+    def generate(seed):
+        nonlocal label
+        remaining = np.flatnonzero(labels < 0)
+        if remaining.size < 2 * k:
+            chosen = list(remaining)
+        else:
+            q, qc = _record(X, categorical, seed)
+            d = squared_distances(X, remaining, q, categorical, qc)
+            order = [int(r) for r in remaining[np.lexsort((remaining, d))]]
+            chosen, candidates = order[:k], order[k:]
+            current = emd(chosen)
+            for y in candidates:
+                if current <= t + 1e-9:
+                    break
+                trials = [emd(chosen[:at] + [y] + chosen[at + 1:]) for at in range(k)]
+                best = int(np.argmin(trials))
+                if trials[best] < current:
+                    chosen[best] = y
+                    current = trials[best]
+        labels[chosen] = label
+        label += 1
+
+    while (labels < 0).any():
+        remaining = np.flatnonzero(labels < 0)
+        c, cc = centroid(X, remaining, categorical)
+        x0 = farthest(X, remaining, c, categorical, cc)
+        generate(x0)
+        remaining = np.flatnonzero(labels < 0)
+        if remaining.size:
+            q, qc = _record(X, categorical, x0)
+            generate(farthest(X, remaining, q, categorical, qc))
+    return labels
+
+
+def merge(X, labels, emd, t, categorical=None):
+    """002 Alg. 1's merging: the class of greatest EMD (lowest label on ties) joins the class
+    with the nearest centroid (lowest label on ties) until every class satisfies t."""
+    cat = _cat(X, categorical)
+    squared = cat.squared()
+    groups = {int(g): list(np.flatnonzero(labels == g)) for g in np.unique(labels)}
+    merges = 0
+    while True:
+        emds = {g: emd(rows) for g, rows in groups.items()}
+        worst = min(groups, key=lambda g: (-emds[g], g))
+        if emds[worst] <= t + 1e-9 or len(groups) == 1:
+            break
+
+        def centre(rows):
+            rows = np.array(rows)
+            numeric = np.array([X[rows, j].sum() for j in range(X.shape[1])]) / rows.size
+            return numeric, centroid(X, rows, cat)[1]
+
+        q, qc = centre(groups[worst])
+        best, best_d = None, np.inf
+        for g in sorted(groups):
+            if g == worst:
+                continue
+            c, cc = centre(groups[g])
+            d = sum((c[j] - q[j]) ** 2 for j in range(X.shape[1]))
+            d += sum(squared[j, qc[j], cc[j]] for j in range(len(cat.metrics)))
+            if d < best_d:
+                best, best_d = g, d
+        keep, gone = min(worst, best), max(worst, best)
+        groups[keep] = groups[keep] + groups.pop(gone)
+        merges += 1
+    out = np.empty(X.shape[0], dtype=np.int64)
+    for g, rows in groups.items():
+        out[rows] = g
+    return out, merges

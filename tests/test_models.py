@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 from scipy.stats import wasserstein_distance
 
 from microagg.errors import InputError
-from microagg.models import emd_by_class, equivalence_classes, k_anonymity, t_closeness
+from microagg.emd import GroundModel, emd_by_class
+from microagg.models import equivalence_classes, k_anonymity, t_closeness
 
 
 def test_k_anonymity_hand_example():
@@ -69,8 +70,8 @@ def test_emd_matches_scipy_and_direct_formula(data):
     _, values = np.unique(values, return_inverse=True)
     _, classes = np.unique(classes, return_inverse=True)
     distinct = values.max() + 1
-    ordered = emd_by_class(classes, values, ordered=True)
-    equal = emd_by_class(classes, values, ordered=False)
+    ordered = emd_by_class(classes, GroundModel.ordered("c", values))
+    equal = emd_by_class(classes, GroundModel.tree("c", values))
     q = np.bincount(values, minlength=distinct) / n
     for label in range(classes.max() + 1):
         member = values[classes == label]

@@ -171,12 +171,17 @@ def check(
     confidential: str | None = typer.Option(None, "--confidential",
                                             help="Confidential attribute(s) for --t."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    distance: str | None = typer.Option(None, "--distance",
+                                        help="EMD ground distance of nominal confidential "
+                                        "attributes: equal (default) or hierarchical (on "
+                                        "the schema's taxonomy)."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Verify k-anonymity and/or t-closeness of a table (exit 0 holds, 1 violated)."""
-    from microagg.models import k_anonymity, t_closeness
+    from microagg.models import k_anonymity, table_t_closeness
+    from microagg.options import GroundDistance, parse
     from microagg.partition._validate import check_k
     from microagg.schema import Kind
     from microagg.table import decode, encode
@@ -214,15 +219,19 @@ def check(
                      f"({report.records:,} records): {'holds' if ok else 'VIOLATED'} for k = {k}")
     if t is not None:
         result["t_closeness"] = []
+        nominal = parse(GroundDistance, distance, "--distance") if distance else None
+        if nominal is GroundDistance.ORDERED:
+            raise InputError("--distance is for nominal attributes: equal or hierarchical")
         for name in confidential_names:
-            ordered = table.schema[name].kind is not Kind.NOMINAL
-            report_t = t_closeness(frame, quasi_names, name, ordered=ordered)
+            chosen = nominal if table.schema[name].kind is Kind.NOMINAL else None
+            report_t = table_t_closeness(table, quasi_names, name, chosen)
             ok = report_t.holds(t)
             holds &= ok
             result["t_closeness"].append({"attribute": name, "t": t, "holds": ok,
                                           "largest_emd": report_t.t,
-                                          "distance": report_t.distance})
-            lines.append(f"t-closeness of {name} ({report_t.distance} EMD): largest class EMD "
+                                          "distance": report_t.distance.value})
+            lines.append(f"t-closeness of {name} ({report_t.distance.value} EMD): largest class "
+                         f"EMD "
                          f"{report_t.t:.6g}: {'holds' if ok else 'VIOLATED'} for t = {t:g}")
     result["holds"] = holds
     if json_out:

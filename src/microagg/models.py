@@ -3,13 +3,9 @@
 An *equivalence class* is a set of records sharing the same quasi-identifier values. A table is
 k-anonymous when every class has at least k records. It is t-close for a confidential attribute
 when the Earth Mover's Distance (EMD) between the attribute's distribution in every class and
-in the whole table is at most t (paper 002, Definition 2 and §2.2):
-
-* numeric and ordinal attributes use the *ordered distance*: with v_1 < ... < v_m the distinct
-  values of the attribute in the table, d(v_i, v_j) = |i - j| / (m - 1), and
-  EMD(P, Q) = 1/(m-1) · Σ_i |Σ_{j<=i} (p_j - q_j)|  (002 §2.2);
-* nominal attributes use the *equal distance* (every pair of distinct values at distance 1),
-  for which EMD(P, Q) = ½ Σ_i |p_i - q_i|.
+in the whole table is at most t (paper 002, Definition 2 and §2.2); the ground distances
+(ordered, equal, hierarchical) are those of :mod:`microagg.emd`. With several confidential
+attributes, each must satisfy t.
 """
 
 from __future__ import annotations
@@ -20,15 +16,20 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from microagg.emd import GroundModel, emd_by_class
 from microagg.errors import InputError
+from microagg.options import GroundDistance, parse
+from microagg.schema import Kind
+from microagg.table import Table
 
 __all__ = [
     "KAnonymity",
     "TCloseness",
-    "emd_by_class",
+    "ground_model",
     "equivalence_classes",
     "k_anonymity",
     "t_closeness",
+    "table_t_closeness",
 ]
 
 # EMD values are sums of O(n) floating-point terms; a class whose EMD exceeds t by less than
@@ -54,7 +55,7 @@ class TCloseness:
     """The EMD of each equivalence class to the whole table, for one confidential attribute."""
 
     attribute: str
-    distance: str  # "ordered" or "equal"
+    distance: GroundDistance
     emd: np.ndarray  # one value per class, in class-label order
 
     @property
@@ -101,13 +102,14 @@ def k_anonymity(frame: pd.DataFrame, quasi: Sequence[str]) -> KAnonymity:
     )
 
 
-def t_closeness(
-    frame: pd.DataFrame, quasi: Sequence[str], confidential: str, *, ordered: bool | None = None
-) -> TCloseness:
+def t_closeness(frame: pd.DataFrame, quasi: Sequence[str], confidential: str, *,
+                distance: GroundDistance | str | None = None,
+                parent: np.ndarray | None = None) -> TCloseness:
     """EMD of the confidential attribute in each equivalence class to the whole table.
 
-    ``ordered`` selects the ordered distance (default for numeric columns) or the equal
-    distance (default for non-numeric columns, i.e. nominal values).
+    ``distance`` defaults to ``ordered`` for numeric columns (and ordered categoricals) and
+    ``equal`` for the others; ``hierarchical`` needs the taxonomy ``parent`` array, with the
+    column holding concept numbers (:func:`ground_model` builds it from a schema).
     """
     _require_columns(frame, [confidential])
     if confidential in quasi:
@@ -116,70 +118,64 @@ def t_closeness(
         )
     classes = equivalence_classes(frame, quasi)
     column = frame[confidential]
-    if ordered is None:
-        ordered = pd.api.types.is_numeric_dtype(column)
-    _, values = np.unique(column.to_numpy(), return_inverse=True)
-    return TCloseness(
-        attribute=confidential,
-        distance="ordered" if ordered else "equal",
-        emd=emd_by_class(classes, values.astype(np.int64), ordered=ordered),
-    )
+    if distance is None:
+        ordered = (pd.api.types.is_numeric_dtype(column)
+                   or (isinstance(column.dtype, pd.CategoricalDtype) and column.cat.ordered))
+        distance = GroundDistance.ORDERED if ordered else GroundDistance.EQUAL
+    distance = parse(GroundDistance, distance, "distance")
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        values = column.cat.codes.to_numpy()
+    else:
+        values = column.to_numpy()
+    model = _model(confidential, values, distance, parent)
+    return TCloseness(attribute=confidential, distance=distance,
+                      emd=emd_by_class(classes, model))
 
 
-def emd_by_class(classes: np.ndarray, values: np.ndarray, *, ordered: bool) -> np.ndarray:
-    """EMD between each class's distribution of ``values`` and the distribution of all values.
-
-    ``classes`` are labels 0..c-1; ``values`` are ranks 0..m-1 of the distinct values (for the
-    ordered distance, rank order is value order). Runs in O(n log n) and O(n) memory.
-    """
-    classes = np.asarray(classes, dtype=np.int64)
-    values = np.asarray(values, dtype=np.int64)
-    n_classes = int(classes.max()) + 1
-    m = int(values.max()) + 1
-    if ordered:
-        return _ordered_emd(classes, values, n_classes, m)
-    return _equal_emd(classes, values, n_classes, m)
+def _model(name: str, values: np.ndarray, distance: GroundDistance,
+           parent: np.ndarray | None) -> GroundModel:
+    if distance is GroundDistance.ORDERED:
+        return GroundModel.ordered(name, values)
+    if distance is GroundDistance.EQUAL:
+        return GroundModel.tree(name, values)
+    if parent is None:
+        raise InputError(f"'{name}': the hierarchical distance needs a taxonomy")
+    return GroundModel.tree(name, values, parent)
 
 
-def _class_value_pairs(classes: np.ndarray, values: np.ndarray, m: int):
-    """Distinct (class, value) pairs sorted by class then value, with their counts."""
-    key = np.unique(classes * m + values, return_counts=True)
-    pair_key, pair_count = key
-    return pair_key // m, pair_key % m, pair_count
+def ground_model(table: Table, name: str, distance: GroundDistance | str | None = None
+                 ) -> GroundModel:
+    """The EMD model of attribute ``name`` of an encoded table: ``ordered`` for numeric and
+    ordinal attributes (the order of their values, or levels); for nominal ones ``equal``
+    (default) or ``hierarchical`` on the attribute's taxonomy (a flat taxonomy, without one,
+    which gives the equal distance)."""
+    attribute = table.schema[name]
+    if attribute.is_numeric:
+        default = GroundDistance.ORDERED
+        values = table.numeric_matrix([name])[:, 0]
+    else:
+        default = (GroundDistance.ORDERED if attribute.kind is Kind.ORDINAL
+                   else GroundDistance.EQUAL)
+        values = table.code_column(name)
+    distance = default if distance is None else parse(GroundDistance, distance, "distance")
+    if distance is not default and not (default is GroundDistance.EQUAL
+                                        and distance is GroundDistance.HIERARCHICAL):
+        raise InputError(f"'{name}' is {attribute.kind}: its EMD uses the "
+                         f"{default.value} distance, not {distance.value}")
+    parent = table.metric(name).parent if distance is GroundDistance.HIERARCHICAL else None
+    return _model(name, values, distance, parent)
 
 
-def _equal_emd(classes: np.ndarray, values: np.ndarray, n_classes: int, m: int) -> np.ndarray:
-    n = classes.size
-    q = np.bincount(values, minlength=m) / n
-    sizes = np.bincount(classes, minlength=n_classes)
-    pair_class, pair_value, pair_count = _class_value_pairs(classes, values, m)
-    p = pair_count / sizes[pair_class]
-    q_pair = q[pair_value]
-    # ½ Σ_v |p_v - q_v| = ½ (1 + Σ_{v in class} (|p_v - q_v| - q_v)), as Σ_v q_v = 1.
-    inside = np.bincount(pair_class, weights=np.abs(p - q_pair) - q_pair, minlength=n_classes)
-    return 0.5 * (1.0 + inside)
+def table_t_closeness(table: Table, quasi: Sequence[str], confidential: str,
+                      distance: GroundDistance | str | None = None) -> TCloseness:
+    """:func:`t_closeness` of an encoded table, with the schema's kinds and taxonomies (the
+    order of ordinal levels, the tree of a nominal attribute for ``hierarchical``)."""
+    from microagg.table import decode
 
-
-def _ordered_emd(classes: np.ndarray, values: np.ndarray, n_classes: int, m: int) -> np.ndarray:
-    if m == 1:
-        return np.zeros(n_classes)
-    n = classes.size
-    cdf = np.cumsum(np.bincount(values, minlength=m))[: m - 1] / n  # Q(i), i = 0..m-2
-    prefix = np.concatenate(([0.0], np.cumsum(cdf)))  # prefix[i] = Σ_{j<i} Q(j)
-    sizes = np.bincount(classes, minlength=n_classes)
-    pair_class, pair_value, pair_count = _class_value_pairs(classes, values, m)
-    first = np.r_[True, pair_class[1:] != pair_class[:-1]]
-    last = np.r_[first[1:], True]
-    running = np.cumsum(pair_count)
-    before_class = np.maximum.accumulate(np.where(first, running - pair_count, 0))
-    level = (running - before_class) / sizes[pair_class]  # class CDF P on [value_j, next value)
-    start = pair_value
-    stop = np.where(last, m - 1, np.r_[pair_value[1:], 0])
-    # Σ_{i in [start, stop)} |level - Q(i)|, with Q non-decreasing: split where Q reaches level.
-    split = np.clip(np.searchsorted(cdf, level, side="left"), start, stop)
-    below = level * (split - start) - (prefix[split] - prefix[start])
-    above = (prefix[stop] - prefix[split]) - level * (stop - split)
-    total = np.bincount(pair_class, weights=below + above, minlength=n_classes)
-    # Before a class's first value P = 0, which adds Σ_{i<v0} Q(i).
-    total[pair_class[first]] += prefix[pair_value[first]]
-    return total / (m - 1)
+    if confidential in quasi:
+        raise InputError(
+            f"column '{confidential}' cannot be both quasi-identifier and confidential")
+    model = ground_model(table, confidential, distance)
+    classes = equivalence_classes(decode(table), quasi)
+    return TCloseness(attribute=confidential, distance=model.distance,
+                      emd=emd_by_class(classes, model))

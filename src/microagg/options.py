@@ -8,7 +8,8 @@ from typing import TypeVar
 
 from microagg.errors import InputError
 
-__all__ = ["Calibration", "DPMethod", "Linkage", "Method", "Reference", "Scaling", "parse"]
+__all__ = ["Calibration", "DPMethod", "GroundDistance", "Linkage", "Method", "Reference", "Scaling",
+           "TClosenessMethod", "parse"]
 
 
 class Method(StrEnum):
@@ -62,6 +63,22 @@ class Linkage(StrEnum):
 
     UNLINKED = "unlinked"  # each column in its own random order: ε-DP as a table
     LINKED = "linked"  # the papers' records: each column (ε/m)-DP, the table not DP
+
+
+class TClosenessMethod(StrEnum):
+    """k-anonymous t-closeness through microaggregation (paper 002)."""
+
+    MERGE = "merge"  # Alg. 1: microaggregate, then merge classes
+    K_ANONYMITY_FIRST = "k-anonymity-first"  # Alg. 2, repaired by Alg. 1's merging
+    T_CLOSENESS_FIRST = "t-closeness-first"  # Alg. 3, verified and repaired by merging
+
+
+class GroundDistance(StrEnum):
+    """Ground distance of the EMD between values of a confidential attribute (002 §2.2)."""
+
+    ORDERED = "ordered"  # numeric and ordinal: rank difference / (m - 1)
+    EQUAL = "equal"  # nominal: every two values at distance 1
+    HIERARCHICAL = "hierarchical"  # nominal with a taxonomy (Li et al. 2007 §4.2)
 
 
 E = TypeVar("E", bound=StrEnum)
