@@ -193,7 +193,7 @@ def class_emd_direct(values: np.ndarray, members, distance: str, parent=None) ->
     def extra(c):
         return extra_leaf[c] + sum(extra(x) for x in children[c])
 
-    root = [c for c in range(concepts) if parent[c] < 0][0]
+    root = next(c for c in range(concepts) if parent[c] < 0)
     top = height(root)
     total = 0.0
     for node in range(concepts):
@@ -275,7 +275,7 @@ def k_anonymity_first(X, emd, k, t, categorical=None):
             for y in candidates:
                 if current <= t + 1e-9:
                     break
-                trials = [emd(chosen[:at] + [y] + chosen[at + 1:]) for at in range(k)]
+                trials = [emd([*chosen[:at], y, *chosen[at + 1:]]) for at in range(k)]
                 best = int(np.argmin(trials))
                 if trials[best] < current:
                     chosen[best] = y

@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import wasserstein_distance
 
-from microagg.errors import InputError
 from microagg.emd import GroundModel, emd_by_class
+from microagg.errors import InputError
 from microagg.models import equivalence_classes, k_anonymity, t_closeness
 
 

@@ -25,8 +25,8 @@ from microagg.table import Table
 __all__ = [
     "KAnonymity",
     "TCloseness",
-    "ground_model",
     "equivalence_classes",
+    "ground_model",
     "k_anonymity",
     "t_closeness",
     "table_t_closeness",

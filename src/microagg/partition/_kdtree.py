@@ -137,7 +137,7 @@ def build(X, group, n_groups):
 @numba.njit(cache=True)
 def remove(X, forest, row):
     """Remove ``row``: live counts and bounding boxes shrink up to the root."""
-    perm, roots, start, end, left, right, parent, count, lo, hi, alive, leaf_of = forest
+    perm, _roots, start, end, left, right, parent, count, lo, hi, alive, leaf_of = forest
     alive[row] = False
     node = leaf_of[row]
     _box(X, perm, alive, start[node], end[node], lo, hi, node)
@@ -198,7 +198,7 @@ def _far_bound(lo, hi, node, q):
 @numba.njit(cache=True)
 def nearest(X, forest, g, q, stack):
     """The nearest live row of group ``g`` to the point ``q`` (-1 if the group is empty)."""
-    perm, roots, start, end, left, right, parent, count, lo, hi, alive, leaf_of = forest
+    perm, roots, start, end, left, right, _parent, count, lo, hi, alive, _leaf_of = forest
     best = -1
     best_d = np.inf
     top = 0
@@ -231,7 +231,7 @@ def nearest(X, forest, g, q, stack):
 @numba.njit(cache=True)
 def farthest(X, forest, g, q, stack):
     """The farthest live row of group ``g`` from the point ``q`` (-1 if the group is empty)."""
-    perm, roots, start, end, left, right, parent, count, lo, hi, alive, leaf_of = forest
+    perm, roots, start, end, left, right, _parent, count, lo, hi, alive, _leaf_of = forest
     best = -1
     best_d = -1.0
     top = 0

@@ -18,8 +18,8 @@ for every confidential attribute.
   the rank of the first confidential attribute, and each cluster takes the record nearest its
   seed in every subset, plus one of the n mod k extra records of the central subset(s) while
   any is left. (The listing's test |S_i| > |S_1| means the same when S_1 is not central; for
-  k = 2 it is, and the test would leave the extra records alone in a last, too small class.) Its bound
-  (Prop. 2) is proved only when k divides n and the values are distinct, so
+  k = 2 it is, and the test would leave the extra records alone in a last, too small class.)
+  Its bound (Prop. 2) is proved only when k divides n and the values are distinct, so
   :func:`t_close_partition` verifies every class and repairs with Alg. 1's merging.
 
 Distances are squared Euclidean on the numbers plus the squared normalized categorical
