@@ -1,7 +1,8 @@
-"""A k-d forest with deletion: exact nearest and farthest remaining row of a group.
+"""Exact nearest and farthest remaining rows: a k-d forest with deletion, and an anchor scan.
 
 The t-closeness-first partitioner (002 Alg. 3) asks, for a point, the nearest remaining row of
-each confidential subset and the farthest remaining row overall, then removes rows. A forest
+each confidential subset and the farthest remaining row overall, then removes rows. The
+nearest rows come from the forest; the farthest from :func:`farthest_from_centre`. A forest
 holds one k-d tree per group (rows of group g are ``perm[start:end]`` of its tree's nodes).
 Trees split at the median of their widest coordinate down to leaves of at most ``LEAF`` rows.
 A removal decrements the live counts on the path to the root and shrinks the bounding boxes
@@ -136,29 +137,40 @@ def build(X, group, n_groups):
 
 @numba.njit(cache=True)
 def remove(X, forest, row):
-    """Remove ``row``: live counts and bounding boxes shrink up to the root."""
+    """Remove ``row``: live counts drop up to the root, and bounding boxes shrink to the live
+    rows as far up as they change."""
     perm, _roots, start, end, left, right, parent, count, lo, hi, alive, leaf_of = forest
     alive[row] = False
     node = leaf_of[row]
-    _box(X, perm, alive, start[node], end[node], lo, hi, node)
+    d = X.shape[1]
+    changed = False
+    for j in range(d):  # the row lies on its leaf's box only if it touches a face
+        if X[row, j] == lo[node, j] or X[row, j] == hi[node, j]:
+            changed = True
+            break
+    if changed:
+        _box(X, perm, alive, start[node], end[node], lo, hi, node)
     count[node] -= 1
     node = parent[node]
-    d = X.shape[1]
     while node >= 0:
         count[node] -= 1
-        a = left[node]
-        b = right[node]
-        for j in range(d):
-            low = np.inf
-            high = -np.inf
-            if count[a] > 0:
-                low = lo[a, j]
-                high = hi[a, j]
-            if count[b] > 0:
-                low = min(low, lo[b, j])
-                high = max(high, hi[b, j])
-            lo[node, j] = low
-            hi[node, j] = high
+        if changed:
+            changed = False
+            a = left[node]
+            b = right[node]
+            for j in range(d):
+                low = np.inf
+                high = -np.inf
+                if count[a] > 0:
+                    low = lo[a, j]
+                    high = hi[a, j]
+                if count[b] > 0:
+                    low = min(low, lo[b, j])
+                    high = max(high, hi[b, j])
+                if low != lo[node, j] or high != hi[node, j]:
+                    changed = True
+                lo[node, j] = low
+                hi[node, j] = high
         node = parent[node]
 
 
@@ -181,17 +193,6 @@ def _near_bound(lo, hi, node, q):
         elif q[j] > hi[node, j]:
             diff = q[j] - hi[node, j]
             total += diff * diff
-    return total
-
-
-@numba.njit(cache=True)
-def _far_bound(lo, hi, node, q):
-    total = 0.0
-    for j in range(q.shape[0]):
-        a = q[j] - lo[node, j]
-        b = hi[node, j] - q[j]
-        diff = a if a > b else b
-        total += diff * diff
     return total
 
 
@@ -228,34 +229,68 @@ def nearest(X, forest, g, q, stack):
     return best
 
 
+# -- farthest from a moving centre: rows by decreasing distance to an anchor -----------------
+
+# A scan that reads more rows than this re-sorts the live rows around the current centre.
+_RESORT_AFTER = 256
+
+
 @numba.njit(cache=True)
-def farthest(X, forest, g, q, stack):
-    """The farthest live row of group ``g`` from the point ``q`` (-1 if the group is empty)."""
-    perm, roots, start, end, left, right, _parent, count, lo, hi, alive, _leaf_of = forest
+def anchor_order(X, alive, anchor):
+    """(order, radius): the live rows by decreasing distance to ``anchor`` (ties by row), and
+    every row's distance to it."""
+    n = X.shape[0]
+    radius = np.zeros(n)
+    live = 0
+    for row in range(n):
+        if alive[row]:
+            radius[row] = np.sqrt(_distance(X, row, anchor))
+            live += 1
+    rows = np.empty(live, dtype=np.int64)
+    at = 0
+    for row in range(n):
+        if alive[row]:
+            rows[at] = row
+            at += 1
+    order = rows[np.argsort(-radius[rows], kind="mergesort")]
+    return order, radius
+
+
+@numba.njit(cache=True)
+def farthest_from_centre(X, alive, q, anchor, order, radius, state):
+    """The farthest live row from ``q`` (the greatest squared distance, then the least row).
+    By the triangle inequality d(x, q) <= d(x, a) + d(a, q), the scan of ``order`` stops once
+    that bound falls below the best distance found; with q near the anchor a only a few rows
+    are read. ``state`` = [head]: rows before it are no longer live. Returns (row, rows
+    read); the caller re-anchors when the count grows (see :data:`_RESORT_AFTER`)."""
+    da = np.sqrt(_distance_to(anchor, q))
     best = -1
     best_d = -1.0
-    top = 0
-    stack[top] = roots[g]
-    top += 1
-    while top > 0:
-        top -= 1
-        node = stack[top]
-        if count[node] == 0 or _far_bound(lo, hi, node, q) < best_d:
+    read = 0
+    i = state[0]
+    while i < order.shape[0] and not alive[order[i]]:
+        i += 1
+    state[0] = i
+    while i < order.shape[0]:
+        row = order[i]
+        i += 1
+        if not alive[row]:
             continue
-        if left[node] < 0:
-            for i in range(start[node], end[node]):
-                row = perm[i]
-                if alive[row]:
-                    dist = _distance(X, row, q)
-                    if dist > best_d or (dist == best_d and row < best):
-                        best_d = dist
-                        best = row
-            continue
-        a = left[node]
-        b = right[node]
-        if _far_bound(lo, hi, a, q) >= _far_bound(lo, hi, b, q):
-            a, b = b, a
-        stack[top] = a
-        stack[top + 1] = b
-        top += 2
-    return best
+        bound = (radius[row] + da) * (1.0 + 1e-9)
+        if bound * bound < best_d:
+            break
+        read += 1
+        dist = _distance(X, row, q)
+        if dist > best_d or (dist == best_d and row < best):
+            best_d = dist
+            best = row
+    return best, read
+
+
+@numba.njit(cache=True)
+def _distance_to(a, q):
+    total = 0.0
+    for j in range(q.shape[0]):
+        diff = a[j] - q[j]
+        total += diff * diff
+    return total

@@ -187,7 +187,7 @@ def _scan_nearest(X, concepts, S, labels, rows, q, qc):
 
 @numba.njit(cache=True)
 def _t_first_cluster(X, concepts, S, cats, seed, label, labels, hi, lo, subset_rows,
-                     subset_start, extra, use_tree, near, far, stack):
+                     subset_start, extra, use_tree, near, stack):
     """One cluster of Alg. 3 around row ``seed``: from every subset the remaining record
     nearest the seed, and a second one from the first subset that still holds extra records
     (at most one extra record per cluster)."""
@@ -207,7 +207,6 @@ def _t_first_cluster(X, concepts, S, cats, seed, label, labels, hi, lo, subset_r
             _take(X, concepts, cats, row, label, labels, hi, lo)
             if use_tree:
                 _kdtree.remove(X, near, row)
-                _kdtree.remove(X, far, row)
             count += 1
             if extra_taken or extra[i] == 0:
                 break
@@ -217,7 +216,7 @@ def _t_first_cluster(X, concepts, S, cats, seed, label, labels, hi, lo, subset_r
 
 
 @numba.njit(cache=True)
-def _t_first(X, concepts, S, cats, subset, size, labels, use_tree, near, far):
+def _t_first(X, concepts, S, cats, subset, size, labels, use_tree, near):
     n = X.shape[0]
     subset_rows = np.argsort(subset, kind="mergesort").astype(np.int64)
     counts = np.bincount(subset, minlength=size).astype(np.int64)
@@ -233,24 +232,37 @@ def _t_first(X, concepts, S, cats, subset, size, labels, use_tree, near, far):
     stack = np.empty(512, dtype=np.int64)
     remaining = n
     label = 0
+    alive = near[10]  # the forest's live rows: every row but those clustered
+    _centroid(hi, lo, remaining, cats, q, qc)
+    anchor = q.copy()
+    if use_tree:
+        order, radius = _kdtree.anchor_order(X, alive, anchor)
+    else:
+        order, radius = np.empty(0, dtype=np.int64), np.empty(0)
+    head = np.zeros(1, dtype=np.int64)
     while remaining > 0:
         _centroid(hi, lo, remaining, cats, q, qc)
         if use_tree:
-            x0 = _kdtree.farthest(X, far, 0, q, stack)
+            x0, read = _kdtree.farthest_from_centre(X, alive, q, anchor, order, radius, head)
+            if read > _kdtree._RESORT_AFTER:
+                anchor[:] = q
+                order, radius = _kdtree.anchor_order(X, alive, anchor)
+                head[0] = 0
         else:
             x0 = _scan_farthest(X, concepts, cats[4], labels, q, qc)
         remaining -= _t_first_cluster(X, concepts, cats[4], cats, x0, label, labels, hi, lo,
-                                      subset_rows, subset_start, extra, use_tree, near, far,
+                                      subset_rows, subset_start, extra, use_tree, near,
                                       stack)
         label += 1
         if remaining > 0:
             if use_tree:
-                x1 = _kdtree.farthest(X, far, 0, X[x0], stack)
+                x1, _ = _kdtree.farthest_from_centre(X, alive, X[x0], anchor, order, radius,
+                                                     head)
             else:
                 x1 = _scan_farthest(X, concepts, cats[4], labels, X[x0], concepts[x0])
             remaining -= _t_first_cluster(X, concepts, cats[4], cats, x1, label, labels, hi,
                                           lo, subset_rows, subset_start, extra, use_tree, near,
-                                          far, stack)
+                                          stack)
             label += 1
     return label
 
@@ -270,9 +282,8 @@ def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: flo
     source = X if use_tree else X[:1]
     near = _kdtree.build(source, subset if use_tree else np.zeros(1, dtype=np.int64),
                          size if use_tree else 1)
-    far = _kdtree.build(source, np.zeros(source.shape[0], dtype=np.int64), 1)
     labels = np.full(n, -1, dtype=np.int64)
-    _t_first(X, categorical.codes, cats[4], cats, subset, size, labels, use_tree, near, far)
+    _t_first(X, categorical.codes, cats[4], cats, subset, size, labels, use_tree, near)
     return labels, size
 
 

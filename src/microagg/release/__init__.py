@@ -5,7 +5,14 @@ from microagg.release.baselines import dp_laplace
 from microagg.release.dp_insensitive import dp_insensitive
 from microagg.release.dp_ranking import dp_individual_ranking
 from microagg.release.kanonymity import microaggregate
-from microagg.release.report import GuaranteeScope, KAnonymityReport, PrivacyReport
+from microagg.release.report import (
+    GuaranteeScope,
+    KAnonymityReport,
+    PrivacyReport,
+    TClosenessReport,
+)
+from microagg.release.tcloseness import tclose
 
-__all__ = ["GuaranteeScope", "KAnonymityReport", "PrivacyReport", "Release",
-           "dp_individual_ranking", "dp_insensitive", "dp_laplace", "microaggregate"]
+__all__ = ["GuaranteeScope", "KAnonymityReport", "PrivacyReport", "Release", "TClosenessReport",
+           "dp_individual_ranking", "dp_insensitive", "dp_laplace", "microaggregate",
+           "tclose"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from microagg.release.report import KAnonymityReport, PrivacyReport
+from microagg.release.report import KAnonymityReport, PrivacyReport, TClosenessReport
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,7 +30,7 @@ class Release:
 
     frame: pd.DataFrame
     labels: np.ndarray
-    report: KAnonymityReport | PrivacyReport
+    report: KAnonymityReport | PrivacyReport | TClosenessReport
     source_rows: np.ndarray | None = None
     source_index: pd.Index | None = None
     notices: tuple[str, ...] = ()

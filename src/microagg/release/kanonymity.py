@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from microagg.release.report import KAnonymityReport
 from microagg.schema import Role, Schema
 from microagg.table import Table, decode, encode, require_rows_and_columns
 
-__all__ = ["microaggregate", "partition_table"]
+__all__ = ["ClusterValues", "microaggregate", "partition_table", "replace_by_clusters"]
 
 Progress = Callable[[int], None]
 
@@ -80,6 +81,46 @@ def partition_table(table: Table, columns: Sequence[str], k: int, *,
                        threads=threads, progress=progress)
 
 
+@dataclass(frozen=True)
+class ClusterValues:
+    """A table's arrays with some columns replaced by the statistics of their cluster."""
+
+    numeric: np.ndarray
+    codes: np.ndarray
+    concepts: dict[str, tuple[str, ...]]  # the concept labels of each replaced category
+    generalized: dict[str, list[str]]  # inner taxonomy concepts written, per column
+
+
+def replace_by_clusters(table: Table, columns: Sequence[str], labels: np.ndarray
+                        ) -> ClusterValues:
+    """Numeric ``columns`` replaced by their cluster mean, categorical ones by their cluster's
+    marginality centroid (000 eq. 5), which may be an inner concept of the taxonomy.
+    ``labels`` is one partition, or one per column (numeric columns first) for univariate
+    methods."""
+    numeric_chosen = [c for c in columns if table.schema[c].is_numeric]
+    categorical_chosen = [c for c in columns if table.schema[c].is_categorical]
+    numeric = table.numeric.copy()
+    if numeric_chosen:
+        positions = [table.numeric_names.index(c) for c in numeric_chosen]
+        numeric_labels = labels if labels.ndim == 1 else labels[:, :len(numeric_chosen)]
+        numeric[:, positions] = replace_by_means(table.numeric[:, positions], numeric_labels)
+    codes = table.codes.copy()
+    concepts: dict[str, tuple[str, ...]] = {}
+    inner: dict[str, list[str]] = {}
+    for offset, name in enumerate(categorical_chosen):
+        metric = table.metric(name)
+        column_labels = labels if labels.ndim == 1 else labels[:, len(numeric_chosen) + offset]
+        position = table.categorical_names.index(name)
+        codes[:, position] = replace_by_centroids(table.code_column(name), column_labels,
+                                                  metric)
+        concepts[name] = metric.labels
+        used = np.unique(codes[:, position])
+        inner_used = [metric.labels[c] for c in used if c >= metric.n_leaves]
+        if inner_used:
+            inner[name] = inner_used
+    return ClusterValues(numeric=numeric, codes=codes, concepts=concepts, generalized=inner)
+
+
 def _check_option_use(method: Method, *, scaling: Scaling | str, gamma: float | None,
                       reference: Reference | str | None) -> None:
     """An option the method ignores is an error, not silence."""
@@ -129,29 +170,12 @@ def microaggregate(frame: pd.DataFrame, *, k: int, schema: Schema | None = None,
     table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
     labels = partition_table(table, chosen, k, method=method, scaling=scaling, gamma=gamma,
                              reference=reference, threads=threads, progress=progress)
-    numeric_chosen = [c for c in chosen if table.schema[c].is_numeric]
+    masked = replace_by_clusters(table, chosen, labels)
     categorical_chosen = [c for c in chosen if table.schema[c].is_categorical]
-    numeric = table.numeric.copy()
-    if numeric_chosen:
-        positions = [table.numeric_names.index(c) for c in numeric_chosen]
-        numeric_labels = labels if labels.ndim == 1 else labels[:, :len(numeric_chosen)]
-        numeric[:, positions] = replace_by_means(table.numeric[:, positions], numeric_labels)
-    codes = table.codes.copy()
-    concepts: dict[str, tuple[str, ...]] = {}
-    inner: dict[str, list[str]] = {}
-    for offset, name in enumerate(categorical_chosen):
-        metric = table.metric(name)
-        column_labels = labels if labels.ndim == 1 else labels[:, len(numeric_chosen) + offset]
-        position = table.categorical_names.index(name)
-        codes[:, position] = replace_by_centroids(table.code_column(name), column_labels,
-                                                  metric)
-        concepts[name] = metric.labels
-        used = np.unique(codes[:, position])
-        inner_used = [metric.labels[c] for c in used if c >= metric.n_leaves]
-        if inner_used:
-            inner[name] = inner_used
+    inner = masked.generalized
     kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
-    masked = decode(table, numeric=numeric, codes=codes, categories=concepts, columns=kept)
+    masked = decode(table, numeric=masked.numeric, codes=masked.codes,
+                    categories=masked.concepts, columns=kept)
     unchanged = [c for c in kept if c not in chosen]
     k = int(k)
     notes = []
@@ -170,7 +194,7 @@ def microaggregate(frame: pd.DataFrame, *, k: int, schema: Schema | None = None,
         method=method.value, k=k, columns=chosen, records=table.n_rows,
         rows_dropped_as_incomplete=int(len(frame) - table.n_rows),
         identifiers_dropped=[a.name for a in table.schema if a.role is Role.IDENTIFIER],
-        released_unchanged=unchanged, clusters=_cluster_summary(labels, chosen),
+        released_unchanged=unchanged, clusters=cluster_summary(labels, chosen),
         k_anonymity=_anonymity(masked, chosen, k),
         k_anonymity_as_written=_anonymity(masked, kept, k),
         scaling=(resolve_scaling(scaling, bool(categorical_chosen)).value
@@ -193,7 +217,7 @@ def _histogram(labels: np.ndarray) -> dict[str, int]:
     return {str(int(v)): int(c) for v, c in zip(values, counts, strict=True)}
 
 
-def _cluster_summary(labels: np.ndarray, columns: Sequence[str]) -> dict:
+def cluster_summary(labels: np.ndarray, columns: Sequence[str]) -> dict:
     if labels.ndim == 1:
         sizes = cluster_sizes(labels)
         return {"count": int(sizes.size), "smallest": int(sizes.min()),

@@ -180,3 +180,35 @@ class KAnonymityReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class TClosenessReport:
+    """What a k-anonymous t-close microaggregation (paper 002) did, and what the written table
+    satisfies by the independent verifiers of :mod:`microagg.models`."""
+
+    method: str
+    k: int  # requested
+    effective_k: int  # the cluster size of 002 eq. (3)-(4) for t-closeness-first, else k
+    t: float
+    quasi_identifiers: list[str]
+    confidential: list[str]
+    distances: dict[str, str]  # the EMD ground distance of each confidential attribute
+    records: int
+    rows_dropped_as_incomplete: int
+    identifiers_dropped: list[str]
+    released_unchanged: list[str]  # confidential and other columns, written as they are
+    clusters: dict[str, Any]  # count, smallest, largest, size_histogram
+    classes_before_merging: int
+    merges: int  # Alg. 1 merges (for Alg. 2 and 3: the repair of classes above t)
+    largest_emd: dict[str, float]  # per confidential attribute, over the written classes
+    k_anonymity: dict[str, Any]  # over the quasi-identifiers as written
+    t_closeness_holds: bool
+    microaggregation: str | None = None  # the partitioner Alg. 1 starts from
+    scaling: str | None = None
+    generalized_categories: dict[str, list[str]] = field(default_factory=dict)
+    clamped: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
