@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import measure, run_cases  # noqa: E402
+from _harness import measure, run_cases
 
 
 def data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

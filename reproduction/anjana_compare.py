@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--t", type=float, default=0.09)
     args = parser.parse_args()
     census = datasets.load("census")
-    frame = census.frame[QUASI + [CONFIDENTIAL]].copy()
+    frame = census.frame[[*QUASI, CONFIDENTIAL]].copy()
     for method in ("t-closeness-first", "k-anonymity-first", "merge"):
         tclose(frame.head(200), k=args.k, t=0.3, quasi=QUASI, confidential=[CONFIDENTIAL],
                method=method)  # compile first
