@@ -256,7 +256,7 @@ def stack(models: Sequence[GroundModel]) -> EMDTables:
 @numba.njit(cache=True)
 def _ordered_class(ranks, cdf, prefix, m):
     """EMD of one class given its value ranks sorted ascending (the sweep of
-    :func:`_ordered_by_class` for a single class), in O(size · log m)."""
+    :func:`_ordered_by_class` for a single class), in O(size · log(m / size)) or less."""
     if m == 1:
         return 0.0
     size = ranks.shape[0]
@@ -268,8 +268,9 @@ def _ordered_class(ranks, cdf, prefix, m):
             j += 1
         level = j / size
         stop = ranks[j] if j < size else m - 1
-        split = np.searchsorted(cdf[: m - 1], level)
-        split = min(max(split, start), stop)
+        # where the whole table's cdf crosses the level, clamped to [start, stop]: a search
+        # of that window alone, O(log(stop - start))
+        split = start + np.searchsorted(cdf[start:stop], level)
         total += level * (split - start) - (prefix[split] - prefix[start])
         total += (prefix[stop] - prefix[split]) - level * (stop - split)
     return total / (m - 1)
@@ -301,21 +302,26 @@ def _tree_class(nodes, ancestors, weights, share, base, scratch):
 
 
 @numba.njit(cache=True)
+def attribute_emd(a, codes, tables, scratch):
+    """EMD of one class for confidential attribute ``a`` given the value codes of its rows
+    sorted ascending (``tables`` and ``scratch`` as in :func:`class_emd`)."""
+    kinds, _, m, cdf, prefix, ancestors, weights, share, base = tables
+    if kinds[a] == ORDERED_KIND:
+        return _ordered_class(codes, cdf[a], prefix[a], m[a])
+    return _tree_class(codes, ancestors[a], weights[a], share[a], base[a], scratch)
+
+
+@numba.njit(cache=True)
 def class_emd(rows, tables, scratch):
     """The largest EMD over the confidential attributes of the class made of ``rows``.
     ``tables`` is :attr:`EMDTables.arrays`; ``scratch`` a zero float array of at least the
     largest number of concepts, left zeroed."""
-    kinds, values, m, cdf, prefix, ancestors, weights, share, base = tables
+    kinds, values = tables[0], tables[1]
     worst = 0.0
     for a in range(kinds.shape[0]):
         picked = np.empty(rows.shape[0], dtype=np.int64)
         for r in range(rows.shape[0]):
             picked[r] = values[a, rows[r]]
-        if kinds[a] == ORDERED_KIND:
-            picked.sort()
-            emd = _ordered_class(picked, cdf[a], prefix[a], m[a])
-        else:
-            emd = _tree_class(picked, ancestors[a], weights[a], share[a], base[a], scratch)
-        if emd > worst:
-            worst = emd
+        picked.sort()
+        worst = max(worst, attribute_emd(a, picked, tables, scratch))
     return worst

@@ -1,17 +1,20 @@
-"""Exact nearest and farthest remaining rows: a k-d forest with deletion, and an anchor scan.
+"""Exact nearest live point: a k-d tree (or forest) with deletion and re-insertion.
 
-The t-closeness-first partitioner (002 Alg. 3) asks, for a point, the nearest remaining row of
-each confidential subset and the farthest remaining row overall, then removes rows. The
-nearest rows come from the forest; the farthest from :func:`farthest_from_centre`. A forest
-holds one k-d tree per group (rows of group g are ``perm[start:end]`` of its tree's nodes).
-Trees split at the median of their widest coordinate down to leaves of at most ``LEAF`` rows.
-A removal decrements the live counts on the path to the root and shrinks the bounding boxes
-to the rows still alive, so pruning stays tight as the forest empties.
+Alg. 1 of paper 002 merges the class farthest from t-closeness with the class whose centroid
+is nearest to its own; the merged class moves to its new centroid. The centroids live in this
+tree: a merge removes both classes and re-inserts the merged one at its new position.
+
+A forest holds one k-d tree per group (rows of group g are ``perm[start:end]`` of its tree's
+nodes). Trees split at the median of their widest coordinate down to leaves of at most
+``LEAF`` rows. A removal decrements the live counts on the path to the root and shrinks the
+bounding boxes to the rows still alive, so pruning stays tight as the tree empties; a
+re-insertion (of a row whose coordinates may have changed) increments them and widens the
+boxes on its path to contain the row, so every box always bounds its live rows.
 
 Queries are exact and break ties like a scan in row order: the nearest row is the least by
-(squared distance, row), the farthest the greatest distance with the least row. Distances are
-sums of squared coordinate differences in column order, bit-identical to a direct scan; the box
-bounds are computed with the same monotone operations, so they never exclude a row they bound.
+(squared distance, row). Distances are sums of squared coordinate differences in column order,
+bit-identical to a direct scan; the box bounds are computed with the same monotone operations,
+so they never exclude a row they bound.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ import numba
 import numpy as np
 
 LEAF = 12
+# Entries of the traversal stack :func:`nearest` needs: two per level of a tree (median
+# splits of up to 2**63 rows).
+STACK = 160
 
 
 @numba.njit(cache=True)
@@ -229,68 +235,21 @@ def nearest(X, forest, g, q, stack):
     return best
 
 
-# -- farthest from a moving centre: rows by decreasing distance to an anchor -----------------
-
-# A scan that reads more rows than this re-sorts the live rows around the current centre.
-_RESORT_AFTER = 256
-
-
 @numba.njit(cache=True)
-def anchor_order(X, alive, anchor):
-    """(order, radius): the live rows by decreasing distance to ``anchor`` (ties by row), and
-    every row's distance to it."""
-    n = X.shape[0]
-    radius = np.zeros(n)
-    live = 0
-    for row in range(n):
-        if alive[row]:
-            radius[row] = np.sqrt(_distance(X, row, anchor))
-            live += 1
-    rows = np.empty(live, dtype=np.int64)
-    at = 0
-    for row in range(n):
-        if alive[row]:
-            rows[at] = row
-            at += 1
-    order = rows[np.argsort(-radius[rows], kind="mergesort")]
-    return order, radius
-
-
-@numba.njit(cache=True)
-def farthest_from_centre(X, alive, q, anchor, order, radius, state):
-    """The farthest live row from ``q`` (the greatest squared distance, then the least row).
-    By the triangle inequality d(x, q) <= d(x, a) + d(a, q), the scan of ``order`` stops once
-    that bound falls below the best distance found; with q near the anchor a only a few rows
-    are read. ``state`` = [head]: rows before it are no longer live. Returns (row, rows
-    read); the caller re-anchors when the count grows (see :data:`_RESORT_AFTER`)."""
-    da = np.sqrt(_distance_to(anchor, q))
-    best = -1
-    best_d = -1.0
-    read = 0
-    i = state[0]
-    while i < order.shape[0] and not alive[order[i]]:
-        i += 1
-    state[0] = i
-    while i < order.shape[0]:
-        row = order[i]
-        i += 1
-        if not alive[row]:
-            continue
-        bound = (radius[row] + da) * (1.0 + 1e-9)
-        if bound * bound < best_d:
-            break
-        read += 1
-        dist = _distance(X, row, q)
-        if dist > best_d or (dist == best_d and row < best):
-            best_d = dist
-            best = row
-    return best, read
-
-
-@numba.njit(cache=True)
-def _distance_to(a, q):
-    total = 0.0
-    for j in range(q.shape[0]):
-        diff = a[j] - q[j]
-        total += diff * diff
-    return total
+def reinsert(X, forest, row):
+    """Make the removed ``row`` live again at its coordinates in X (which may have changed
+    since it was built or removed): live counts rise up to the root and the boxes on its path
+    widen to contain it."""
+    _perm, _roots, _start, _end, _left, _right, parent, count, lo, hi, alive, leaf_of = forest
+    alive[row] = True
+    node = leaf_of[row]
+    while node >= 0:
+        count[node] += 1
+        for j in range(X.shape[1]):
+            if count[node] == 1:  # the box of an empty node bounds nothing: start afresh
+                lo[node, j] = X[row, j]
+                hi[node, j] = X[row, j]
+            else:
+                lo[node, j] = min(lo[node, j], X[row, j])
+                hi[node, j] = max(hi[node, j], X[row, j])
+        node = parent[node]

@@ -165,8 +165,8 @@ class _State:
         self.rho = np.empty(n)
         self.order = np.empty(n, dtype=np.int64)
         self.sweep = np.zeros(3, dtype=np.int64)  # [head, length of order, rows scanned]
-        _reanchor(self.rest, self.coded[2], n, self.anchor, self.anchor_c, self.rho,
-                  self.order, self.sweep)
+        _reanchor(self.rest[4], self.rest[6], self.coded[2], self.rest[2], self.anchor,
+                  self.anchor_c, self.rho, self.order, self.sweep)
 
     def run(self, batch, progress: Progress | None, minimum: int = 1) -> None:
         """Call ``batch(budget, stop_below, parallel_min)`` -> (rows left, next label) while
@@ -211,28 +211,29 @@ _BOUND_SLACK = 1.0 + 1e-10
 
 
 @numba.njit(cache=True)
-def _reanchor(rest, S, m, anchor, anchor_c, rho, order, sweep):
-    """Distances of the remaining rows to the anchor; ``order`` lists them farthest first."""
-    idx, rows, concepts = rest[2], rest[4], rest[6]
+def _reanchor(rows, concepts, S, live, anchor, anchor_c, rho, order, sweep):
+    """Distances of the ``live`` rows (the remaining ones) to the anchor; ``order`` lists them
+    farthest first."""
+    m = live.shape[0]
     keys = np.empty(m)
     for p in range(m):
-        row = idx[p]
+        row = live[p]
         rho[row] = np.sqrt(exact_distance(rows, concepts, S, row, anchor, anchor_c))
         keys[p] = -rho[row]
     perm = np.argsort(keys)
     for p in range(m):
-        order[p] = idx[perm[p]]
+        order[p] = live[perm[p]]
     sweep[0] = 0
     sweep[1] = m
     sweep[2] = 0
 
 
 @numba.njit(cache=True)
-def _farthest_from(rest, S, labels, order, rho, anchor, anchor_c, sweep, c, cc):
-    """The remaining row farthest from the point (c, cc) (ties: lowest row), scanning rows by
-    decreasing distance to the anchor and stopping by the triangle inequality. Exact: every
-    row that could tie or win is evaluated with the same squared-distance sum as the passes."""
-    rows, concepts = rest[4], rest[6]
+def _farthest_from(rows, concepts, S, labels, order, rho, anchor, anchor_c, sweep, c, cc):
+    """The remaining row (label < 0) farthest from the point (c, cc) (ties: lowest row),
+    scanning rows by decreasing distance to the anchor and stopping by the triangle
+    inequality. Exact: every row that could tie or win is evaluated with the same
+    squared-distance sum as the passes."""
     shift = 0.0
     for j in range(c.shape[0]):
         diff = c[j] - anchor[j]
@@ -263,15 +264,24 @@ def _farthest_from(rest, S, labels, order, rho, anchor, anchor_c, sweep, c, cc):
 
 
 @numba.njit(cache=True)
+def _move_anchor(sweep, m, anchor, anchor_c, c, cc):
+    """When the scans since the last re-anchoring have read more than an eighth of the m
+    remaining rows, move the anchor to the point (c, cc) and say so (the caller re-anchors)."""
+    if sweep[2] <= m // 8 + 64:
+        return False
+    for j in range(c.shape[0]):
+        anchor[j] = c[j]
+    for j in range(cc.shape[0]):
+        anchor_c[j] = cc[j]
+    return True
+
+
+@numba.njit(cache=True)
 def _farthest_from_centroid(rest, S, m, labels, order, rho, anchor, anchor_c, sweep, c, cc):
     """Farthest remaining row from the centroid; re-anchors at it when scans grow long."""
-    if sweep[2] > m // 8 + 64:
-        for j in range(c.shape[0]):
-            anchor[j] = c[j]
-        for j in range(cc.shape[0]):
-            anchor_c[j] = cc[j]
-        _reanchor(rest, S, m, anchor, anchor_c, rho, order, sweep)
-    return _farthest_from(rest, S, labels, order, rho, anchor, anchor_c, sweep, c, cc)
+    if _move_anchor(sweep, m, anchor, anchor_c, c, cc):
+        _reanchor(rest[4], rest[6], S, rest[2][:m], anchor, anchor_c, rho, order, sweep)
+    return _farthest_from(rest[4], rest[6], S, labels, order, rho, anchor, anchor_c, sweep, c, cc)
 
 
 @numba.njit(cache=True)
@@ -381,8 +391,8 @@ def _vmdav_batch(rest, coded, work, hist, m, hi, lo, labels, next_label, k, gamm
     formed = 0
     while formed < budget and m >= k and (m > stop_below or formed == 0):
         # The anchor of the sorted order is the fixed centroid itself.
-        r = _farthest_from(rest, S, labels, order, rho, centroid, centroid_c, sweep, centroid,
-                           centroid_c)
+        r = _farthest_from(rest[4], rest[6], S, labels, order, rho, centroid, centroid_c,
+                           sweep, centroid, centroid_c)
         for j in range(d):
             q[j] = rows[r, j]
         for j in range(qc.shape[0]):

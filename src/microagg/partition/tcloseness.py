@@ -8,7 +8,8 @@ for every confidential attribute.
 * :func:`merge` (Alg. 1, after any microaggregation): while a class violates t, take the class
   with the greatest EMD and merge it with the class whose quasi-identifier centroid is nearest
   to its own. Only the merged class's EMD is recomputed (a heap keeps the greatest); the
-  nearest class is found by a scan of the live centroids, so a merge costs O(classes).
+  nearest class comes from a k-d tree over the live centroids (:mod:`._kdtree`; a scan of
+  them for mixed data), in which the merged class moves to its new centroid.
 * :func:`k_anonymity_first` (Alg. 2): MDAV-like seeds; each cluster starts as the k records
   nearest its seed, then the unclustered records, nearest first, replace the member whose
   swap lowers the EMD most, while the EMD exceeds t. Not always t-close: 002 §6 runs it as
@@ -20,7 +21,9 @@ for every confidential attribute.
   any is left. (The listing's test |S_i| > |S_1| means the same when S_1 is not central; for
   k = 2 it is, and the test would leave the extra records alone in a last, too small class.)
   Its bound (Prop. 2) is proved only when k divides n and the values are distinct, so
-  :func:`t_close_partition` verifies every class and repairs with Alg. 1's merging.
+  :func:`t_close_partition` verifies every class and repairs with Alg. 1's merging. Each
+  subset is a remaining set of MDAV's kernels, so a nearest-record query is one coded pass
+  over that subset alone.
 
 Distances are squared Euclidean on the numbers plus the squared normalized categorical
 distances; centroids are means and marginality centroids (000 eq. 5). Ties go to the lowest row
@@ -37,19 +40,38 @@ import numba
 import numpy as np
 
 from microagg.distance import Categorical
-from microagg.emd import EMDTables, GroundModel, class_emd, stack
+from microagg.emd import EMDTables, GroundModel, attribute_emd, class_emd, stack
 from microagg.errors import InputError
 from microagg.options import TClosenessMethod, parse
-from microagg.partition import _kdtree
-from microagg.partition._kernels import exact_distance
+from microagg.partition import _kdtree, _kernels
+from microagg.partition._kernels import (
+    exact_distance,
+    farther,
+    quantize,
+    remove_row,
+    run_batches,
+    work_buffers,
+)
 from microagg.partition._validate import prepare
-from microagg.partition.mdav import _centroid_concepts
+from microagg.partition.mdav import (
+    _CANDIDATES,
+    Progress,
+    _centroid_concepts,
+    _farthest_from,
+    _move_anchor,
+    _query,
+    _reanchor,
+)
+from microagg.threads import ThreadChooser
 
 __all__ = ["TClosePartition", "check_t", "cluster_size", "k_anonymity_first", "merge",
            "smallest_t", "t_close_partition", "t_closeness_first"]
 
 # A class whose EMD exceeds t by less than this satisfies t (as in microagg.models).
 _TOLERANCE = 1e-9
+# A lower bound on an EMD decides a comparison only when it wins by more than this (rounding
+# in the bound and in the exact EMD is ~1e-15).
+_BOUND_MARGIN = 1e-12
 
 Microaggregate = Callable[[int], np.ndarray]
 
@@ -140,6 +162,16 @@ def _dd_add(hi, lo, X, row, sign):
 
 
 @numba.njit(cache=True)
+def _row_sums(X):
+    """Double-double column sums of X, row by row."""
+    hi = np.zeros(X.shape[1])
+    lo = np.zeros(X.shape[1])
+    for row in range(X.shape[0]):
+        _dd_add(hi, lo, X, row, 1.0)
+    return hi, lo
+
+
+@numba.njit(cache=True)
 def _centroid(hi, lo, remaining, cats, q, qc):
     for j in range(q.shape[0]):
         q[j] = (hi[j] + lo[j]) / remaining
@@ -170,120 +202,190 @@ def _scan_farthest(X, concepts, S, labels, q, qc):
 
 
 # -- Algorithm 3: t-closeness-first ----------------------------------------------------------
+#
+# Every subset is a compact remaining set of its own (partition/_kernels.py), stored as slices
+# of three-dimensional arrays: block g holds the live rows of subset g in its first live[g]
+# columns. Subsets differ in size by the n mod k extra records only, so the padding is small.
+# The nearest row of a subset is one query of the shared kernels (coded pass, exact ranking,
+# ties to the lowest row) over that subset alone; the farthest row overall comes from the
+# anchor-sorted scan of MDAV.
 
 @numba.njit(cache=True)
-def _scan_nearest(X, concepts, S, labels, rows, q, qc):
-    best = -1
-    best_d = np.inf
-    for i in range(rows.shape[0]):
-        row = rows[i]
-        if labels[row] < 0:
-            dist = exact_distance(X, concepts, S, row, q, qc)
-            if dist < best_d or (dist == best_d and row < best):
-                best_d = dist
-                best = row
-    return best
+def _code_blocks(blocks, live):
+    """Code every block's live rows on a grid fitted to them (see ``_kernels.quantize``)."""
+    Y, codes, _, _, _, low, params = blocks
+    for g in range(live.shape[0]):
+        step, delta = quantize(Y[g], live[g], codes[g], low[g])
+        params[g, 0] = step
+        params[g, 1] = delta
 
 
 @numba.njit(cache=True)
-def _t_first_cluster(X, concepts, S, cats, seed, label, labels, hi, lo, subset_rows,
-                     subset_start, extra, use_tree, near, stack):
-    """One cluster of Alg. 3 around row ``seed``: from every subset the remaining record
-    nearest the seed, and a second one from the first subset that still holds extra records
-    (at most one extra record per cluster)."""
+def _nearest_in(X, concepts, S, blocks, live, g, q, qc, want_far, work, found, parallel_min):
+    """(nearest, farthest or -1 if not ``want_far``): the live rows of subset g nearest to and
+    farthest from the point (q, qc)."""
+    Y, codes, idx, pos, C, low, params = blocks
+    _, far = _query((Y[g], codes[g], idx[g], pos, X, C[g], concepts), (low[g], params[g], S),
+                    work, live[g], q, qc, np.int64(-1), np.int64(1), want_far, found,
+                    parallel_min)
+    return found[0], far
+
+
+@numba.njit(cache=True)
+def _t_first_cluster(X, concepts, cats, blocks, live, extra, seed, label, labels, hi, lo,
+                     want_far, work, found, parallel_min):
+    """One cluster of Alg. 3 around row ``seed``: from every subset the live record nearest
+    the seed, and a second one from the first subset that still holds extra records (at most
+    one extra record per cluster). Returns its size and, if ``want_far``, the live record
+    farthest from the seed once the cluster is formed (-1 when the passes cannot tell: a
+    subset's farthest record joined the cluster)."""
+    Y, codes, idx, pos, C, _, _ = blocks
+    S = cats[4]
     q = X[seed].copy()
     qc = concepts[seed].copy()
     count = 0
     extra_taken = False
-    for i in range(extra.shape[0]):
-        for _ in range(2):
-            if use_tree:
-                row = _kdtree.nearest(X, near, i, q, stack)
-            else:
-                row = _scan_nearest(X, concepts, S, labels,
-                                    subset_rows[subset_start[i]:subset_start[i + 1]], q, qc)
-            if row < 0:
+    far = -1
+    far_d = -1.0
+    lost = False
+    for g in range(live.shape[0]):
+        far_g = -1
+        for second in range(2):
+            if live[g] == 0:
                 break
+            row, far_row = _nearest_in(X, concepts, S, blocks, live, g, q, qc,
+                                       want_far and second == 0, work, found, parallel_min)
+            if far_row >= 0:
+                far_g = far_row
             _take(X, concepts, cats, row, label, labels, hi, lo)
-            if use_tree:
-                _kdtree.remove(X, near, row)
+            live[g] = remove_row(Y[g], codes[g], C[g], idx[g], pos, live[g], row)
             count += 1
-            if extra_taken or extra[i] == 0:
+            if extra_taken or extra[g] == 0:
                 break
-            extra[i] -= 1
+            extra[g] -= 1
             extra_taken = True
-    return count
+        if far_g >= 0:
+            if labels[far_g] >= 0:
+                lost = True  # subset g's farthest joined the cluster: its next is unknown
+            else:
+                dist = exact_distance(X, concepts, S, far_g, q, qc)
+                if far < 0 or farther(dist, far_g, far_d, far):
+                    far = far_g
+                    far_d = dist
+    return count, -1 if lost else far
 
 
 @numba.njit(cache=True)
-def _t_first(X, concepts, S, cats, subset, size, labels, use_tree, near):
-    n = X.shape[0]
-    subset_rows = np.argsort(subset, kind="mergesort").astype(np.int64)
-    counts = np.bincount(subset, minlength=size).astype(np.int64)
-    subset_start = np.zeros(size + 1, dtype=np.int64)
-    subset_start[1:] = np.cumsum(counts)
-    extra = counts - n // size
-    hi = np.zeros(X.shape[1])
-    lo = np.zeros(X.shape[1])
-    for row in range(n):
-        _dd_add(hi, lo, X, row, 1.0)
+def _live_rows(blocks, live):
+    idx = blocks[2]
+    out = np.empty(live.sum(), dtype=np.int64)
+    at = 0
+    for g in range(live.shape[0]):
+        out[at:at + live[g]] = idx[g, :live[g]]
+        at += live[g]
+    return out
+
+
+@numba.njit(cache=True)
+def _t_first_batch(X, concepts, cats, blocks, live, extra, labels, hi, lo, state, budget,
+                   stop_below, parallel_min, work, order, rho, anchor, anchor_c, sweep):
+    """Form up to ``budget`` clusters in pairs (one around the record farthest from the
+    centroid, one around the record farthest from that one), stopping early once at most
+    ``stop_below`` records remain. ``state`` = [remaining, next label]."""
+    S = cats[4]
     q = np.empty(X.shape[1])
     qc = np.empty(concepts.shape[1], dtype=np.int64)
-    stack = np.empty(512, dtype=np.int64)
-    remaining = n
-    label = 0
-    alive = near[10]  # the forest's live rows: every row but those clustered
-    _centroid(hi, lo, remaining, cats, q, qc)
-    anchor = q.copy()
-    if use_tree:
-        order, radius = _kdtree.anchor_order(X, alive, anchor)
-    else:
-        order, radius = np.empty(0, dtype=np.int64), np.empty(0)
-    head = np.zeros(1, dtype=np.int64)
-    while remaining > 0:
-        _centroid(hi, lo, remaining, cats, q, qc)
-        if use_tree:
-            x0, read = _kdtree.farthest_from_centre(X, alive, q, anchor, order, radius, head)
-            if read > _kdtree._RESORT_AFTER:
-                anchor[:] = q
-                order, radius = _kdtree.anchor_order(X, alive, anchor)
-                head[0] = 0
-        else:
-            x0 = _scan_farthest(X, concepts, cats[4], labels, q, qc)
-        remaining -= _t_first_cluster(X, concepts, cats[4], cats, x0, label, labels, hi, lo,
-                                      subset_rows, subset_start, extra, use_tree, near,
-                                      stack)
-        label += 1
-        if remaining > 0:
-            if use_tree:
-                x1, _ = _kdtree.farthest_from_centre(X, alive, X[x0], anchor, order, radius,
-                                                     head)
-            else:
-                x1 = _scan_farthest(X, concepts, cats[4], labels, X[x0], concepts[x0])
-            remaining -= _t_first_cluster(X, concepts, cats[4], cats, x1, label, labels, hi,
-                                          lo, subset_rows, subset_start, extra, use_tree, near,
-                                          stack)
-            label += 1
-    return label
+    found = np.empty(1, dtype=np.int64)
+    formed = 0
+    while formed < budget and state[0] > 0 and (state[0] > stop_below or formed == 0):
+        _centroid(hi, lo, state[0], cats, q, qc)
+        if _move_anchor(sweep, state[0], anchor, anchor_c, q, qc):
+            _reanchor(X, concepts, S, _live_rows(blocks, live), anchor, anchor_c, rho, order,
+                      sweep)
+        seed = _farthest_from(X, concepts, S, labels, order, rho, anchor, anchor_c, sweep, q, qc)
+        size, far = _t_first_cluster(X, concepts, cats, blocks, live, extra, seed, state[1],
+                                     labels, hi, lo, np.bool_(True), work, found, parallel_min)
+        state[0] -= size
+        state[1] += 1
+        formed += 1
+        if state[0] == 0:
+            break
+        if far < 0:
+            # Far from the anchor, this scan reads many rows; they are not counted towards
+            # re-anchoring, which serves the farthest-from-centroid scans.
+            read = sweep[2]
+            far = _farthest_from(X, concepts, S, labels, order, rho, anchor, anchor_c, sweep,
+                                 X[seed], concepts[seed])
+            sweep[2] = read
+        size, _ = _t_first_cluster(X, concepts, cats, blocks, live, extra, far, state[1],
+                                   labels, hi, lo, np.bool_(False), work, found, parallel_min)
+        state[0] -= size
+        state[1] += 1
+        formed += 1
+    return formed
+
+
+def _blocks(X: np.ndarray, concepts: np.ndarray, subset: np.ndarray,
+            size: int) -> tuple[tuple, np.ndarray]:
+    """(blocks, live): every subset as a compact remaining set (see above), coded."""
+    n, d = X.shape
+    counts = np.bincount(subset, minlength=size).astype(np.int64)
+    order = np.argsort(subset, kind="stable")
+    group = subset[order]
+    within = np.arange(n) - (np.cumsum(counts) - counts)[group]
+    width = int(counts.max())
+    Y = np.zeros((size, d, width))
+    Y[group, :, within] = X[order]
+    C = np.zeros((size, concepts.shape[1], width), dtype=np.int64)
+    C[group, :, within] = concepts[order]
+    idx = np.full((size, width), -1, dtype=np.int64)
+    idx[group, within] = order
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = within
+    blocks = (Y, np.zeros((size, d, width), dtype=np.uint8), idx, pos, C, np.empty((size, d)),
+              np.empty((size, 2)))
+    _code_blocks(blocks, counts)
+    return blocks, counts
 
 
 def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: float, *,
-                      categorical: Categorical | None = None) -> tuple[np.ndarray, int]:
+                      categorical: Categorical | None = None,
+                      progress: Progress | None = None,
+                      threads: int | None = None) -> tuple[np.ndarray, int]:
     """(labels, cluster size) of 002 Alg. 3, subsets by ``rank_key`` (the values, or ranks,
-    of the first confidential attribute). Purely numeric data use k-d trees with deletion
-    (:mod:`microagg.partition._kdtree`); mixed data scan the remaining rows."""
+    of the first confidential attribute). ``progress`` gets the number of rows clustered;
+    ``threads`` as in :func:`microagg.partition.mdav.mdav`."""
     X, categorical, k = prepare(X, k, categorical)
     t = check_t(t)
     n = X.shape[0]
     size = cluster_size(n, k, t)
     subset = _subsets(np.asarray(rank_key), size)
     cats = _cats(categorical)
-    use_tree = categorical.codes.shape[1] == 0
-    source = X if use_tree else X[:1]
-    near = _kdtree.build(source, subset if use_tree else np.zeros(1, dtype=np.int64),
-                         size if use_tree else 1)
+    concepts = np.ascontiguousarray(categorical.codes, dtype=np.int64)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    blocks, live = _blocks(X, concepts, subset, size)
+    extra = live - n // size
     labels = np.full(n, -1, dtype=np.int64)
-    _t_first(X, categorical.codes, cats[4], cats, subset, size, labels, use_tree, near)
+    hi, lo = _row_sums(X)
+    state = np.array([n, 0], dtype=np.int64)
+    anchor = np.empty(X.shape[1])
+    anchor_c = np.empty(concepts.shape[1], dtype=np.int64)
+    _centroid(hi, lo, n, cats, anchor, anchor_c)
+    rho = np.empty(n)
+    order = np.empty(n, dtype=np.int64)
+    sweep = np.zeros(3, dtype=np.int64)
+    _reanchor(X, concepts, cats[4], np.arange(n, dtype=np.int64), anchor, anchor_c, rho, order,
+              sweep)
+    chooser = ThreadChooser(_kernels.PARALLEL_MIN_ROWS, threads)
+    work = work_buffers(chooser.width, 1, _CANDIDATES)
+
+    def step(budget: int, stop_below: int, parallel_min: int) -> tuple[int, int]:
+        formed = _t_first_batch(X, concepts, cats, blocks, live, extra, labels, hi, lo, state,
+                                budget, stop_below, parallel_min, work, order, rho, anchor,
+                                anchor_c, sweep)
+        return int(state[0]), formed
+
+    run_batches(chooser, step, n, 1, lambda _: _code_blocks(blocks, live), progress)
     return labels, size
 
 
@@ -357,10 +459,7 @@ def _k_first_cluster(X, concepts, S, cats, seed, k, t, tables, scratch, label, l
 def _k_first(X, concepts, cats, k, t, tables, scratch, labels):
     n = X.shape[0]
     S = cats[4]
-    hi = np.zeros(X.shape[1])
-    lo = np.zeros(X.shape[1])
-    for row in range(n):
-        _dd_add(hi, lo, X, row, 1.0)
+    hi, lo = _row_sums(X)
     q = np.empty(X.shape[1])
     qc = np.empty(concepts.shape[1], dtype=np.int64)
     dist = np.empty(n)
@@ -452,6 +551,31 @@ def _class_concepts(concepts, members, cats, out):
 
 
 @numba.njit(cache=True)
+def _merged(a, b):
+    """The sorted union of the sorted arrays a and b."""
+    out = np.empty(a.shape[0] + b.shape[0], dtype=a.dtype)
+    i = j = 0
+    for at in range(out.shape[0]):
+        if j == b.shape[0] or (i < a.shape[0] and a[i] <= b[j]):
+            out[at] = a[i]
+            i += 1
+        else:
+            out[at] = b[j]
+            j += 1
+    return out
+
+
+@numba.njit(cache=True)
+def _largest_emd(codes, c, tables, scratch):
+    """The largest EMD of class c over the confidential attributes; ``codes[a][c]`` holds
+    the class's value codes of attribute a, sorted."""
+    worst = 0.0
+    for a in range(len(codes)):
+        worst = max(worst, attribute_emd(a, codes[a][c], tables, scratch))
+    return worst
+
+
+@numba.njit(cache=True)
 def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
     """Alg. 1's loop on the partition ``labels`` (0..classes-1); returns the merges made."""
     n, d = X.shape
@@ -478,32 +602,67 @@ def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
     keys = np.empty(2 * classes + 1)
     ids = np.empty(2 * classes + 1, dtype=np.int64)
     heap = 0
+    # Each class also keeps its value codes sorted per confidential attribute, so that a
+    # merge costs a linear merge of two sorted arrays, not a sort (one class may absorb
+    # thousands of others, each time recomputing its EMD).
+    values = tables[1]
+    codes = [[np.empty(0, dtype=np.int64) for _ in range(classes)]
+             for _ in range(values.shape[0])]
     for c in range(classes):
         members = _members(head, following, size, c)
         for j in range(d):
             centre[c, j] = sums[c, j] / size[c]
         _class_concepts(concepts, members, cats, centre_c[c])
-        emd[c] = class_emd(members, tables, scratch)
+        for a in range(values.shape[0]):
+            codes[a][c] = np.sort(values[a][members])
+        emd[c] = _largest_emd(codes, c, tables, scratch)
         heap = _heap_push(keys, ids, heap, emd[c], c)
+    # Purely numeric quasi-identifiers: the nearest centroid from a k-d tree over the live
+    # centroids (a merged class moves to its new centroid); otherwise a scan.
+    use_tree = concepts.shape[1] == 0
+    tree = _kdtree.build(centre if use_tree else centre[:1], np.zeros(
+        classes if use_tree else 1, dtype=np.int64), 1)
+    stack = np.empty(_kdtree.STACK, dtype=np.int64)
+    alive_classes = built_for = classes
     merges = 0
-    while heap > 0:
-        worst = ids[0]
-        value = keys[0]
-        heap = _heap_pop(keys, ids, heap)
-        if not live[worst] or value != emd[worst]:
-            continue  # stale entry
-        if value <= t + 1e-9:
-            break
-        nearest = -1
-        nearest_d = np.inf
-        for c in range(classes):
-            if live[c] and c != worst:
-                dist = exact_distance(centre, centre_c, S, c, centre[worst], centre_c[worst])
-                if dist < nearest_d:
-                    nearest_d = dist
-                    nearest = c
+    # A class known to be the next worst without its exact EMD (see below), else -1.
+    snowball = -1
+    while True:
+        if snowball >= 0:
+            worst = snowball
+            snowball = -1
+        else:
+            if heap == 0:
+                break
+            worst = ids[0]
+            value = keys[0]
+            heap = _heap_pop(keys, ids, heap)
+            if not live[worst] or value != emd[worst]:
+                continue  # stale entry
+            if value <= t + _TOLERANCE:
+                break
+        if use_tree:
+            _kdtree.remove(centre, tree, worst)
+            nearest = _kdtree.nearest(centre, tree, 0, centre[worst], stack)
+        else:
+            nearest = -1
+            nearest_d = np.inf
+            for c in range(classes):
+                if live[c] and c != worst:
+                    dist = exact_distance(centre, centre_c, S, c, centre[worst],
+                                          centre_c[worst])
+                    if dist < nearest_d:
+                        nearest_d = dist
+                        nearest = c
         if nearest < 0:
             break
+        if use_tree:
+            _kdtree.remove(centre, tree, nearest)
+        # EMD is a norm of the difference of distributions, so the merged class (weights
+        # w, 1 - w by size) has an EMD of at least w·EMD(worst) - (1 - w)·EMD(nearest) (with
+        # emd[worst] itself a lower bound while snowballing).
+        bound = (size[worst] * emd[worst] - size[nearest] * emd[nearest]) / (
+            size[worst] + size[nearest])
         keep = min(worst, nearest)
         gone = max(worst, nearest)
         following[tail[keep]] = head[gone]
@@ -513,11 +672,31 @@ def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
         for j in range(d):
             sums[keep, j] += sums[gone, j]
             centre[keep, j] = sums[keep, j] / size[keep]
-        members = _members(head, following, size, keep)
-        _class_concepts(concepts, members, cats, centre_c[keep])
-        emd[keep] = class_emd(members, tables, scratch)
-        heap = _heap_push(keys, ids, heap, emd[keep], keep)
+        if use_tree:
+            _kdtree.reinsert(centre, tree, keep)  # at its new centroid, in its old leaf
+            alive_classes -= 1
+            if alive_classes <= built_for - built_for // 4:
+                # Moved centroids widen the boxes of their old leaves: start afresh.
+                tree = _kdtree.build(centre, np.where(live, 0, 1), 1)
+                built_for = alive_classes
+        if concepts.shape[1]:
+            _class_concepts(concepts, _members(head, following, size, keep), cats,
+                            centre_c[keep])
+        for a in range(values.shape[0]):
+            codes[a][keep] = _merged(codes[a][keep], codes[a][gone])
+            codes[a][gone] = codes[a][gone][:0]
         merges += 1
+        while heap > 0 and (not live[ids[0]] or keys[0] != emd[ids[0]]):
+            heap = _heap_pop(keys, ids, heap)  # stale entries off the top
+        runner_up = keys[0] if heap > 0 else -1.0
+        if bound - _BOUND_MARGIN > max(runner_up, t + _TOLERANCE):
+            # Certainly still the worst class and above t: Alg. 1 merges it again next, and
+            # its exact EMD is not needed yet (one class can absorb thousands of others).
+            emd[keep] = bound
+            snowball = keep
+        else:
+            emd[keep] = _largest_emd(codes, keep, tables, scratch)
+            heap = _heap_push(keys, ids, heap, emd[keep], keep)
     for c in range(classes):
         if live[c]:
             row = head[c]
