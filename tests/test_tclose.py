@@ -121,7 +121,7 @@ def test_cli_tclose_then_check_agree(run_cli, tmp_path, data):
     labels = tmp_path / "labels.csv"
     result = run_cli("tclose", source, "-o", out, "--k", "3", "--t", "0.1", "--quasi",
                      "age,income", "--confidential", "salary,diagnosis", "--labels-out", labels,
-                     "--json")
+                     "--threads", "1", "--json")
     assert result.code == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["t_closeness_holds"] and report["k_anonymity"]["holds"]
@@ -148,6 +148,9 @@ def test_cli_bad_t_is_one_line_exit_2_and_no_file(run_cli, tmp_path, data):
     assert result.code == 2
     assert result.stderr.count("\n") == 1 and "t must lie in (0, 1]" in result.stderr
     assert not out.exists()
+    threads = run_cli("tclose", source, "-o", out, "--k", "3", "--t", "0.1", "--quasi", "age",
+                      "--confidential", "salary", "--threads", "0")
+    assert threads.code == 2 and threads.stderr.count("\n") == 1 and not out.exists()
 
 
 @pytest.mark.parametrize("method", [m.value for m in TClosenessMethod])

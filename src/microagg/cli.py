@@ -433,22 +433,26 @@ def tclose(
                                          help="Drop rows with a missing value first."),
     clamp: bool = typer.Option(False, "--clamp",
                                help="Clamp values outside their declared domain."),
+    threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Replace quasi-identifiers by class centroids so that every class has at least k
     records and every confidential attribute an EMD of at most t (k-anonymous t-closeness)."""
     from microagg.io import table_format, write_all
     from microagg.release import tclose as run
+    from microagg.threads import check_threads
 
     table_format(output)
     if labels_out is not None:
         table_format(labels_out)
+    threads = check_threads(threads)
     frame, schema_obj = _load(input, schema)
-    with _compile_notice():
+    with _compile_notice(), _progress(len(frame), f"{method} k={k} t={t:g}") as progress:
         release = run(frame, k=k, t=t, quasi=_names(quasi, "--quasi"),
                       confidential=_names(confidential, "--confidential"), method=method,
                       schema=schema_obj, distance=distance, microaggregation=microaggregation,
-                      scaling=standardize, drop_incomplete=drop_incomplete, clamp=clamp)
+                      scaling=standardize, drop_incomplete=drop_incomplete, clamp=clamp,
+                      threads=threads, progress=progress)
     outputs = [(output, lambda path: _write_as(release.frame, path, output))]
     if labels_out is not None:
         outputs.append((labels_out,

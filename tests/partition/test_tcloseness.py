@@ -80,6 +80,22 @@ def test_t_closeness_first_matches_direct(seed, n, k, t, mixed):
     assert sizes.sum() == n
 
 
+@pytest.mark.parametrize("split", [False, True])
+def test_t_closeness_first_on_larger_data_with_split_passes(request, split):
+    """Recoded grids and (optionally) passes split between threads, against the direct
+    algorithm; the progress callback counts the rows clustered up to n."""
+    rng = np.random.default_rng(7)
+    n = 1_203
+    X = rng.normal(size=(n, 3))
+    X[:200] = np.round(X[:200], 1)  # some ties too
+    c = 0.5 * X[:, 0] + rng.normal(size=n)
+    threads = request.getfixturevalue("split_passes") if split else 1
+    seen: list[int] = []
+    labels, size = t_closeness_first(X, c, 2, 0.1, progress=seen.append, threads=threads)
+    assert _same_partition(labels, reference.t_closeness_first(X, c, size, None))
+    assert seen == sorted(seen) and seen[-1] == n
+
+
 def _largest(models):
     """A class's largest EMD by the compiled one-class EMD (tested against the printed
     formulas in test_emd.py): the same floating-point values, so that the direct algorithms

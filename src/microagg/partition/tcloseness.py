@@ -69,9 +69,6 @@ __all__ = ["TClosePartition", "check_t", "cluster_size", "k_anonymity_first", "m
 
 # A class whose EMD exceeds t by less than this satisfies t (as in microagg.models).
 _TOLERANCE = 1e-9
-# A lower bound on an EMD decides a comparison only when it wins by more than this (rounding
-# in the bound and in the exact EMD is ~1e-15).
-_BOUND_MARGIN = 1e-12
 
 Microaggregate = Callable[[int], np.ndarray]
 
@@ -625,22 +622,14 @@ def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
     stack = np.empty(_kdtree.STACK, dtype=np.int64)
     alive_classes = built_for = classes
     merges = 0
-    # A class known to be the next worst without its exact EMD (see below), else -1.
-    snowball = -1
-    while True:
-        if snowball >= 0:
-            worst = snowball
-            snowball = -1
-        else:
-            if heap == 0:
-                break
-            worst = ids[0]
-            value = keys[0]
-            heap = _heap_pop(keys, ids, heap)
-            if not live[worst] or value != emd[worst]:
-                continue  # stale entry
-            if value <= t + _TOLERANCE:
-                break
+    while heap > 0:
+        worst = ids[0]
+        value = keys[0]
+        heap = _heap_pop(keys, ids, heap)
+        if not live[worst] or value != emd[worst]:
+            continue  # stale entry
+        if value <= t + _TOLERANCE:
+            break
         if use_tree:
             _kdtree.remove(centre, tree, worst)
             nearest = _kdtree.nearest(centre, tree, 0, centre[worst], stack)
@@ -658,11 +647,6 @@ def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
             break
         if use_tree:
             _kdtree.remove(centre, tree, nearest)
-        # EMD is a norm of the difference of distributions, so the merged class (weights
-        # w, 1 - w by size) has an EMD of at least w·EMD(worst) - (1 - w)·EMD(nearest) (with
-        # emd[worst] itself a lower bound while snowballing).
-        bound = (size[worst] * emd[worst] - size[nearest] * emd[nearest]) / (
-            size[worst] + size[nearest])
         keep = min(worst, nearest)
         gone = max(worst, nearest)
         following[tail[keep]] = head[gone]
@@ -685,18 +669,9 @@ def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
         for a in range(values.shape[0]):
             codes[a][keep] = _merged(codes[a][keep], codes[a][gone])
             codes[a][gone] = codes[a][gone][:0]
+        emd[keep] = _largest_emd(codes, keep, tables, scratch)
+        heap = _heap_push(keys, ids, heap, emd[keep], keep)
         merges += 1
-        while heap > 0 and (not live[ids[0]] or keys[0] != emd[ids[0]]):
-            heap = _heap_pop(keys, ids, heap)  # stale entries off the top
-        runner_up = keys[0] if heap > 0 else -1.0
-        if bound - _BOUND_MARGIN > max(runner_up, t + _TOLERANCE):
-            # Certainly still the worst class and above t: Alg. 1 merges it again next, and
-            # its exact EMD is not needed yet (one class can absorb thousands of others).
-            emd[keep] = bound
-            snowball = keep
-        else:
-            emd[keep] = _largest_emd(codes, keep, tables, scratch)
-            heap = _heap_push(keys, ids, heap, emd[keep], keep)
     for c in range(classes):
         if live[c]:
             row = head[c]
@@ -744,12 +719,15 @@ def t_close_partition(X: np.ndarray | None, confidential: Sequence[GroundModel],
                       t: float, *, method: TClosenessMethod | str = (
                           TClosenessMethod.T_CLOSENESS_FIRST),
                       categorical: Categorical | None = None,
-                      microaggregate: Microaggregate | None = None) -> TClosePartition:
+                      microaggregate: Microaggregate | None = None,
+                      progress: Progress | None = None,
+                      threads: int | None = None) -> TClosePartition:
     """A partition whose classes have at least k records and an EMD of at most t for every
     confidential attribute. ``merge`` microaggregates with ``microaggregate(k)`` (e.g. MDAV
     on the quasi-identifiers) then merges; ``k-anonymity-first`` and ``t-closeness-first``
     cluster by Alg. 2 and 3 and then merge any class still above t (Alg. 3 ranks by the first
-    confidential attribute and is repaired for the others)."""
+    confidential attribute and is repaired for the others). ``progress`` (rows clustered) and
+    ``threads`` go to Alg. 3; ``microaggregate`` takes its own."""
     method = parse(TClosenessMethod, method, "method")
     X, categorical, k = prepare(X, k, categorical)
     t = check_t(t)
@@ -762,7 +740,8 @@ def t_close_partition(X: np.ndarray | None, confidential: Sequence[GroundModel],
     effective = k
     if method is TClosenessMethod.T_CLOSENESS_FIRST:
         labels, effective = t_closeness_first(X, confidential[0].values, k, t,
-                                              categorical=categorical)
+                                              categorical=categorical, progress=progress,
+                                              threads=threads)
     elif method is TClosenessMethod.K_ANONYMITY_FIRST:
         labels = k_anonymity_first(X, confidential, k, t, categorical=categorical)
     else:

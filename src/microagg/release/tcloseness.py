@@ -112,7 +112,8 @@ def tclose(frame: pd.DataFrame, *, k: int, t: float, quasi: Sequence[str] | None
                                threads=threads, progress=progress)
 
     partition = t_close_partition(X, models, k, t, method=method, categorical=categorical,
-                                  microaggregate=microaggregate)
+                                  microaggregate=microaggregate, progress=progress,
+                                  threads=threads)
     labels = partition.labels
     values = replace_by_clusters(table, quasi, labels)
     kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
