@@ -204,8 +204,10 @@ def _scan_farthest(X, concepts, S, labels, q, qc):
 # of three-dimensional arrays: block g holds the live rows of subset g in its first live[g]
 # columns. Subsets differ in size by the n mod k extra records only, so the padding is small.
 # The nearest row of a subset is one query of the shared kernels (coded pass, exact ranking,
-# ties to the lowest row) over that subset alone; the farthest row overall comes from the
-# anchor-sorted scan of MDAV.
+# ties to the lowest row) over that subset alone. The first seed of a pair (farthest from the
+# centroid) comes from MDAV's anchor-sorted scan; the second (farthest from the first) from
+# the first seed's own queries, which also return each subset's farthest row, and from the
+# scan only when one of those joined the first cluster.
 
 @numba.njit(cache=True)
 def _code_blocks(blocks, live):
@@ -274,6 +276,7 @@ def _t_first_cluster(X, concepts, cats, blocks, live, extra, seed, label, labels
 
 @numba.njit(cache=True)
 def _live_rows(blocks, live):
+    """The rows still to cluster, every subset's in turn (for re-anchoring)."""
     idx = blocks[2]
     out = np.empty(live.sum(), dtype=np.int64)
     at = 0
