@@ -351,7 +351,8 @@ def test_help_is_complete(run_cli):
     short = run_cli("-h")
     assert short.code == 0 and "Commands" in short.stdout
     text = " ".join(run_cli("--help").stdout.split())
-    assert "ε-differential privacy (insensitive, individual-ranking, laplace)" in text
+    assert ("ε-differential privacy (insensitive, individual-ranking, cross-moment, laplace)"
+            in text)
     export = " ".join(run_cli("datasets", "export", "--help").stdout.split())
     for name in datasets.names():
         assert name in export

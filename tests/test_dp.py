@@ -188,7 +188,7 @@ def test_linked_individual_ranking_says_it_is_not_dp():
         release = dp_individual_ranking(d, epsilon=4.0, k=2, schema=schema, linkage="linked")
     assert not release.report.differentially_private
     assert release.report.guarantee_scope == "each column"
-    assert "2-differential privacy on its own" in release.report.guarantee
+    assert "on its own (ε per set: (x): 2; (y): 2)" in release.report.guarantee
     assert release.source_rows.ndim == 1  # linked: one order for every column
 
 

@@ -6,12 +6,16 @@ ranking produces one partition per attribute, i.e. a label *matrix* of the data'
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import combinations_with_replacement
+
 import numpy as np
 
 from microagg.errors import InputError
 from microagg.taxonomy import CategoryMetric
 
-__all__ = ["cluster_means", "cluster_sizes", "replace_by_centroids", "replace_by_means"]
+__all__ = ["ClusterMoments", "cluster_means", "cluster_moments", "cluster_sizes",
+           "moment_indices", "replace_by_centroids", "replace_by_means"]
 
 
 def _labels(labels: np.ndarray, n: int) -> np.ndarray:
@@ -75,3 +79,64 @@ def replace_by_centroids(codes: np.ndarray, labels: np.ndarray, metric: Category
     centroids = np.array([metric.centroid(row, over_all=over_all) for row in counts],
                          dtype=np.int64)
     return centroids[labels]
+
+
+def moment_indices(d: int, order: int, *, marginal: bool) -> np.ndarray:
+    """The coefficients of a symmetric moment of ``order`` (1: means, 2: covariance, 3:
+    coskewness) over d attributes, one row of attribute indices i <= j <= l each: all unique
+    ones (d (d+1) / 2 for order 2, d (d+1) (d+2) / 6 for order 3, 004 §2.4), or with
+    ``marginal`` only i = j = l (variances, marginal coskewness)."""
+    if marginal or order == 1:
+        return np.repeat(np.arange(d)[:, None], order, axis=1)
+    return np.array(list(combinations_with_replacement(range(d), order)), dtype=np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterMoments:
+    """Per cluster (row = label): its size, its mean, and the requested coefficients of the
+    unbiased covariance (004 eq. 1) and of Fisher's unbiased coskewness (eq. 2), each
+    coefficient named by a row of attribute indices in ``covariance_index`` /
+    ``coskewness_index``."""
+
+    sizes: np.ndarray  # (c,)
+    means: np.ndarray  # (c, d)
+    covariance: np.ndarray  # (c, len(covariance_index))
+    covariance_index: np.ndarray  # (q, 2)
+    coskewness: np.ndarray  # (c, len(coskewness_index))
+    coskewness_index: np.ndarray  # (s, 3)
+
+
+def cluster_moments(X: np.ndarray, labels: np.ndarray, *, covariance: np.ndarray | None = None,
+                    coskewness: np.ndarray | None = None) -> ClusterMoments:
+    """Means and the requested central cross moments of every cluster (004 §4.1, step 2).
+
+    ``covariance`` / ``coskewness`` are index rows from :func:`moment_indices` (None: not
+    computed). Two passes over the data: the means first, then sums of products of the
+    centred values, so no sum of large raw powers is ever differenced (the one-pass
+    Σx² − n x̄² loses every digit when the spread is small against the mean). Coefficients
+    need clusters of at least 2 (covariance) or 3 (coskewness) records."""
+    X = np.asarray(X, dtype=np.float64)
+    labels = _labels(labels, X.shape[0])
+    sizes = np.bincount(labels)
+    means = cluster_means(X, labels)
+    centred = X - means[labels]
+    covariance = np.empty((0, 2), np.int64) if covariance is None else covariance
+    coskewness = np.empty((0, 3), np.int64) if coskewness is None else coskewness
+    k = sizes.astype(np.float64)
+    if covariance.size and sizes.min() < 2:
+        raise InputError("a covariance needs clusters of at least 2 records")
+    if coskewness.size and sizes.min() < 3:
+        raise InputError("a coskewness needs clusters of at least 3 records")
+
+    def sums(index: np.ndarray) -> np.ndarray:
+        out = np.empty((sizes.size, index.shape[0]))
+        for c, row in enumerate(index):
+            product = np.prod(centred[:, row], axis=1)
+            out[:, c] = np.bincount(labels, weights=product, minlength=sizes.size)
+        return out
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = sums(covariance) / (k - 1)[:, None]
+        phi = sums(coskewness) * (k / ((k - 1) * (k - 2)))[:, None]
+    return ClusterMoments(sizes=sizes, means=means, covariance=q, covariance_index=covariance,
+                          coskewness=phi, coskewness_index=coskewness)

@@ -511,16 +511,37 @@ def _bounds(value: str | None) -> dict[str, tuple[float, float]]:
     return out
 
 
-@app.command(short_help="ε-differential privacy (insensitive, individual-ranking, laplace).")
+def _strategy(value: str | None) -> list[float] | None:
+    """Parse --strategy 0.75,0.25."""
+    if not value:
+        return None
+    try:
+        return [float(part) for part in value.split(",")]
+    except ValueError:
+        raise InputError(f"--strategy: '{value}' should be comma-separated numbers, e.g. "
+                         "0.75,0.25") from None
+
+
+def _groups(value: str | None) -> list[list[str]] | None:
+    """Parse --groups 'A,B;C'."""
+    if not value:
+        return None
+    return [[name.strip() for name in group.split(",") if name.strip()]
+            for group in value.split(";") if group.strip()]
+
+
+@app.command(short_help="ε-differential privacy (insensitive, individual-ranking, "
+                        "cross-moment, laplace).")
 def dp(
     input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
     output: Path = typer.Option(..., "-o", "--output", help="Released table (CSV or Parquet); "
                                 "the privacy report goes to OUTPUT.privacy.json."),
     epsilon: float = typer.Option(..., "--epsilon", help="Privacy budget ε (> 0)."),
     k: int | None = typer.Option(None, "--k", help="Cluster size (insensitive, "
-                                 "individual-ranking)."),
+                                 "individual-ranking, cross-moment)."),
     method: str = typer.Option("insensitive", "--method",
-                               help="insensitive | individual-ranking | laplace"),
+                               help="insensitive | individual-ranking | cross-moment | "
+                                    "laplace"),
     columns: str | None = typer.Option(None, "--columns", help="Columns to protect, "
                                        "comma-separated (default: every non-identifier "
                                        "column). Other columns are dropped."),
@@ -546,17 +567,40 @@ def dp(
                                                 "paper (000's experiments: (m·ε)-DP, for "
                                                 "reproduction only). Insensitive and laplace."),
     linkage: str | None = typer.Option(None, "--linkage",
-                                       help="Individual ranking: unlinked (default; each "
-                                            "column in its own random order, ε-DP) | linked "
-                                            "(the paper's records; each column (ε/m)-DP, the "
-                                            "table NOT DP)."),
+                                       help="Individual ranking and cross-moment with "
+                                            "ir-mdav: unlinked (default; each column or "
+                                            "group in its own random order, ε-DP) | linked "
+                                            "(the paper's records; each column or group DP "
+                                            "on its own, the table NOT DP)."),
+    moments: int | None = typer.Option(None, "--moments", help="Cross-moment: 0 (means) | 1 "
+                                       "(default; + covariance) | 2 (+ coskewness)."),
+    noise: str | None = typer.Option(None, "--noise", help="Cross-moment: joint (default; "
+                                     "004 Alg. 1) | separate (Alg. 2, see --strategy)."),
+    strategy: str | None = typer.Option(None, "--strategy", help="Cross-moment with --noise "
+                                        "separate: shares of ε for mean, covariance[, "
+                                        "coskewness], summing to 1 (default 0.5,0.5 or "
+                                        "0.5,0.3,0.2)."),
+    clustering: str | None = typer.Option(None, "--clustering", help="Cross-moment: "
+                                          "insensitive (default; ε-DP of the records) | mdav "
+                                          "| ir-mdav (ε-DP of the microaggregated data set "
+                                          "only, as in paper 004)."),
+    variant: str | None = typer.Option(None, "--variant", help="Cross-moment: pure "
+                                       "(default; every covariance) | variances."),
+    coskewness: str | None = typer.Option(None, "--coskewness", help="Cross-moment, m = 2: "
+                                          "marginal (default; what the sampler uses) | all."),
+    groups: str | None = typer.Option(None, "--groups", help="Cross-moment with ir-mdav: "
+                                      "attribute groups clustered separately, 'A,B;C' "
+                                      "(default: one per attribute)."),
+    statistics_out: Path | None = typer.Option(None, "--statistics-out", help="Cross-moment: "
+                                               "also write the released cluster statistics "
+                                               "(CSV or Parquet)."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
 ) -> None:
     """ε-differentially private release (insensitive: 000 Alg. 3; individual-ranking: 001
-    Alg. 1; laplace: noise on every record)."""
+    Alg. 1; cross-moment: 004 Alg. 1-3; laplace: noise on every record)."""
     import warnings
 
     from microagg.errors import PrivacyLeakWarning
@@ -566,6 +610,10 @@ def dp(
     from microagg.threads import check_threads
 
     table_format(output)
+    if statistics_out is not None:
+        if method.strip().lower() != "cross-moment":
+            raise InputError("--statistics-out applies to --method cross-moment only")
+        table_format(statistics_out)
     if seed is not None and seed < 0:
         raise InputError(f"--seed must be a non-negative integer, got {seed}")
     parsed = _bounds(bounds)
@@ -580,13 +628,20 @@ def dp(
             columns=_names(columns, "--columns"), carry=_names(carry, "--carry") or (),
             bounds=parsed, bounds_from_data=bounds_from_data, reference=reference,
             calibration=calibration, linkage=linkage, rng=seed,
-            drop_incomplete=drop_incomplete, threads=threads, progress=progress)
+            drop_incomplete=drop_incomplete, threads=threads, progress=progress,
+            moments=moments, noise=noise, strategy=_strategy(strategy),
+            clustering=clustering, variant=variant, coskewness=coskewness,
+            groups=_groups(groups))
     report = release.report
     report_path = output.with_name(output.name + ".privacy.json")
     text = json.dumps(report.to_dict(), indent=2, default=_json_default) + "\n"
-    write_all([(output, lambda path: _write_as(release.frame, path, output)),
-               (report_path, lambda path: path.write_text(text, encoding="utf-8"))],
-              sources=[input])
+    files = [(output, lambda path: _write_as(release.frame, path, output)),
+             (report_path, lambda path: path.write_text(text, encoding="utf-8"))]
+    if statistics_out is not None and release.statistics is not None:
+        statistics = release.statistics
+        files.append((statistics_out,
+                      lambda path: _write_as(statistics, path, statistics_out)))
+    write_all(files, sources=[input])
     for notice in release.notices:
         _warn(notice + " (not published)")
     if not report.differentially_private:

@@ -129,6 +129,28 @@ class Budget:
             raise PrivacyError("budget split exceeds epsilon")
         return shares
 
+    def split_part(self, part: str, weights: Mapping[str, float], reason: str
+                   ) -> dict[str, float]:
+        """Split the share already given to ``part`` further, proportionally to the weights
+        (sequential composition inside it): its ledger entry is replaced by the sub-parts,
+        named "part: name", so the ledger still sums to at most ε."""
+        entries = [e for e in self.ledger if e["part"] == part and "times" not in e]
+        if len(entries) != 1:
+            raise PrivacyError(f"no unsplit budget part named '{part}'")
+        if not weights or any(not (w > 0 and math.isfinite(w)) for w in weights.values()):
+            raise InputError("budget weights must be positive numbers")
+        entry = entries[0]
+        position = self.ledger.index(entry)
+        total = math.fsum(weights.values())
+        shares = {name: entry["epsilon"] * w / total * _SPLIT_SAFETY
+                  for name, w in weights.items()}
+        self.ledger[position:position + 1] = [
+            {"part": f"{part}: {name}", "epsilon": share, "reason": reason}
+            for name, share in shares.items()]
+        if self.spent > self.epsilon:  # cannot happen with the safety factor; checked anyway
+            raise PrivacyError("budget split exceeds epsilon")
+        return shares
+
     def reuse(self, part: str, times: int, reason: str) -> float:
         """Spend the whole ε ``times`` times over (paper 000's baseline): the privacy loss is
         then times · ε, which the ledger records. Returns ε."""

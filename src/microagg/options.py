@@ -8,7 +8,8 @@ from typing import TypeVar
 
 from microagg.errors import InputError
 
-__all__ = ["Calibration", "DPMethod", "GroundDistance", "Linkage", "Method", "Reference", "Scaling",
+__all__ = ["Calibration", "Clustering", "CoskewnessTerms", "DPMethod", "GroundDistance",
+           "Linkage", "Method", "MomentNoise", "MomentVariant", "Reference", "Scaling",
            "TClosenessMethod", "parse"]
 
 
@@ -32,6 +33,36 @@ class DPMethod(StrEnum):
     INSENSITIVE = "insensitive"  # 000 Alg. 3-4
     INDIVIDUAL_RANKING = "individual-ranking"  # 001 Alg. 1-2
     LAPLACE = "laplace"  # plain noise on every record
+    CROSS_MOMENT = "cross-moment"  # 004 Alg. 1-3
+
+
+class Clustering(StrEnum):
+    """The partition of a cross-moment release (004 §4.1 step 1) and what it protects."""
+
+    INSENSITIVE = "insensitive"  # 000 Alg. 2: ε-DP of the records, sensitivities times c
+    MDAV = "mdav"  # data-dependent: ε-DP of the microaggregated data set X^m only
+    IR_MDAV = "ir-mdav"  # MDAV per attribute group (004 Alg. 3): ε-DP of each group's X^m
+
+
+class MomentNoise(StrEnum):
+    """How the statistics of a cluster are perturbed (004 §4.3)."""
+
+    JOINT = "joint"  # Alg. 1: one Laplace scale, the joint sensitivity of Theorem 11
+    SEPARATE = "separate"  # Alg. 2: each statistic its own sensitivity and share of ε
+
+
+class MomentVariant(StrEnum):
+    """Which covariance coefficients a cross-moment release publishes (004 §5.1)."""
+
+    PURE = "pure"  # every unique q_ij
+    VARIANCES = "variances"  # q_ii only
+
+
+class CoskewnessTerms(StrEnum):
+    """Which coskewness coefficients an m = 2 release publishes."""
+
+    MARGINAL = "marginal"  # φ_iii only: what the skew-normal sampler uses (004 §5.2)
+    ALL = "all"  # every unique φ_ijl
 
 
 class Scaling(StrEnum):

@@ -25,7 +25,9 @@ class Release:
     input (``None``: same order; 1-D: the input position of every row; 2-D: the same per
     column) and ``source_index`` is the input index of the kept rows; they stay in memory, for
     :meth:`aligned`, and are never written. ``notices`` are messages for the data owner only
-    (e.g. how many values were clamped), never published.
+    (e.g. how many values were clamped), never published. ``statistics`` is a second
+    released table, the noisy cluster statistics of a cross-moment release (004), one row per
+    coefficient, clusters in random order.
     """
 
     frame: pd.DataFrame
@@ -34,6 +36,7 @@ class Release:
     source_rows: np.ndarray | None = None
     source_index: pd.Index | None = None
     notices: tuple[str, ...] = ()
+    statistics: pd.DataFrame | None = None  # released noisy statistics (004), if any
 
     def aligned(self) -> pd.DataFrame:
         """The released values in input row order (for evaluation and reproduction against

@@ -13,6 +13,7 @@ from microagg.options import DPMethod, parse
 from microagg.release.base import Release
 from microagg.release.baselines import dp_laplace
 from microagg.release.dp_insensitive import dp_insensitive
+from microagg.release.dp_moments import dp_cross_moment
 from microagg.release.dp_ranking import dp_individual_ranking
 from microagg.schema import Schema
 
@@ -32,25 +33,46 @@ def dp_release(frame: pd.DataFrame, *, method: DPMethod | str, epsilon: float,
                calibration: str | None = None, linkage: str | None = None,
                rng: np.random.Generator | int | None = None, drop_incomplete: bool = False,
                threads: int | None = None,
-               progress: Callable[[int], None] | None = None) -> Release:
+               progress: Callable[[int], None] | None = None,
+               moments: int | None = None, noise: str | None = None,
+               strategy: Sequence[float] | None = None, clustering: str | None = None,
+               variant: str | None = None, coskewness: str | None = None,
+               groups: Sequence[Sequence[str]] | None = None) -> Release:
     """The DP release of ``method`` (``insensitive``: 000 Alg. 3-4; ``individual-ranking``:
-    001 Alg. 1-2; ``laplace``: noise on every record). Options left ``None`` take the method's
-    default; an option the method does not use is refused."""
+    001 Alg. 1-2; ``laplace``: noise on every record; ``cross-moment``: 004 Alg. 1-3).
+    Options left ``None`` take the method's default; an option the method does not use is
+    refused."""
     method = parse(DPMethod, method, "method")
     common = {"schema": schema, "columns": columns, "carry": carry, "bounds": bounds,
               "bounds_from_data": bounds_from_data, "rng": rng,
               "drop_incomplete": drop_incomplete}
+    if method not in (DPMethod.INSENSITIVE, DPMethod.CROSS_MOMENT):
+        _refuse("--threads", threads, method, "--method insensitive and cross-moment")
     if method is not DPMethod.INSENSITIVE:
         _refuse("--reference", reference, method, "--method insensitive")
-        _refuse("--threads", threads, method, "--method insensitive")
-    if method is not DPMethod.INDIVIDUAL_RANKING:
-        _refuse("--linkage", linkage, method, "--method individual-ranking")
+    if method is not DPMethod.CROSS_MOMENT:
+        for option, value in (("--moments", moments), ("--noise", noise),
+                              ("--strategy", strategy), ("--clustering", clustering),
+                              ("--variant", variant), ("--coskewness", coskewness),
+                              ("--groups", groups)):
+            _refuse(option, value, method, "--method cross-moment")
+    if method not in (DPMethod.INDIVIDUAL_RANKING, DPMethod.CROSS_MOMENT):
+        _refuse("--linkage", linkage, method, "--method individual-ranking and cross-moment")
     if method is DPMethod.LAPLACE:
         _refuse("--k", k, method, "microaggregation methods (insensitive, individual-ranking)")
         return dp_laplace(frame, epsilon=epsilon, calibration=calibration or "correct",
                           **common)
     if k is None:
         raise InputError(f"--method {method.value} needs --k")
+    if method is DPMethod.CROSS_MOMENT:
+        _refuse("--calibration", calibration, method,
+                "--method insensitive and laplace (cross-moment works on the unit domain, "
+                "docs/algorithms.md)")
+        return dp_cross_moment(
+            frame, epsilon=epsilon, k=k, moments=1 if moments is None else moments,
+            noise=noise or "joint", strategy=strategy, clustering=clustering or "insensitive",
+            variant=variant or "pure", coskewness=coskewness or "marginal", groups=groups,
+            linkage=linkage, threads=threads, progress=progress, **common)
     if method is DPMethod.INDIVIDUAL_RANKING:
         _refuse("--calibration", calibration, method,
                 "--method insensitive and laplace (individual ranking always gives each "

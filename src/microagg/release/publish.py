@@ -54,8 +54,12 @@ def _released_columns(data: DPInput, numeric_values: np.ndarray, concepts: np.nd
     return decode(table, numeric=numeric, codes=codes, categories=labels)
 
 
-def _weaknesses(data: DPInput, *, multiplier: int, linked: bool, seeded: bool) -> list[str]:
+def _weaknesses(data: DPInput, *, multiplier: int, linked: bool, seeded: bool,
+                microaggregated: str | None) -> list[str]:
     out = []
+    if microaggregated:
+        out.append(f"differentially private with respect to {microaggregated}, not to the "
+                   "original records (data-dependent partition)")
     if data.from_data:
         out.append(f"domains of {', '.join(data.from_data)} taken from the data")
     if multiplier > 1:
@@ -75,17 +79,30 @@ def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarra
                groups: int | None, sensitivities: list[dict[str, Any]],
                noise: dict[str, dict[str, Any]], rng: np.random.Generator, seeded: bool,
                calibration: Calibration | None = None, reference: str | None = None,
-               linkage: Linkage | None = None, warnings_: Sequence[str] = ()) -> Release:
+               linkage: Linkage | None = None, warnings_: Sequence[str] = (),
+               column_groups: Sequence[Sequence[str]] | None = None,
+               parts: list[tuple[str, float]] | None = None,
+               microaggregated: str | None = None,
+               moments: dict[str, Any] | None = None,
+               statistics: pd.DataFrame | None = None) -> Release:
     """The Release of a DP mechanism's output: the written table in random row order (per
-    column when unlinked), its privacy report, the owner's notices, and a
-    :class:`PrivacyLeakWarning` when the guarantee is weaker than plain ε-DP."""
+    column, or per group of ``column_groups``, when unlinked), its privacy report, the owner's
+    notices, and a :class:`PrivacyLeakWarning` when the guarantee is weaker than plain ε-DP.
+    ``parts`` and ``microaggregated`` go to :func:`guarantee_sentence`; ``statistics`` is a
+    released table of noisy statistics, already in random order."""
     frame = _released_columns(data, numeric_values, concepts)
     n = data.n
-    unlinked = linkage is Linkage.UNLINKED and frame.shape[1] > 1
-    linked = linkage is Linkage.LINKED and len(data.columns) > 1
+    sets = ([list(g) for g in column_groups] if column_groups else [[c] for c in data.columns])
+    unlinked = linkage is Linkage.UNLINKED and len(sets) > 1
+    linked = linkage is Linkage.LINKED and len(sets) > 1
     positions = data.table.row_positions
     if unlinked:
-        orders = np.column_stack([rng.permutation(n) for _ in frame.columns])
+        set_of = {c: j for j, names in enumerate(sets) for c in names}
+        set_of.update({c: len(sets) + j for j, c in enumerate(data.carried)})
+        permutations: dict[int, np.ndarray] = {}
+        for c in frame.columns:  # drawn in the written column order
+            permutations.setdefault(set_of[c], rng.permutation(n))
+        orders = np.column_stack([permutations[set_of[c]] for c in frame.columns])
         frame = pd.concat([frame[c].iloc[orders[:, j]].reset_index(drop=True)
                            for j, c in enumerate(frame.columns)], axis=1)
         source_rows = positions[orders]
@@ -98,8 +115,9 @@ def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarra
     private, scope, sentence = guarantee_sentence(
         epsilon=budget.epsilon, multiplier=multiplier, columns=data.columns,
         carried=data.carried, linked=linked, from_data=data.from_data,
-        dropped_rows=data.dropped_rows)
-    weaker = _weaknesses(data, multiplier=multiplier, linked=linked, seeded=seeded)
+        dropped_rows=data.dropped_rows, parts=parts, microaggregated=microaggregated)
+    weaker = _weaknesses(data, multiplier=multiplier, linked=linked, seeded=seeded,
+                         microaggregated=microaggregated)
     report_warnings = list(warnings_)
     if multiplier > 1:
         report_warnings.append(
@@ -117,7 +135,7 @@ def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarra
         linkage=linkage.value if linkage is not None else None,
         calibration=calibration.value if calibration is not None else None,
         reference=reference, sensitivities=sensitivities, domains=data.domains, noise=noise,
-        weaker_than_plain_dp=weaker, warnings=report_warnings,
+        weaker_than_plain_dp=weaker, warnings=report_warnings, moments=moments,
         row_order=("each column in its own uniformly random order, fresh index" if unlinked
                    else "uniformly random permutation, fresh index"))
     notices = tuple(f"{count:,} value(s) of '{name}' lay outside its declared domain and were "
@@ -127,4 +145,4 @@ def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarra
                       + "; ".join(weaker) + " (see the privacy report)", PrivacyLeakWarning,
                       stacklevel=3)
     return Release(frame=frame, labels=labels, report=report, source_rows=source_rows,
-                   source_index=data.table.index, notices=notices)
+                   source_index=data.table.index, notices=notices, statistics=statistics)

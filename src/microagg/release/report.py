@@ -50,14 +50,22 @@ class GuaranteeScope(StrEnum):
 
     TABLE = "table"  # the table as written
     PROTECTED_COLUMNS = "protected columns"  # the table without its carried columns
-    EACH_COLUMN = "each column"  # every protected column on its own, not their pairing
+    EACH_COLUMN = "each column"  # every protected column (or group) on its own, not their pairing
+    MICROAGGREGATED = "microaggregated data set"  # 004: DP of X^m, not of the records
     NONE = "none"
 
 
 def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
                        carried: list[str], linked: bool, from_data: list[str],
-                       dropped_rows: int) -> tuple[bool, GuaranteeScope, str]:
-    """(differentially private, scope, the guarantee in plain words), never rounded up."""
+                       dropped_rows: int, parts: list[tuple[str, float]] | None = None,
+                       microaggregated: str | None = None
+                       ) -> tuple[bool, GuaranteeScope, str]:
+    """(differentially private, scope, the guarantee in plain words), never rounded up.
+
+    ``parts`` are the separately grouped column sets of a linked table with their ε (default:
+    every column with ε/m). ``microaggregated`` names the data set the guarantee is about when
+    it is not the records themselves (004: the m-microaggregated data set X^m of a
+    data-dependent partition); the table is then not DP with respect to the records."""
     if from_data:
         return False, GuaranteeScope.NONE, (
             "This release is NOT differentially private: the domains of "
@@ -66,26 +74,37 @@ def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
     level = epsilon * multiplier
     rows = (" The data set is the rows without a missing value (rows with one were dropped "
             "first); their number is public." if dropped_rows else "")
+    target = neighbours = ""
+    if microaggregated:
+        target = (" It is NOT differentially private with respect to the original records: "
+                  "the partition depends on the data, so one changed record can change every "
+                  "cluster (paper 004 §4.1).")
+        neighbours = (f" with respect to {microaggregated}: for any two such data sets that "
+                      "differ in one record of one cluster (the clusters otherwise the same)")
     if linked:
-        per_column = epsilon / len(columns)
+        parts = parts or [(f"({c})", epsilon / len(columns)) for c in columns]
+        each = "; ".join(f"{name}: {share:g}" for name, share in parts)
         carried_text = (f" The carried columns {', '.join(carried)} are copied unchanged."
                         if carried else "")
         return False, GuaranteeScope.EACH_COLUMN, (
-            f"Each protected column ({', '.join(columns)}) satisfies "
-            f"{per_column:g}-differential privacy on its own, but the table as written is NOT "
+            f"Each separately grouped set of protected columns satisfies differential "
+            f"privacy on its own (ε per set: {each}), but the table as written is NOT "
             "differentially private: which values share a record follows the data-dependent "
-            "grouping of every column and is released without noise (linked individual "
-            f"ranking).{carried_text}{rows}")
+            "grouping of every set and is released without noise (linked columns)."
+            f"{target}{carried_text}{rows}")
     extra = (f" (the paper's per-attribute calibration: the nominal ε = {epsilon:g} is spent "
              f"once per attribute, {multiplier} times)" if multiplier > 1 else "")
-    core = (f"satisfies {level:g}-differential privacy{extra}: for any two neighbouring data "
-            "sets (same size n, one record replaced), the probability of any output differs "
-            f"by at most a factor e^{level:g}.")
+    pairs = neighbours or (": for any two neighbouring data sets (same size n, one record "
+                           "replaced)")
+    core = (f"satisfies {level:g}-differential privacy{extra}{pairs}, the probability of any "
+            f"output differs by at most a factor e^{level:g}.{target}")
     if carried:
         return False, GuaranteeScope.PROTECTED_COLUMNS, (
             f"The table as written is NOT differentially private: the carried columns "
             f"{', '.join(carried)} are copied unchanged from the input. Without them, the "
             f"protected columns ({', '.join(columns)}) {core}{rows}")
+    if microaggregated:
+        return False, GuaranteeScope.MICROAGGREGATED, f"The released table {core}{rows}"
     return True, GuaranteeScope.TABLE, f"The released table {core}{rows}"
 
 
@@ -114,6 +133,7 @@ class PrivacyReport:
     weaker_than_plain_dp: list[str]
     warnings: list[str]
     row_order: str = "uniformly random permutation, fresh index"
+    moments: dict[str, Any] | None = None  # 004: m, noise, strategy, clustering, variant
     threat_model: str = THREAT_MODEL
     neighbouring: str = NEIGHBOURS
     clamping: str = CLAMPING

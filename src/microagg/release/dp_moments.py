@@ -1,0 +1,461 @@
+"""ε-DP microdata through cross-moment microaggregation (paper 004, Algorithms 1-3).
+
+1. Partition (004 §4.1 step 1). ``insensitive`` (000 Alg. 2, the default): on neighbouring
+   data sets the i-th clusters differ in at most one record, so every cluster's statistics
+   may change and the sensitivities below are summed over the c clusters (000 §4): the
+   release is ε-DP with respect to the records. ``mdav`` (the paper's experiments): the
+   partition depends on the data, and the release is ε-DP with respect to the
+   m-microaggregated data set X^m only (004 §4.1): its neighbours differ in one record of
+   one cluster, so each cluster is a query of its own (parallel composition). ``ir-mdav``
+   (Alg. 3): MDAV on each group of attributes separately (default: each attribute), ε
+   split equally over the groups; which values of different groups share a record is
+   data-dependent, so by default every group is written in its own random order.
+2. Statistics (004 §4.1 step 2, :func:`~microagg.aggregate.cluster_moments`): per cluster the
+   mean, for m >= 1 the covariance coefficients q_ij (``pure``: every i <= j; ``variances``:
+   q_ii), for m = 2 the coskewness φ_ijl (``marginal`` φ_iii, which the sampler uses, 004
+   §5.2; or ``all``).
+3. Sensitivities on the unit domain. Every attribute is scaled to [0, 1] by its declared
+   domain before anything is computed, so Λ_i = 1 and the sensitivity of a cluster of k_i
+   records is 1/k_i for every mean coordinate (Prop. 5), covariance coefficient (Prop. 6)
+   and coskewness coefficient (Prop. 8); Theorem 11's Λ̂ is then the number r of released
+   coefficients. In data units this is Λ_i Λ_j / k for q_ij etc.; the noise is the same. We
+   do not apply Theorem 11 in data units: Λ̂ would add widths, squared widths and cubed
+   widths, and the noise on a mean would grow with the cube of the other domains (see
+   docs/algorithms.md).
+4. Noise (all through :func:`~microagg.mechanisms.laplace_mechanism`, exact discrete
+   Laplace): ``joint`` (Alg. 1) perturbs the r coefficients of a cluster with one scale
+   r / (k_i ε); ``separate`` (Alg. 2) gives each statistic (mean, covariance, coskewness)
+   its share of ε by a masking strategy and the scale (its coefficients) / (k_i ε_s).
+   One draw per cluster and coefficient, never per record (004 §4.3).
+5. Post-processing (free): means clamped to [0, 1]; the covariance made the nearest PSD
+   matrix inside the box a sample covariance can reach (:mod:`microagg.synthesis`); marginal
+   skewness φ_iii / q_ii^{3/2} kept inside the skew-normal's range.
+6. Records: k_i draws per cluster from N(mean, cov) (m = 1) or Azzalini's skew-normal
+   (m = 2), or the mean itself (m = 0), clamped to the domain; written in random order.
+   The post-processed statistics are released too (:attr:`Release.statistics`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microagg.aggregate import ClusterMoments, cluster_moments, moment_indices
+from microagg.errors import InputError
+from microagg.mechanisms import Budget, laplace_mechanism, make_rng
+from microagg.options import (
+    Clustering,
+    CoskewnessTerms,
+    Linkage,
+    MomentNoise,
+    MomentVariant,
+    parse,
+)
+from microagg.partition._validate import check_k
+from microagg.partition.insensitive import insensitive
+from microagg.partition.mdav import mdav
+from microagg.release.base import Release
+from microagg.release.inputs import DPInput, prepare_dp
+from microagg.release.publish import publish_dp
+from microagg.release.report import numeric_noise
+from microagg.schema import Schema
+from microagg.synthesis import (
+    covariance_bound,
+    nearest_covariance,
+    sample_normal,
+    sample_skew_normal,
+    skew_normal_parameters,
+)
+
+__all__ = ["PAPER_STRATEGIES", "StatisticBlock", "coefficient_sensitivity", "dp_cross_moment",
+           "joint_sensitivity", "statistic_blocks"]
+
+# The masking strategies of 004 §5.1 (shares of ε for mean, covariance[, coskewness]).
+PAPER_STRATEGIES = {1: ((0.5, 0.5), (0.75, 0.25)), 2: ((0.5, 0.3, 0.2), (0.75, 0.15, 0.10))}
+_STATISTICS = ("mean", "covariance", "coskewness")
+
+
+@dataclass(frozen=True, eq=False)
+class StatisticBlock:
+    """One statistic of a cluster: its name and its coefficients, one row of attribute
+    indices each (order 1, 2 or 3)."""
+
+    statistic: str
+    index: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return int(self.index.shape[0])
+
+
+def statistic_blocks(d: int, moments: int, variant: MomentVariant,
+                     coskewness: CoskewnessTerms) -> list[StatisticBlock]:
+    """The statistics an m-microaggregation of d attributes releases (004 §4.1, §5.1)."""
+    blocks = [StatisticBlock("mean", moment_indices(d, 1, marginal=True))]
+    if moments >= 1:
+        blocks.append(StatisticBlock("covariance", moment_indices(
+            d, 2, marginal=variant is MomentVariant.VARIANCES)))
+    if moments >= 2:
+        blocks.append(StatisticBlock("coskewness", moment_indices(
+            d, 3, marginal=coskewness is CoskewnessTerms.MARGINAL)))
+    return blocks
+
+
+def coefficient_sensitivity(widths: np.ndarray, index: Sequence[int], k: int) -> float:
+    """L1 sensitivity of one coefficient of a cluster of k records whose attributes have
+    domain widths Λ: Λ_i / k for a mean coordinate (004 Prop. 5, summed over i for the whole
+    mean), Λ_i Λ_j / k for q_ij (Prop. 6), Λ_i Λ_j Λ_l / k for φ_ijl (Prop. 8)."""
+    return float(np.prod(np.asarray(widths, dtype=np.float64)[list(index)])) / k
+
+
+def joint_sensitivity(widths: np.ndarray, blocks: Sequence[StatisticBlock], k: int) -> float:
+    """Theorem 11 (i): Λ̂ / k, Λ̂ the sum of the released coefficients' Λ products."""
+    return math.fsum(coefficient_sensitivity(widths, row, k)
+                     for block in blocks for row in block.index)
+
+
+def _block_values(block: StatisticBlock, moments: ClusterMoments) -> np.ndarray:
+    if block.statistic == "mean":
+        return moments.means
+    return moments.covariance if block.statistic == "covariance" else moments.coskewness
+
+
+def _block_bounds(block: StatisticBlock, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals holding every value of the block's coefficients on the unit domain (the
+    mechanism clamps to them; any wider interval would do)."""
+    c = sizes.size
+    if block.statistic == "mean":
+        return np.zeros((c, block.count)), np.ones((c, block.count))
+    k = sizes.astype(np.float64)[:, None]
+    if block.statistic == "covariance":
+        bound = np.broadcast_to(covariance_bound(k), (c, block.count))
+        diagonal = block.index[:, 0] == block.index[:, 1]
+        return np.where(diagonal, 0.0, -bound), bound.copy()
+    bound = np.broadcast_to(k * k / ((k - 1) * (k - 2)), (c, block.count))
+    return -bound, bound.copy()
+
+
+def _perturb(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, sizes: np.ndarray, *,
+             coefficients: int, epsilon: float, across_clusters: bool,
+             rng: np.random.Generator, what: str) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Laplace noise on a (clusters × coefficients) matrix whose every coefficient has unit-
+    domain sensitivity 1/k_i. ``across_clusters`` (insensitive partition): every cluster may
+    change, so the matrix is one query of sensitivity coefficients · Σ_i 1/k_i. Otherwise
+    (X^m) each cluster is its own query, coefficients / k_i, composed in parallel: one call
+    per cluster size, with ``coefficients`` components changing."""
+    out = np.empty_like(values)
+    entries = []
+    if across_clusters:
+        sensitivity = coefficients * math.fsum(1.0 / sizes)
+        out[:], info = laplace_mechanism(values, sensitivity=sensitivity, epsilon=epsilon,
+                                         lows=lows, highs=highs, rng=rng)
+        entries.append({"statistic": f"{what}, all {sizes.size} clusters",
+                        "mechanism": "Laplace",
+                        "formula": f"{coefficients} coefficients x sum_i 1/k_i (insensitive "
+                                   "partition: every cluster may change, 000 §4)",
+                        **info.as_dict()})
+        return out, entries
+    for size in np.unique(sizes):
+        rows = sizes == size
+        out[rows], info = laplace_mechanism(
+            values[rows], sensitivity=coefficients / float(size), epsilon=epsilon,
+            lows=lows[rows], highs=highs[rows], rng=rng, changing=coefficients)
+        entries.append({"statistic": f"{what}, {int(rows.sum())} cluster(s) of {size}",
+                        "mechanism": "Laplace",
+                        "formula": f"{coefficients} coefficients / k_i (one cluster changes; "
+                                   "parallel composition over clusters)", **info.as_dict()})
+    return out, entries
+
+
+@dataclass(frozen=True, eq=False)
+class _Released:
+    """The post-processed statistics of a group's clusters on the unit domain."""
+
+    sizes: np.ndarray
+    means: np.ndarray  # (c, d)
+    covariance: np.ndarray | None  # (c, d, d), PSD
+    covariance_index: np.ndarray | None  # the released coefficients (i, j)
+    coskewness: np.ndarray | None  # (c, s) released coefficients
+    coskewness_index: np.ndarray | None
+    skewness: np.ndarray | None  # (c, d) marginal skewness the sampler used
+
+
+def _post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarray],
+                  sizes: np.ndarray, d: int) -> _Released:
+    """004 §4.3 line 12 / §5.2: a PSD covariance within reach of a sample covariance, and a
+    marginal skewness the skew-normal accepts."""
+    means = noisy["mean"]
+    covariance = coskewness = index = skewness = pairs = None
+    by_name = {b.statistic: b for b in blocks}
+    if "covariance" in noisy:
+        block = by_name["covariance"]
+        pairs = block.index
+        c = sizes.size
+        matrix = np.zeros((c, d, d))
+        i, j = block.index[:, 0], block.index[:, 1]
+        matrix[:, i, j] = noisy["covariance"]
+        matrix[:, j, i] = noisy["covariance"]
+        bound = covariance_bound(sizes)[:, None, None]
+        lows = np.where(np.eye(d, dtype=bool), 0.0, -bound)
+        covariance = nearest_covariance(matrix, lows, np.broadcast_to(bound, matrix.shape))
+    if "coskewness" in noisy:
+        index = by_name["coskewness"].index
+        coskewness = noisy["coskewness"]
+        marginal = np.flatnonzero((index[:, 0] == index[:, 1]) & (index[:, 1] == index[:, 2]))
+        variances = np.diagonal(covariance, axis1=1, axis2=2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            skewness = np.where(variances > 1e-12,
+                                coskewness[:, marginal] / variances ** 1.5, 0.0)
+    return _Released(sizes=sizes, means=means, covariance=covariance,
+                     covariance_index=pairs, coskewness=coskewness, coskewness_index=index,
+                     skewness=skewness)
+
+
+def _records(released: _Released, labels: np.ndarray, rng: np.random.Generator
+             ) -> tuple[np.ndarray, _Released]:
+    """k_i records per cluster drawn from its released statistics (004 §5.2), clamped to the
+    unit domain; the skew-normal's feasible skewness replaces the requested one."""
+    if released.covariance is None:
+        values = released.means[labels]
+    elif released.skewness is None:
+        values = sample_normal(released.means, released.covariance, labels, rng)
+    else:
+        model = skew_normal_parameters(released.means, released.covariance, released.skewness)
+        values = sample_skew_normal(model, labels, rng)
+        released = replace(released, skewness=model.skewness)
+    return np.clip(values, 0.0, 1.0), released
+
+
+def _statistics_frame(released: _Released, names: Sequence[str], group: str,
+                      lows: np.ndarray, widths: np.ndarray, rng: np.random.Generator
+                      ) -> pd.DataFrame:
+    """The released statistics in data units, one row per cluster and coefficient, clusters
+    numbered in a random order: group, cluster, size, statistic (mean, covariance,
+    coskewness, and the dimensionless marginal skewness the sampler used), a, b, c (the
+    attributes of the coefficient), value."""
+    c, d = released.means.shape
+    order = rng.permutation(c)  # cluster order[i] is written as cluster i
+    parts = []
+
+    def add(statistic: str, index: np.ndarray, values: np.ndarray) -> None:
+        scale = 1.0 if statistic == "skewness" else np.prod(widths[index], axis=1)
+        shift = lows[index[:, 0]] if statistic == "mean" else 0.0
+        table = pd.DataFrame({
+            "group": group,
+            "cluster": np.repeat(np.arange(c), index.shape[0]),
+            "size": np.repeat(released.sizes[order], index.shape[0]),
+            "statistic": statistic,
+            "a": np.tile([names[i] for i in index[:, 0]], c),
+            "b": np.tile([names[i[1]] if len(i) > 1 else "" for i in index], c),
+            "c": np.tile([names[i[2]] if len(i) > 2 else "" for i in index], c),
+            "value": (shift + values[order] * scale).ravel()})
+        parts.append(table)
+
+    add("mean", moment_indices(d, 1, marginal=True), released.means)
+    if released.covariance is not None and released.covariance_index is not None:
+        pairs = released.covariance_index
+        add("covariance", pairs, released.covariance[:, pairs[:, 0], pairs[:, 1]])
+    if released.coskewness is not None and released.coskewness_index is not None:
+        add("coskewness", released.coskewness_index, released.coskewness)
+        add("skewness", moment_indices(d, 1, marginal=True), released.skewness)
+    return pd.concat(parts, ignore_index=True).sort_values(
+        "cluster", kind="stable", ignore_index=True)
+
+
+def _strategy(strategy: Sequence[float] | None, moments: int, noise: MomentNoise
+              ) -> tuple[float, ...]:
+    if noise is MomentNoise.JOINT:
+        if strategy is not None:
+            raise InputError("--strategy applies to --noise separate only (joint noise uses "
+                             "one scale for every statistic, 004 Alg. 1)")
+        return (1.0,)
+    if strategy is None:
+        return PAPER_STRATEGIES[moments][0] if moments else (1.0,)
+    strategy = tuple(float(s) for s in strategy)
+    if len(strategy) != moments + 1:
+        raise InputError(f"--strategy needs {moments + 1} shares (mean"
+                         f"{', covariance' if moments >= 1 else ''}"
+                         f"{', coskewness' if moments >= 2 else ''}) for --moments {moments}, "
+                         f"got {len(strategy)}")
+    if any(not (s > 0 and math.isfinite(s)) for s in strategy) or \
+            not math.isclose(sum(strategy), 1.0, rel_tol=0, abs_tol=1e-9):
+        raise InputError(f"--strategy: the shares must be positive and sum to 1 (fractions "
+                         f"of epsilon), got {','.join(f'{s:g}' for s in strategy)}")
+    return strategy
+
+
+def _column_groups(data: DPInput, groups: Sequence[Sequence[str]] | None,
+                   clustering: Clustering) -> list[list[str]]:
+    if clustering is not Clustering.IR_MDAV:
+        if groups is not None:
+            raise InputError("--groups applies to --clustering ir-mdav only")
+        return [list(data.numeric)]
+    if groups is None:
+        return [[name] for name in data.numeric]
+    seen: list[str] = []
+    for group in groups:
+        for name in group:
+            if name not in data.numeric:
+                raise InputError(f"--groups: '{name}' is not a protected column (protected: "
+                                 f"{', '.join(data.numeric)})")
+            if name in seen:
+                raise InputError(f"--groups: column '{name}' is in two groups")
+            seen.append(name)
+    missing = [c for c in data.numeric if c not in seen]
+    if missing:
+        raise InputError(f"--groups: column '{missing[0]}' is in no group (every protected "
+                         "column must be in exactly one)")
+    return [list(g) for g in groups if g]
+
+
+def _check_numeric(data: DPInput) -> None:
+    if data.categorical:
+        raise InputError(f"cross-moment microaggregation is for numeric attributes (paper "
+                         f"004); '{data.categorical[0]}' is categorical: leave it out with "
+                         "--columns")
+
+
+def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int = 1,
+                    noise: MomentNoise | str = "joint",
+                    strategy: Sequence[float] | None = None,
+                    clustering: Clustering | str = "insensitive",
+                    variant: MomentVariant | str = "pure",
+                    coskewness: CoskewnessTerms | str = "marginal",
+                    groups: Sequence[Sequence[str]] | None = None,
+                    linkage: Linkage | str | None = None,
+                    schema: Schema | None = None, columns: Sequence[str] | None = None,
+                    carry: Sequence[str] = (),
+                    bounds: Mapping[str, tuple[float, float]] | None = None,
+                    bounds_from_data: bool = False,
+                    rng: np.random.Generator | int | None = None,
+                    drop_incomplete: bool = False, threads: int | None = None,
+                    progress: Callable[[int], None] | None = None) -> Release:
+    """ε-DP records (and statistics) from m-microaggregation (004 Alg. 1-3, module docstring).
+
+    ``moments`` m ∈ {0, 1, 2}; ``noise`` joint (Alg. 1) or separate (Alg. 2, with
+    ``strategy``: shares of ε for mean, covariance[, coskewness], summing to 1; default the
+    paper's strategy 1); ``clustering`` insensitive (ε-DP of the records), mdav or ir-mdav
+    (ε-DP of X^m; ``groups`` of attributes for ir-mdav, default one per attribute, and
+    ``linkage`` of their columns, default unlinked); ``variant`` pure or variances;
+    ``coskewness`` marginal or all. Columns, ``carry`` and ``rng`` as in
+    :func:`~microagg.release.dp_insensitive.dp_insensitive`."""
+    noise = parse(MomentNoise, noise, "noise")
+    clustering = parse(Clustering, clustering, "clustering")
+    variant = parse(MomentVariant, variant, "variant")
+    coskewness = parse(CoskewnessTerms, coskewness, "coskewness")
+    if moments not in (0, 1, 2):
+        raise InputError(f"--moments must be 0, 1 or 2, got {moments}")
+    shares_of_statistics = _strategy(strategy, moments, noise)
+    seeded = rng is not None and not isinstance(rng, np.random.Generator)
+    rng = make_rng(rng)
+    data = prepare_dp(frame, schema=schema, columns=columns, carry=carry, bounds=bounds,
+                      bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
+    _check_numeric(data)
+    k = check_k(k, data.n)
+    if k < moments + 1:
+        raise InputError(f"--moments {moments} needs clusters of at least {moments + 1} "
+                         f"records (a {_STATISTICS[moments]} of fewer is undefined), got "
+                         f"k = {k}")
+    column_sets = _column_groups(data, groups, clustering)
+    if linkage is not None and len(column_sets) < 2:
+        raise InputError("--linkage applies when attribute groups are clustered separately "
+                         "(--clustering ir-mdav with two groups or more)")
+    linkage = parse(Linkage, linkage or "unlinked", "linkage") if len(column_sets) > 1 else None
+    U = (data.X - data.lows) / data.widths
+    budget = Budget(epsilon)
+    group_names = [", ".join(g) for g in column_sets]
+    group_epsilon = budget.split(
+        {name: 1.0 for name in group_names},
+        "sequential composition over attribute groups clustered separately (004 Alg. 3)"
+        if len(column_sets) > 1 else "the whole budget on the one attribute group")
+    labels = np.empty((data.n, len(data.numeric)), dtype=np.int64)
+    values = np.empty_like(U)
+    sensitivities: list[dict[str, Any]] = []
+    noise_levels: dict[str, dict[str, Any]] = {}
+    tables = []
+    parts = []
+    for g, names in enumerate(column_sets):
+        columns_g = [data.numeric.index(c) for c in names]
+        d = len(columns_g)
+        step = (None if progress is None else
+                (lambda rows, g=g: progress((g * data.n + rows) // len(column_sets))))
+        if clustering is Clustering.INSENSITIVE:
+            group_labels = insensitive(data.X, k, data.lows, data.highs, threads=threads,
+                                       progress=step)
+        else:
+            group_labels = mdav(U[:, columns_g], k, threads=threads, progress=step)
+        blocks = statistic_blocks(d, moments, variant, coskewness)
+        computed = cluster_moments(
+            U[:, columns_g], group_labels,
+            covariance=next((b.index for b in blocks if b.statistic == "covariance"), None),
+            coskewness=next((b.index for b in blocks if b.statistic == "coskewness"), None))
+        sizes = computed.sizes
+        if noise is MomentNoise.JOINT:
+            shares = {"all statistics": group_epsilon[group_names[g]]}
+            plan = [("all statistics", blocks)]
+        else:
+            shares = budget.split_part(
+                group_names[g], {b.statistic: w for b, w in zip(blocks, shares_of_statistics,
+                                                                  strict=True)},
+                "sequential composition over the statistics of a cluster (004 Alg. 2)")
+            plan = [(b.statistic, [b]) for b in blocks]
+        noisy: dict[str, np.ndarray] = {}
+        for part, members in plan:
+            stacked = np.hstack([_block_values(b, computed) for b in members])
+            bounds_ = [_block_bounds(b, sizes) for b in members]
+            out, entries = _perturb(
+                stacked, np.hstack([lo for lo, _ in bounds_]),
+                np.hstack([hi for _, hi in bounds_]), sizes,
+                coefficients=stacked.shape[1], epsilon=shares[part],
+                across_clusters=clustering is Clustering.INSENSITIVE, rng=rng,
+                what=f"{part} ({', '.join(b.statistic for b in members)}) of [{names[0]}"
+                     f"{', ...' if d > 1 else ''}] on the unit domain")
+            sensitivities += entries
+            start = 0
+            for b in members:
+                noisy[b.statistic] = out[:, start:start + b.count]
+                start += b.count
+            if any(b.statistic == "mean" for b in members):
+                sd = entries[0]["standard_deviation"]
+                for j in columns_g:
+                    noise_levels[data.numeric[j]] = numeric_noise(
+                        float(data.widths[j]), sd * float(data.widths[j]))
+        released = _post_process(blocks, noisy, sizes, d)
+        group_values, released = _records(released, group_labels, rng)
+        values[:, columns_g] = group_values
+        labels[:, columns_g] = group_labels[:, None]
+        tables.append(_statistics_frame(released, names, group_names[g],
+                                        data.lows[columns_g], data.widths[columns_g], rng))
+        parts.append((f"({group_names[g]})", group_epsilon[group_names[g]]))
+    numeric_values = data.lows + values * data.widths
+    statistics = pd.concat(tables, ignore_index=True)
+    target = None
+    if clustering is not Clustering.INSENSITIVE:
+        target = ("the m-microaggregated data set X^m (the records replaced by the "
+                  f"statistics of their {clustering.value.upper()} clusters)")
+    options = {"m": moments, "noise": noise.value, "clustering": clustering.value,
+               "variant": variant.value if moments >= 1 else None,
+               "coskewness": coskewness.value if moments >= 2 else None,
+               "strategy": list(shares_of_statistics) if noise is MomentNoise.SEPARATE
+               else None, "groups": [list(g) for g in column_sets],
+               "unit_domain": "every attribute scaled to [0, 1] by its declared domain: "
+                              "each coefficient's sensitivity is 1/k_i (Prop. 5, 6, 8 "
+                              "with Λ = 1)",
+               "statistics_released": "post-processed (PSD covariance, feasible skewness)"}
+    algorithm = ("Alg. 3, attribute groups" if len(column_sets) > 1 else
+                 "Alg. 1, joint noise" if noise is MomentNoise.JOINT else
+                 "Alg. 2, separate noise")
+    return publish_dp(
+        data, numeric_values=numeric_values, concepts=np.empty((data.n, 0), dtype=np.int64),
+        labels=labels[:, 0] if len(column_sets) == 1 else labels,
+        method=f"cross-moment microaggregation, m = {moments} (paper 004, {algorithm}; "
+               f"{clustering.value} clusters)",
+        budget=budget, k=k, groups=int(sum(t["cluster"].max() + 1 for t in tables)),
+        sensitivities=sensitivities, noise=noise_levels, rng=rng, seeded=seeded,
+        linkage=linkage, column_groups=column_sets, parts=parts, microaggregated=target,
+        moments=options, statistics=statistics)
