@@ -125,9 +125,19 @@ def scenarios() -> list[Scenario]:
       event "the two rows sharing an x value share a y value";
     * plain Laplace, ε = 1: one record moves from 0 to 1; event "row 0 is at most 0.5";
     * insensitive on a nominal attribute with declared categories, k = 2, ε = 2: one record
-      changes from 'a' to 'c'; event "row 0 is 'a'".
+      changes from 'a' to 'c'; event "row 0 is 'a'";
+    * cross-moment, m = 0, insensitive clusters, k = 2, ε = 4: the first scenario's data and
+      event (the released records are the noisy means, repeated);
+    * cross-moment, m = 1, insensitive clusters, k = 2, ε = 4: D = (0, 0, 1, 1), D' moves the
+      first record to 1, so that one cluster's variance goes from 0 to its maximum; event
+      "some row lies in (0.25, 0.75)".
     """
-    from microagg.release import dp_individual_ranking, dp_insensitive, dp_laplace
+    from microagg.release import (
+        dp_cross_moment,
+        dp_individual_ranking,
+        dp_insensitive,
+        dp_laplace,
+    )
     from microagg.schema import Attribute, Kind, Role, Schema
 
     def numeric(*names: str) -> Schema:
@@ -162,4 +172,16 @@ def scenarios() -> list[Scenario]:
                  (pd.DataFrame({"c": ["a", "a", "b", "b"]}),
                   pd.DataFrame({"c": ["c", "a", "b", "b"]})),
                  lambda t: bool(t["c"][0] == "a"), False),
+        Scenario("cross-moment, m = 0, insensitive, k = 2", 4.0,
+                 lambda f, rng: dp_cross_moment(f, epsilon=4.0, k=2, moments=0,
+                                                schema=numeric("x"), rng=rng),
+                 (pd.DataFrame({"x": [0.40, 0.41, 0.60, 0.61]}),
+                  pd.DataFrame({"x": [0.62, 0.41, 0.60, 0.61]})),
+                 lambda t: bool(t["x"][0] == t["x"][1] and 0 < t["x"][0] < 1), True),
+        Scenario("cross-moment, m = 1, insensitive, k = 2", 4.0,
+                 lambda f, rng: dp_cross_moment(f, epsilon=4.0, k=2, moments=1,
+                                                schema=numeric("x"), rng=rng),
+                 (pd.DataFrame({"x": [0.0, 0.0, 1.0, 1.0]}),
+                  pd.DataFrame({"x": [1.0, 0.0, 1.0, 1.0]})),
+                 lambda t: bool(((t["x"] > 0.25) & (t["x"] < 0.75)).any()), False),
     ]

@@ -3,6 +3,7 @@
 from microagg.release.base import Release
 from microagg.release.baselines import dp_laplace
 from microagg.release.dp_insensitive import dp_insensitive
+from microagg.release.dp_moments import dp_cross_moment
 from microagg.release.dp_ranking import dp_individual_ranking
 from microagg.release.kanonymity import microaggregate
 from microagg.release.report import (
@@ -14,5 +15,5 @@ from microagg.release.report import (
 from microagg.release.tcloseness import tclose
 
 __all__ = ["GuaranteeScope", "KAnonymityReport", "PrivacyReport", "Release", "TClosenessReport",
-           "dp_individual_ranking", "dp_insensitive", "dp_laplace", "microaggregate",
-           "tclose"]
+           "dp_cross_moment", "dp_individual_ranking", "dp_insensitive", "dp_laplace",
+           "microaggregate", "tclose"]

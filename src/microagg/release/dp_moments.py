@@ -17,7 +17,8 @@
 3. Sensitivities on the unit domain. Every attribute is scaled to [0, 1] by its declared
    domain before anything is computed, so Λ_i = 1 and the sensitivity of a cluster of k_i
    records is 1/k_i for every mean coordinate (Prop. 5), covariance coefficient (Prop. 6)
-   and coskewness coefficient (Prop. 8); Theorem 11's Λ̂ is then the number r of released
+   and coskewness coefficient (Prop. 8; 2/k_i when k_i = 3, where Prop. 8 is wrong, see
+   :func:`coefficient_sensitivity`); Theorem 11's Λ̂ is then the number r of released
    coefficients. In data units this is Λ_i Λ_j / k for q_ij etc.; the noise is the same. We
    do not apply Theorem 11 in data units: Λ̂ would add widths, squared widths and cubed
    widths, and the noise on a mean would grow with the cube of the other domains (see
@@ -109,12 +110,19 @@ def statistic_blocks(d: int, moments: int, variant: MomentVariant,
 def coefficient_sensitivity(widths: np.ndarray, index: Sequence[int], k: int) -> float:
     """L1 sensitivity of one coefficient of a cluster of k records whose attributes have
     domain widths Λ: Λ_i / k for a mean coordinate (004 Prop. 5, summed over i for the whole
-    mean), Λ_i Λ_j / k for q_ij (Prop. 6), Λ_i Λ_j Λ_l / k for φ_ijl (Prop. 8)."""
-    return float(np.prod(np.asarray(widths, dtype=np.float64)[list(index)])) / k
+    mean), Λ_i Λ_j / k for q_ij (Prop. 6), Λ_i Λ_j Λ_l / k for φ_ijl (Prop. 8) when k >= 4.
+
+    Prop. 8 is wrong for k = 3 (its Lemma 7 argues "by virtue of k > 3"): the cluster
+    {0, 0, Λ} has φ = Λ³/3 and its neighbour {0, Λ, Λ} has φ = −Λ³/3, a change of 2Λ³/3.
+    So for k = 3 we use 2 Λ_i Λ_j Λ_l / k, which an adversarial search reaches and never
+    exceeds (tests/test_dp_moments.py)."""
+    factor = 2.0 if len(index) == 3 and k == 3 else 1.0
+    return factor * float(np.prod(np.asarray(widths, dtype=np.float64)[list(index)])) / k
 
 
 def joint_sensitivity(widths: np.ndarray, blocks: Sequence[StatisticBlock], k: int) -> float:
-    """Theorem 11 (i): Λ̂ / k, Λ̂ the sum of the released coefficients' Λ products."""
+    """Theorem 11 (i): Λ̂ / k, Λ̂ the sum of the released coefficients' Λ products (the
+    coskewness ones doubled when k = 3, see :func:`coefficient_sensitivity`)."""
     return math.fsum(coefficient_sensitivity(widths, row, k)
                      for block in blocks for row in block.index)
 
@@ -141,30 +149,34 @@ def _block_bounds(block: StatisticBlock, sizes: np.ndarray) -> tuple[np.ndarray,
 
 
 def _perturb(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, sizes: np.ndarray, *,
-             coefficients: int, epsilon: float, across_clusters: bool,
+             members: Sequence[StatisticBlock], epsilon: float, across_clusters: bool,
              rng: np.random.Generator, what: str) -> tuple[np.ndarray, list[dict[str, Any]]]:
-    """Laplace noise on a (clusters × coefficients) matrix whose every coefficient has unit-
-    domain sensitivity 1/k_i. ``across_clusters`` (insensitive partition): every cluster may
-    change, so the matrix is one query of sensitivity coefficients · Σ_i 1/k_i. Otherwise
-    (X^m) each cluster is its own query, coefficients / k_i, composed in parallel: one call
-    per cluster size, with ``coefficients`` components changing."""
+    """Laplace noise on the (clusters × coefficients) matrix of the statistics ``members``.
+    On the unit domain a cluster of k_i records has the sensitivity s(k_i) of
+    :func:`joint_sensitivity` with Λ = 1 (about the number of coefficients over k_i).
+    ``across_clusters`` (insensitive partition): every cluster may change, so the matrix is one
+    query of sensitivity Σ_i s(k_i). Otherwise (X^m) each cluster is its own query, composed
+    in parallel: one call per cluster size, with one cluster's coefficients changing."""
     out = np.empty_like(values)
     entries = []
+    coefficients = values.shape[1]
+    unit = np.ones(int(max(b.index.max() for b in members)) + 1)
     if across_clusters:
-        sensitivity = coefficients * math.fsum(1.0 / sizes)
+        sensitivity = math.fsum(joint_sensitivity(unit, members, int(size)) for size in sizes)
         out[:], info = laplace_mechanism(values, sensitivity=sensitivity, epsilon=epsilon,
                                          lows=lows, highs=highs, rng=rng)
         entries.append({"statistic": f"{what}, all {sizes.size} clusters",
                         "mechanism": "Laplace",
-                        "formula": f"{coefficients} coefficients x sum_i 1/k_i (insensitive "
-                                   "partition: every cluster may change, 000 §4)",
+                        "formula": f"sum over clusters of {coefficients} coefficients / k_i "
+                                   "(insensitive partition: every cluster may change, 000 §4)",
                         **info.as_dict()})
         return out, entries
     for size in np.unique(sizes):
         rows = sizes == size
         out[rows], info = laplace_mechanism(
-            values[rows], sensitivity=coefficients / float(size), epsilon=epsilon,
-            lows=lows[rows], highs=highs[rows], rng=rng, changing=coefficients)
+            values[rows], sensitivity=joint_sensitivity(unit, members, int(size)),
+            epsilon=epsilon, lows=lows[rows], highs=highs[rows], rng=rng,
+            changing=coefficients)
         entries.append({"statistic": f"{what}, {int(rows.sum())} cluster(s) of {size}",
                         "mechanism": "Laplace",
                         "formula": f"{coefficients} coefficients / k_i (one cluster changes; "
@@ -411,7 +423,7 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
             out, entries = _perturb(
                 stacked, np.hstack([lo for lo, _ in bounds_]),
                 np.hstack([hi for _, hi in bounds_]), sizes,
-                coefficients=stacked.shape[1], epsilon=shares[part],
+                members=members, epsilon=shares[part],
                 across_clusters=clustering is Clustering.INSENSITIVE, rng=rng,
                 what=f"{part} ({', '.join(b.statistic for b in members)}) of [{names[0]}"
                      f"{', ...' if d > 1 else ''}] on the unit domain")

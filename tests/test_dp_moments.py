@@ -1,0 +1,389 @@
+"""Cross-moment microaggregation (paper 004): the moments, their sensitivities on adversarial
+neighbouring clusters, the post-processing, the samplers and the release."""
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize
+from scipy.stats import skew
+
+from microagg.aggregate import cluster_moments, moment_indices
+from microagg.errors import InputError, PrivacyLeakWarning
+from microagg.options import CoskewnessTerms, MomentVariant
+from microagg.partition.insensitive import insensitive
+from microagg.partition.mdav import mdav
+from microagg.release.dp_moments import (
+    coefficient_sensitivity,
+    dp_cross_moment,
+    joint_sensitivity,
+    statistic_blocks,
+)
+from microagg.schema import Attribute, Kind, Role, Schema
+from microagg.synthesis import (
+    SKEWNESS_LIMIT,
+    covariance_bound,
+    nearest_covariance,
+    sample_normal,
+    sample_skew_normal,
+    skew_normal_parameters,
+)
+
+# -- the moments -------------------------------------------------------------------------------
+
+
+def _naive_coskewness(Y, i, j, h):
+    """004 eq. (2), written out."""
+    k = len(Y)
+    c = Y - Y.mean(axis=0)
+    return k / ((k - 1) * (k - 2)) * np.sum(c[:, i] * c[:, j] * c[:, h])
+
+
+def test_cluster_moments_match_the_formulas():
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 3)) ** 3
+    labels = rng.integers(0, 7, 200)
+    pairs, triples = moment_indices(3, 2, marginal=False), moment_indices(3, 3, marginal=False)
+    assert len(pairs) == 6 and len(triples) == 10  # d(d+1)/2, d(d+1)(d+2)/6
+    m = cluster_moments(X, labels, covariance=pairs, coskewness=triples)
+    for c in range(7):
+        Y = X[labels == c]
+        cov = np.cov(Y.T)  # unbiased, eq. (1)
+        assert m.sizes[c] == len(Y)
+        np.testing.assert_allclose(m.means[c], Y.mean(axis=0))
+        np.testing.assert_allclose(m.covariance[c], cov[pairs[:, 0], pairs[:, 1]])
+        np.testing.assert_allclose(m.coskewness[c], [_naive_coskewness(Y, *t) for t in triples])
+        # Fisher's coskewness is the unbiased skewness numerator: scipy agrees on the margins
+        np.testing.assert_allclose(m.coskewness[c][[0, 6, 9]] / np.diag(cov) ** 1.5,
+                                   skew(Y, bias=False), rtol=1e-10)
+
+
+def test_cluster_moments_are_stable_far_from_zero():
+    """Two passes: a spread of 1e-3 around 1e6 keeps its digits; the one-pass formula
+    (Σx² − k x̄²) / (k − 1) loses all of them."""
+    rng = np.random.default_rng(1)
+    base = rng.random((50, 2)) * 1e-3
+    labels = np.repeat([0, 1], 25)
+    pairs = moment_indices(2, 2, marginal=False)
+    near = cluster_moments(base, labels, covariance=pairs)
+    shifted = base + 1e6
+    far = cluster_moments(shifted, labels, covariance=pairs)
+    np.testing.assert_allclose(far.covariance, near.covariance, rtol=1e-5)
+    x = shifted[:25, 0]
+    one_pass = (np.sum(x * x) - 25 * x.mean() ** 2) / 24
+    assert abs(one_pass - near.covariance[0, 0]) > near.covariance[0, 0]
+
+
+# -- sensitivities on adversarial neighbouring clusters --------------------------------------
+
+WIDTHS = np.array([2.0, 3.0, 5.0])
+
+
+def _statistic(index):
+    order = len(index)
+
+    def f(Y):
+        k = len(Y)
+        c = Y - Y.mean(axis=0)
+        if order == 1:
+            return Y[:, index[0]].mean()
+        product = np.prod(c[:, list(index)], axis=1).sum()
+        return product / (k - 1) if order == 2 else product * k / ((k - 1) * (k - 2))
+    return f
+
+
+def _largest_change(index, k, rng, starts=40):
+    """The largest |f(C') - f(C)| found over neighbouring clusters of k records in the box
+    [0, WIDTHS]: the k-1 shared records and the two versions of the changed one are free,
+    searched from random vertices and random interior points by L-BFGS-B."""
+    f = _statistic(index)
+    d = len(WIDTHS)
+    box = np.tile(WIDTHS, k + 1)
+
+    def change(z):
+        Z = z.reshape(k + 1, d)
+        return f(np.vstack([Z[:-2], Z[-1:]])) - f(Z[:-1])
+
+    best = 0.0
+    for s in range(starts):
+        z0 = (rng.integers(0, 2, box.size) if s % 2 else rng.random(box.size)) * box
+        for sign in (1, -1):
+            result = minimize(lambda z, sign=sign: -sign * change(z), z0, method="L-BFGS-B",
+                              bounds=list(zip(np.zeros(box.size), box, strict=True)))
+            best = max(best, abs(change(result.x)))
+    return best
+
+
+@pytest.mark.parametrize("index", [(0,), (1, 1), (0, 2), (2, 2, 2), (0, 0, 1), (0, 1, 2)],
+                         ids=["mean", "variance", "covariance", "coskewness-iii",
+                              "coskewness-iij", "coskewness-ijl"])
+@pytest.mark.parametrize("k", [3, 4, 7])
+def test_sensitivity_is_reached_and_never_exceeded(index, k):
+    """Props. 5, 6, 8: the change reaches the bound (to 0.1 %) and never exceeds it; a bound
+    half as large would be broken. For k = 3 the coskewness bound is twice Prop. 8's."""
+    bound = coefficient_sensitivity(WIDTHS, index, k)
+    found = _largest_change(index, k, np.random.default_rng(k))
+    assert found <= bound * (1 + 1e-9)
+    assert found >= 0.999 * bound
+    assert found > bound / 2
+
+
+def test_joint_sensitivity_of_theorem_11():
+    """Theorem 11 (i) on a hand-checked case: d = 2, Λ = (1, 2), k = 5, m = 1 pure:
+    (1 + 2) + (1·1 + 1·2 + 2·2) = 10, over k; m = 2 adds the 4 triples 1+2+4+8 = 15."""
+    widths = np.array([1.0, 2.0])
+    blocks1 = statistic_blocks(2, 1, MomentVariant.PURE, CoskewnessTerms.ALL)
+    blocks2 = statistic_blocks(2, 2, MomentVariant.PURE, CoskewnessTerms.ALL)
+    assert joint_sensitivity(widths, blocks1, 5) == pytest.approx(10 / 5)
+    assert joint_sensitivity(widths, blocks2, 5) == pytest.approx(25 / 5)
+    variances = statistic_blocks(2, 2, MomentVariant.VARIANCES, CoskewnessTerms.MARGINAL)
+    assert joint_sensitivity(widths, variances, 5) == pytest.approx((3 + 5 + 9) / 5)
+    # on the unit domain every coefficient has sensitivity 1/k: Λ̂ counts them
+    assert joint_sensitivity(np.ones(4), statistic_blocks(
+        4, 1, MomentVariant.PURE, CoskewnessTerms.MARGINAL), 1) == 4 + 10
+
+
+def test_proposition_8_fails_for_clusters_of_three():
+    """{0, 0, 1} and {0, 1, 1} are neighbours with Fisher coskewness 1/3 and -1/3: the change
+    2/3 is twice Prop. 8's 1/k. The sensitivity we use says 2/k for k = 3 only."""
+    phi = _statistic((0, 0, 0))
+    change = phi(np.array([[0.0], [0.0], [1.0]])) - phi(np.array([[0.0], [1.0], [1.0]]))
+    assert change == pytest.approx(2 / 3)
+    assert coefficient_sensitivity(np.ones(1), (0, 0, 0), 3) == pytest.approx(2 / 3)
+    assert coefficient_sensitivity(np.ones(1), (0, 0, 0), 4) == pytest.approx(1 / 4)
+
+
+# -- post-processing ---------------------------------------------------------------------------
+
+
+def test_nearest_covariance_clips_eigenvalues_when_the_box_is_loose():
+    A = np.array([[[2.0, 3.0], [3.0, 1.0]]])
+    values, vectors = np.linalg.eigh(A[0])
+    expected = vectors @ np.diag(np.maximum(values, 0)) @ vectors.T  # Higham 1988
+    np.testing.assert_allclose(nearest_covariance(A, -100, 100)[0], expected, atol=1e-12)
+    inside = np.array([[[2.0, 0.5], [0.5, 1.0]]])  # already PSD and in the box: unchanged
+    np.testing.assert_array_equal(nearest_covariance(inside, -100, 100), inside)
+
+
+def test_nearest_covariance_with_an_active_box_matches_a_solver():
+    """The nearest PSD matrix with coefficients in [-0.5, 0.5] (diagonal [0, 0.5]): Dykstra's
+    projections agree with SLSQP on the explicit problem."""
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        B = rng.normal(0, 0.6, (2, 2))
+        A = (B + B.T) / 2
+        lows = np.array([[0.0, -0.5], [-0.5, 0.0]])
+        out = nearest_covariance(A[None], lows, 0.5)[0]
+        assert np.linalg.eigvalsh(out).min() >= -1e-10
+        assert np.all(out >= lows - 1e-8) and np.all(out <= 0.5 + 1e-8)
+
+        def matrix(z):
+            return np.array([[z[0], z[1]], [z[1], z[2]]])
+        solved = minimize(lambda z, A=A: np.sum((matrix(z) - A) ** 2), [0.1, 0.0, 0.1],
+                          method="SLSQP", bounds=[(0, 0.5), (-0.5, 0.5), (0, 0.5)],
+                          constraints=[{"type": "ineq",
+                                        "fun": lambda z: z[0] * z[2] - z[1] ** 2}],
+                          options={"ftol": 1e-14, "maxiter": 500})
+        assert np.sum((out - A) ** 2) == pytest.approx(solved.fun, abs=1e-7)
+
+
+def test_covariance_bound_is_the_largest_sample_variance():
+    for k in (2, 3, 4, 7, 10):
+        half = np.r_[np.zeros(k // 2), np.ones(k - k // 2)]
+        assert covariance_bound(np.array([k]))[0] == pytest.approx(np.var(half, ddof=1))
+        assert covariance_bound(np.array([k]))[0] >= 0.25
+
+
+# -- samplers ----------------------------------------------------------------------------------
+
+MEAN = np.array([[0.3, 0.5, 0.2]])
+COV = np.array([[[0.02, 0.01, 0.0], [0.01, 0.03, -0.005], [0.0, -0.005, 0.01]]])
+
+
+def test_normal_sampler_matches_its_moments():
+    labels = np.zeros(200_000, dtype=np.int64)
+    Y = sample_normal(MEAN, COV, labels, np.random.default_rng(4))
+    np.testing.assert_allclose(Y.mean(axis=0), MEAN[0], atol=1e-3)
+    np.testing.assert_allclose(np.cov(Y.T), COV[0], atol=5e-4)
+
+
+@pytest.mark.parametrize("skewness", [[0.5, 0.0, 0.0], [0.3, -0.2, 0.1], [0.9, -0.9, 0.9]])
+def test_skew_normal_sampler_matches_its_moments(skewness):
+    model = skew_normal_parameters(MEAN, COV, np.array([skewness]))
+    # feasible skewness is kept, infeasible shrunk (never grown, never sign-flipped)
+    assert np.all(np.abs(model.skewness) <= np.abs(skewness) + 1e-12)
+    assert np.all(model.skewness * np.array(skewness) >= 0)
+    if skewness == [0.5, 0.0, 0.0]:
+        np.testing.assert_allclose(model.skewness[0], skewness)
+    labels = np.zeros(400_000, dtype=np.int64)
+    Y = sample_skew_normal(model, labels, np.random.default_rng(5))
+    np.testing.assert_allclose(Y.mean(axis=0), MEAN[0], atol=1e-3)
+    np.testing.assert_allclose(np.cov(Y.T), COV[0], atol=5e-4)
+    np.testing.assert_allclose(skew(Y), model.skewness[0], atol=0.02)
+
+
+def test_skewness_beyond_the_family_is_clipped():
+    model = skew_normal_parameters(MEAN[:, :1], COV[:, :1, :1], np.array([[3.0]]))
+    assert 0.98 * SKEWNESS_LIMIT < model.skewness[0, 0] < SKEWNESS_LIMIT
+
+
+# -- the release -------------------------------------------------------------------------------
+
+
+def _schema(*names, high=1.0):
+    return Schema(tuple(Attribute(n, Role.QUASI, Kind.NUMERIC, domain=(0, high))
+                        for n in names))
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(6)
+    z = rng.normal(size=(600, 3))
+    X = np.clip(0.5 + 0.15 * (z @ np.array([[1, 0.6, 0], [0, 0.8, 0.3], [0, 0, 0.9]])), 0, 1)
+    return pd.DataFrame(X * 100, columns=["a", "b", "c"])
+
+
+def test_release_with_almost_no_noise_recovers_the_cluster_statistics(data):
+    """With ε = 1e7 the noise is below 1e-6 of the domains: the released statistics are the
+    MDAV clusters' own (in data units), and the records have their moments."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        release = dp_cross_moment(data, epsilon=1e7, k=100, moments=1, clustering="mdav",
+                                  schema=_schema("a", "b", "c", high=100.0), rng=7)
+    stats = release.statistics
+    labels = mdav(data.to_numpy() / 100, 100)
+    truth = cluster_moments(data.to_numpy(), labels,
+                            covariance=moment_indices(3, 2, marginal=False))
+    for cluster in range(6):
+        rows = stats[stats.cluster == cluster]
+        means = rows[rows.statistic == "mean"].value.to_numpy()
+        match = np.flatnonzero(np.all(np.abs(truth.means - means) < 1e-3, axis=1))
+        assert len(match) == 1
+        covariance = rows[rows.statistic == "covariance"].value.to_numpy()
+        np.testing.assert_allclose(covariance, truth.covariance[match[0]], atol=1e-2)
+    assert sorted(stats.groupby("cluster")["size"].first()) == [100] * 6
+    # records: the sampled values of each cluster have its mean up to sampling error
+    aligned = release.aligned().to_numpy()
+    for c in range(6):
+        got = aligned[labels == c].mean(axis=0)
+        sd = np.sqrt(np.diag(np.cov(data.to_numpy()[labels == c].T)) / 100)
+        assert np.all(np.abs(got - truth.means[c]) < 5 * sd + 1e-9)
+
+
+def test_release_rows_are_shuffled_and_guarantee_follows_the_clustering(data):
+    schema = _schema("a", "b", "c", high=100.0)
+    release = dp_cross_moment(data, epsilon=1.0, k=50, moments=1, schema=schema,
+                              rng=np.random.default_rng(8))
+    report = release.report
+    assert report.differentially_private and report.guarantee_scope == "table"
+    assert sorted(release.source_rows) == list(range(600))
+    assert not np.array_equal(release.source_rows, np.arange(600))
+    assert report.moments["clustering"] == "insensitive"
+    # insensitive: every cluster may change, so the sensitivity sums 1/k_i over clusters
+    sizes = np.bincount(insensitive(data.to_numpy(), 50, np.zeros(3), np.full(3, 100.0)))
+    assert report.sensitivities[0]["sensitivity"] == pytest.approx(
+        (3 + 6) * np.sum(1 / sizes))
+    with pytest.warns(PrivacyLeakWarning, match="X\\^m"):
+        mdav_release = dp_cross_moment(data, epsilon=1.0, k=50, moments=1,
+                                       clustering="mdav", schema=schema, rng=8)
+    assert not mdav_release.report.differentially_private
+    assert mdav_release.report.guarantee_scope == "microaggregated data set"
+    assert "NOT differentially private with respect to the original records" in \
+        mdav_release.report.guarantee
+    # X^m: one cluster is a query; its 9 coefficients have sensitivity 9 / k_i
+    assert mdav_release.report.sensitivities[0]["sensitivity"] == pytest.approx(9 / 50)
+    json.dumps(mdav_release.report.to_dict())
+
+
+def test_separate_noise_splits_epsilon_by_the_strategy(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        release = dp_cross_moment(data, epsilon=2.0, k=60, moments=2, noise="separate",
+                                  strategy=(0.75, 0.15, 0.10), clustering="mdav",
+                                  variant="variances", schema=_schema("a", "b", "c",
+                                                                     high=100.0), rng=9)
+    split = {e["part"].split(": ")[-1]: e["epsilon"] for e in release.report.epsilon_split}
+    assert split == pytest.approx({"mean": 1.5, "covariance": 0.3, "coskewness": 0.2})
+    assert sum(split.values()) <= 2.0
+    entries = release.report.sensitivities
+    by_part = {e["statistic"].split(" (")[0]: e for e in entries if "of 60" in e["statistic"]}
+    # each statistic: its number of coefficients over k (3 means, 3 variances, 3 φ_iii)
+    assert by_part["mean"]["sensitivity"] == pytest.approx(3 / 60)
+    assert by_part["coskewness"]["sensitivity"] == pytest.approx(3 / 60)
+    stats = release.statistics
+    assert set(stats.statistic) == {"mean", "covariance", "coskewness", "skewness"}
+    covariance = stats[stats.statistic == "covariance"]
+    assert (covariance.a == covariance.b).all()  # variances only
+    assert (stats[stats.statistic == "skewness"].value.abs() < SKEWNESS_LIMIT).all()
+
+
+def test_groups_are_written_unlinked_by_default(data):
+    schema = _schema("a", "b", "c", high=100.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        release = dp_cross_moment(data, epsilon=1.0, k=30, moments=1, clustering="ir-mdav",
+                                  groups=[["a", "b"], ["c"]], schema=schema, rng=10)
+        linked = dp_cross_moment(data, epsilon=1.0, k=30, moments=1, clustering="ir-mdav",
+                                 groups=[["a", "b"], ["c"]], linkage="linked", schema=schema,
+                                 rng=10)
+    rows = release.source_rows
+    assert rows.shape == (600, 3)
+    assert np.array_equal(rows[:, 0], rows[:, 1]) and not np.array_equal(rows[:, 0], rows[:, 2])
+    assert release.labels.shape == (600, 3)
+    assert [e["part"] for e in release.report.epsilon_split] == ["a, b", "c"]
+    assert linked.report.guarantee_scope == "each column"
+    assert "(a, b): 0.5" in linked.report.guarantee
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"moments": 3}, "--moments must be 0, 1 or 2"),
+    ({"moments": 2, "k": 2}, "at least 3 records"),
+    ({"noise": "separate", "strategy": (0.5, 0.6)}, "sum to 1"),
+    ({"noise": "separate", "strategy": (1.0,)}, "needs 2 shares"),
+    ({"strategy": (0.5, 0.5)}, "applies to --noise separate"),
+    ({"groups": [["a"], ["b", "c"]]}, "applies to --clustering ir-mdav"),
+    ({"clustering": "ir-mdav", "groups": [["a"], ["b"]]}, "'c' is in no group"),
+    ({"clustering": "ir-mdav", "groups": [["a", "b"], ["b", "c"]]}, "in two groups"),
+    ({"linkage": "linked"}, "--linkage applies"),
+    ({"variant": "eigen"}, "unknown variant"),
+])
+def test_bad_options_are_one_line_errors(data, options, message):
+    kwargs = {"epsilon": 1.0, "k": 10, "schema": _schema("a", "b", "c", high=100.0), **options}
+    with pytest.raises(InputError, match=message):
+        dp_cross_moment(data, **kwargs)
+
+
+def test_categorical_columns_are_refused():
+    frame = pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "c": ["a", "b", "a", "b"]})
+    schema = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1)),
+                     Attribute("c", Role.QUASI, Kind.NOMINAL, domain=("a", "b"))))
+    with pytest.raises(InputError, match="'c' is categorical"):
+        dp_cross_moment(frame, epsilon=1.0, k=2, schema=schema)
+
+
+def test_cli_writes_table_report_and_statistics(run_cli, tmp_path, data):
+    source = tmp_path / "in.csv"
+    data.to_csv(source, index=False)
+    out, stats = tmp_path / "out.csv", tmp_path / "stats.parquet"
+    result = run_cli("dp", str(source), "-o", str(out), "--epsilon", "1", "--k", "50",
+                     "--method", "cross-moment", "--moments", "2", "--noise", "separate",
+                     "--strategy", "0.5,0.3,0.2", "--clustering", "mdav",
+                     "--bounds", "a=0:100,b=0:100,c=0:100", "--statistics-out", str(stats),
+                     "--json")
+    assert result.code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["moments"]["m"] == 2 and report["moments"]["strategy"] == [0.5, 0.3, 0.2]
+    assert "X^m" in result.stderr
+    table = pd.read_csv(out)
+    assert list(table.columns) == ["a", "b", "c"] and len(table) == 600
+    assert table.min().min() >= 0 and table.max().max() <= 100
+    released = pd.read_parquet(stats)
+    assert released.groupby("cluster")["size"].first().sum() == 600
+    bad = run_cli("dp", str(source), "-o", str(tmp_path / "x.csv"), "--epsilon", "1", "--k",
+                  "5", "--method", "insensitive", "--statistics-out", str(stats))
+    assert bad.code == 2 and "--statistics-out applies" in bad.stderr
+    assert not (tmp_path / "x.csv").exists()
+    assert math.isfinite(report["epsilon"])
