@@ -29,7 +29,8 @@
    its share of ε by a masking strategy and the scale (its coefficients) / (k_i ε_s).
    One draw per cluster and coefficient, never per record (004 §4.3).
 5. Post-processing (free): means clamped to [0, 1]; the covariance made the nearest PSD
-   matrix inside the box a sample covariance can reach (:mod:`microagg.synthesis`); marginal
+   matrix inside the box a sample covariance with the released means can reach (variances
+   at most μ (1 − μ) k / (k − 1), Bhatia-Davis; :mod:`microagg.synthesis`); marginal
    skewness φ_iii / q_ii^{3/2} kept inside the skew-normal's range.
 6. Records: k_i draws per cluster from N(mean, cov) (m = 1) or Azzalini's skew-normal
    (m = 2), or the mean itself (m = 0), clamped to the domain; written in random order.
@@ -212,9 +213,14 @@ def _post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarr
         i, j = block.index[:, 0], block.index[:, 1]
         matrix[:, i, j] = noisy["covariance"]
         matrix[:, j, i] = noisy["covariance"]
-        bound = covariance_bound(sizes)[:, None, None]
-        lows = np.where(np.eye(d, dtype=bool), 0.0, -bound)
-        covariance = nearest_covariance(matrix, lows, np.broadcast_to(bound, matrix.shape))
+        # Bhatia-Davis: values in [0, 1] with mean μ have variance at most μ (1 − μ), times
+        # k/(k − 1) for the unbiased estimator; never above the bound for any mean.
+        k = sizes.astype(np.float64)[:, None]
+        variance = np.minimum(covariance_bound(sizes)[:, None],
+                              means * (1 - means) * k / (k - 1))
+        highs = np.sqrt(variance[:, :, None] * variance[:, None, :])
+        lows = np.where(np.eye(d, dtype=bool), 0.0, -highs)
+        covariance = nearest_covariance(matrix, lows, highs)
     if "coskewness" in noisy:
         index = by_name["coskewness"].index
         coskewness = noisy["coskewness"]
