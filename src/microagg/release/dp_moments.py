@@ -163,7 +163,9 @@ def _perturb(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, sizes: np.
     coefficients = values.shape[1]
     unit = np.ones(int(max(b.index.max() for b in members)) + 1)
     if across_clusters:
-        sensitivity = math.fsum(joint_sensitivity(unit, members, int(size)) for size in sizes)
+        distinct, counts = np.unique(sizes, return_counts=True)
+        sensitivity = math.fsum(int(count) * joint_sensitivity(unit, members, int(size))
+                                for size, count in zip(distinct, counts, strict=True))
         out[:], info = laplace_mechanism(values, sensitivity=sensitivity, epsilon=epsilon,
                                          lows=lows, highs=highs, rng=rng)
         entries.append({"statistic": f"{what}, all {sizes.size} clusters",
@@ -397,6 +399,7 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
     noise_levels: dict[str, dict[str, Any]] = {}
     tables = []
     parts = []
+    clusters = 0
     for g, names in enumerate(column_sets):
         columns_g = [data.numeric.index(c) for c in names]
         d = len(columns_g)
@@ -413,6 +416,7 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
             covariance=next((b.index for b in blocks if b.statistic == "covariance"), None),
             coskewness=next((b.index for b in blocks if b.statistic == "coskewness"), None))
         sizes = computed.sizes
+        clusters += sizes.size
         if noise is MomentNoise.JOINT:
             shares = {"all statistics": group_epsilon[group_names[g]]}
             plan = [("all statistics", blocks)]
@@ -464,7 +468,9 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
                "unit_domain": "every attribute scaled to [0, 1] by its declared domain: "
                               "each coefficient's sensitivity is 1/k_i (Prop. 5, 6, 8 "
                               "with Λ = 1)",
-               "statistics_released": "post-processed (PSD covariance, feasible skewness)"}
+               "statistics_released": "post-processed (PSD covariance, feasible skewness); "
+                                      "the records are drawn from them, so the guarantee "
+                                      "covers the statistics and the records together"}
     algorithm = ("Alg. 3, attribute groups" if len(column_sets) > 1 else
                  "Alg. 1, joint noise" if noise is MomentNoise.JOINT else
                  "Alg. 2, separate noise")
@@ -473,7 +479,7 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
         labels=labels[:, 0] if len(column_sets) == 1 else labels,
         method=f"cross-moment microaggregation, m = {moments} (paper 004, {algorithm}; "
                f"{clustering.value} clusters)",
-        budget=budget, k=k, groups=int(sum(t["cluster"].max() + 1 for t in tables)),
+        budget=budget, k=k, groups=clusters,
         sensitivities=sensitivities, noise=noise_levels, rng=rng, seeded=seeded,
         linkage=linkage, column_groups=column_sets, parts=parts, microaggregated=target,
         moments=options, statistics=statistics)
