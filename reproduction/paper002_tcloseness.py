@@ -12,8 +12,7 @@ quasi-identifiers (the confidential one is released unchanged and would add zero
 
 Usage: python reproduction/paper002_tcloseness.py [--figures DIR] [--grid-step 2]
 Prints the three tables (ours beside the paper's) as markdown and JSON lines per run, and
-saves fig6_hcd.png, fig6_mcd.png and fig7_mcd.png in DIR (needs matplotlib: pip install
-'microagg[plots]').
+saves fig6_hcd.png, fig6_mcd.png and fig7_mcd.png in DIR.
 """
 
 from __future__ import annotations

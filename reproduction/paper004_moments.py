@@ -18,8 +18,7 @@ without noise (ε = 10⁹).
 
 Usage: python reproduction/paper004_moments.py [--runs 3] [--figures docs/figures]
        [--datasets census,eia]
-Prints Table 1 and the k¹_min table as markdown; saves paper004_{census,eia}_eps{1,2}.png
-(needs matplotlib: pip install 'microagg[plots]').
+Prints Table 1 and the k¹_min table as markdown; saves paper004_{census,eia}_eps{1,2}.png.
 """
 
 from __future__ import annotations
@@ -234,10 +233,7 @@ def main() -> None:
                       f"{shown[1]} | {paper} |", flush=True)
                 curves_json[f"{name} {d}, eps {epsilon:g}"] = {"k": KS[name],
                                                                 "log2_sse": results[d]}
-            try:
-                _plot(name, epsilon, results, args.figures)
-            except ImportError:
-                print("(matplotlib not installed: no figure)")
+            _plot(name, epsilon, results, args.figures)
     (args.figures / "paper004_curves.json").write_text(json.dumps(curves_json) + "\n")
 
 

@@ -18,6 +18,18 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 # Public name -> the module that defines it.
 _EXPORTS = {
+    "Target": "microagg.options",
+    "RiskAggregate": "microagg.options",
+    "RankScale": "microagg.options",
+    "rank_risk": "microagg.metrics.risk",
+    "MaskingReport": "microagg.release",
+    "MaskMethod": "microagg.options",
+    "mask": "microagg.release",
+    "rank_swap": "microagg.masking",
+    "multiplicative_noise": "microagg.masking",
+    "correlated_noise": "microagg.masking",
+    "CompareMethod": "microagg.options",
+    "Comparison": "microagg.compare",
     "Attribute": "microagg.schema",
     "Budget": "microagg.mechanisms",
     "Calibration": "microagg.options",

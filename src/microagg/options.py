@@ -8,9 +8,10 @@ from typing import TypeVar
 
 from microagg.errors import InputError
 
-__all__ = ["Calibration", "Clustering", "CoskewnessTerms", "DPMethod", "GroundDistance",
-           "Linkage", "Method", "MomentNoise", "MomentVariant", "Reference", "Scaling",
-           "TClosenessMethod", "parse"]
+__all__ = ["Calibration", "Clustering", "CompareMethod", "CoskewnessTerms", "DPMethod",
+           "GroundDistance", "Linkage", "MaskMethod", "Method", "MomentNoise", "MomentVariant",
+           "RankScale", "Reference", "RiskAggregate", "Scaling", "TClosenessMethod", "Target",
+           "parse"]
 
 
 class Method(StrEnum):
@@ -110,6 +111,48 @@ class GroundDistance(StrEnum):
     ORDERED = "ordered"  # numeric and ordinal: rank difference / (m - 1)
     EQUAL = "equal"  # nominal: every two values at distance 1
     HIERARCHICAL = "hierarchical"  # nominal with a taxonomy (Li et al. 2007 §4.2)
+
+
+class MaskMethod(StrEnum):
+    """Masking methods other than microaggregation (003 §5; masking.py)."""
+
+    CORRELATED_NOISE = "correlated-noise"  # parameter γ: Y = X + N(0, γΣ)
+    MULTIPLICATIVE_NOISE = "multiplicative-noise"  # parameter s: Höhne's 1 ± N(0, s)
+    RANK_SWAP = "rank-swap"  # parameter: the window as a fraction of the records
+
+
+class CompareMethod(StrEnum):
+    """The candidates of a comparison at equal risk (003; compare.py)."""
+
+    MDAV = "mdav"  # k
+    INDIVIDUAL_RANKING = "individual-ranking"  # k
+    CORRELATED_NOISE = "correlated-noise"  # γ
+    MULTIPLICATIVE_NOISE = "multiplicative-noise"  # s
+    RANK_SWAP = "rank-swap"  # the window as a fraction of the records
+    DP_LAPLACE = "dp-laplace"  # ε
+    DP_INDIVIDUAL_RANKING = "dp-individual-ranking"  # ε, k fixed
+
+
+class Target(StrEnum):
+    """What a comparison holds equal across methods (003 §3)."""
+
+    RISK = "risk"  # rank methods by utility
+    UTILITY = "utility"  # rank methods by risk
+
+
+class RankScale(StrEnum):
+    """The unit of the rank distances of 003's risk (metrics/risk.py)."""
+
+    RANKS = "ranks"  # ranks 1..n
+    UNIT = "unit"  # ranks divided by n
+
+
+class RiskAggregate(StrEnum):
+    """How 003 eq. 2 aggregates the record distances d(x, Y) (docs/algorithms.md)."""
+
+    MEAN_OF_LOGS = "mean-of-logs"  # (1/n) Σ ln(1 + d): reproduces 003's matched parameters
+    LOG_OF_MEAN = "log-of-mean"  # ln((1/n) Σ d)
+    PRINTED = "printed"  # (1/n) ln Σ d, eq. 2 as printed
 
 
 E = TypeVar("E", bound=StrEnum)

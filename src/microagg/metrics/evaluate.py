@@ -20,8 +20,9 @@ import pandas as pd
 
 from microagg.distance import Categorical
 from microagg.errors import InputError
-from microagg.metrics.risk import record_linkage
+from microagg.metrics.risk import rank_risk, record_linkage
 from microagg.metrics.utility import (
+    emd,
     js_divergence,
     jsd,
     mean_variation,
@@ -109,10 +110,12 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
     """Utility and risk of ``masked`` as a release of ``original`` (same rows, same order).
 
     Keys: ``sse``, ``sse_percent``, ``record_linkage_percent``, ``relative_error``, ``jsd``,
-    ``variance_variation``, ``mean_variation`` (means over attributes), and ``per_attribute``
-    and ``domains`` details. Distances for record linkage and the RE sanity bound use the
-    declared domain width of each numeric attribute, or its range in the original when
-    undeclared; categorical attributes use their taxonomy (a flat one when none is declared).
+    ``variance_variation``, ``mean_variation`` (means over attributes), ``rank_risk`` (003
+    eq. 2, larger = safer) and ``emd`` (003 eq. 1, with ``emd_exact``) over the numeric
+    attributes, and ``per_attribute`` and ``domains`` details. Distances for record linkage
+    and the RE sanity bound use the declared domain width of each numeric attribute, or its
+    range in the original when undeclared; categorical attributes use their taxonomy (a flat
+    one when none is declared).
     """
     if len(original) != len(masked):
         raise InputError(
@@ -165,6 +168,7 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
                                  np.bincount(cy[:, j], minlength=bins) / table.n_rows),
             "mean_semantic_distance": float(delta.mean()),
         }
+    distance = emd(x, y, lows, highs) if numeric else None
     linkage = record_linkage(x, y, widths,
                              categories=(cx.codes, cy, cx.squared()) if categorical else None)
     return {
@@ -177,6 +181,9 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
         "jsd": float(np.mean([per_attribute[c]["jsd"] for c in chosen])),
         "variance_variation": _finite_mean(variance_variation(x, y)) if numeric else None,
         "mean_variation": _finite_mean(mean_variation(x, y)) if numeric else None,
+        "rank_risk": rank_risk(x, y) if numeric else None,
+        "emd": distance.value if distance is not None else None,
+        "emd_exact": distance.exact if distance is not None else None,
         "per_attribute": {c: per_attribute[c] for c in chosen},
         "domains": {
             name: {"low": float(lows[j]), "high": float(highs[j]), "source": sources[j]}

@@ -7,7 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from microagg.release.report import KAnonymityReport, PrivacyReport, TClosenessReport
+from microagg.release.report import (
+    KAnonymityReport,
+    MaskingReport,
+    PrivacyReport,
+    TClosenessReport,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,7 +37,7 @@ class Release:
 
     frame: pd.DataFrame
     labels: np.ndarray
-    report: KAnonymityReport | PrivacyReport | TClosenessReport
+    report: KAnonymityReport | MaskingReport | PrivacyReport | TClosenessReport
     source_rows: np.ndarray | None = None
     source_index: pd.Index | None = None
     notices: tuple[str, ...] = ()

@@ -203,6 +203,26 @@ class KAnonymityReport:
 
 
 @dataclass(frozen=True)
+class MaskingReport:
+    """What a masking method (003 §5) did. It has no ex-ante privacy guarantee."""
+
+    method: str
+    parameter: str
+    value: float
+    columns: list[str]
+    records: int
+    identifiers_dropped: list[str]
+    released_unchanged: list[str]
+    seeded: bool
+    guarantee: str = ("none: a masking method gives no ex-ante guarantee; measure the risk of "
+                      "the release (microagg evaluate: rank_risk, record_linkage_percent) or "
+                      "compare methods at equal risk (microagg compare)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class TClosenessReport:
     """What a k-anonymous t-close microaggregation (paper 002) did, and what the written table
     satisfies by the independent verifiers of :mod:`microagg.models`."""
