@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -41,3 +42,16 @@ def run_cases(script: str, cases: list[dict[str, Any]], timeout: float) -> None:
         except subprocess.CalledProcessError as exc:
             print(json.dumps({**case, "seconds": None, "error": exc.stderr.strip()[-300:]}),
                   flush=True)
+
+
+def median_of_runs(script: str, case: dict[str, Any], repeat: int) -> dict[str, Any]:
+    """Run ``script --case JSON`` ``repeat`` times, each in a fresh process; the case with the
+    median seconds, every run's seconds, the peak RSS and any other field of the first run."""
+    runs = []
+    for _ in range(repeat):
+        done = subprocess.run([sys.executable, script, "--case", json.dumps(case)],
+                              capture_output=True, text=True, check=True)
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    seconds = [r["seconds"] for r in runs]
+    return {**runs[0], "seconds": statistics.median(seconds), "runs": seconds,
+            "peak_rss_mib": max(r["peak_rss_mib"] for r in runs)}

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import measure
+from _harness import measure, median_of_runs
 
 
 def _data(rows: int, d: int, seed: int) -> pd.DataFrame:
@@ -72,14 +70,7 @@ def main() -> None:
             cases.append({"benchmark": "cross-moment", "clustering": clustering, "m": m,
                           "noise": noise, **base})
     for case in cases:
-        runs = []
-        for _ in range(args.repeat):
-            done = subprocess.run([sys.executable, __file__, "--case", json.dumps(case)],
-                                  capture_output=True, text=True, check=True)
-            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        seconds = [r["seconds"] for r in runs]
-        print(json.dumps({**case, "seconds": statistics.median(seconds), "runs": seconds,
-                          "peak_rss_mib": max(r["peak_rss_mib"] for r in runs)}), flush=True)
+        print(json.dumps(median_of_runs(__file__, case, args.repeat)), flush=True)
 
 
 if __name__ == "__main__":
