@@ -114,3 +114,12 @@ def test_mask_release_keeps_rows_and_drops_identifiers():
     assert sorted(release.frame["a"]) == sorted(X[:, 0])
     with pytest.raises(InputError, match="unknown method"):
         mask(frame, method="swap", param=0.1)
+
+
+def test_mask_without_schema_masks_the_numeric_columns_and_lists_the_others():
+    frame = pd.DataFrame({"x": np.arange(40.0), "region": ["n", "s"] * 20})
+    release = mask(frame, method="correlated-noise", param=0.1, rng=1)
+    assert release.report.columns == ["x"] and release.report.released_unchanged == ["region"]
+    assert release.frame["region"].equals(frame["region"])
+    with pytest.raises(InputError, match="column 'region' is not numeric"):
+        mask(frame, method="rank-swap", param=0.1, columns=["x", "region"])

@@ -701,6 +701,8 @@ def mask(
         return
     out.print(f"{report.method} {report.parameter}={report.value:g}: {report.records:,} "
               f"records, columns {', '.join(report.columns)} -> {output}")
+    if report.released_unchanged:
+        out.print(f"  written unchanged: {', '.join(report.released_unchanged)}")
     out.print(f"  guarantee: {report.guarantee}")
 
 

@@ -40,11 +40,17 @@ def mask(frame: pd.DataFrame, *, method: MaskMethod | str, param: float,
          columns: Sequence[str] | None = None, schema: Schema | None = None,
          rng: np.random.Generator | int | None = None) -> Release:
     """Mask ``columns`` of ``frame`` (default: the schema's quasi-identifiers, else every
-    non-identifier column) with ``method`` and its parameter ``param``."""
+    numeric non-identifier column; the report lists the columns written unchanged) with
+    ``method`` and its parameter ``param``."""
     method = parse(MaskMethod, method, "method")
     declared = schema is not None
     schema = schema.complete(frame) if schema is not None else Schema.infer(frame)
-    names = masked_columns(schema, columns, declared=declared)
+    if columns or declared:
+        names = masked_columns(schema, columns, declared=declared)
+    else:
+        names = [a.name for a in schema if a.role is not Role.IDENTIFIER and a.is_numeric]
+        if not names:
+            raise InputError("no numeric column to mask: name them with --columns")
     text = [c for c in names if not schema[c].is_numeric]
     if text:
         raise InputError(f"column '{text[0]}' is not numeric; {method.value} masks numeric "
