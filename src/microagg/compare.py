@@ -58,7 +58,8 @@ RESOLUTION = 1e-4
 axis: the logarithm of the parameter when it spans decades)."""
 SCATTER_EMD_POINTS = 1000
 """The scatter of every evaluated release measures its EMD with at most this many clusters per
-data set (fast); the table at the matched values uses the exact EMD up to 5,000 records."""
+data set (fast); the table at the matched values uses the exact EMD up to
+:data:`~microagg.metrics.utility.EMD_EXACT_LIMIT` records."""
 
 Mask = Callable[[np.ndarray, float, np.random.Generator], np.ndarray]
 
@@ -292,19 +293,24 @@ class _Calibrator:
     def release(self, c: Candidate, value: float, run: int) -> np.ndarray:
         return c.mask(self.X, value, np.random.default_rng((self.seed, run)))
 
-    def evaluate(self, c: Candidate, value: float, runs: int) -> Evaluation:
+    def evaluate(self, c: Candidate, value: float, runs: int,
+                 known: Evaluation | None = None) -> Evaluation:
+        """The measure at ``value`` over ``runs`` seeds; the runs of ``known`` (an earlier
+        evaluation at the same value with fewer seeds) are kept, not redone."""
         runs = runs if c.randomized else 1
         if self.progress is not None:
             self.progress(f"{c.method.value}: {c.parameter} = {value:.4g} ({runs} runs)")
-        measures, first = [], None
-        for run in range(runs):
+        measures = list(known.measures) if known is not None else []
+        for run in range(len(measures), runs):
             Y = self.release(c, value, run)
-            if first is None:
-                first = Y
             measures.append(self.risk(Y) if self.target is Target.RISK else
                             emd(self.X, Y, self.lows, self.highs).value)
-        risk = measures[0] if self.target is Target.RISK else self.risk(first)
-        scatter = emd(self.X, first, self.lows, self.highs, max_points=SCATTER_EMD_POINTS).value
+            if run == 0:  # the first seed's release stands for the value in the scatter
+                risk = measures[0] if self.target is Target.RISK else self.risk(Y)
+                scatter = emd(self.X, Y, self.lows, self.highs,
+                              max_points=SCATTER_EMD_POINTS).value
+        if known is not None:
+            risk, scatter = known.risk, known.emd
         values = np.asarray(measures)
         mean = float(values.mean())
         if values.size > 1:
@@ -317,7 +323,7 @@ class _Calibrator:
 
     def utility(self, c: Candidate, value: float) -> Utility:
         Y = self.release(c, value, 0)
-        distance = emd(self.X, Y, self.lows, self.highs, max_points=5000)
+        distance = emd(self.X, Y, self.lows, self.highs)
         return Utility(distance.value, distance.exact, distance.bound,
                        sse_percent(self.X, Y) if c.aligned else None,
                        float(np.mean(jsd(self.X, Y, self.lows, self.highs))))
@@ -341,7 +347,7 @@ def _calibrate(cal: _Calibrator, c: Candidate, target: float, tolerance: float
 
     def at(value: float, runs: int) -> Evaluation:
         if value not in seen or len(seen[value].measures) < runs:
-            seen[value] = cal.evaluate(c, value, runs)
+            seen[value] = cal.evaluate(c, value, runs, seen.get(value))
         return seen[value]
 
     def distance(e: Evaluation) -> float:

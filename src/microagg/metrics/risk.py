@@ -19,6 +19,7 @@ from scipy.spatial import cKDTree
 from scipy.stats import rankdata
 
 from microagg.errors import InputError
+from microagg.metrics.utility import paired_matrices
 from microagg.options import RankScale, RiskAggregate, parse
 
 __all__ = ["nearest_rank_distances", "permutation_distances", "rank_risk", "ranks",
@@ -90,16 +91,7 @@ def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray 
     ``categories`` = (original concepts, masked concepts, S) adds categorical attributes, S[j]
     holding the squared contributions (δ_j / δ_j(a_b, a_t))² of eq. 8.
     """
-    x = np.asarray(original, dtype=np.float64)
-    y = np.asarray(masked, dtype=np.float64)
-    if x.ndim == 1:
-        x, y = x[:, None], y[:, None]
-    if x.shape != y.shape:
-        raise InputError(f"original and masked data differ in shape: {x.shape} vs {y.shape}")
-    if x.shape[0] == 0:
-        raise InputError("the table has no rows")
-    if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise InputError("record linkage needs finite values")
+    x, y = paired_matrices(original, masked, finite_for="record linkage")
     if widths is not None:
         widths = np.broadcast_to(np.asarray(widths, dtype=np.float64), (x.shape[1],))
         if np.any(widths <= 0):
@@ -129,23 +121,6 @@ def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray 
     return float(100.0 * probability.sum() / x.shape[0])
 
 
-def _rank_pair(original: np.ndarray, masked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(original, dtype=np.float64)
-    y = np.asarray(masked, dtype=np.float64)
-    if x.ndim == 1:
-        x = x[:, None]
-    if y.ndim == 1:
-        y = y[:, None]
-    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
-        raise InputError(f"original and masked data differ in their attributes: {x.shape} vs "
-                         f"{y.shape}")
-    if x.shape[0] == 0 or y.shape[0] == 0:
-        raise InputError("the table has no rows")
-    if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise InputError("rank-based risk needs finite values")
-    return x, y
-
-
 def ranks(values: np.ndarray, scale: RankScale | str = RankScale.RANKS) -> np.ndarray:
     """Rank of every value within its column, ties at their mean rank (mid-ranks).
 
@@ -165,7 +140,8 @@ def nearest_rank_distances(original: np.ndarray, masked: np.ndarray,
     on X's scale (multiplied by n_X / n_Y). A k-d tree finds the nearest records exactly, in
     O(n) memory.
     """
-    x, y = _rank_pair(original, masked)
+    x, y = paired_matrices(original, masked, aligned=False,
+                           finite_for="rank-based risk")
     scale = parse(RankScale, scale, "rank scale")
     rx, ry = ranks(x, RankScale.UNIT), ranks(y, RankScale.UNIT)
     distance = cKDTree(ry).query(rx, k=1)[0]
@@ -199,7 +175,5 @@ def rank_risk(original: np.ndarray, masked: np.ndarray, *,
 def permutation_distances(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
     """The permutation distance of 003 §2.1 between each original record and its own masked
     record (same row): max over attributes of |rank(x^i) − rank(y^i)|, ranks 1..n."""
-    x, y = _rank_pair(original, masked)
-    if x.shape != y.shape:
-        raise InputError(f"original and masked data differ in shape: {x.shape} vs {y.shape}")
+    x, y = paired_matrices(original, masked, finite_for="the permutation distance")
     return np.max(np.abs(ranks(x) - ranks(y)), axis=1)

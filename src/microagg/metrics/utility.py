@@ -36,6 +36,7 @@ __all__ = [
     "js_divergence",
     "jsd",
     "mean_variation",
+    "paired_matrices",
     "relative_error",
     "relative_errors",
     "sse",
@@ -46,23 +47,31 @@ __all__ = [
 JSD_BINS = 100
 
 
-def _pair(original: np.ndarray, masked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def paired_matrices(original: np.ndarray, masked: np.ndarray, *, aligned: bool = True,
+                    finite_for: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Original and masked data as float matrices (a vector is one attribute), checked: the
+    same attributes, rows in both, the same rows too when ``aligned`` (row i of one is row i
+    of the other), and finite values when ``finite_for`` names the measure that needs them."""
     x = np.asarray(original, dtype=np.float64)
     y = np.asarray(masked, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
     if y.ndim == 1:
         y = y[:, None]
-    if x.shape != y.shape:
-        raise InputError(f"original and masked data differ in shape: {x.shape} vs {y.shape}")
-    if x.shape[0] == 0:
+    if x.ndim != 2 or y.ndim != 2 or (x.shape != y.shape if aligned
+                                      else x.shape[1] != y.shape[1]):
+        what = "shape" if aligned else "their attributes"
+        raise InputError(f"original and masked data differ in {what}: {x.shape} vs {y.shape}")
+    if x.shape[0] == 0 or y.shape[0] == 0:
         raise InputError("the table has no rows")
+    if finite_for is not None and not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise InputError(f"{finite_for} needs finite values")
     return x, y
 
 
 def sse(original: np.ndarray, masked: np.ndarray) -> float:
     """Sum of squared errors on the raw scale (000 §5.2)."""
-    x, y = _pair(original, masked)
+    x, y = paired_matrices(original, masked)
     return float(np.sum((x - y) ** 2))
 
 
@@ -71,7 +80,7 @@ def sse_percent(original: np.ndarray, masked: np.ndarray) -> float:
 
     Constant original columns (SST = 0) are left out; NaN if every column is constant.
     """
-    x, y = _pair(original, masked)
+    x, y = paired_matrices(original, masked)
     centred = x - x.mean(axis=0)
     sst = np.sum(centred**2, axis=0)
     keep = sst > 0
@@ -86,7 +95,7 @@ def sse_percent(original: np.ndarray, masked: np.ndarray) -> float:
 def relative_errors(original: np.ndarray, masked: np.ndarray, widths: np.ndarray
                     ) -> np.ndarray:
     """|x - y| / max(|x|, width_j / 100) for every value (001 §4.2), flattened."""
-    x, y = _pair(original, masked)
+    x, y = paired_matrices(original, masked)
     widths = np.broadcast_to(np.asarray(widths, dtype=np.float64), (x.shape[1],))
     if np.any(widths <= 0):
         raise InputError("relative error needs positive domain widths")
@@ -101,7 +110,7 @@ def relative_error(original: np.ndarray, masked: np.ndarray, widths: np.ndarray)
 
 def variance_variation(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
     """|Var(y) - Var(x)| / Var(x) per attribute (NaN where Var(x) = 0)."""
-    x, y = _pair(original, masked)
+    x, y = paired_matrices(original, masked)
     vx, vy = x.var(axis=0), y.var(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(vx > 0, np.abs(vy - vx) / vx, np.nan)
@@ -109,7 +118,7 @@ def variance_variation(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
 
 def mean_variation(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
     """|mean(y) - mean(x)| / |mean(x)| per attribute (NaN where mean(x) = 0)."""
-    x, y = _pair(original, masked)
+    x, y = paired_matrices(original, masked)
     mx, my = x.mean(axis=0), y.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(mx != 0, np.abs(my - mx) / np.abs(mx), np.nan)
@@ -137,7 +146,7 @@ def jsd(original: np.ndarray, masked: np.ndarray, lows: np.ndarray, highs: np.nd
     Bins split each domain [low_j, high_j] into ``bins`` equal parts; masked values outside the
     domain fall into the edge bins.
     """
-    x, y = _pair(original, masked)
+    x, y = paired_matrices(original, masked)
     p_count = x.shape[1]
     lows = np.broadcast_to(np.asarray(lows, dtype=np.float64), (p_count,))
     highs = np.broadcast_to(np.asarray(highs, dtype=np.float64), (p_count,))
@@ -152,10 +161,10 @@ def jsd(original: np.ndarray, masked: np.ndarray, lows: np.ndarray, highs: np.nd
     return out
 
 
-EMD_EXACT_LIMIT = 3000
+EMD_EXACT_LIMIT = 5000
 """Up to this many records per data set, :func:`emd` puts every record in its own cluster and
 is exact; above it, records are grouped so that the cost matrix stays at most this size
-squared (72 MB)."""
+squared (200 MB)."""
 
 
 @dataclass(frozen=True)
@@ -199,17 +208,7 @@ def emd(original: np.ndarray, masked: np.ndarray, lows: np.ndarray, highs: np.nd
     :class:`EarthMovers` for the bound). The transport problem is solved exactly by POT's
     network simplex (``ot.emd2``). Masked data may have another number of records.
     """
-    x = np.asarray(original, dtype=np.float64)
-    y = np.asarray(masked, dtype=np.float64)
-    if x.ndim == 1:
-        x, y = x[:, None], y[:, None]
-    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
-        raise InputError(f"original and masked data differ in their attributes: {x.shape} vs "
-                         f"{y.shape}")
-    if x.shape[0] == 0 or y.shape[0] == 0:
-        raise InputError("the table has no rows")
-    if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise InputError("the EMD needs finite values")
+    x, y = paired_matrices(original, masked, aligned=False, finite_for="the EMD")
     if max_points < 1:
         raise InputError(f"max_points must be at least 1, got {max_points}")
     lows = np.broadcast_to(np.asarray(lows, dtype=np.float64), (x.shape[1],))
