@@ -269,3 +269,19 @@ def test_census_matches_the_papers_parameters(census):
     assert result.ranking[-1] is CompareMethod.CORRELATED_NOISE
     assert by[CompareMethod.MDAV].utility.emd == pytest.approx(0.16, abs=0.02)
     assert by[CompareMethod.CORRELATED_NOISE].utility.emd == pytest.approx(0.38, abs=0.06)
+
+
+def test_a_target_just_beyond_the_range_but_within_tolerance_is_matched():
+    from microagg.compare import GRID_POINTS, _position, _value, candidates
+
+    frame = _frame(120)
+    X = frame.to_numpy(float)
+    c = candidates(X, X.min(axis=0), X.max(axis=0))[CompareMethod.MDAV]
+    grid = {_value(c, p) for p in np.linspace(_position(c, c.low), _position(c, c.high),
+                                              GRID_POINTS)}
+    highest = max(rank_risk(X, c.mask(X, k, None)) for k in grid)
+    beyond = highest * (1 + 0.5 * 0.0025)  # above every grid point, inside the band
+    result = compare(frame, target_risk=beyond, methods=["mdav"])
+    (mdav,) = result.methods
+    assert mdav.matched and mdav.reason == ""
+    assert abs(mdav.risk - beyond) <= result.tolerance

@@ -371,12 +371,7 @@ def _calibrate(cal: _Calibrator, c: Candidate, target: float, tolerance: float
     points = [at(v, cal.seeds) for v in dict.fromkeys(_value(c, p) for p in axis)]
     bracket = next(((a, b) for a, b in pairwise(points)
                     if (a.mean - target) * (b.mean - target) <= 0), None)
-    reason = ""
-    if bracket is None:
-        means = [e.mean for e in points]
-        reason = (f"out of reach: over {c.parameter} in [{c.low:g}, {c.high:g}] the "
-                  f"{cal.target.value} goes from {min(means):.4g} to {max(means):.4g}")
-    else:
+    if bracket is not None:
         lo, hi = bracket
         for _ in range(MAX_STEPS):
             near = settle(min((lo, hi), key=distance))
@@ -395,7 +390,12 @@ def _calibrate(cal: _Calibrator, c: Candidate, target: float, tolerance: float
     pool = [e for e in seen.values() if inside(e)] or list(seen.values())
     best = settle(min(pool, key=distance))
     matched = inside(best)
-    if not matched and not reason:
+    reason = ""
+    if not matched and bracket is None:
+        means = [e.mean for e in points]
+        reason = (f"out of reach: over {c.parameter} in [{c.low:g}, {c.high:g}] the "
+                  f"{cal.target.value} goes from {min(means):.4g} to {max(means):.4g}")
+    elif not matched:
         reason = f"the closest {cal.target.value} found is {best.mean:.4g}"
         if c.randomized and best.ci[1] - best.ci[0] > 2 * tolerance:
             reason += (f", with a 95 % interval [{best.ci[0]:.4g}, {best.ci[1]:.4g}] wider than "
