@@ -323,6 +323,26 @@ def _progress(total: int, description: str) -> Iterator[Callable[[int], None] | 
 
 THREADS_HELP = ("Threads of the partitioner (default: all available, split passes only "
                 "when measured to pay off).")
+ENGINE_HELP = ("local (default) | dask: run on a Dask cluster; IN is then a folder or glob of "
+               "Parquet (or CSV) files and OUT a Parquet data set (a folder).")
+SCHEDULER_HELP = "With --engine dask: the scheduler's address (default: start a LocalCluster)."
+WORKERS_HELP = "With --engine dask and no --scheduler: LocalCluster workers (default: CPUs)."
+
+
+def _engine(engine: str, scheduler: str | None, workers: int | None, **local_only: Any
+            ) -> bool:
+    """True for --engine dask. Options of the local engine only must keep their defaults."""
+    from microagg.options import Engine, parse
+
+    if parse(Engine, engine, "engine") is Engine.LOCAL:
+        if scheduler is not None or workers is not None:
+            raise InputError("--scheduler and --workers apply to --engine dask only")
+        return False
+    for option, value in local_only.items():
+        if value not in (None, False, "auto"):
+            raise InputError(f"--{option.replace('_', '-')} is not available with "
+                             "--engine dask")
+    return True
 
 
 @app.command(short_help="k-anonymity: replace quasi-identifiers by cluster means.")
@@ -354,12 +374,26 @@ def microaggregate(
                                help="Clamp values outside their declared domain."),
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It runs block MDAV."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
+    block_size: int | None = typer.Option(None, "--block-size", help="With --engine dask: "
+                                          "records per block of block MDAV (default 100000)."),
 ) -> None:
     """Replace quasi-identifiers by cluster means (k-anonymity by microaggregation)."""
     from microagg.io import table_format, write_all
     from microagg.release import microaggregate as run
     from microagg.threads import check_threads
 
+    if _engine(engine, scheduler, workers, schema=schema, gamma=gamma, reference=reference,
+               labels_out=labels_out, drop_incomplete=drop_incomplete, clamp=clamp,
+               threads=threads, standardize=standardize):
+        _block_mdav(input, output, k=k, method=method, columns=_names(columns, "--columns"),
+                    block_size=block_size, scheduler=scheduler, workers=workers,
+                    json_out=json_out)
+        return
+    if block_size is not None:
+        raise InputError("--block-size applies to --engine dask only")
     table_format(output)
     if labels_out is not None:
         table_format(labels_out)
@@ -399,6 +433,36 @@ def microaggregate(
         out.print(f"  note: {note}")
     for name, count in report.clamped.items():
         _warn(f"{count:,} value(s) of '{name}' were clamped into its declared domain")
+
+
+def _block_mdav(input: Path, output: Path, *, k: int, method: str, columns: list[str] | None,
+                block_size: int | None, scheduler: str | None, workers: int | None,
+                json_out: bool) -> None:
+    from microagg.partition.blocks import DEFAULT_BLOCK_SIZE
+    from microagg.scale.anonymize import block_microaggregate
+    from microagg.scale.cluster import dask_client
+    from microagg.scale.dataset import open_dataset
+
+    if method != "mdav":
+        raise InputError("--engine dask runs block MDAV: use --method mdav")
+    dataset = open_dataset(input)
+    with dask_client(scheduler, workers) as client, \
+            _progress(dataset.n, f"block MDAV k={k}") as progress:
+        report = block_microaggregate(client, dataset, output, k=k, columns=columns,
+                                      block_size=block_size or DEFAULT_BLOCK_SIZE,
+                                      progress=progress)
+    if json_out:
+        _print_json(report.to_dict())
+        return
+    out.print(f"block MDAV k={k}, blocks of at most {report.block_size:,} records: "
+              f"{report.records:,} records in {report.partitions} partitions, columns "
+              f"{', '.join(report.columns)} -> {output}")
+    out.print(f"  {report.blocks['count']:,} blocks of {report.blocks['smallest']:,} to "
+              f"{report.blocks['largest']:,} records; {report.clusters['count']:,} clusters of "
+              f"{report.clusters['smallest']} to {report.clusters['largest']} records")
+    out.print(f"  SSE/SST {report.sse / report.sst:.4%} (z-scores)")
+    for note in report.notes:
+        out.print(f"  note: {note}")
 
 
 @app.command(short_help="k-anonymous t-closeness (paper 002): merge, k-anonymity-first, "
@@ -598,6 +662,11 @@ def dp(
                                          help="Drop rows with a missing value first."),
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It runs "
+                               "individual-ranking (unlinked) and insensitive with "
+                               "--reference single, on numeric columns."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
 ) -> None:
     """ε-differentially private release (insensitive: 000 Alg. 3; individual-ranking: 001
     Alg. 1; cross-moment: 004 Alg. 1-3; laplace: noise on every record)."""
@@ -609,13 +678,27 @@ def dp(
     from microagg.schema import Schema
     from microagg.threads import check_threads
 
+    if seed is not None and seed < 0:
+        raise InputError(f"--seed must be a non-negative integer, got {seed}")
+    if _engine(engine, scheduler, workers, carry=carry, bounds_from_data=bounds_from_data,
+               moments=moments, noise=noise, strategy=strategy, clustering=clustering,
+               variant=variant, coskewness=coskewness, groups=groups,
+               statistics_out=statistics_out, drop_incomplete=drop_incomplete,
+               threads=threads):
+        if k is None:
+            raise InputError(f"--method {method} needs --k")
+        _dp_at_scale(input, output, method=method, epsilon=epsilon, k=k,
+                     columns=_names(columns, "--columns"),
+                     schema=Schema.load(schema) if schema is not None else None,
+                     bounds=_bounds(bounds), reference=reference, calibration=calibration,
+                     linkage=linkage, seed=seed, scheduler=scheduler, workers=workers,
+                     json_out=json_out)
+        return
     table_format(output)
     if statistics_out is not None:
         if method.strip().lower() != "cross-moment":
             raise InputError("--statistics-out applies to --method cross-moment only")
         table_format(statistics_out)
-    if seed is not None and seed < 0:
-        raise InputError(f"--seed must be a non-negative integer, got {seed}")
     parsed = _bounds(bounds)
     threads = check_threads(threads)
     frame = read_table(input)
@@ -642,7 +725,12 @@ def dp(
         files.append((statistics_out,
                       lambda path: _write_as(statistics, path, statistics_out)))
     write_all(files, sources=[input])
-    for notice in release.notices:
+    _print_privacy(report, release.notices, output, report_path, json_out)
+
+
+def _print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_path: Path,
+                   json_out: bool) -> None:
+    for notice in notices:
         _warn(notice + " (not published)")
     if not report.differentially_private:
         _warn(report.guarantee)
@@ -665,6 +753,34 @@ def dp(
             out.print(f"  noise on {name}: sd {level['standard_deviation']:.4g} "
                       f"({level['fraction_of_width']:.1%} of the domain width)")
     out.print(f"  privacy report: {report_path}")
+
+
+
+def _dp_at_scale(input: Path, output: Path, *, method: str, epsilon: float, k: int,
+                 columns: list[str] | None, schema: Any, bounds: dict, reference: str | None,
+                 calibration: str | None, linkage: str | None, seed: int | None,
+                 scheduler: str | None, workers: int | None, json_out: bool) -> None:
+    import warnings
+
+    from microagg.errors import PrivacyLeakWarning
+    from microagg.io import write_text
+    from microagg.scale.cluster import dask_client
+    from microagg.scale.dataset import check_dataset_output, open_dataset
+    from microagg.scale.dp import dp_release_at_scale
+
+    check_dataset_output(output, input)
+    dataset = open_dataset(input)
+    with dask_client(scheduler, workers) as client, \
+            _progress(dataset.n, f"{method} k={k}") as progress, warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
+        release = dp_release_at_scale(
+            client, dataset, output, method=method, epsilon=epsilon, k=k, columns=columns,
+            schema=schema, bounds=bounds, reference=reference, calibration=calibration,
+            linkage=linkage, rng=seed, progress=progress)
+    report_path = output.with_name(output.name + ".privacy.json")
+    write_text(report_path, json.dumps(release.report.to_dict(), indent=2,
+                                       default=_json_default) + "\n")
+    _print_privacy(release.report, release.notices, output, report_path, json_out)
 
 
 # -- mask ----------------------------------------------------------------------------------

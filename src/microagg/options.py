@@ -66,6 +66,13 @@ class CoskewnessTerms(StrEnum):
     ALL = "all"  # every unique φ_ijl
 
 
+class Engine(StrEnum):
+    """Where a release runs (``--engine``)."""
+
+    LOCAL = "local"  # this process, the table in memory
+    DASK = "dask"  # a Dask cluster, Parquet data sets in and out (microagg.scale)
+
+
 class Scaling(StrEnum):
     """Scaling of numeric attributes in MDAV and V-MDAV distances."""
 

@@ -45,7 +45,7 @@ from microagg.partition._kernels import (
 from microagg.partition._validate import prepare
 from microagg.threads import ThreadChooser
 
-__all__ = ["corner_sequence", "insensitive"]
+__all__ = ["corner_sequence", "insensitive", "order_keys", "total_order"]
 Progress = Callable[[int], None]
 
 
@@ -173,11 +173,13 @@ def _corner_parts(bits: np.ndarray, p: int, categorical: Categorical
     return np.ascontiguousarray(numeric), concepts
 
 
-def total_order(X: np.ndarray | None, lows: np.ndarray, highs: np.ndarray,
-                categorical: Categorical | None = None,
-                corner: np.ndarray | None = None) -> np.ndarray:
-    """Row numbers sorted by the order of a corner (bits over the numeric then categorical
-    attributes; default the lower corner R_1)."""
+def order_keys(X: np.ndarray | None, lows: np.ndarray, highs: np.ndarray,
+               categorical: Categorical | None = None,
+               corner: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The keys of the order of a corner (bits over the numeric then categorical attributes;
+    default the lower corner R_1): the squared normalized distance of every row, and the
+    tie-break values to compare lexicographically (:func:`_tiebreak`). Row by row, so a part
+    of the rows gets the same keys as the whole."""
     X, categorical, _ = prepare(X, 1, categorical)
     U = domain_normalize(X, lows, highs)
     p = U.shape[1]
@@ -191,9 +193,16 @@ def total_order(X: np.ndarray | None, lows: np.ndarray, highs: np.ndarray,
     squared = categorical.squared()
     for j in range(len(categorical.metrics)):
         key += squared[j, concepts[0, j], categorical.codes[:, j]]
-    ties = _tiebreak(X, categorical)
+    return key, _tiebreak(X, categorical)
+
+
+def total_order(X: np.ndarray | None, lows: np.ndarray, highs: np.ndarray,
+                categorical: Categorical | None = None,
+                corner: np.ndarray | None = None) -> np.ndarray:
+    """Row numbers sorted by the order of a corner (:func:`order_keys`), then row number."""
+    key, ties = order_keys(X, lows, highs, categorical, corner)
     lexicographic = [ties[:, j] for j in range(ties.shape[1] - 1, -1, -1)]
-    return np.lexsort((np.arange(U.shape[0]), *lexicographic, key))
+    return np.lexsort((np.arange(key.size), *lexicographic, key))
 
 
 def insensitive(X: np.ndarray | None, k: int, lows: np.ndarray, highs: np.ndarray, *,

@@ -43,7 +43,16 @@ from microagg.release.publish import publish_dp
 from microagg.release.report import categorical_noise
 from microagg.schema import Schema
 
-__all__ = ["dp_insensitive"]
+__all__ = ["dp_insensitive", "small_k_warnings"]
+
+
+def small_k_warnings(k: int, n: int) -> list[str]:
+    """The report's warning when k < √n (000 §4): then plain noise would be smaller."""
+    if k * k >= n:
+        return []
+    return [f"k = {k} is below sqrt(n) = {n ** 0.5:.1f}: the centroids' sensitivity "
+            "c * sum(width) / k exceeds a single record's, so plain Laplace noise on the "
+            "records would add less noise (000 §4)"]
 
 
 def dp_insensitive(frame: pd.DataFrame, *, epsilon: float, k: int,
@@ -94,15 +103,10 @@ def dp_insensitive(frame: pd.DataFrame, *, epsilon: float, k: int,
         sensitivities.append(entry)
         noise[name] = categorical_noise(entry["exact_sampling"]["epsilon"], k,
                                         metric.n_concepts)
-    warnings = []
-    if k * k < data.n:
-        warnings.append(f"k = {k} is below sqrt(n) = {data.n ** 0.5:.1f}: the centroids' "
-                        "sensitivity c * sum(width) / k exceeds a single record's, so plain "
-                        "Laplace noise on the records would add less noise (000 §4)")
     return publish_dp(
         data, numeric_values=numeric_values, concepts=concepts, labels=labels,
         method="insensitive microaggregation + Laplace / exponential mechanism "
                "(paper 000, Alg. 3-4)",
         budget=budget, k=k, groups=clusters, sensitivities=sensitivities, noise=noise,
         rng=rng, seeded=seeded, calibration=calibration, reference=reference.value,
-        warnings_=warnings)
+        warnings_=small_k_warnings(k, data.n))

@@ -43,7 +43,21 @@ from microagg.release.publish import publish_dp
 from microagg.release.report import categorical_noise, numeric_noise
 from microagg.schema import Schema
 
-__all__ = ["dp_individual_ranking"]
+__all__ = ["dp_individual_ranking", "noisy_ranked_means"]
+
+
+def noisy_ranked_means(means: np.ndarray, *, name: str, low: float, high: float, k: int,
+                       epsilon: float, rng: np.random.Generator
+                       ) -> tuple[np.ndarray, dict[str, Any], dict[str, Any]]:
+    """The Laplace release of one attribute's ranked group means (001 Alg. 1, sensitivity
+    (b − a)/k by 001 Lemma 1), its sensitivity entry and its noise level for the report."""
+    width = float(high - low)
+    noisy, info = laplace_mechanism(means, sensitivity=width / k, epsilon=epsilon, lows=low,
+                                    highs=high, rng=rng)
+    entry = {"statistic": f"means of the {means.size} ranked groups of '{name}'",
+             "mechanism": "Laplace", "formula": "(b_j - a_j) / k  (001 Lemma 1)",
+             **info.as_dict()}
+    return noisy, entry, numeric_noise(width, info.standard_deviation)
 
 
 def dp_individual_ranking(frame: pd.DataFrame, *, epsilon: float, k: int,
@@ -73,15 +87,11 @@ def dp_individual_ranking(frame: pd.DataFrame, *, epsilon: float, k: int,
     sensitivities: list[dict[str, Any]] = []
     noise: dict[str, dict[str, Any]] = {}
     for j, name in enumerate(data.numeric):
-        width = float(data.widths[j])
-        means = cluster_means(data.X[:, j], labels[:, j])[:, 0]
-        noisy, info = laplace_mechanism(means, sensitivity=width / k, epsilon=shares[name],
-                                        lows=data.lows[j], highs=data.highs[j], rng=rng)
+        noisy, sensitivities_j, noise[name] = noisy_ranked_means(
+            cluster_means(data.X[:, j], labels[:, j])[:, 0], name=name, low=data.lows[j],
+            high=data.highs[j], k=k, epsilon=shares[name], rng=rng)
         numeric_values[:, j] = noisy[labels[:, j]]
-        sensitivities.append({"statistic": f"means of the {groups} ranked groups of '{name}'",
-                              "mechanism": "Laplace",
-                              "formula": "(b_j - a_j) / k  (001 Lemma 1)", **info.as_dict()})
-        noise[name] = numeric_noise(width, info.standard_deviation)
+        sensitivities.append(sensitivities_j)
     concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
     for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics, strict=True)):
         concepts[:, j], entry = private_centroids(

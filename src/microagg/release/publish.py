@@ -33,7 +33,7 @@ from microagg.release.inputs import DPInput
 from microagg.release.report import PrivacyReport, guarantee_sentence, noise_warnings
 from microagg.table import decode
 
-__all__ = ["publish_dp"]
+__all__ = ["privacy_report", "publish_dp"]
 
 SEED_WARNING = ("the noise was drawn from a given seed: anyone who learns or guesses the seed "
                 "can regenerate the noise and remove it; publish only releases drawn from OS "
@@ -74,6 +74,51 @@ def _weaknesses(data: DPInput, *, multiplier: int, linked: bool, seeded: bool,
     return out
 
 
+def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
+                   k: int | None, groups: int | None, sensitivities: list[dict[str, Any]],
+                   noise: dict[str, dict[str, Any]], seeded: bool,
+                   calibration: Calibration | None = None, reference: str | None = None,
+                   linkage: Linkage | None = None, linked: bool = False,
+                   unlinked: bool = False, warnings_: Sequence[str] = (),
+                   parts: list[tuple[str, float]] | None = None,
+                   microaggregated: str | None = None,
+                   moments: dict[str, Any] | None = None) -> PrivacyReport:
+    """The privacy report of a DP release of ``records`` rows (public quantities only), and a
+    :class:`PrivacyLeakWarning` when the guarantee is weaker than plain ε-DP. ``linked`` and
+    ``unlinked`` say how separately grouped columns were written."""
+    multiplier = len(data.columns) if calibration is Calibration.PAPER else 1
+    private, scope, sentence = guarantee_sentence(
+        epsilon=budget.epsilon, multiplier=multiplier, columns=data.columns,
+        carried=data.carried, linked=linked, from_data=data.from_data,
+        dropped_rows=data.dropped_rows, parts=parts, microaggregated=microaggregated)
+    weaker = _weaknesses(data, multiplier=multiplier, linked=linked, seeded=seeded,
+                         microaggregated=microaggregated)
+    report_warnings = list(warnings_)
+    if multiplier > 1:
+        report_warnings.append(
+            f"paper calibration: each of the {multiplier} attributes spends the full epsilon, "
+            f"so the release is only {multiplier * budget.epsilon:g}-differentially private; "
+            "use it to reproduce paper 000's figures, never to publish")
+    report_warnings += noise_warnings(noise)
+    if seeded:
+        report_warnings.append(SEED_WARNING)
+    if weaker:
+        warnings.warn("this release is weaker than plain epsilon-differential privacy: "
+                      + "; ".join(weaker) + " (see the privacy report)", PrivacyLeakWarning,
+                      stacklevel=4)
+    return PrivacyReport(
+        method=method, differentially_private=private, guarantee_scope=scope,
+        guarantee=sentence, epsilon=budget.epsilon, epsilon_split=budget.ledger, k=k,
+        groups=groups, records=records, columns=data.columns, carried=data.carried,
+        dropped_columns=data.dropped_columns,
+        linkage=linkage.value if linkage is not None else None,
+        calibration=calibration.value if calibration is not None else None,
+        reference=reference, sensitivities=sensitivities, domains=data.domains, noise=noise,
+        weaker_than_plain_dp=weaker, warnings=report_warnings, moments=moments,
+        row_order=("each column in its own uniformly random order, fresh index" if unlinked
+                   else "uniformly random permutation, fresh index"))
+
+
 def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarray,
                labels: np.ndarray, method: str, budget: Budget, k: int | None,
                groups: int | None, sensitivities: list[dict[str, Any]],
@@ -111,38 +156,12 @@ def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarra
         frame = frame.iloc[order]
         source_rows = positions[order]
     frame = frame.reset_index(drop=True)
-    multiplier = len(data.columns) if calibration is Calibration.PAPER else 1
-    private, scope, sentence = guarantee_sentence(
-        epsilon=budget.epsilon, multiplier=multiplier, columns=data.columns,
-        carried=data.carried, linked=linked, from_data=data.from_data,
-        dropped_rows=data.dropped_rows, parts=parts, microaggregated=microaggregated)
-    weaker = _weaknesses(data, multiplier=multiplier, linked=linked, seeded=seeded,
-                         microaggregated=microaggregated)
-    report_warnings = list(warnings_)
-    if multiplier > 1:
-        report_warnings.append(
-            f"paper calibration: each of the {multiplier} attributes spends the full epsilon, "
-            f"so the release is only {multiplier * budget.epsilon:g}-differentially private; "
-            "use it to reproduce paper 000's figures, never to publish")
-    report_warnings += noise_warnings(noise)
-    if seeded:
-        report_warnings.append(SEED_WARNING)
-    report = PrivacyReport(
-        method=method, differentially_private=private, guarantee_scope=scope,
-        guarantee=sentence, epsilon=budget.epsilon, epsilon_split=budget.ledger, k=k,
-        groups=groups, records=n, columns=data.columns, carried=data.carried,
-        dropped_columns=data.dropped_columns,
-        linkage=linkage.value if linkage is not None else None,
-        calibration=calibration.value if calibration is not None else None,
-        reference=reference, sensitivities=sensitivities, domains=data.domains, noise=noise,
-        weaker_than_plain_dp=weaker, warnings=report_warnings, moments=moments,
-        row_order=("each column in its own uniformly random order, fresh index" if unlinked
-                   else "uniformly random permutation, fresh index"))
+    report = privacy_report(
+        data, records=n, method=method, budget=budget, k=k, groups=groups,
+        sensitivities=sensitivities, noise=noise, seeded=seeded, calibration=calibration,
+        reference=reference, linkage=linkage, linked=linked, unlinked=unlinked,
+        warnings_=warnings_, parts=parts, microaggregated=microaggregated, moments=moments)
     notices = tuple(f"{count:,} value(s) of '{name}' lay outside its declared domain and were "
                     "clamped into it" for name, count in data.clamped.items())
-    if weaker:
-        warnings.warn("this release is weaker than plain epsilon-differential privacy: "
-                      + "; ".join(weaker) + " (see the privacy report)", PrivacyLeakWarning,
-                      stacklevel=3)
     return Release(frame=frame, labels=labels, report=report, source_rows=source_rows,
                    source_index=data.table.index, notices=notices, statistics=statistics)

@@ -1,0 +1,54 @@
+"""Where the task graphs run: a ``dask.distributed`` client on a scheduler address, or on a
+LocalCluster started (and stopped) for the duration of one command."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from microagg.errors import InputError
+
+__all__ = ["dask_client", "require_dask"]
+
+
+def require_dask() -> None:
+    """Raise a one-line :class:`InputError` when Dask is not installed."""
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise InputError('--engine dask needs Dask: pip install "microagg[scale]"') from None
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
+    """A connected ``distributed.Client``.
+
+    With ``scheduler`` (``tcp://host:8786``) it joins that cluster and leaves it running;
+    otherwise it starts a LocalCluster of ``workers`` single-threaded worker processes (default:
+    one per CPU; each task's numeric kernels then run on one thread, so the cluster never
+    oversubscribes the machine) and stops it on exit, whatever happens."""
+    require_dask()
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None and workers is not None:
+        raise InputError("--workers sizes a local cluster; with --scheduler the cluster "
+                         "already exists")
+    if workers is not None and workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}")
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except OSError as exc:
+            raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        with client:
+            yield client
+        return
+    n = workers or os.cpu_count() or 1
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+            Client(cluster) as client:
+        yield client

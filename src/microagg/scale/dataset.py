@@ -1,0 +1,257 @@
+"""Data sets of many files: read partition by partition, written atomically as a whole.
+
+Input: a folder (every ``*.parquet``, ``*.pq`` or ``*.csv`` file in it, in name order), a glob
+(``data/part-*.parquet``) or one file. A Parquet file is cut into partitions of whole row
+groups of at most ``rows_per_partition`` rows; a CSV file is one partition. Every file must
+have the columns of the first, in the same order and, for Parquet, of the same types; a file
+with no rows is allowed and gives no partition; a missing or unreadable file is an error
+naming it. Row counts of Parquet files come from their metadata, without reading the data.
+
+Output: a Parquet data set, a folder of ``part-00000.parquet`` ... files, one per partition,
+each written by the worker that computed it. They are written into a hidden temporary folder
+beside the target, which is renamed to the target only when every partition is written; on any
+failure the temporary folder is removed, so a failed run leaves nothing. A run killed hard
+can leave ``.<name>.microagg-<pid>-*.tmp`` folders; the next write to the same name removes
+those whose process is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microagg.errors import InputError
+from microagg.io import _process_alive, read_table, table_format
+
+__all__ = ["Dataset", "Piece", "open_dataset", "write_dataset"]
+
+ROWS_PER_PARTITION = 1_000_000
+_TMP_TAG = ".microagg-"
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One partition of the input: a file, or some row groups of a Parquet file."""
+
+    path: str
+    fmt: str
+    row_groups: tuple[int, ...] | None
+    rows: int
+
+
+def read_piece(piece: Piece, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The rows of one partition (only ``columns``, if given)."""
+    path = Path(piece.path)
+    if not path.is_file():
+        raise InputError(f"file not found: {path}")
+    if piece.fmt == "csv":
+        frame = read_table(path)
+        return frame if columns is None else frame[list(columns)]
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.ParquetFile(path).read_row_groups(
+            list(piece.row_groups or ()), columns=None if columns is None else list(columns))
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise InputError(f"cannot read {path} as Parquet: {exc}") from None
+    return table.to_pandas()
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The partitions of a data set, their row counts and the columns they share."""
+
+    source: str
+    pieces: tuple[Piece, ...]
+    columns: tuple[str, ...]
+
+    @property
+    def n(self) -> int:
+        return int(sum(p.rows for p in self.pieces))
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.array([p.rows for p in self.pieces], dtype=np.int64)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """The global row number of each partition's first row (input order)."""
+        return np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+    def require(self, names: Sequence[str]) -> None:
+        """Raise if a column is missing."""
+        missing = [c for c in names if c not in self.columns]
+        if missing:
+            raise InputError(f"column '{missing[0]}' is not in {self.source} (columns: "
+                             f"{', '.join(self.columns)})")
+
+    def head(self, rows: int = 1000) -> pd.DataFrame:
+        """The first rows of the first partition (to check a schema, in this process)."""
+        return read_piece(self.pieces[0]).head(rows)
+
+
+def _files(source: str | Path) -> list[Path]:
+    text = str(source)
+    path = Path(text)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir()
+                       if p.is_file() and not p.name.startswith((".", "_"))
+                       and p.suffix.lower() in (".parquet", ".pq", ".csv"))
+        if not files:
+            raise InputError(f"folder {path} holds no .parquet or .csv file")
+        return files
+    if glob.has_magic(text):
+        files = sorted(Path(p) for p in glob.glob(text) if Path(p).is_file())
+        if not files:
+            raise InputError(f"no file matches {text}")
+        return files
+    if not path.exists():
+        raise InputError(f"file not found: {path}")
+    return [path]
+
+
+def _parquet_pieces(path: Path, rows_per_partition: int) -> tuple[list[str], Any, list[Piece]]:
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(path).metadata
+        schema = pq.read_schema(path)
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise InputError(f"cannot read {path} as Parquet: {exc}") from None
+    pieces: list[Piece] = []
+    groups: list[int] = []
+    rows = 0
+    for g in range(meta.num_row_groups):
+        size = meta.row_group(g).num_rows
+        if groups and rows + size > rows_per_partition:
+            pieces.append(Piece(str(path), "parquet", tuple(groups), rows))
+            groups, rows = [], 0
+        if size:
+            groups.append(g)
+            rows += size
+    if groups:
+        pieces.append(Piece(str(path), "parquet", tuple(groups), rows))
+    names = [n for n in schema.names if n != "__index_level_0__"]
+    types = [str(schema.field(n).type) for n in names]
+    return names, types, pieces
+
+
+def open_dataset(source: str | Path, *,
+                 rows_per_partition: int = ROWS_PER_PARTITION) -> Dataset:
+    """The partitions of ``source`` (folder, glob or file), after checking that every file has
+    the same columns as the first (and, if it has rows, the Parquet types of the first file
+    with rows; an all-missing column fits any type). CSV files are read once here to count
+    their rows and check their header."""
+    files = _files(source)
+    formats = {table_format(f) for f in files}
+    if len(formats) > 1:
+        raise InputError(f"{source} mixes CSV and Parquet files; use one format")
+    fmt = formats.pop()
+    described = []
+    for f in files:
+        if fmt == "parquet":
+            described.append((f, *_parquet_pieces(f, rows_per_partition)))
+        else:
+            frame = read_table(f)
+            described.append((f, [str(c) for c in frame.columns], None,
+                              [Piece(str(f), "csv", None, len(frame))] if len(frame) else []))
+    first, names = described[0][0], described[0][1]
+    typed = next((d for d in described if d[3]), described[0])  # types of a file with rows
+    for f, these, types, found in described:
+        if these != names:
+            raise InputError(f"{f} has columns {these}, but {first} has {names}: every file "
+                             "of a data set needs the same columns in the same order")
+        bad = [c for c, a, b in zip(names, types or (), typed[2] or (), strict=False)
+               if a != b and "null" not in (a, b)]
+        if found and bad:
+            raise InputError(f"column '{bad[0]}' of {f} has another type than in {typed[0]}: "
+                             "every file of a data set needs the same column types")
+    pieces = [p for d in described for p in d[3]]
+    if not pieces:
+        raise InputError(f"{source} holds no rows")
+    return Dataset(str(source), tuple(pieces), tuple(names))
+
+
+def _remove_stale(target: Path) -> None:
+    for stale in target.parent.glob(f".{glob.escape(target.name)}{_TMP_TAG}*.tmp"):
+        pid_text = stale.name[len(target.name) + 1 + len(_TMP_TAG):].split("-", 1)[0]
+        if pid_text.isdigit() and not _process_alive(int(pid_text)):
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+def _write_part(frame: pd.DataFrame, path: str) -> int:
+    frame.to_parquet(path, index=False)
+    return len(frame)
+
+
+def check_dataset_output(target: str | Path, source: str | Path | None = None) -> Path:
+    """Refuse a target in a missing folder, an existing file, or the input itself."""
+    target = Path(target)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError(f"output folder does not exist: {folder}")
+    if target.exists() and not target.is_dir():
+        raise InputError(f"output {target} is a file; a Parquet data set is a folder")
+    if source is not None:
+        src = Path(str(source))
+        if src.exists() and target.exists() and os.path.samefile(src, target):
+            raise InputError(f"output {target} is the input; choose another name")
+    return target
+
+
+def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
+                  source: str | Path | None = None,
+                  progress: Callable[[int], None] | None = None,
+                  extra: Sequence[Any] = ()) -> tuple[list[int], list[Any]]:
+    """Write the delayed DataFrames ``parts`` as the Parquet data set ``target``, all or
+    nothing (module docstring). An existing data set at ``target`` is replaced only once the
+    new one is complete. ``extra`` delayed results are computed in the same graph (so shared
+    tasks run once); ``progress`` is called with the rows written so far. Returns the rows of
+    every part and the ``extra`` results."""
+    import dask
+
+    target = check_dataset_output(target, source)
+    _remove_stale(target)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}{_TMP_TAG}{os.getpid()}-", suffix=".tmp",
+                                dir=target.parent if str(target.parent) else "."))
+    futures: list[Any] = []
+    try:
+        writes = [dask.delayed(_write_part)(part, str(tmp / f"part-{i:05d}.parquet"))
+                  for i, part in enumerate(parts)]
+        futures = client.compute([*writes, *extra])
+        rows: list[int] = []
+        for future in futures[:len(writes)]:
+            rows.append(int(future.result()))
+            if progress is not None:
+                progress(sum(rows))
+        results = [future.result() for future in futures[len(writes):]]
+        os.chmod(tmp, 0o777 & ~_umask())
+        if target.exists():
+            old = target.with_name(f".{target.name}{_TMP_TAG}{os.getpid()}-old.tmp")
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+        return rows, results
+    finally:
+        client.cancel(futures)
+        if tmp.exists():
+            with contextlib.suppress(OSError):
+                shutil.rmtree(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,301 @@
+"""The cluster path (microagg.scale) on a LocalCluster of 2 workers: data sets in and out,
+block MDAV, the sort-bound DP releases, and the uniform order of the written rows."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("distributed")
+
+from microagg.aggregate import cluster_means  # noqa: E402
+from microagg.errors import InputError, PrivacyLeakWarning  # noqa: E402
+from microagg.partition.blocks import block_mdav, median_blocks  # noqa: E402
+from microagg.partition.insensitive import insensitive, order_keys  # noqa: E402
+from microagg.partition.mdav import mdav  # noqa: E402
+from microagg.partition.univariate import individual_ranking  # noqa: E402
+from microagg.release.dp import dp_release  # noqa: E402
+from microagg.scale.anonymize import block_microaggregate, cut_tree, merge_small  # noqa: E402
+from microagg.scale.dataset import open_dataset, write_dataset  # noqa: E402
+from microagg.scale.dp import dp_release_at_scale  # noqa: E402
+from microagg.scale.shuffle import _transfer_table, shuffled_partitions  # noqa: E402
+from microagg.scale.sort import Sortable, group_sums  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    from microagg.scale.cluster import dask_client
+
+    with dask_client(workers=2) as c:
+        yield c
+
+
+def _write_parts(folder: Path, frames: list[pd.DataFrame], row_group_size: int = 500) -> Path:
+    folder.mkdir()
+    for i, f in enumerate(frames):
+        f.to_parquet(folder / f"part-{i}.parquet", row_group_size=row_group_size)
+    return folder
+
+
+@pytest.fixture
+def numeric_parts(tmp_path):
+    """Four files (one empty) of 3 rounded normal columns (many ties), an id and a name."""
+    rng = np.random.default_rng(3)
+    frames, start = [], 0
+    for size in (1200, 0, 900, 1401):
+        f = pd.DataFrame(np.round(rng.standard_normal((size, 3)), 1), columns=list("abc"))
+        f["id"] = np.arange(start, start + size)
+        f["note"] = pd.array([f"r{i % 7}" for i in range(size)], dtype="string")
+        frames.append(f)
+        start += size
+    folder = _write_parts(tmp_path / "in", frames)
+    whole = pd.concat(frames, ignore_index=True)
+    return folder, whole
+
+
+# -- data sets --------------------------------------------------------------------------------
+
+def test_open_dataset_cuts_row_groups_and_skips_empty_files(numeric_parts):
+    folder, whole = numeric_parts
+    dataset = open_dataset(folder, rows_per_partition=1000)
+    assert dataset.n == len(whole)
+    assert all(p.rows <= 1000 for p in dataset.pieces)
+    assert dataset.columns == ("a", "b", "c", "id", "note")
+    assert list(dataset.offsets) == list(np.cumsum([0, *[p.rows for p in dataset.pieces]])[:-1])
+
+
+def test_open_dataset_refuses_bad_input(tmp_path, numeric_parts):
+    folder, _ = numeric_parts
+    with pytest.raises(InputError, match="no file matches"):
+        open_dataset(tmp_path / "nothing-*.parquet")
+    with pytest.raises(InputError, match="file not found"):
+        open_dataset(tmp_path / "missing.parquet")
+    pd.DataFrame({"a": [1.0], "b": [2.0], "x": [3.0], "id": [1], "note": ["q"]}).to_parquet(
+        folder / "part-9.parquet")
+    with pytest.raises(InputError, match="same columns"):
+        open_dataset(folder)
+    pd.DataFrame({"a": ["text"], "b": [2.0], "c": [3.0], "id": [1], "note": ["q"]}).to_parquet(
+        folder / "part-9.parquet")
+    with pytest.raises(InputError, match="column 'a' .* another type"):
+        open_dataset(folder)
+    (folder / "part-9.parquet").unlink()
+    pd.DataFrame({"a": [1.0]}).to_csv(folder / "extra.csv", index=False)
+    with pytest.raises(InputError, match="mixes CSV and Parquet"):
+        open_dataset(folder)
+
+
+def test_a_failed_write_leaves_nothing_and_keeps_an_older_output(client, tmp_path):
+    import dask
+
+    target = tmp_path / "out"
+
+    def part(i: int) -> pd.DataFrame:
+        if i == 3:
+            raise InputError("partition 3 is broken")
+        return pd.DataFrame({"x": [float(i)]})
+
+    with pytest.raises(InputError, match="partition 3 is broken"):
+        write_dataset(client, [dask.delayed(part)(i) for i in range(5)], target)
+    assert os.listdir(tmp_path) == []
+    write_dataset(client, [dask.delayed(part)(i) for i in range(3)], target)
+    assert len(pd.read_parquet(target)) == 3
+    with pytest.raises(InputError):
+        write_dataset(client, [dask.delayed(part)(i) for i in range(5)], target)
+    assert os.listdir(tmp_path) == ["out"] and len(pd.read_parquet(target)) == 3
+
+
+def _die_once(i: int, marker: str, always: bool) -> pd.DataFrame:
+    if i == 2 and (always or not os.path.exists(marker)):
+        Path(marker).touch()
+        os._exit(1)  # the worker process dies in the middle of the run
+    return pd.DataFrame({"x": [float(i)] * 10})
+
+
+def test_a_killed_worker_gives_a_complete_output_or_none(client, tmp_path):
+    import dask
+
+    marker = str(tmp_path / "killed")
+    rows, _ = write_dataset(client, [dask.delayed(_die_once, pure=False)(i, marker, False)
+                                     for i in range(4)], tmp_path / "out")
+    assert os.path.exists(marker) and rows == [10] * 4
+    assert len(pd.read_parquet(tmp_path / "out")) == 40
+    with pytest.raises(Exception, match="KilledWorker|died|lost"):
+        write_dataset(client, [dask.delayed(_die_once, pure=False)(i, marker, True)
+                               for i in range(4)], tmp_path / "never")
+    assert not (tmp_path / "never").exists()
+    assert sorted(os.listdir(tmp_path)) == ["killed", "out"]
+    client.wait_for_workers(2, timeout=60)
+
+
+# -- block MDAV -------------------------------------------------------------------------------
+
+def test_median_blocks_halve_until_the_block_size():
+    X = np.random.default_rng(0).standard_normal((1000, 3))
+    blocks = median_blocks(X, 150)
+    sizes = np.bincount(blocks)
+    assert sizes.max() <= 150 and sizes.min() >= 75 and sizes.sum() == 1000
+    # a cut separates the blocks along one attribute: block 0 and 1 come from one split
+    labels = block_mdav(X, 5, 150)
+    assert np.bincount(labels).min() >= 5 and np.bincount(labels).max() <= 9
+    assert all(np.unique(blocks[labels == c]).size == 1 for c in range(labels.max() + 1))
+    np.testing.assert_array_equal(block_mdav(X, 5, 1000), mdav(X, 5))
+    with pytest.raises(InputError, match="at least 2k"):
+        block_mdav(X, 5, 9)
+
+
+def test_merge_small_and_cut_tree_route_consistently():
+    np.testing.assert_array_equal(merge_small(np.array([5, 2, 0, 4, 6, 1]), 5),
+                                  [0, 1, 1, 1, 2, 2])
+    np.testing.assert_array_equal(merge_small(np.array([2, 2]), 5), [0, 0])
+    sample = np.random.default_rng(1).standard_normal((400, 2))
+    tree = cut_tree(sample, 50)
+    leaves = tree.route(sample)
+    assert np.bincount(leaves).max() <= 50 and tree.leaves == leaves.max() + 1
+    same = cut_tree(np.ones((100, 2)), 10)  # all equal: one leaf, no endless split
+    assert same.leaves == 1
+
+
+def test_block_mdav_on_the_cluster_is_k_anonymous_and_keeps_the_rest(client, numeric_parts,
+                                                                   tmp_path):
+    folder, whole = numeric_parts
+    dataset = open_dataset(folder, rows_per_partition=1000)
+    report = block_microaggregate(client, dataset, tmp_path / "out", k=4, columns=list("abc"),
+                                  block_size=400)
+    out = pd.read_parquet(tmp_path / "out")
+    assert list(out.columns) == ["a", "b", "c", "id", "note"]
+    pd.testing.assert_frame_equal(out[["id", "note"]], whole[["id", "note"]])
+    assert out.groupby(list("abc")).size().min() >= 4
+    assert report.clusters["smallest"] >= 4 and report.clusters["largest"] <= 7
+    assert report.blocks["largest"] <= 400 and report.k_anonymity["holds"]
+    np.testing.assert_allclose(out[list("abc")].mean(), whole[list("abc")].mean(), atol=1e-12)
+    sd = whole[list("abc")].std(ddof=0).to_numpy()
+    sse = float((((whole[list("abc")] - out[list("abc")]).to_numpy() / sd) ** 2).sum())
+    assert report.sse == pytest.approx(sse, rel=1e-9)
+    assert report.sst == pytest.approx(3 * len(whole))
+
+
+def test_block_mdav_refuses_missing_values_and_categories(client, tmp_path):
+    frame = pd.DataFrame({"a": [1.0, np.nan, 3.0] * 10, "b": np.arange(30.0)})
+    folder = _write_parts(tmp_path / "in", [frame])
+    with pytest.raises(InputError, match="column 'a' .* missing values"):
+        block_microaggregate(client, open_dataset(folder), tmp_path / "out", k=3,
+                             block_size=10)
+    assert not (tmp_path / "out").exists()
+    frame["a"] = ["x", "y", "z"] * 10
+    folder = _write_parts(tmp_path / "cat", [frame])
+    with pytest.raises(InputError, match="categorical"):
+        block_microaggregate(client, open_dataset(folder), tmp_path / "out", k=3)
+
+
+# -- sort-bound DP releases -------------------------------------------------------------------
+
+def _sources(X: np.ndarray, cuts: list[int]) -> list[Sortable]:
+    out = []
+    for a, b in itertools.pairwise([0, *cuts, len(X)]):
+        x = X[a:b, 0]
+        out.append(Sortable(x, np.empty((x.size, 0)), np.arange(a, b), x[:, None]))
+    return out
+
+
+def _insensitive_sources(X: np.ndarray, cuts: list[int], lows: np.ndarray, highs: np.ndarray
+                        ) -> list[Sortable]:
+    out = []
+    for a, b in itertools.pairwise([0, *cuts, len(X)]):
+        key, ties = order_keys(X[a:b], lows, highs)
+        out.append(Sortable(key, ties, np.arange(a, b), X[a:b]))
+    return out
+
+
+def test_group_sums_equal_the_single_machine_means_bit_for_bit():
+    """Ranked groups of one column, and single-reference insensitive clusters of three (ties
+    in the distance broken lexicographically), whatever the buckets."""
+    import dask
+
+    X = np.round(np.random.default_rng(2).uniform(0, 3, (1003, 3)), 1) * 1.1
+    lows, highs = np.zeros(3), np.full(3, 3.4)
+    cases = [(individual_ranking(X[:, :1], 6)[:, 0], _sources(X[:, :1], [100, 101, 600]), 1),
+             (insensitive(X, 6, lows, highs, reference="single"),
+              _insensitive_sources(X, [100, 101, 600], lows, highs), 3)]
+    for labels, sources, width in cases:
+        expected = cluster_means(X[:, :width], labels)
+        for buckets in (1, 3, 7):
+            sums = dask.compute(group_sums(sources, n=1003, k=6, width=width,
+                                           buckets=buckets), scheduler="sync")[0]
+            np.testing.assert_array_equal(sums / np.bincount(labels)[:, None], expected)
+
+
+@pytest.mark.parametrize("method", ["individual-ranking", "insensitive"])
+def test_seeded_cluster_release_equals_the_single_machine_release(client, numeric_parts,
+                                                                  tmp_path, method):
+    folder, whole = numeric_parts
+    dataset = open_dataset(folder, rows_per_partition=1000)
+    bounds = {c: (-2.5, 2.5) for c in "abc"}
+    extra = {"reference": "single"} if method == "insensitive" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        scaled = dp_release_at_scale(client, dataset, tmp_path / "out", method=method,
+                                     epsilon=2.0, k=5, columns=list("abc"), bounds=bounds,
+                                     rng=11, rows_per_bucket=700, **extra)
+        single = dp_release(whole, method=method, epsilon=2.0, k=5, columns=list("abc"),
+                            bounds=bounds, rng=11, **extra)
+    out = pd.read_parquet(tmp_path / "out")
+    assert sum(scaled.rows) == len(whole) and len(scaled.rows) == -(-len(whole) // 700)
+    if method == "insensitive":  # linked rows: the same multiset of records
+        rows = sorted(map(tuple, out[list("abc")].to_numpy()))
+        assert rows == sorted(map(tuple, single.frame[list("abc")].to_numpy()))
+    for c in "abc":
+        np.testing.assert_array_equal(np.sort(out[c]), np.sort(single.frame[c]))
+    assert scaled.report.epsilon == single.report.epsilon
+    assert scaled.report.sensitivities == single.report.sensitivities
+    assert scaled.report.differentially_private
+    assert any("clamped" in n for n in scaled.notices)
+
+
+def test_cluster_dp_refuses_what_it_cannot_do(client, numeric_parts, tmp_path):
+    folder, _ = numeric_parts
+    dataset = open_dataset(folder)
+    bounds = {c: (-3.0, 3.0) for c in "abc"}
+    common = {"epsilon": 1.0, "k": 5, "columns": list("abc"), "bounds": bounds}
+    with pytest.raises(InputError, match="linked"):
+        dp_release_at_scale(client, dataset, tmp_path / "o", method="individual-ranking",
+                            linkage="linked", **common)
+    with pytest.raises(InputError, match="reference single"):
+        dp_release_at_scale(client, dataset, tmp_path / "o", method="insensitive", **common)
+    with pytest.raises(InputError, match="not available"):
+        dp_release_at_scale(client, dataset, tmp_path / "o", method="laplace", **common)
+    with pytest.raises(Exception, match="domain"):
+        dp_release_at_scale(client, dataset, tmp_path / "o", method="individual-ranking",
+                            epsilon=1.0, k=5, columns=list("abc"))
+    assert not (tmp_path / "o").exists()
+
+
+def test_transfer_table_has_the_right_margins():
+    rng = np.random.default_rng(0)
+    table = _transfer_table(np.array([5, 7, 3]), np.array([4, 4, 7]), rng)
+    assert list(table.sum(axis=1)) == [5, 7, 3] and list(table.sum(axis=0)) == [4, 4, 7]
+
+
+def test_written_order_is_a_uniform_permutation():
+    """Four groups of one row, two chunks, two output partitions: all 24 orders appear with
+    equal frequency (chi-square test)."""
+    import dask
+    from scipy.stats import chisquare
+
+    values = np.arange(4.0)[:, None]
+    sizes = np.ones(4, dtype=np.int64)
+    rng = np.random.default_rng(7)
+    counts: dict[tuple, int] = {}
+    runs = 2400
+    for _ in range(runs):
+        parts = shuffled_partitions([(["x"], values)], sizes, [2, 2], rng, ["x"])
+        frames = dask.compute(*parts, scheduler="sync")
+        order = tuple(int(v) for f in frames for v in f["x"])
+        counts[order] = counts.get(order, 0) + 1
+    assert len(counts) == 24
+    assert chisquare(list(counts.values())).pvalue > 1e-4
