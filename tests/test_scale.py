@@ -14,18 +14,18 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from microagg.aggregate import cluster_means  # noqa: E402
-from microagg.errors import InputError, PrivacyLeakWarning  # noqa: E402
-from microagg.partition.blocks import block_mdav, median_blocks  # noqa: E402
-from microagg.partition.insensitive import insensitive, order_keys  # noqa: E402
-from microagg.partition.mdav import mdav  # noqa: E402
-from microagg.partition.univariate import individual_ranking  # noqa: E402
-from microagg.release.dp import dp_release  # noqa: E402
-from microagg.scale.anonymize import block_microaggregate, cut_tree, merge_small  # noqa: E402
-from microagg.scale.dataset import open_dataset, write_dataset  # noqa: E402
-from microagg.scale.dp import dp_release_at_scale  # noqa: E402
-from microagg.scale.shuffle import _transfer_table, shuffled_partitions  # noqa: E402
-from microagg.scale.sort import Sortable, group_sums  # noqa: E402
+from microagg.aggregate import cluster_means
+from microagg.errors import InputError, PrivacyLeakWarning
+from microagg.partition.blocks import block_mdav, median_blocks
+from microagg.partition.insensitive import insensitive, order_keys
+from microagg.partition.mdav import mdav
+from microagg.partition.univariate import individual_ranking
+from microagg.release.dp import dp_release
+from microagg.scale.anonymize import block_microaggregate, cut_tree, merge_small
+from microagg.scale.dataset import open_dataset, write_dataset
+from microagg.scale.dp import dp_release_at_scale
+from microagg.scale.shuffle import _transfer_table, shuffled_partitions
+from microagg.scale.sort import Sortable, group_sums
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_open_dataset_refuses_bad_input(tmp_path, numeric_parts):
         open_dataset(folder)
     pd.DataFrame({"a": ["text"], "b": [2.0], "c": [3.0], "id": [1], "note": ["q"]}).to_parquet(
         folder / "part-9.parquet")
-    with pytest.raises(InputError, match="column 'a' .* another type"):
+    with pytest.raises(InputError, match=r"column 'a' .* another type"):
         open_dataset(folder)
     (folder / "part-9.parquet").unlink()
     pd.DataFrame({"a": [1.0]}).to_csv(folder / "extra.csv", index=False)
@@ -125,7 +125,7 @@ def test_a_killed_worker_gives_a_complete_output_or_none(client, tmp_path):
                                      for i in range(4)], tmp_path / "out")
     assert os.path.exists(marker) and rows == [10] * 4
     assert len(pd.read_parquet(tmp_path / "out")) == 40
-    with pytest.raises(Exception, match="KilledWorker|died|lost"):
+    with pytest.raises(Exception, match=r"KilledWorker|died|lost"):
         write_dataset(client, [dask.delayed(_die_once, pure=False)(i, marker, True)
                                for i in range(4)], tmp_path / "never")
     assert not (tmp_path / "never").exists()
@@ -183,7 +183,7 @@ def test_block_mdav_on_the_cluster_is_k_anonymous_and_keeps_the_rest(client, num
 def test_block_mdav_refuses_missing_values_and_categories(client, tmp_path):
     frame = pd.DataFrame({"a": [1.0, np.nan, 3.0] * 10, "b": np.arange(30.0)})
     folder = _write_parts(tmp_path / "in", [frame])
-    with pytest.raises(InputError, match="column 'a' .* missing values"):
+    with pytest.raises(InputError, match=r"column 'a' .* missing values"):
         block_microaggregate(client, open_dataset(folder), tmp_path / "out", k=3,
                              block_size=10)
     assert not (tmp_path / "out").exists()
