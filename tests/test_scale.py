@@ -195,20 +195,20 @@ def test_block_mdav_refuses_missing_values_and_categories(client, tmp_path):
 
 # -- sort-bound DP releases -------------------------------------------------------------------
 
-def _sources(X: np.ndarray, cuts: list[int]) -> list[Sortable]:
+def _sources(X: np.ndarray, cuts: list[int]) -> list[list[Sortable]]:
     out = []
     for a, b in itertools.pairwise([0, *cuts, len(X)]):
         x = X[a:b, 0]
-        out.append(Sortable(x, np.empty((x.size, 0)), np.arange(a, b), x[:, None]))
+        out.append([Sortable(x, np.empty((x.size, 0)), np.arange(a, b))])
     return out
 
 
 def _insensitive_sources(X: np.ndarray, cuts: list[int], lows: np.ndarray, highs: np.ndarray
-                        ) -> list[Sortable]:
+                        ) -> list[list[Sortable]]:
     out = []
     for a, b in itertools.pairwise([0, *cuts, len(X)]):
         key, ties = order_keys(X[a:b], lows, highs)
-        out.append(Sortable(key, ties, np.arange(a, b), X[a:b]))
+        out.append([Sortable(key, ties, np.arange(a, b), X[a:b])])
     return out
 
 
@@ -225,8 +225,8 @@ def test_group_sums_equal_the_single_machine_means_bit_for_bit():
     for labels, sources, width in cases:
         expected = cluster_means(X[:, :width], labels)
         for buckets in (1, 3, 7):
-            sums = dask.compute(group_sums(sources, n=1003, k=6, width=width,
-                                           buckets=buckets), scheduler="sync")[0]
+            (sums,) = dask.compute(group_sums(sources, n=1003, k=6, widths=[width],
+                                              buckets=buckets), scheduler="sync")[0]
             np.testing.assert_array_equal(sums / np.bincount(labels)[:, None], expected)
 
 

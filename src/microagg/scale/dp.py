@@ -71,16 +71,20 @@ def _load(piece: Piece, names: Sequence[str], lows: np.ndarray, highs: np.ndarra
     return np.clip(X, lows, highs), clamped
 
 
-def _ranked(loaded: tuple[np.ndarray, np.ndarray], j: int, offset: int) -> Sortable:
-    x = loaded[0][:, j]
-    return Sortable(x, np.empty((x.size, 0)), np.arange(offset, offset + x.size), x[:, None])
+def _ranked(loaded: tuple[np.ndarray, np.ndarray], offset: int) -> list[Sortable]:
+    """One sort per column: by value, ties by row number (001 Alg. 1)."""
+    X = loaded[0]
+    rows = np.arange(offset, offset + X.shape[0])
+    none = np.empty((X.shape[0], 0))
+    return [Sortable(np.ascontiguousarray(X[:, j]), none, rows) for j in range(X.shape[1])]
 
 
 def _insensitive(loaded: tuple[np.ndarray, np.ndarray], offset: int, lows: np.ndarray,
-                 highs: np.ndarray) -> Sortable:
+                 highs: np.ndarray) -> list[Sortable]:
+    """One sort: distance to R_1, ties lexicographically, then by row (000 §4.1-4.2)."""
     X = loaded[0]
     key, ties = order_keys(X, lows, highs)
-    return Sortable(key, ties, np.arange(offset, offset + X.shape[0]), X)
+    return [Sortable(key, ties, np.arange(offset, offset + X.shape[0]), X)]
 
 
 def _refuse(option: str, value: object, method: DPMethod, why: str) -> None:
@@ -142,10 +146,10 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
     clamped = dask.delayed(lambda parts: np.sum([p[1] for p in parts], axis=0))(loads)
     budget = Budget(epsilon)
     if method is DPMethod.INDIVIDUAL_RANKING:
-        sums = [group_sums([dask.delayed(_ranked)(ld, j, o) for ld, o in
-                            zip(loads, offsets, strict=True)],
-                           n=n, k=k, width=1, buckets=buckets) for j in range(len(names))]
-        *sums, counts = client.compute([*sums, clamped], sync=True)
+        sums = group_sums([dask.delayed(_ranked)(ld, o) for ld, o in
+                           zip(loads, offsets, strict=True)],
+                          n=n, k=k, widths=[1] * len(names), buckets=buckets)
+        sums, counts = client.compute([sums, clamped], sync=True)
         shares = budget.split({name: 1.0 for name in names},
                               "sequential composition over the m protected attributes (001 "
                               "Lemma 2)")
@@ -167,8 +171,8 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
                                                "sequential composition over attributes")
         total = group_sums([dask.delayed(_insensitive)(ld, o, lows, highs)
                             for ld, o in zip(loads, offsets, strict=True)],
-                           n=n, k=k, width=len(names), buckets=buckets)
-        total, counts = client.compute([total, clamped], sync=True)
+                           n=n, k=k, widths=[len(names)], buckets=buckets)
+        (total,), counts = client.compute([total, clamped], sync=True)
         noisy, sensitivities, noise = private_numeric(
             total / sizes[:, None], data=data, factor=groups / k, epsilon=numeric_epsilon,
             calibration=calibration_used, rng=rng, statistic="cluster means",

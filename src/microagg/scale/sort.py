@@ -36,43 +36,60 @@ SAMPLE_PER_BUCKET = 2000
 
 @dataclass(frozen=True)
 class Sortable:
-    """Records of one partition: the primary key, tie-break keys (n × t, compared
-    lexicographically), input row numbers and the values to sum per group (n × q)."""
+    """Records of one partition, in input order: the primary key, tie-break keys (n × t,
+    compared lexicographically), input row numbers and the values to sum per group (n × q;
+    ``None``: the primary key itself)."""
 
     primary: np.ndarray
     ties: np.ndarray
     rows: np.ndarray
-    values: np.ndarray
+    values: np.ndarray | None = None
+
+    @property
+    def payload(self) -> np.ndarray:
+        return self.primary[:, None] if self.values is None else self.values
 
     def take(self, index: np.ndarray) -> Sortable:
         return Sortable(self.primary[index], self.ties[index], self.rows[index],
-                        self.values[index])
+                        None if self.values is None else self.values[index])
 
     @staticmethod
     def concat(parts: Sequence[Sortable]) -> Sortable:
-        return Sortable(*(np.concatenate([getattr(p, f) for p in parts]) for f in
-                          ("primary", "ties", "rows", "values")))
+        values = None if parts[0].values is None else np.concatenate([p.values for p in parts])
+        return Sortable(np.concatenate([p.primary for p in parts]),
+                        np.concatenate([p.ties for p in parts]),
+                        np.concatenate([p.rows for p in parts]), values)
 
 
-def _sample(source: Sortable, rate: float, seed: tuple[int, ...]) -> np.ndarray:
-    keep = np.random.default_rng(seed).random(source.primary.size) < rate
-    return source.primary[keep]
+def _sample(sources: list[Sortable], rate: float, seed: tuple[int, ...]) -> list[np.ndarray]:
+    keep = np.random.default_rng(seed).random(sources[0].primary.size) < rate
+    return [s.primary[keep] for s in sources]
 
 
-def _splitters(samples: list[np.ndarray], buckets: int) -> np.ndarray:
-    values = np.sort(np.concatenate(samples))
-    if values.size == 0 or buckets == 1:
-        return np.empty(0)
-    cut = values[np.linspace(0, values.size, buckets + 1).astype(np.int64)[1:-1]
-                 .clip(0, values.size - 1)]
-    return np.unique(cut)
+def _splitters(samples: list[list[np.ndarray]], buckets: int) -> list[np.ndarray]:
+    out = []
+    for per_sort in zip(*samples, strict=True):
+        values = np.sort(np.concatenate(per_sort))
+        if values.size == 0 or buckets == 1:
+            out.append(np.empty(0))
+            continue
+        cut = values[np.linspace(0, values.size, buckets + 1).astype(np.int64)[1:-1]
+                     .clip(0, values.size - 1)]
+        out.append(np.unique(cut))
+    return out
 
 
-def _split(source: Sortable, splitters: np.ndarray, buckets: int) -> tuple:
-    bucket = np.searchsorted(splitters, source.primary, side="left")
-    parts = split_by(bucket, buckets, np.arange(source.primary.size))
-    return (*(source.take(p[0]) for p in parts),
-            np.array([p[0].size for p in parts], dtype=np.int64))
+def _split(sources: list[Sortable], splitters: list[np.ndarray], buckets: int) -> tuple:
+    """Item b: the records of every sort in bucket b; item ``buckets``: the counts (sorts ×
+    buckets)."""
+    pieces, counts = [], []
+    for source, cut in zip(sources, splitters, strict=True):
+        bucket = np.searchsorted(cut, source.primary, side="left")
+        parts = split_by(bucket, buckets, np.arange(source.primary.size))
+        pieces.append([source.take(p[0]) for p in parts])
+        counts.append([p[0].size for p in parts])
+    return (*([per_sort[b] for per_sort in pieces] for b in range(buckets)),
+            np.array(counts, dtype=np.int64))
 
 
 @dataclass(frozen=True)
@@ -83,21 +100,21 @@ class _BucketSums:
 
 
 def _sorted_order(s: Sortable) -> np.ndarray:
-    keys = [s.rows, *(s.ties[:, j] for j in range(s.ties.shape[1] - 1, -1, -1)), s.primary]
-    return np.lexsort(keys)
+    """The order of the records: primary key, then the tie-break keys; the records are in
+    input order and the sorts are stable, so row number breaks the remaining ties."""
+    if s.ties.shape[1] == 0:
+        return np.argsort(s.primary, kind="stable")
+    return np.lexsort([*(s.ties[:, j] for j in range(s.ties.shape[1] - 1, -1, -1)), s.primary])
 
 
-def _bucket_sums(parts: list[Sortable], counts: np.ndarray, bucket: int, k: int,
-                 groups: int) -> _BucketSums:
-    s = Sortable.concat(parts)
-    s = s.take(_sorted_order(s))
-    start = int(counts[:bucket].sum())
-    n = int(counts.sum())
-    ranks = np.arange(start, start + s.rows.size, dtype=np.int64)
-    label = np.minimum(ranks // k, groups - 1)
-    if label.size == 0:
-        return _BucketSums(0, np.empty((0, s.values.shape[1])), [])
-    lo, hi = int(label[0]), int(label[-1])
+def _one_bucket(s: Sortable, start: int, n: int, k: int, groups: int) -> _BucketSums:
+    values = s.payload
+    if s.rows.size == 0:
+        return _BucketSums(0, np.empty((0, values.shape[1])), [])
+    order = _sorted_order(s)
+    label = np.empty(s.rows.size, dtype=np.int64)  # group of every record, in input order
+    label[order] = np.minimum(np.arange(start, start + s.rows.size) // k, groups - 1)
+    lo, hi = int(label[order[0]]), int(label[order[-1]])
 
     def whole(g: int) -> bool:
         first = g * k
@@ -105,21 +122,28 @@ def _bucket_sums(parts: list[Sortable], counts: np.ndarray, bucket: int, k: int,
         return first >= start and last <= start + s.rows.size
 
     edges = []
-    for g in {lo, hi}:
+    for g in sorted({lo, hi}):
         if not whole(g):
             members = label == g
-            edges.append((g, s.rows[members], s.values[members]))
+            edges.append((g, s.rows[members], values[members]))
     first = lo if whole(lo) else lo + 1
     last = hi if whole(hi) else hi - 1
+    if last < first:
+        return _BucketSums(first, np.empty((0, values.shape[1])), edges)
     inside = (label >= first) & (label <= last)
-    rows, values, label = s.rows[inside], s.values[inside], label[inside] - first
-    order = np.lexsort((rows, label))  # input row order inside each group
-    label, values = label[order], values[order]
-    sums = np.column_stack([np.bincount(label, weights=values[:, j],
-                                        minlength=max(last - first + 1, 0))
-                            for j in range(values.shape[1])]) if last >= first else np.empty(
-        (0, values.shape[1]))
-    return _BucketSums(first, sums.reshape(-1, values.shape[1]), edges)
+    # bincount adds in array order, i.e. input row order inside each group, as on one machine
+    sums = np.column_stack([np.bincount(label[inside] - first, weights=values[inside, j],
+                                        minlength=last - first + 1)
+                            for j in range(values.shape[1])])
+    return _BucketSums(first, sums, edges)
+
+
+def _bucket_sums(parts: list[list[Sortable]], counts: np.ndarray, bucket: int, k: int,
+                 groups: int) -> list[_BucketSums]:
+    n = int(counts[0].sum())
+    return [_one_bucket(Sortable.concat([p[sort] for p in parts]),
+                        int(counts[sort, :bucket].sum()), n, k, groups)
+            for sort in range(counts.shape[0])]
 
 
 def _assemble(results: list[_BucketSums], groups: int, width: int) -> np.ndarray:
@@ -138,11 +162,19 @@ def _assemble(results: list[_BucketSums], groups: int, width: int) -> np.ndarray
     return sums
 
 
-def group_sums(sources: Sequence[Any], *, n: int, k: int, width: int, buckets: int,
+def _assemble_all(results: list[list[_BucketSums]], groups: int, widths: list[int]
+                  ) -> list[np.ndarray]:
+    return [_assemble([r[sort] for r in results], groups, width)
+            for sort, width in enumerate(widths)]
+
+
+def group_sums(sources: Sequence[Any], *, n: int, k: int, widths: Sequence[int], buckets: int,
                seed: int = 0) -> Any:
-    """A delayed (n // k, width) array: the sums of the values of every group of k consecutive
-    records (the last k..2k-1) in the total order of the ``sources`` (delayed
-    :class:`Sortable`), computed in ``buckets`` sorted buckets (module docstring)."""
+    """A delayed list, one (n // k, width) array per sort: the sums of the values of every
+    group of k consecutive records (the last k..2k-1) in the total order of the sort.
+    ``sources`` are delayed lists (one :class:`Sortable` per sort) of the partitions in input
+    order; each sort runs in ``buckets`` sorted buckets (module docstring), all sorts in the
+    same tasks."""
     import dask
 
     groups = n // k
@@ -153,7 +185,7 @@ def group_sums(sources: Sequence[Any], *, n: int, k: int, width: int, buckets: i
     counts = dask.delayed(_total)([sp[buckets] for sp in splits])
     bucket_results = [dask.delayed(_bucket_sums)([sp[b] for sp in splits], counts, b, k, groups)
                       for b in range(buckets)]
-    return dask.delayed(_assemble)(bucket_results, groups, width)
+    return dask.delayed(_assemble_all)(bucket_results, groups, list(widths))
 
 
 def _total(counts: list[np.ndarray]) -> np.ndarray:
