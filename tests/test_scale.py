@@ -24,6 +24,7 @@ from microagg.release.dp import dp_release
 from microagg.scale.anonymize import block_microaggregate, cut_tree, merge_small
 from microagg.scale.dataset import open_dataset, write_dataset
 from microagg.scale.dp import dp_release_at_scale
+from microagg.scale.evaluate import evaluate_at_scale
 from microagg.scale.shuffle import _transfer_table, shuffled_partitions
 from microagg.scale.sort import Sortable, group_sums
 
@@ -299,3 +300,57 @@ def test_written_order_is_a_uniform_permutation():
         counts[order] = counts.get(order, 0) + 1
     assert len(counts) == 24
     assert chisquare(list(counts.values())).pvalue > 1e-4
+
+
+# -- evaluation and the command line ----------------------------------------------------------
+
+def test_evaluation_at_scale_matches_the_single_machine_measures(client, numeric_parts,
+                                                                 tmp_path):
+    from microagg.metrics.risk import record_linkage
+    from microagg.metrics.utility import jsd, sse_percent
+
+    folder, whole = numeric_parts
+    dataset = open_dataset(folder, rows_per_partition=1000)
+    block_microaggregate(client, dataset, tmp_path / "out", k=3, columns=list("abc"),
+                         block_size=300)
+    masked = open_dataset(tmp_path / "out", rows_per_partition=1000)
+    result = evaluate_at_scale(client, dataset, masked, columns=list("abc"),
+                               sample=len(whole), bins=20)
+    x = whole[list("abc")].to_numpy()
+    y = pd.read_parquet(tmp_path / "out")[list("abc")].to_numpy()
+    assert result.aligned and result.records == len(whole)
+    assert result.sse == pytest.approx(float(((x - y) ** 2).sum()), rel=1e-12)
+    assert result.sse_percent == pytest.approx(sse_percent(x, y), rel=1e-9)
+    np.testing.assert_allclose(result.jsd, jsd(x, y, x.min(axis=0), x.max(axis=0), bins=20),
+                               atol=1e-12)
+    # the whole data set as the sample: the single-machine record linkage exactly
+    widths = x.max(axis=0) - x.min(axis=0)
+    assert result.record_linkage_percent == pytest.approx(record_linkage(x, y, widths),
+                                                          abs=1e-9)
+    low, high = result.record_linkage_ci95
+    assert low <= result.record_linkage_percent <= high
+    small = evaluate_at_scale(client, dataset, masked, columns=list("abc"), sample=200)
+    assert small.record_linkage_sample == 200
+
+
+def test_cli_engine_dask_end_to_end(numeric_parts, tmp_path, run_cli):
+    folder, whole = numeric_parts
+    done = run_cli("microaggregate", folder, "-o", tmp_path / "k", "--k", "4", "--columns",
+                   "a,b,c", "--engine", "dask", "--workers", "2", "--block-size", "500")
+    assert done.code == 0, done.stderr
+    assert pd.read_parquet(tmp_path / "k").groupby(list("abc")).size().min() >= 4
+    done = run_cli("dp", f"{folder}/part-*.parquet", "-o", tmp_path / "d", "--method",
+                   "individual-ranking", "--epsilon", "1", "--k", "5", "--columns", "a,b,c",
+                   "--bounds", "a=-3:3,b=-3:3,c=-3:3", "--engine", "dask", "--workers", "1",
+                   "--json")
+    assert done.code == 0, done.stderr
+    assert len(pd.read_parquet(tmp_path / "d")) == len(whole)
+    assert '"differentially_private": true' in done.stdout
+    assert (tmp_path / "d.privacy.json").exists()
+    done = run_cli("dp", folder, "-o", tmp_path / "e", "--method", "individual-ranking",
+                   "--epsilon", "1", "--k", "5", "--carry", "id", "--engine", "dask")
+    assert done.code == 2 and "--carry is not available" in done.stderr
+    done = run_cli("evaluate", folder, tmp_path / "k", "--columns", "a,b,c", "--engine",
+                   "dask", "--workers", "1", "--json")
+    assert done.code == 0, done.stderr
+    assert '"record_linkage_sample": 1000' in done.stdout

@@ -59,6 +59,28 @@ def _root(
 
 # -- helpers -------------------------------------------------------------------------------
 
+ENGINE_HELP = ("local (default) | dask: run on a Dask cluster; IN is then a folder or glob of "
+               "Parquet (or CSV) files and OUT a Parquet data set (a folder).")
+SCHEDULER_HELP = "With --engine dask: the scheduler's address (default: start a LocalCluster)."
+WORKERS_HELP = "With --engine dask and no --scheduler: LocalCluster workers (default: CPUs)."
+
+
+def _engine(engine: str, scheduler: str | None, workers: int | None, **local_only: Any
+            ) -> bool:
+    """True for --engine dask. Options of the local engine only must keep their defaults."""
+    from microagg.options import Engine, parse
+
+    if parse(Engine, engine, "engine") is Engine.LOCAL:
+        if scheduler is not None or workers is not None:
+            raise InputError("--scheduler and --workers apply to --engine dask only")
+        return False
+    for option, value in local_only.items():
+        if value not in (None, False, "auto"):
+            raise InputError(f"--{option.replace('_', '-')} is not available with "
+                             "--engine dask")
+    return True
+
+
 def _names(value: str | None, option: str) -> list[str] | None:
     if value is None:
         return None
@@ -256,10 +278,23 @@ def evaluate(
                                        "quasi-identifiers, else every numeric column)."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    engine: str = typer.Option("local", "--engine", help="local (default) | dask: compare "
+                               "two data sets (folders or globs) by map-reduce, record "
+                               "linkage on a sample."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
+    sample: int = typer.Option(1000, "--sample", help="With --engine dask: masked records "
+                               "linked against all originals (0: no record linkage)."),
 ) -> None:
     """Measure the utility loss and disclosure risk of a masked table."""
     from microagg.io import read_table
     from microagg.metrics.evaluate import evaluate as run_evaluation
+
+    if _engine(engine, scheduler, workers, schema=schema):
+        _evaluate_at_scale(original, masked, columns=_names(columns, "--columns"),
+                           sample=sample, scheduler=scheduler, workers=workers,
+                           json_out=json_out)
+        return
 
     original_frame, schema_obj = _load(original, schema)
     masked_frame = read_table(masked)
@@ -279,6 +314,31 @@ def evaluate(
     width = max(len(label) for _, label in measures)
     for key, label in measures:
         out.print(f"  {label:{width}s}  {_fmt(result[key])}")
+
+
+def _evaluate_at_scale(original: Path, masked: Path, *, columns: list[str] | None,
+                       sample: int, scheduler: str | None, workers: int | None,
+                       json_out: bool) -> None:
+    from microagg.scale.cluster import dask_client
+    from microagg.scale.dataset import open_dataset
+    from microagg.scale.evaluate import evaluate_at_scale
+
+    if sample < 0:
+        raise InputError(f"--sample must be 0 or more, got {sample}")
+    before, after = open_dataset(original), open_dataset(masked)
+    with dask_client(scheduler, workers) as client:
+        result = evaluate_at_scale(client, before, after, columns=columns, sample=sample)
+    if json_out:
+        _print_json(result.to_dict())
+        return
+    out.print(f"compared {result.records:,} records on {', '.join(result.columns)}"
+              + ("" if result.aligned else " (not row-aligned: distributions only)"))
+    out.print(f"  SSE/SST (%)            {_fmt(result.sse_percent)}")
+    if result.record_linkage_ci95 is not None:
+        low, high = result.record_linkage_ci95
+        out.print(f"  record linkage (%)     {_fmt(result.record_linkage_percent)} "
+                  f"(95% CI {low:.2f}-{high:.2f}, sample of {result.record_linkage_sample:,})")
+    out.print(f"  JSD (mean)             {_fmt(float(sum(result.jsd) / len(result.jsd)))}")
 
 
 # -- microaggregate -----------------------------------------------------------------------
@@ -323,26 +383,6 @@ def _progress(total: int, description: str) -> Iterator[Callable[[int], None] | 
 
 THREADS_HELP = ("Threads of the partitioner (default: all available, split passes only "
                 "when measured to pay off).")
-ENGINE_HELP = ("local (default) | dask: run on a Dask cluster; IN is then a folder or glob of "
-               "Parquet (or CSV) files and OUT a Parquet data set (a folder).")
-SCHEDULER_HELP = "With --engine dask: the scheduler's address (default: start a LocalCluster)."
-WORKERS_HELP = "With --engine dask and no --scheduler: LocalCluster workers (default: CPUs)."
-
-
-def _engine(engine: str, scheduler: str | None, workers: int | None, **local_only: Any
-            ) -> bool:
-    """True for --engine dask. Options of the local engine only must keep their defaults."""
-    from microagg.options import Engine, parse
-
-    if parse(Engine, engine, "engine") is Engine.LOCAL:
-        if scheduler is not None or workers is not None:
-            raise InputError("--scheduler and --workers apply to --engine dask only")
-        return False
-    for option, value in local_only.items():
-        if value not in (None, False, "auto"):
-            raise InputError(f"--{option.replace('_', '-')} is not available with "
-                             "--engine dask")
-    return True
 
 
 @app.command(short_help="k-anonymity: replace quasi-identifiers by cluster means.")

@@ -6,7 +6,8 @@
   SSE and SSE/SST as in :func:`~microagg.metrics.utility.sse_percent`.
 * **Record linkage** (000 §5.2) on a uniform random sample of masked records, each linked to
   its nearest original over *all* originals, partition by partition (a k-d tree per original
-  partition); ties at the nearest distance count 1/t as on one machine. Distances divide each
+  partition, then exact squared distances among the originals near the nearest); ties at the
+  nearest distance count 1/t as on one machine. Distances divide each
   attribute by the original's range. The sample proportion comes with its Wilson 95 %
   interval and the sample size.
 """
@@ -95,12 +96,28 @@ def _nearest(piece: Piece, columns: Sequence[str], widths: np.ndarray, queries: 
 
 def _ties(piece: Piece, columns: Sequence[str], widths: np.ndarray, queries: np.ndarray,
           best: np.ndarray) -> np.ndarray:
+    """Per query: this partition's smallest squared distance among the originals near the
+    global nearest distance ``best``, and how many originals share it (rows (2, queries))."""
     from scipy.spatial import cKDTree
 
     X = _values(piece, columns) / widths
     near = cKDTree(X).query_ball_point(queries, r=best * (1 + 1e-9) + 1e-300)
-    return np.array([np.count_nonzero(np.linalg.norm(X[idx] - q, axis=1) <= b)
-                     if len(idx) else 0 for idx, q, b in zip(near, queries, best, strict=True)])
+    out = np.stack([np.full(len(queries), np.inf), np.zeros(len(queries))])
+    for i, (idx, q) in enumerate(zip(near, queries, strict=True)):
+        if len(idx):
+            squared = _squared(X[idx], q)
+            out[0, i] = squared.min()
+            out[1, i] = np.count_nonzero(squared == out[0, i])
+    return out
+
+
+def _squared(points: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Squared distances summed attribute by attribute, the same way for every pair (so equal
+    distances compare equal, as in :func:`~microagg.metrics.risk.record_linkage`)."""
+    total = np.zeros(points.shape[0])
+    for j in range(points.shape[1]):
+        total += (points[:, j] - query[j]) ** 2
+    return total
 
 
 def _wilson(successes: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -139,7 +156,8 @@ def evaluate_at_scale(client: Any, original: Dataset, masked: Dataset, *,
     mean_x, mean_y = mx[0] / n, my[0] / n
     var_x = np.maximum(mx[1] / n - mean_x ** 2, 0.0)
     var_y = np.maximum(my[1] / n - mean_y ** 2, 0.0)
-    lows, highs = mx[2], mx[3]
+    lows = np.min([m[2] for m in moments[:split]], axis=0)
+    highs = np.max([m[3] for m in moments[:split]], axis=0)
     histograms = client.compute([dask.delayed(_histograms)(p, columns, lows, highs, bins)
                                  for d in (original, masked) for p in d.pieces], sync=True)
     hx, hy = np.sum(histograms[:split], axis=0) / n, np.sum(histograms[split:], axis=0) / n
@@ -168,12 +186,14 @@ def evaluate_at_scale(client: Any, original: Dataset, masked: Dataset, *,
                  zip(masked.pieces, masked.offsets, strict=True)], sync=True)) / widths
             best = np.min(client.compute([dask.delayed(_nearest)(p, columns, widths, queries)
                                           for p in original.pieces], sync=True), axis=0)
-            tied = np.sum(client.compute([dask.delayed(_ties)(p, columns, widths, queries,
-                                                              best)
-                                          for p in original.pieces], sync=True), axis=0)
-            own = np.linalg.norm(own_x - queries, axis=1)
-            linked = np.where(own <= best * (1 + 1e-9) + 1e-300, 1.0 / np.maximum(tied, 1),
-                              0.0)
+            local = np.array(client.compute([dask.delayed(_ties)(p, columns, widths, queries,
+                                                                 best)
+                                             for p in original.pieces], sync=True))
+            nearest = local[:, 0].min(axis=0)
+            tied = np.where(local[:, 0] == nearest, local[:, 1], 0).sum(axis=0)
+            own = np.array([_squared(own_x[i:i + 1], queries[i])[0]
+                            for i in range(queries.shape[0])])
+            linked = np.where(own == nearest, 1.0 / np.maximum(tied, 1), 0.0)
             linkage = float(100 * linked.mean())
             low, high = _wilson(float(linked.sum()), taken)
             interval = (100 * low, 100 * high)
