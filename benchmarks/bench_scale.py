@@ -54,8 +54,8 @@ def _worker_peak(client) -> float:
 
 
 def _cluster_case(case: dict) -> dict:
-    from microagg.scale.cluster import dask_client
-    from microagg.scale.dataset import open_dataset
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import open_dataset
 
     work = Path(tempfile.mkdtemp(prefix="microagg-bench-"))
     try:
@@ -67,14 +67,14 @@ def _cluster_case(case: dict) -> dict:
             startup = time.perf_counter() - start
             start = time.perf_counter()
             if case["benchmark"] == "block-mdav":
-                from microagg.scale.anonymize import block_microaggregate
+                from microagg.at_scale.anonymize import block_microaggregate
 
                 report = block_microaggregate(client, dataset, work / "out", k=case["k"],
                                               block_size=case["block_size"])
                 extra = {"sse_over_sst": round(report.sse / report.sst, 6),
                          "blocks": report.blocks["count"]}
             else:
-                from microagg.scale.dp import dp_release_at_scale
+                from microagg.at_scale.dp import dp_release_at_scale
 
                 bounds = {f"x{j}": (-6.0, 6.0) for j in range(case["d"])}
                 report = dp_release_at_scale(client, dataset, work / "out", method=case[

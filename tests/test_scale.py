@@ -1,4 +1,4 @@
-"""The cluster path (microagg.scale) on a LocalCluster of 2 workers: data sets in and out,
+"""The cluster path (microagg.at_scale) on a LocalCluster of 2 workers: data sets in and out,
 block MDAV, the sort-bound DP releases, and the uniform order of the written rows."""
 
 from __future__ import annotations
@@ -15,23 +15,23 @@ import pytest
 pytest.importorskip("distributed")
 
 from microagg.aggregate import cluster_means
+from microagg.at_scale.anonymize import block_microaggregate, cut_tree, merge_small
+from microagg.at_scale.dataset import open_dataset, write_dataset
+from microagg.at_scale.dp import dp_release_at_scale
+from microagg.at_scale.evaluate import evaluate_at_scale
+from microagg.at_scale.shuffle import _transfer_table, shuffled_partitions
+from microagg.at_scale.sort import Sortable, group_sums
 from microagg.errors import InputError, PrivacyLeakWarning
 from microagg.partition.blocks import block_mdav, median_blocks
 from microagg.partition.insensitive import insensitive, order_keys
 from microagg.partition.mdav import mdav
 from microagg.partition.univariate import individual_ranking
 from microagg.release.dp import dp_release
-from microagg.scale.anonymize import block_microaggregate, cut_tree, merge_small
-from microagg.scale.dataset import open_dataset, write_dataset
-from microagg.scale.dp import dp_release_at_scale
-from microagg.scale.evaluate import evaluate_at_scale
-from microagg.scale.shuffle import _transfer_table, shuffled_partitions
-from microagg.scale.sort import Sortable, group_sums
 
 
 @pytest.fixture(scope="module")
 def client():
-    from microagg.scale.cluster import dask_client
+    from microagg.at_scale.cluster import dask_client
 
     with dask_client(workers=2) as c:
         yield c

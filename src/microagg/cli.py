@@ -319,9 +319,9 @@ def evaluate(
 def _evaluate_at_scale(original: Path, masked: Path, *, columns: list[str] | None,
                        sample: int, scheduler: str | None, workers: int | None,
                        json_out: bool) -> None:
-    from microagg.scale.cluster import dask_client
-    from microagg.scale.dataset import open_dataset
-    from microagg.scale.evaluate import evaluate_at_scale
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import open_dataset
+    from microagg.at_scale.evaluate import evaluate_at_scale
 
     if sample < 0:
         raise InputError(f"--sample must be 0 or more, got {sample}")
@@ -478,10 +478,10 @@ def microaggregate(
 def _block_mdav(input: Path, output: Path, *, k: int, method: str, columns: list[str] | None,
                 block_size: int | None, scheduler: str | None, workers: int | None,
                 json_out: bool) -> None:
+    from microagg.at_scale.anonymize import block_microaggregate
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import open_dataset
     from microagg.partition.blocks import DEFAULT_BLOCK_SIZE
-    from microagg.scale.anonymize import block_microaggregate
-    from microagg.scale.cluster import dask_client
-    from microagg.scale.dataset import open_dataset
 
     if method != "mdav":
         raise InputError("--engine dask runs block MDAV: use --method mdav")
@@ -802,11 +802,11 @@ def _dp_at_scale(input: Path, output: Path, *, method: str, epsilon: float, k: i
                  scheduler: str | None, workers: int | None, json_out: bool) -> None:
     import warnings
 
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import check_dataset_output, open_dataset
+    from microagg.at_scale.dp import dp_release_at_scale
     from microagg.errors import PrivacyLeakWarning
     from microagg.io import write_text
-    from microagg.scale.cluster import dask_client
-    from microagg.scale.dataset import check_dataset_output, open_dataset
-    from microagg.scale.dp import dp_release_at_scale
 
     check_dataset_output(output, input)
     dataset = open_dataset(input)

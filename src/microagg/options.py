@@ -70,7 +70,7 @@ class Engine(StrEnum):
     """Where a release runs (``--engine``)."""
 
     LOCAL = "local"  # this process, the table in memory
-    DASK = "dask"  # a Dask cluster, Parquet data sets in and out (microagg.scale)
+    DASK = "dask"  # a Dask cluster, Parquet data sets in and out (microagg.at_scale)
 
 
 class Scaling(StrEnum):

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from microagg.at_scale.dataset import Dataset, Piece, read_piece
 from microagg.errors import InputError
 from microagg.metrics.utility import js_divergence
-from microagg.scale.dataset import Dataset, Piece, read_piece
 
 __all__ = ["ScaleEvaluation", "evaluate_at_scale"]
 

@@ -32,12 +32,12 @@ import numpy as np
 import pandas as pd
 
 from microagg.aggregate import cluster_means
+from microagg.at_scale.dataset import Dataset, Piece, read_piece, write_dataset
+from microagg.at_scale.exchange import exchange, split_by
 from microagg.errors import InputError
 from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size, median_blocks
 from microagg.partition.mdav import mdav
 from microagg.release.inputs import masked_columns
-from microagg.scale.dataset import Dataset, Piece, read_piece, write_dataset
-from microagg.scale.exchange import exchange, split_by
 from microagg.schema import Role, Schema
 
 __all__ = ["BlockReport", "CutTree", "block_microaggregate", "cut_tree"]

@@ -3,11 +3,11 @@ attributes, unlinked) and single-reference insensitive microaggregation (000 Alg
 R_1 for every cluster, numeric attributes).
 
 Both group the records k by k along total orders fixed before the data are seen, so the only
-distributed step is the sort (:mod:`~microagg.scale.sort`). The group sums come back to this
+distributed step is the sort (:mod:`~microagg.at_scale.sort`). The group sums come back to this
 process (n/k rows), where the noise is drawn by the very code of the single-machine release
 with the same generator: a seeded run releases the same noisy group values on one machine and
 on the cluster, bit for bit. The written rows are those values repeated by the group sizes, in
-a uniformly random order drawn without gathering the rows (:mod:`~microagg.scale.shuffle`),
+a uniformly random order drawn without gathering the rows (:mod:`~microagg.at_scale.shuffle`),
 in partitions of about ``rows_per_bucket`` rows; the order differs from the single-machine one
 (another uniform draw).
 
@@ -27,6 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from microagg.at_scale.dataset import Dataset, Piece, read_piece, write_dataset
+from microagg.at_scale.shuffle import shuffled_partitions
+from microagg.at_scale.sort import Sortable, group_sums
 from microagg.errors import InputError
 from microagg.mechanisms import Budget, attribute_budgets, make_rng
 from microagg.options import Calibration, DPMethod, Linkage, Reference, parse
@@ -38,9 +41,6 @@ from microagg.release.inputs import prepare_dp
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import privacy_report
 from microagg.release.report import PrivacyReport
-from microagg.scale.dataset import Dataset, Piece, read_piece, write_dataset
-from microagg.scale.shuffle import shuffled_partitions
-from microagg.scale.sort import Sortable, group_sums
 from microagg.schema import Schema
 
 __all__ = ["ScaleRelease", "dp_release_at_scale"]

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from microagg.scale.exchange import split_by
+from microagg.at_scale.exchange import split_by
 
 __all__ = ["Sortable", "group_sums"]
 
