@@ -28,8 +28,9 @@ import pandas as pd
 
 from microagg.errors import InputError
 
-__all__ = ["atomic_path", "atomic_paths", "check_output", "read_table", "table_format",
-           "write_all", "write_frame", "write_json", "write_table", "write_text"]
+__all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_output", "read_table",
+           "remove_stale_temporaries", "table_format", "write_all", "write_frame", "write_json",
+           "write_table", "write_text"]
 
 MISSING_TOKENS = ["", "NA", "N/A", "NaN", "nan", "NULL", "null"]
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -122,7 +123,7 @@ def _refuse_duplicates(names: list[str], path: Path) -> None:
 
 # Temporary files are named .<target>.microagg-<pid>-<random>.tmp: a later write to the same
 # target removes those whose process is gone (e.g. killed during a write).
-_TMP_TAG = ".microagg-"
+TMP_TAG = ".microagg-"
 
 
 def _process_alive(pid: int) -> bool:
@@ -135,12 +136,15 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def _remove_stale_temporaries(path: Path) -> None:
-    for stale in path.parent.glob(f".{glob_escape(path.name)}{_TMP_TAG}*.tmp"):
-        pid_text = stale.name[len(path.name) + 1 + len(_TMP_TAG):].split("-", 1)[0]
+def remove_stale_temporaries(path: Path,
+                             remove: Callable[[Path], None] | None = None) -> None:
+    """Remove the hidden temporaries of writes to ``path`` whose process is gone (files by
+    default; ``remove`` removes anything else, e.g. a temporary folder)."""
+    for stale in path.parent.glob(f".{glob_escape(path.name)}{TMP_TAG}*.tmp"):
+        pid_text = stale.name[len(path.name) + 1 + len(TMP_TAG):].split("-", 1)[0]
         if pid_text.isdigit() and not _process_alive(int(pid_text)):
             with contextlib.suppress(OSError):
-                stale.unlink()
+                (remove or Path.unlink)(stale)
 
 
 def _file_mode() -> int:
@@ -192,9 +196,9 @@ def atomic_paths(paths: Sequence[str | Path], sources: Sequence[str | Path] = ()
     temporaries: list[Path] = []
     try:
         for target in targets:
-            _remove_stale_temporaries(target)
+            remove_stale_temporaries(target)
             handle, name = tempfile.mkstemp(
-                prefix=f".{target.name}{_TMP_TAG}{os.getpid()}-", suffix=".tmp",
+                prefix=f".{target.name}{TMP_TAG}{os.getpid()}-", suffix=".tmp",
                 dir=target.parent if str(target.parent) else ".")
             os.close(handle)
             temporaries.append(Path(name))

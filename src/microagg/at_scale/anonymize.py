@@ -23,7 +23,7 @@ Each task holds one partition or one group of blocks, never the whole data set.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.aggregate import cluster_means
-from microagg.at_scale.dataset import Dataset, Piece, read_piece, write_dataset
+from microagg.at_scale.dataset import Dataset, Piece, read_matrix, read_piece, write_dataset
 from microagg.at_scale.exchange import exchange, split_by
 from microagg.errors import InputError
 from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size, median_blocks
@@ -45,19 +45,9 @@ __all__ = ["BlockReport", "CutTree", "block_microaggregate", "cut_tree"]
 SAMPLE_PER_BLOCK = 64
 
 
-def _matrix(piece: Piece, columns: Sequence[str]) -> np.ndarray:
-    frame = read_piece(piece, columns)
-    X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
-    if np.isnan(X).any():
-        column = columns[int(np.flatnonzero(np.isnan(X).any(axis=0))[0])]
-        raise InputError(f"column '{column}' of {piece.path} has missing values; block MDAV "
-                         "needs complete quasi-identifiers")
-    return X
-
-
 def _moments_and_sample(piece: Piece, columns: Sequence[str], rate: float,
                         seed: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    X = _matrix(piece, columns)
+    X = read_matrix(piece, columns)
     keep = np.random.default_rng(seed).random(X.shape[0]) < rate
     return X.sum(axis=0), (X * X).sum(axis=0), X[keep]
 
@@ -147,7 +137,7 @@ def merge_small(counts: np.ndarray, k: int) -> np.ndarray:
 
 def _count(piece: Piece, columns: Sequence[str], center: np.ndarray, sd: np.ndarray,
            tree: CutTree) -> np.ndarray:
-    leaves = tree.route((_matrix(piece, columns) - center) / sd)
+    leaves = tree.route((read_matrix(piece, columns) - center) / sd)
     return np.bincount(leaves, minlength=tree.leaves)
 
 
@@ -155,7 +145,7 @@ def _to_groups(source: tuple[Piece, int], columns: Sequence[str], center: np.nda
                sd: np.ndarray, tree: CutTree, block_of_leaf: np.ndarray,
                group_of_block: np.ndarray) -> tuple:
     piece, offset = source
-    X = _matrix(piece, columns)
+    X = read_matrix(piece, columns)
     blocks = block_of_leaf[tree.route((X - center) / sd)]
     rows = np.arange(offset, offset + X.shape[0], dtype=np.int64)
     groups = group_of_block[blocks]
@@ -232,8 +222,6 @@ class BlockReport:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
-
         return asdict(self)
 
 

@@ -31,12 +31,11 @@ import numpy as np
 import pandas as pd
 
 from microagg.errors import InputError
-from microagg.io import _process_alive, read_table, table_format
+from microagg.io import TMP_TAG, read_table, remove_stale_temporaries, table_format
 
-__all__ = ["Dataset", "Piece", "open_dataset", "write_dataset"]
+__all__ = ["Dataset", "Piece", "open_dataset", "read_matrix", "read_piece", "write_dataset"]
 
 ROWS_PER_PARTITION = 1_000_000
-_TMP_TAG = ".microagg-"
 
 
 @dataclass(frozen=True)
@@ -65,6 +64,18 @@ def read_piece(piece: Piece, columns: Sequence[str] | None = None) -> pd.DataFra
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise InputError(f"cannot read {path} as Parquet: {exc}") from None
     return table.to_pandas()
+
+
+def read_matrix(piece: Piece, columns: Sequence[str]) -> np.ndarray:
+    """The partition's ``columns`` as a float matrix; a missing or infinite value is an error
+    naming the column and the file."""
+    X = read_piece(piece, columns).to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(X)
+    if bad.any():
+        column = columns[int(np.flatnonzero(bad.any(axis=0))[0])]
+        raise InputError(f"column '{column}' of {piece.path} has missing values or infinities; "
+                         "the cluster path needs complete numeric columns")
+    return X
 
 
 @dataclass(frozen=True)
@@ -182,13 +193,6 @@ def open_dataset(source: str | Path, *,
     return Dataset(str(source), tuple(pieces), tuple(names))
 
 
-def _remove_stale(target: Path) -> None:
-    for stale in target.parent.glob(f".{glob.escape(target.name)}{_TMP_TAG}*.tmp"):
-        pid_text = stale.name[len(target.name) + 1 + len(_TMP_TAG):].split("-", 1)[0]
-        if pid_text.isdigit() and not _process_alive(int(pid_text)):
-            shutil.rmtree(stale, ignore_errors=True)
-
-
 def _write_part(frame: pd.DataFrame, path: str) -> int:
     frame.to_parquet(path, index=False)
     return len(frame)
@@ -221,8 +225,8 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
     import dask
 
     target = check_dataset_output(target, source)
-    _remove_stale(target)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}{_TMP_TAG}{os.getpid()}-", suffix=".tmp",
+    remove_stale_temporaries(target, lambda stale: shutil.rmtree(stale, ignore_errors=True))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}{TMP_TAG}{os.getpid()}-", suffix=".tmp",
                                 dir=target.parent if str(target.parent) else "."))
     futures: list[Any] = []
     try:
@@ -237,7 +241,7 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
         results = [future.result() for future in futures[len(writes):]]
         os.chmod(tmp, 0o777 & ~_umask())
         if target.exists():
-            old = target.with_name(f".{target.name}{_TMP_TAG}{os.getpid()}-old.tmp")
+            old = target.with_name(f".{target.name}{TMP_TAG}{os.getpid()}-old.tmp")
             os.replace(target, old)
             os.replace(tmp, target)
             shutil.rmtree(old, ignore_errors=True)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from microagg.at_scale.dataset import Dataset, Piece, read_piece, write_dataset
+from microagg.at_scale.dataset import Dataset, Piece, read_matrix, write_dataset
 from microagg.at_scale.shuffle import shuffled_partitions
 from microagg.at_scale.sort import Sortable, group_sums
 from microagg.errors import InputError
@@ -61,14 +61,13 @@ class ScaleRelease:
 def _load(piece: Piece, names: Sequence[str], lows: np.ndarray, highs: np.ndarray
           ) -> tuple[np.ndarray, np.ndarray]:
     """The partition's protected values clamped into their domains, and the clamped counts."""
-    X = read_piece(piece, names).to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(X)
-    if bad.any():
-        column = names[int(np.flatnonzero(bad.any(axis=0))[0])]
-        raise InputError(f"column '{column}' of {piece.path} has missing or infinite values; "
-                         "the cluster path needs complete columns")
+    X = read_matrix(piece, names)
     clamped = ((X < lows) | (X > highs)).sum(axis=0)
     return np.clip(X, lows, highs), clamped
+
+
+def _clamped_total(loaded: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    return np.sum([counts for _, counts in loaded], axis=0)
 
 
 def _ranked(loaded: tuple[np.ndarray, np.ndarray], offset: int) -> list[Sortable]:
@@ -143,7 +142,7 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
 
     loads = [dask.delayed(_load)(p, names, lows, highs) for p in dataset.pieces]
     offsets = [int(o) for o in dataset.offsets]
-    clamped = dask.delayed(lambda parts: np.sum([p[1] for p in parts], axis=0))(loads)
+    clamped = dask.delayed(_clamped_total)(loads)
     budget = Budget(epsilon)
     if method is DPMethod.INDIVIDUAL_RANKING:
         sums = group_sums([dask.delayed(_ranked)(ld, o) for ld, o in

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from microagg.at_scale.dataset import Dataset, Piece, read_piece
+from microagg.at_scale.dataset import Dataset, Piece, read_matrix
 from microagg.errors import InputError
 from microagg.metrics.utility import js_divergence
 
@@ -50,22 +50,15 @@ class ScaleEvaluation:
         return asdict(self)
 
 
-def _values(piece: Piece, columns: Sequence[str]) -> np.ndarray:
-    X = read_piece(piece, columns).to_numpy(dtype=np.float64, na_value=np.nan)
-    if not np.isfinite(X).all():
-        raise InputError(f"{piece.path} has missing or infinite values in {list(columns)}")
-    return X
-
-
 def _moments(piece: Piece, columns: Sequence[str]) -> np.ndarray:
-    X = _values(piece, columns)
+    X = read_matrix(piece, columns)
     return np.stack([X.sum(axis=0), (X * X).sum(axis=0), X.min(axis=0, initial=np.inf),
                      X.max(axis=0, initial=-np.inf)])
 
 
 def _histograms(piece: Piece, columns: Sequence[str], lows: np.ndarray, highs: np.ndarray,
                 bins: int) -> np.ndarray:
-    X = _values(piece, columns)
+    X = read_matrix(piece, columns)
     span = np.where(highs > lows, highs - lows, 1.0)
     position = np.clip(np.floor((X - lows) / span * bins), 0, bins - 1).astype(np.int64)
     return np.stack([np.bincount(position[:, j], minlength=bins) for j in range(X.shape[1])])
@@ -73,7 +66,7 @@ def _histograms(piece: Piece, columns: Sequence[str], lows: np.ndarray, highs: n
 
 def _errors(original: Piece, masked: Piece, columns: Sequence[str], center: np.ndarray
             ) -> np.ndarray:
-    x, y = _values(original, columns), _values(masked, columns)
+    x, y = read_matrix(original, columns), read_matrix(masked, columns)
     return np.stack([((x - y) ** 2).sum(axis=0), ((x - center) ** 2).sum(axis=0)])
 
 
@@ -83,14 +76,14 @@ def _sample_rows(n: int, size: int, seed: int) -> np.ndarray:
 
 def _take(piece: Piece, offset: int, rows: np.ndarray, columns: Sequence[str]) -> np.ndarray:
     local = rows[(rows >= offset) & (rows < offset + piece.rows)] - offset
-    return _values(piece, columns)[local]
+    return read_matrix(piece, columns)[local]
 
 
 def _nearest(piece: Piece, columns: Sequence[str], widths: np.ndarray, queries: np.ndarray
              ) -> np.ndarray:
     from scipy.spatial import cKDTree
 
-    distance, _ = cKDTree(_values(piece, columns) / widths).query(queries, k=1)
+    distance, _ = cKDTree(read_matrix(piece, columns) / widths).query(queries, k=1)
     return distance
 
 
@@ -100,7 +93,7 @@ def _ties(piece: Piece, columns: Sequence[str], widths: np.ndarray, queries: np.
     global nearest distance ``best``, and how many originals share it (rows (2, queries))."""
     from scipy.spatial import cKDTree
 
-    X = _values(piece, columns) / widths
+    X = read_matrix(piece, columns) / widths
     near = cKDTree(X).query_ball_point(queries, r=best * (1 + 1e-9) + 1e-300)
     out = np.stack([np.full(len(queries), np.inf), np.zeros(len(queries))])
     for i, (idx, q) in enumerate(zip(near, queries, strict=True)):
