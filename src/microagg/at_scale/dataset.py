@@ -17,11 +17,11 @@ those whose process is gone.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -250,9 +250,21 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
         return rows, results
     finally:
         client.cancel(futures)
-        if tmp.exists():
-            with contextlib.suppress(OSError):
-                shutil.rmtree(tmp)
+        _remove_folder(tmp)
+
+
+def _remove_folder(folder: Path, patience: float = 30.0) -> None:
+    """Remove ``folder`` although cancelled tasks that are still running may add a part to
+    it while it is being removed (cancelling does not stop a running task): retry until it is
+    gone. A part written after that fails, since no task creates the folder."""
+    deadline = time.monotonic() + patience
+    while folder.exists():
+        try:
+            shutil.rmtree(folder)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _umask() -> int:
