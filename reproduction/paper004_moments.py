@@ -17,8 +17,10 @@ m = 2 (marginal coskewness, 004 §5.2): 8-13 the same six. Strategies (004 §5.1
 without noise (ε = 10⁹).
 
 Usage: python reproduction/paper004_moments.py [--runs 3] [--figures docs/figures]
-       [--datasets census,eia]
+       [--datasets census,eia] [--eigen]
 Prints Table 1 and the k¹_min table as markdown; saves paper004_{census,eia}_eps{1,2}.png.
+``--eigen`` prints only 004 Fig. 14's comparison (eigen variant, ε-iDP, methods 14-16,
+beside methods 1 and 6) on Census at ε = 2, as a table.
 """
 
 from __future__ import annotations
@@ -147,6 +149,32 @@ def curves(name: str, d: int, epsilon: float, runs: int) -> dict[str, dict[str, 
     return out
 
 
+EIGEN_KS = (100, 250, 500)
+# 004 Fig. 14 (ε = 2): methods 14-16 are the eigen variant for m = 1 (joint; separate with
+# strategy 1; separate with strategy 2), shown beside method 1 (m = 0) and method 6.
+EIGEN_METHODS = {"1": (0, "joint", "pure", None), "6": METHODS[6],
+                 "14": (1, "joint", "eigen", None), "15": (1, "separate", "eigen", S1[1]),
+                 "16": (1, "separate", "eigen", S2[1])}
+
+
+def eigen_table(runs: int, epsilon: float = 2.0) -> list[dict]:
+    """The eigen variant (Prop. 9-10, ε-iDP) beside methods 1 and 6 on Census 2-4 (004 Fig.
+    14), MDAV clusters: log2 of the mean matched SSE over ``runs`` seeds."""
+    rows = []
+    for d in (2, 3, 4):
+        frame = _frame("census").iloc[:, :d]
+        for k in EIGEN_KS:
+            row: dict = {"data": f"census {d}", "k": k}
+            for label, (m, noise, variant, strategy) in EIGEN_METHODS.items():
+                sse = [_sse(frame, dp_cross_moment(
+                    frame, epsilon=epsilon, k=k, moments=m, noise=noise, variant=variant,
+                    strategy=strategy, clustering="mdav", bounds=_bounds(frame),
+                    rng=seed))[1] for seed in range(runs)]
+                row[label] = float(np.log2(np.mean(sse)))
+            rows.append(row)
+    return rows
+
+
 def k_min(ks: tuple[int, ...], best: list[float], zero: list[float]) -> float | None:
     """The k (interpolated on the grid) from which the best m = 1 curve stays below m = 0."""
     gap = np.array(best) - np.array(zero)
@@ -192,8 +220,17 @@ def main() -> None:
     parser.add_argument("--figures", type=Path, default=Path("docs/figures"))
     parser.add_argument("--skip-figures", action="store_true")
     parser.add_argument("--datasets", default="census,eia")
+    parser.add_argument("--eigen", action="store_true",
+                        help="only the eigen variant against the coefficient one")
     args = parser.parse_args()
     warnings.simplefilter("ignore", PrivacyLeakWarning)
+    if args.eigen:
+        print("| data | k | " + " | ".join(f"method {m}" for m in EIGEN_METHODS) + " |")
+        print("|---|---:|" + "---:|" * len(EIGEN_METHODS))
+        for r in eigen_table(args.runs):
+            print(f"| {r['data']} | {r['k']} | "
+                  + " | ".join(f"{r[m]:.2f}" for m in EIGEN_METHODS) + " |", flush=True)
+        return
 
     rows = table1(args.runs)
     print("## Table 1: plain Laplace, log2 SSE\n")

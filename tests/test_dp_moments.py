@@ -246,17 +246,25 @@ def data():
     return pd.DataFrame(X * 100, columns=["a", "b", "c"])
 
 
-def test_release_with_almost_no_noise_recovers_the_cluster_statistics(data):
-    """With ε = 1e7 the noise is below 1e-6 of the domains: the released statistics are the
-    MDAV clusters' own (in data units), and the records have their moments."""
+@pytest.mark.parametrize(("moments", "noise", "variant", "epsilon"), [
+    (1, "joint", "pure", 1e7), (2, "joint", "eigen", 1e9), (2, "separate", "eigen", 1e9)])
+def test_release_with_almost_no_noise_recovers_the_cluster_statistics(data, moments, noise,
+                                                                      variant, epsilon):
+    """With ε = 1e7 (1e9 for the eigen variant, whose eigenvector sensitivity is about √(2d)
+    per vector) the noise is below 1e-6 of the domains: the released statistics are the
+    MDAV clusters' own (in data units; the eigen variant's rebuilt from the noisy
+    eigenvalues and eigenvectors, every coskewness coefficient), and the records have their
+    moments."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        release = dp_cross_moment(data, epsilon=1e7, k=100, moments=1, clustering="mdav",
+        release = dp_cross_moment(data, epsilon=epsilon, k=100, moments=moments, noise=noise,
+                                  clustering="mdav", variant=variant,
                                   schema=_schema("a", "b", "c", high=100.0), rng=7)
     stats = release.statistics
     labels = mdav(data.to_numpy() / 100, 100)
     truth = cluster_moments(data.to_numpy(), labels,
-                            covariance=moment_indices(3, 2, marginal=False))
+                            covariance=moment_indices(3, 2, marginal=False),
+                            coskewness=moment_indices(3, 3, marginal=False))
     for cluster in range(6):
         rows = stats[stats.cluster == cluster]
         means = rows[rows.statistic == "mean"].value.to_numpy()
@@ -264,6 +272,10 @@ def test_release_with_almost_no_noise_recovers_the_cluster_statistics(data):
         assert len(match) == 1
         covariance = rows[rows.statistic == "covariance"].value.to_numpy()
         np.testing.assert_allclose(covariance, truth.covariance[match[0]], atol=1e-2)
+        if variant == "eigen":
+            coskewness = rows[rows.statistic == "coskewness"].value.to_numpy()
+            # every coefficient, within 1e-6 of the coskewness' unit 100³
+            np.testing.assert_allclose(coskewness, truth.coskewness[match[0]], atol=1.0)
     assert sorted(stats.groupby("cluster")["size"].first()) == [100] * 6
     # records: the sampled values of each cluster have its mean up to sampling error
     aligned = release.aligned().to_numpy()
@@ -338,6 +350,37 @@ def test_groups_are_written_unlinked_by_default(data):
     assert "(a, b): 0.5" in linked.report.guarantee
 
 
+@pytest.mark.parametrize("clustering", ["insensitive", "mdav"])
+def test_the_report_says_individual_dp_and_publishes_no_local_scale(data, clustering):
+    with pytest.warns(PrivacyLeakWarning, match="individual differential privacy only"):
+        release = dp_cross_moment(data, epsilon=1.0, k=50, moments=1, variant="eigen",
+                                  clustering=clustering,
+                                  schema=_schema("a", "b", "c", high=100.0), rng=3)
+    report = release.report
+    assert not report.differentially_private
+    assert report.guarantee_scope == "individual DP"
+    assert "1-individual differential privacy" in report.guarantee
+    assert "NOT differentially private" in report.guarantee
+    assert ("X^m" in report.guarantee) == (clustering == "mdav")
+    (entry,) = report.sensitivities
+    assert "sensitivity" not in entry and "not published" in entry["scale"]
+    clusters = report.groups
+    expected = 1.0 / clusters if clustering == "insensitive" else 1.0
+    assert entry["epsilon_per_cluster"] == pytest.approx(expected)
+    for level in report.noise.values():
+        assert "at least" in level["note"]
+    json.dumps(report.to_dict())
+    assert sorted(release.source_rows) == list(range(600))
+    assert not np.array_equal(release.source_rows, np.arange(600))
+
+
+def test_eigen_with_means_only_is_plain_dp(data):
+    release = dp_cross_moment(data, epsilon=1.0, k=50, moments=0, variant="eigen",
+                              schema=_schema("a", "b", "c", high=100.0),
+                              rng=np.random.default_rng(3))
+    assert release.report.differentially_private
+
+
 @pytest.mark.parametrize(("options", "message"), [
     ({"moments": 3}, "--moments must be 0, 1 or 2"),
     ({"moments": 2, "k": 2}, "at least 3 records"),
@@ -348,7 +391,8 @@ def test_groups_are_written_unlinked_by_default(data):
     ({"clustering": "ir-mdav", "groups": [["a"], ["b"]]}, "'c' is in no group"),
     ({"clustering": "ir-mdav", "groups": [["a", "b"], ["b", "c"]]}, "in two groups"),
     ({"linkage": "linked"}, "--linkage applies"),
-    ({"variant": "eigen"}, "unknown variant"),
+    ({"variant": "eigenvalues"}, "unknown variant"),
+    ({"variant": "eigen", "moments": 2, "coskewness": "marginal"}, "leave out --coskewness"),
 ])
 def test_bad_options_are_one_line_errors(data, options, message):
     kwargs = {"epsilon": 1.0, "k": 10, "schema": _schema("a", "b", "c", high=100.0), **options}
@@ -387,3 +431,13 @@ def test_cli_writes_table_report_and_statistics(run_cli, tmp_path, data):
     assert bad.code == 2 and "--statistics-out applies" in bad.stderr
     assert not (tmp_path / "x.csv").exists()
     assert math.isfinite(report["epsilon"])
+    eigen = run_cli("dp", str(source), "-o", str(out), "--epsilon", "2", "--k", "60",
+                    "--method", "cross-moment", "--moments", "2", "--variant", "eigen",
+                    "--bounds", "a=0:100,b=0:100,c=0:100", "--statistics-out", str(stats))
+    assert eigen.code == 0, eigen.stderr
+    assert "individual differential privacy" in eigen.stderr
+    assert set(pd.read_parquet(stats).statistic) == {"mean", "covariance", "coskewness",
+                                                     "skewness"}
+    report = json.loads((tmp_path / "out.csv.privacy.json").read_text())
+    assert report["moments"]["variant"] == "eigen"
+    assert report["guarantee_scope"] == "individual DP"

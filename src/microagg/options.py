@@ -53,10 +53,12 @@ class MomentNoise(StrEnum):
 
 
 class MomentVariant(StrEnum):
-    """Which covariance coefficients a cross-moment release publishes (004 §5.1)."""
+    """Which covariance coefficients a cross-moment release publishes (004 §5.1), or their
+    eigen-decomposition (004 §4.3, eigenvalue-based microaggregation)."""
 
     PURE = "pure"  # every unique q_ij
     VARIANCES = "variances"  # q_ii only
+    EIGEN = "eigen"  # eigenvalues and eigenvectors (Prop. 9-10): individual DP only
 
 
 class CoskewnessTerms(StrEnum):

@@ -71,7 +71,7 @@ def dp_release(frame: pd.DataFrame, *, method: DPMethod | str, epsilon: float,
         return dp_cross_moment(
             frame, epsilon=epsilon, k=k, moments=1 if moments is None else moments,
             noise=noise or "joint", strategy=strategy, clustering=clustering or "insensitive",
-            variant=variant or "pure", coskewness=coskewness or "marginal", groups=groups,
+            variant=variant or "pure", coskewness=coskewness, groups=groups,
             linkage=linkage, threads=threads, progress=progress, **common)
     if method is DPMethod.INDIVIDUAL_RANKING:
         _refuse("--calibration", calibration, method,

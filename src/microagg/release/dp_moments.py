@@ -13,7 +13,9 @@
 2. Statistics (004 §4.1 step 2, :func:`~microagg.aggregate.cluster_moments`): per cluster the
    mean, for m >= 1 the covariance coefficients q_ij (``pure``: every i <= j; ``variances``:
    q_ii), for m = 2 the coskewness φ_ijl (``marginal`` φ_iii, which the sampler uses, 004
-   §5.2; or ``all``).
+   §5.2; or ``all``). ``eigen`` releases instead the eigenvalues and eigenvectors of the
+   covariance and of each coskewness slice, with noise from each cluster's eigengaps: ε-
+   individual DP only (:mod:`microagg.release.dp_eigen`).
 3. Sensitivities on the unit domain. Every attribute is scaled to [0, 1] by its declared
    domain before anything is computed, so Λ_i = 1 and the sensitivity of a cluster of k_i
    records is 1/k_i for every mean coordinate (Prop. 5), covariance coefficient (Prop. 6)
@@ -62,6 +64,7 @@ from microagg.partition._validate import check_k
 from microagg.partition.insensitive import insensitive
 from microagg.partition.mdav import mdav
 from microagg.release.base import Release
+from microagg.release.dp_eigen import INDIVIDUAL, perturb_eigen
 from microagg.release.inputs import DPInput, prepare_dp
 from microagg.release.publish import publish_dp
 from microagg.release.report import numeric_noise
@@ -80,6 +83,8 @@ __all__ = ["PAPER_STRATEGIES", "StatisticBlock", "coefficient_sensitivity", "dp_
 # The masking strategies of 004 §5.1 (shares of ε for mean, covariance[, coskewness]).
 PAPER_STRATEGIES = {1: ((0.5, 0.5), (0.75, 0.25)), 2: ((0.5, 0.3, 0.2), (0.75, 0.15, 0.10))}
 _STATISTICS = ("mean", "covariance", "coskewness")
+EIGEN_NOISE_NOTE = ("at least this: each cluster's eigenvector noise adds an amount that depends "
+                    "on its eigengaps (eigen variant, local sensitivity)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,15 +154,22 @@ def _block_bounds(block: StatisticBlock, sizes: np.ndarray) -> tuple[np.ndarray,
     return -bound, bound.copy()
 
 
-def _perturb(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, sizes: np.ndarray, *,
-             members: Sequence[StatisticBlock], epsilon: float, across_clusters: bool,
-             rng: np.random.Generator, what: str) -> tuple[np.ndarray, list[dict[str, Any]]]:
+def _perturb(computed: ClusterMoments, members: Sequence[StatisticBlock], *, epsilon: float,
+             across_clusters: bool, rng: np.random.Generator, what: str
+             ) -> tuple[dict[str, np.ndarray], list[dict[str, Any]], float]:
     """Laplace noise on the (clusters × coefficients) matrix of the statistics ``members``.
     On the unit domain a cluster of k_i records has the sensitivity s(k_i) of
     :func:`joint_sensitivity` with Λ = 1 (about the number of coefficients over k_i).
     ``across_clusters`` (insensitive partition): every cluster may change, so the matrix is one
     query of sensitivity Σ_i s(k_i). Otherwise (X^m) each cluster is its own query, composed
-    in parallel: one call per cluster size, with one cluster's coefficients changing."""
+    in parallel: one call per cluster size, with one cluster's coefficients changing.
+    Returns the noisy coefficients of each statistic, the report entries and the standard
+    deviation of the noise on a mean coordinate (of the smallest clusters, the largest)."""
+    sizes = computed.sizes
+    values = np.hstack([_block_values(b, computed) for b in members])
+    bounds = [_block_bounds(b, sizes) for b in members]
+    lows = np.hstack([lo for lo, _ in bounds])
+    highs = np.hstack([hi for _, hi in bounds])
     out = np.empty_like(values)
     entries = []
     coefficients = values.shape[1]
@@ -173,18 +185,24 @@ def _perturb(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, sizes: np.
                         "formula": f"sum over clusters of {coefficients} coefficients / k_i "
                                    "(insensitive partition: every cluster may change, 000 §4)",
                         **info.as_dict()})
-        return out, entries
-    for size in np.unique(sizes):
-        rows = sizes == size
-        out[rows], info = laplace_mechanism(
-            values[rows], sensitivity=joint_sensitivity(unit, members, int(size)),
-            epsilon=epsilon, lows=lows[rows], highs=highs[rows], rng=rng,
-            changing=coefficients)
-        entries.append({"statistic": f"{what}, {int(rows.sum())} cluster(s) of {size}",
-                        "mechanism": "Laplace",
-                        "formula": f"{coefficients} coefficients / k_i (one cluster changes; "
-                                   "parallel composition over clusters)", **info.as_dict()})
-    return out, entries
+    else:
+        for size in np.unique(sizes):
+            rows = sizes == size
+            out[rows], info = laplace_mechanism(
+                values[rows], sensitivity=joint_sensitivity(unit, members, int(size)),
+                epsilon=epsilon, lows=lows[rows], highs=highs[rows], rng=rng,
+                changing=coefficients)
+            entries.append({"statistic": f"{what}, {int(rows.sum())} cluster(s) of {size}",
+                            "mechanism": "Laplace",
+                            "formula": f"{coefficients} coefficients / k_i (one cluster "
+                                       "changes; parallel composition over clusters)",
+                            **info.as_dict()})
+    noisy = {}
+    start = 0
+    for b in members:
+        noisy[b.statistic] = out[:, start:start + b.count]
+        start += b.count
+    return noisy, entries, entries[0]["standard_deviation"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -333,6 +351,19 @@ def _column_groups(data: DPInput, groups: Sequence[Sequence[str]] | None,
     return [list(g) for g in groups if g]
 
 
+def _coskewness_terms(coskewness: CoskewnessTerms | str | None, variant: MomentVariant
+                      ) -> CoskewnessTerms:
+    """marginal by default; the eigen variant decomposes the whole coskewness (all)."""
+    if variant is not MomentVariant.EIGEN:
+        return parse(CoskewnessTerms, coskewness or "marginal", "coskewness")
+    terms = parse(CoskewnessTerms, coskewness or "all", "coskewness")
+    if terms is not CoskewnessTerms.ALL:
+        raise InputError("--variant eigen releases the eigen-decomposition of every "
+                         "coskewness slice, so all coefficients: leave out --coskewness or "
+                         "give 'all'")
+    return terms
+
+
 def _check_numeric(data: DPInput) -> None:
     if data.categorical:
         raise InputError(f"cross-moment microaggregation is for numeric attributes (paper "
@@ -345,7 +376,7 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
                     strategy: Sequence[float] | None = None,
                     clustering: Clustering | str = "insensitive",
                     variant: MomentVariant | str = "pure",
-                    coskewness: CoskewnessTerms | str = "marginal",
+                    coskewness: CoskewnessTerms | str | None = None,
                     groups: Sequence[Sequence[str]] | None = None,
                     linkage: Linkage | str | None = None,
                     schema: Schema | None = None, columns: Sequence[str] | None = None,
@@ -361,13 +392,15 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
     ``strategy``: shares of ε for mean, covariance[, coskewness], summing to 1; default the
     paper's strategy 1); ``clustering`` insensitive (ε-DP of the records), mdav or ir-mdav
     (ε-DP of X^m; ``groups`` of attributes for ir-mdav, default one per attribute, and
-    ``linkage`` of their columns, default unlinked); ``variant`` pure or variances;
-    ``coskewness`` marginal or all. Columns, ``carry`` and ``rng`` as in
-    :func:`~microagg.release.dp_insensitive.dp_insensitive`."""
+    ``linkage`` of their columns, default unlinked); ``variant`` pure, variances or eigen
+    (the eigenvalues and eigenvectors, :mod:`~microagg.release.dp_eigen`: ε-individual DP
+    only); ``coskewness`` marginal (default) or all (the eigen variant's only choice).
+    Columns, ``carry`` and ``rng`` as in :func:`~microagg.release.dp_insensitive.dp_insensitive`.
+    """
     noise = parse(MomentNoise, noise, "noise")
     clustering = parse(Clustering, clustering, "clustering")
     variant = parse(MomentVariant, variant, "variant")
-    coskewness = parse(CoskewnessTerms, coskewness, "coskewness")
+    coskewness = _coskewness_terms(coskewness, variant)
     if moments not in (0, 1, 2):
         raise InputError(f"--moments must be 0, 1 or 2, got {moments}")
     shares_of_statistics = _strategy(strategy, moments, noise)
@@ -382,6 +415,7 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
                          f"records (a {_STATISTICS[moments]} of fewer is undefined), got "
                          f"k = {k}")
     column_sets = _column_groups(data, groups, clustering)
+    eigen = variant is MomentVariant.EIGEN and moments >= 1
     if linkage is not None and len(column_sets) < 2:
         raise InputError("--linkage applies when attribute groups are clustered separately "
                          "(--clustering ir-mdav with two groups or more)")
@@ -428,25 +462,24 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
             plan = [(b.statistic, [b]) for b in blocks]
         noisy: dict[str, np.ndarray] = {}
         for part, members in plan:
-            stacked = np.hstack([_block_values(b, computed) for b in members])
-            bounds_ = [_block_bounds(b, sizes) for b in members]
-            out, entries = _perturb(
-                stacked, np.hstack([lo for lo, _ in bounds_]),
-                np.hstack([hi for _, hi in bounds_]), sizes,
-                members=members, epsilon=shares[part],
-                across_clusters=clustering is Clustering.INSENSITIVE, rng=rng,
-                what=f"{part} ({', '.join(b.statistic for b in members)}) of [{names[0]}"
-                     f"{', ...' if d > 1 else ''}] on the unit domain")
+            what = (f"{part} ({', '.join(b.statistic for b in members)}) of [{names[0]}"
+                    f"{', ...' if d > 1 else ''}] on the unit domain")
+            across = clustering is Clustering.INSENSITIVE
+            if eigen and any(b.statistic != "mean" for b in members):
+                part_noisy, entries, sd = perturb_eigen(
+                    computed, [b.statistic for b in members], epsilon=shares[part],
+                    across_clusters=across, rng=rng, what=what)
+            else:
+                part_noisy, entries, sd = _perturb(computed, members, epsilon=shares[part],
+                                                   across_clusters=across, rng=rng, what=what)
+            noisy.update(part_noisy)
             sensitivities += entries
-            start = 0
-            for b in members:
-                noisy[b.statistic] = out[:, start:start + b.count]
-                start += b.count
-            if any(b.statistic == "mean" for b in members):
-                sd = entries[0]["standard_deviation"]
+            if "mean" in part_noisy:
                 for j in columns_g:
                     noise_levels[data.numeric[j]] = numeric_noise(
                         float(data.widths[j]), sd * float(data.widths[j]))
+                    if eigen and len(members) > 1:
+                        noise_levels[data.numeric[j]]["note"] = EIGEN_NOISE_NOTE
         released = _post_process(blocks, noisy, sizes, d)
         group_values, released = _records(released, group_labels, rng)
         values[:, columns_g] = group_values
@@ -468,7 +501,9 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
                "unit_domain": "every attribute scaled to [0, 1] by its declared domain: "
                               "each coefficient's sensitivity is 1/k_i (Prop. 5, 6, 8 "
                               "with Λ = 1)",
-               "statistics_released": "post-processed (PSD covariance, feasible skewness); "
+               "statistics_released": ("coefficients rebuilt from the noisy eigenvalues and "
+                                       "eigenvectors, " if eigen else "") +
+                                      "post-processed (PSD covariance, feasible skewness); "
                                       "the records are drawn from them, so the guarantee "
                                       "covers the statistics and the records together"}
     algorithm = ("Alg. 3, attribute groups" if len(column_sets) > 1 else
@@ -482,4 +517,5 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
         budget=budget, k=k, groups=clusters,
         sensitivities=sensitivities, noise=noise_levels, rng=rng, seeded=seeded,
         linkage=linkage, column_groups=column_sets, parts=parts, microaggregated=target,
+        individual=INDIVIDUAL if eigen else None,
         moments=options, statistics=statistics)

@@ -55,8 +55,11 @@ def _released_columns(data: DPInput, numeric_values: np.ndarray, concepts: np.nd
 
 
 def _weaknesses(data: DPInput, *, multiplier: int, linked: bool, seeded: bool,
-                microaggregated: str | None) -> list[str]:
+                microaggregated: str | None, individual: str | None) -> list[str]:
     out = []
+    if individual:
+        out.append(f"individual differential privacy only: the noise is calibrated to "
+                   f"{individual} of this data set")
     if microaggregated:
         out.append(f"differentially private with respect to {microaggregated}, not to the "
                    "original records (data-dependent partition)")
@@ -81,18 +84,20 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
                    linkage: Linkage | None = None, linked: bool = False,
                    unlinked: bool = False, warnings_: Sequence[str] = (),
                    parts: list[tuple[str, float]] | None = None,
-                   microaggregated: str | None = None,
+                   microaggregated: str | None = None, individual: str | None = None,
                    moments: dict[str, Any] | None = None) -> PrivacyReport:
     """The privacy report of a DP release of ``records`` rows (public quantities only), and a
     :class:`PrivacyLeakWarning` when the guarantee is weaker than plain ε-DP. ``linked`` and
-    ``unlinked`` say how separately grouped columns were written."""
+    ``unlinked`` say how separately grouped columns were written; ``individual`` names the
+    data-dependent quantity a local-sensitivity (individual DP) release is calibrated to."""
     multiplier = len(data.columns) if calibration is Calibration.PAPER else 1
     private, scope, sentence = guarantee_sentence(
         epsilon=budget.epsilon, multiplier=multiplier, columns=data.columns,
         carried=data.carried, linked=linked, from_data=data.from_data,
-        dropped_rows=data.dropped_rows, parts=parts, microaggregated=microaggregated)
+        dropped_rows=data.dropped_rows, parts=parts, microaggregated=microaggregated,
+        individual=individual)
     weaker = _weaknesses(data, multiplier=multiplier, linked=linked, seeded=seeded,
-                         microaggregated=microaggregated)
+                         microaggregated=microaggregated, individual=individual)
     report_warnings = list(warnings_)
     if multiplier > 1:
         report_warnings.append(
@@ -127,14 +132,14 @@ def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarra
                linkage: Linkage | None = None, warnings_: Sequence[str] = (),
                column_groups: Sequence[Sequence[str]] | None = None,
                parts: list[tuple[str, float]] | None = None,
-               microaggregated: str | None = None,
+               microaggregated: str | None = None, individual: str | None = None,
                moments: dict[str, Any] | None = None,
                statistics: pd.DataFrame | None = None) -> Release:
     """The Release of a DP mechanism's output: the written table in random row order (per
     column, or per group of ``column_groups``, when unlinked), its privacy report, the owner's
     notices, and a :class:`PrivacyLeakWarning` when the guarantee is weaker than plain ε-DP.
-    ``parts`` and ``microaggregated`` go to :func:`guarantee_sentence`; ``statistics`` is a
-    released table of noisy statistics, already in random order."""
+    ``parts``, ``microaggregated`` and ``individual`` go to :func:`guarantee_sentence`;
+    ``statistics`` is a released table of noisy statistics, already in random order."""
     frame = _released_columns(data, numeric_values, concepts)
     n = data.n
     sets = ([list(g) for g in column_groups] if column_groups else [[c] for c in data.columns])
@@ -160,7 +165,8 @@ def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarra
         data, records=n, method=method, budget=budget, k=k, groups=groups,
         sensitivities=sensitivities, noise=noise, seeded=seeded, calibration=calibration,
         reference=reference, linkage=linkage, linked=linked, unlinked=unlinked,
-        warnings_=warnings_, parts=parts, microaggregated=microaggregated, moments=moments)
+        warnings_=warnings_, parts=parts, microaggregated=microaggregated,
+        individual=individual, moments=moments)
     notices = tuple(f"{count:,} value(s) of '{name}' lay outside its declared domain and were "
                     "clamped into it" for name, count in data.clamped.items())
     return Release(frame=frame, labels=labels, report=report, source_rows=source_rows,

@@ -52,20 +52,24 @@ class GuaranteeScope(StrEnum):
     PROTECTED_COLUMNS = "protected columns"  # the table without its carried columns
     EACH_COLUMN = "each column"  # every protected column (or group) on its own, not their pairing
     MICROAGGREGATED = "microaggregated data set"  # 004: DP of X^m, not of the records
+    INDIVIDUAL = "individual DP"  # 004 eigen variant: local sensitivity, neighbours of X only
     NONE = "none"
 
 
 def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
                        carried: list[str], linked: bool, from_data: list[str],
                        dropped_rows: int, parts: list[tuple[str, float]] | None = None,
-                       microaggregated: str | None = None
+                       microaggregated: str | None = None, individual: str | None = None
                        ) -> tuple[bool, GuaranteeScope, str]:
     """(differentially private, scope, the guarantee in plain words), never rounded up.
 
     ``parts`` are the separately grouped column sets of a linked table with their ε (default:
     every column with ε/m). ``microaggregated`` names the data set the guarantee is about when
     it is not the records themselves (004: the m-microaggregated data set X^m of a
-    data-dependent partition); the table is then not DP with respect to the records."""
+    data-dependent partition); the table is then not DP with respect to the records.
+    ``individual`` names what the noise was calibrated to when that depends on the data set
+    (local sensitivity): the guarantee is then ε-individual DP (Soria-Comas et al. 2017), not
+    ε-DP."""
     if from_data:
         return False, GuaranteeScope.NONE, (
             "This release is NOT differentially private: the domains of "
@@ -92,6 +96,9 @@ def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
             "differentially private: which values share a record follows the data-dependent "
             "grouping of every set and is released without noise (linked columns)."
             f"{target}{carried_text}{rows}")
+    if individual:
+        return _individual_sentence(level, individual, microaggregated, carried, columns,
+                                    target, rows)
     extra = (f" (the paper's per-attribute calibration: the nominal ε = {epsilon:g} is spent "
              f"once per attribute, {multiplier} times)" if multiplier > 1 else "")
     pairs = neighbours or (": for any two neighbouring data sets (same size n, one record "
@@ -106,6 +113,27 @@ def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
     if microaggregated:
         return False, GuaranteeScope.MICROAGGREGATED, f"The released table {core}{rows}"
     return True, GuaranteeScope.TABLE, f"The released table {core}{rows}"
+
+
+def _individual_sentence(level: float, individual: str, microaggregated: str | None,
+                         carried: list[str], columns: list[str], target: str, rows: str
+                         ) -> tuple[bool, GuaranteeScope, str]:
+    """The guarantee of a local-sensitivity release: ε-individual DP (Soria-Comas et al.
+    2017), whose neighbours are those of the one data set the noise was calibrated on."""
+    data = microaggregated or "this data set"
+    within = " one record of one cluster (the clusters otherwise the same)" if \
+        microaggregated else " one record (same size n)"
+    subject = (f"Without the carried columns {', '.join(carried)} (copied unchanged, NOT "
+               f"protected), the protected columns ({', '.join(columns)})" if carried
+               else "The released table")
+    return False, GuaranteeScope.INDIVIDUAL, (
+        f"{subject} satisfies {level:g}-individual differential privacy with respect to "
+        f"{data}: for it and any data set that differs from it in{within}, the probability "
+        f"of any output differs by at most a factor e^{level:g} from the probability it "
+        f"would have on that neighbour with the noise scales computed here.{target} It is "
+        f"NOT differentially private: the noise scales are computed from {individual} of "
+        "this data set (a local sensitivity), so the noise level itself depends on the data "
+        f"and may tell a neighbour apart.{rows}")
 
 
 @dataclass(frozen=True)
