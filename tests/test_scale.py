@@ -8,6 +8,7 @@ import os
 import warnings
 from pathlib import Path
 
+import dask
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,7 +20,7 @@ from microagg.at_scale.anonymize import block_microaggregate, cut_tree, merge_sm
 from microagg.at_scale.dataset import open_dataset, write_dataset
 from microagg.at_scale.dp import dp_release_at_scale
 from microagg.at_scale.evaluate import evaluate_at_scale
-from microagg.at_scale.shuffle import _transfer_table, shuffled_partitions
+from microagg.at_scale.shuffle import block_counts, shuffled_partitions
 from microagg.at_scale.sort import Sortable, group_sums
 from microagg.errors import InputError, PrivacyLeakWarning
 from microagg.partition.blocks import block_mdav, median_blocks
@@ -213,22 +214,25 @@ def _insensitive_sources(X: np.ndarray, cuts: list[int], lows: np.ndarray, highs
     return out
 
 
-def test_group_sums_equal_the_single_machine_means_bit_for_bit():
+def test_group_sums_equal_the_single_machine_means_bit_for_bit(client, tmp_path):
     """Ranked groups of one column, and single-reference insensitive clusters of three (ties
-    in the distance broken lexicographically), whatever the buckets."""
-    import dask
-
+    in the distance broken lexicographically), whatever the buckets; the exchange goes
+    through one file per partition and bucket."""
     X = np.round(np.random.default_rng(2).uniform(0, 3, (1003, 3)), 1) * 1.1
     lows, highs = np.zeros(3), np.full(3, 3.4)
     cases = [(individual_ranking(X[:, :1], 6)[:, 0], _sources(X[:, :1], [100, 101, 600]), 1),
              (insensitive(X, 6, lows, highs, reference="single"),
               _insensitive_sources(X, [100, 101, 600], lows, highs), 3)]
-    for labels, sources, width in cases:
+    for case, (labels, sources, width) in enumerate(cases):
         expected = cluster_means(X[:, :width], labels)
         for buckets in (1, 3, 7):
-            (sums,) = dask.compute(group_sums(sources, n=1003, k=6, widths=[width],
-                                              buckets=buckets), scheduler="sync")[0]
+            spill = tmp_path / f"spill-{case}-{buckets}"
+            spill.mkdir()
+            (sums,), extras = group_sums(client, sources, lambda s=sources: s, n=1003, k=6,
+                                         widths=[width], buckets=buckets, spill=spill,
+                                         extra=[dask.delayed(len)(sources)])
             np.testing.assert_array_equal(sums / np.bincount(labels)[:, None], expected)
+            assert extras == [4] and len(os.listdir(spill)) == 4 * buckets
 
 
 @pytest.mark.parametrize("method", ["individual-ranking", "insensitive"])
@@ -246,6 +250,7 @@ def test_seeded_cluster_release_equals_the_single_machine_release(client, numeri
         single = dp_release(whole, method=method, epsilon=2.0, k=5, columns=list("abc"),
                             bounds=bounds, rng=11, **extra)
     out = pd.read_parquet(tmp_path / "out")
+    assert not list(tmp_path.glob(".*"))  # the exchange's spill folder is gone
     assert sum(scaled.rows) == len(whole) and len(scaled.rows) == -(-len(whole) // 700)
     if method == "insensitive":  # linked rows: the same multiset of records
         rows = sorted(map(tuple, out[list("abc")].to_numpy()))
@@ -276,30 +281,45 @@ def test_cluster_dp_refuses_what_it_cannot_do(client, numeric_parts, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_transfer_table_has_the_right_margins():
+def test_block_counts_have_the_right_margins_and_law():
+    """Every block gets its rows, every group gives its size; and a group's count in the
+    first block has the hypergeometric mean n_0 · size / n."""
     rng = np.random.default_rng(0)
-    table = _transfer_table(np.array([5, 7, 3]), np.array([4, 4, 7]), rng)
-    assert list(table.sum(axis=1)) == [5, 7, 3] and list(table.sum(axis=0)) == [4, 4, 7]
+    sizes = np.array([5, 7, 3, 1])
+    blocks = block_counts(sizes, [4, 4, 8], rng)
+    dense = np.zeros((3, 4), dtype=np.int64)
+    for p, (groups, counts) in enumerate(blocks):
+        assert np.all(counts > 0)
+        dense[p, groups] = counts
+    assert list(dense.sum(axis=1)) == [4, 4, 8] and list(dense.sum(axis=0)) == [5, 7, 3, 1]
+    first = np.array([dict(zip(*block_counts(sizes, [4, 4, 8], rng)[0], strict=True)).get(1, 0)
+                      for _ in range(4000)])
+    assert abs(first.mean() - 4 * 7 / 16) < 0.05
 
 
 def test_written_order_is_a_uniform_permutation():
-    """Four groups of one row, two chunks, two output partitions: all 24 orders appear with
-    equal frequency (chi-square test)."""
+    """Four groups of one row, two output partitions: all 24 orders appear with equal
+    frequency (chi-square test); and groups of two rows give the 6 orders of AABB."""
     import dask
     from scipy.stats import chisquare
 
-    values = np.arange(4.0)[:, None]
-    sizes = np.ones(4, dtype=np.int64)
     rng = np.random.default_rng(7)
-    counts: dict[tuple, int] = {}
-    runs = 2400
-    for _ in range(runs):
-        parts = shuffled_partitions([(["x"], values)], sizes, [2, 2], rng, ["x"])
-        frames = dask.compute(*parts, scheduler="sync")
-        order = tuple(int(v) for f in frames for v in f["x"])
-        counts[order] = counts.get(order, 0) + 1
-    assert len(counts) == 24
-    assert chisquare(list(counts.values())).pvalue > 1e-4
+
+    def orders(values, sizes, out_rows, runs):
+        counts: dict[tuple, int] = {}
+        for _ in range(runs):
+            parts = shuffled_partitions([(["x"], values)], sizes, out_rows, rng, ["x"])
+            frames = dask.compute(*parts, scheduler="sync")
+            order = tuple(int(v) for f in frames for v in f["x"])
+            counts[order] = counts.get(order, 0) + 1
+        return counts
+
+    single = orders(np.arange(4.0)[:, None], np.ones(4, dtype=np.int64), [2, 2], 2400)
+    assert len(single) == 24
+    assert chisquare(list(single.values())).pvalue > 1e-4
+    pairs = orders(np.arange(2.0)[:, None], np.full(2, 2, dtype=np.int64), [1, 3], 1200)
+    assert len(pairs) == 6
+    assert chisquare(list(pairs.values())).pvalue > 1e-4
 
 
 # -- evaluation and the command line ----------------------------------------------------------

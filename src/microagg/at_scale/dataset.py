@@ -17,12 +17,13 @@ those whose process is gone.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,8 @@ import pandas as pd
 from microagg.errors import InputError
 from microagg.io import TMP_TAG, read_table, remove_stale_temporaries, table_format
 
-__all__ = ["Dataset", "Piece", "open_dataset", "read_matrix", "read_piece", "write_dataset"]
+__all__ = ["Dataset", "Piece", "open_dataset", "read_matrix", "read_piece", "remove_folder",
+           "spill_folder", "write_dataset"]
 
 ROWS_PER_PARTITION = 1_000_000
 
@@ -250,10 +252,24 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
         return rows, results
     finally:
         client.cancel(futures)
-        _remove_folder(tmp)
+        remove_folder(tmp)
 
 
-def _remove_folder(folder: Path, patience: float = 30.0) -> None:
+@contextlib.contextmanager
+def spill_folder(target: Path) -> Iterator[Path]:
+    """A hidden temporary folder beside the output ``target`` for the files of an exchange
+    (workers write and read it, as they write the output), removed at the end; left behind
+    by a killed process, it is removed as stale by the next write to ``target``."""
+    folder = Path(tempfile.mkdtemp(prefix=f".{target.name}{TMP_TAG}{os.getpid()}-",
+                                   suffix=".spill.tmp",
+                                   dir=target.parent if str(target.parent) else "."))
+    try:
+        yield folder
+    finally:
+        remove_folder(folder)
+
+
+def remove_folder(folder: Path, patience: float = 30.0) -> None:
     """Remove ``folder`` although cancelled tasks that are still running may add a part to
     it while it is being removed (cancelling does not stop a running task): retry until it is
     gone. A part written after that fails, since no task creates the folder."""

@@ -19,6 +19,7 @@ the linked individual-ranking table (it would need every record's groups back in
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from microagg.at_scale.dataset import Dataset, Piece, read_matrix, write_dataset
+from microagg.at_scale.dataset import (
+    Dataset,
+    Piece,
+    check_dataset_output,
+    read_matrix,
+    spill_folder,
+    write_dataset,
+)
 from microagg.at_scale.shuffle import shuffled_partitions
 from microagg.at_scale.sort import Sortable, group_sums
 from microagg.errors import InputError
@@ -59,29 +67,32 @@ class ScaleRelease:
 
 
 def _load(piece: Piece, names: Sequence[str], lows: np.ndarray, highs: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """The partition's protected values clamped into their domains, and the clamped counts."""
+          ) -> np.ndarray:
+    """The partition's protected values clamped into their domains."""
+    return np.clip(read_matrix(piece, names), lows, highs)
+
+
+def _clamped(piece: Piece, names: Sequence[str], lows: np.ndarray, highs: np.ndarray
+             ) -> np.ndarray:
+    """How many values of each column of the partition lie outside their domain."""
     X = read_matrix(piece, names)
-    clamped = ((X < lows) | (X > highs)).sum(axis=0)
-    return np.clip(X, lows, highs), clamped
+    return ((X < lows) | (X > highs)).sum(axis=0)
 
 
-def _clamped_total(loaded: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    return np.sum([counts for _, counts in loaded], axis=0)
+def _clamped_total(counts: list[np.ndarray]) -> np.ndarray:
+    return np.sum(counts, axis=0)
 
 
-def _ranked(loaded: tuple[np.ndarray, np.ndarray], offset: int) -> list[Sortable]:
+def _ranked(X: np.ndarray, offset: int) -> list[Sortable]:
     """One sort per column: by value, ties by row number (001 Alg. 1)."""
-    X = loaded[0]
     rows = np.arange(offset, offset + X.shape[0])
     none = np.empty((X.shape[0], 0))
     return [Sortable(np.ascontiguousarray(X[:, j]), none, rows) for j in range(X.shape[1])]
 
 
-def _insensitive(loaded: tuple[np.ndarray, np.ndarray], offset: int, lows: np.ndarray,
-                 highs: np.ndarray) -> list[Sortable]:
+def _insensitive(X: np.ndarray, offset: int, lows: np.ndarray, highs: np.ndarray
+                 ) -> list[Sortable]:
     """One sort: distance to R_1, ties lexicographically, then by row (000 §4.1-4.2)."""
-    X = loaded[0]
     key, ties = order_keys(X, lows, highs)
     return [Sortable(key, ties, np.arange(offset, offset + X.shape[0]), X)]
 
@@ -140,15 +151,22 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
     buckets = max(1, math.ceil(n / rows_per_bucket))
     import dask
 
-    loads = [dask.delayed(_load)(p, names, lows, highs) for p in dataset.pieces]
     offsets = [int(o) for o in dataset.offsets]
-    clamped = dask.delayed(_clamped_total)(loads)
+    sort = (_ranked if method is DPMethod.INDIVIDUAL_RANKING else
+            functools.partial(_insensitive, lows=lows, highs=highs))
+
+    def sources() -> list[Any]:
+        return [dask.delayed(sort)(dask.delayed(_load)(p, names, lows, highs), o)
+                for p, o in zip(dataset.pieces, offsets, strict=True)]
+
+    clamped = dask.delayed(_clamped_total)([dask.delayed(_clamped)(p, names, lows, highs)
+                                            for p in dataset.pieces])
+    widths = [1] * len(names) if method is DPMethod.INDIVIDUAL_RANKING else [len(names)]
+    with spill_folder(check_dataset_output(output, dataset.source)) as spill:
+        sums, (counts,) = group_sums(client, sources(), sources, n=n, k=k, widths=widths,
+                                     buckets=buckets, spill=spill, extra=[clamped])
     budget = Budget(epsilon)
     if method is DPMethod.INDIVIDUAL_RANKING:
-        sums = group_sums([dask.delayed(_ranked)(ld, o) for ld, o in
-                           zip(loads, offsets, strict=True)],
-                          n=n, k=k, widths=[1] * len(names), buckets=buckets)
-        sums, counts = client.compute([sums, clamped], sync=True)
         shares = budget.split({name: 1.0 for name in names},
                               "sequential composition over the m protected attributes (001 "
                               "Lemma 2)")
@@ -168,12 +186,8 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
         calibration_used = parse(Calibration, calibration or "correct", "calibration")
         numeric_epsilon, _ = attribute_budgets(budget, names, [], calibration_used,
                                                "sequential composition over attributes")
-        total = group_sums([dask.delayed(_insensitive)(ld, o, lows, highs)
-                            for ld, o in zip(loads, offsets, strict=True)],
-                           n=n, k=k, widths=[len(names)], buckets=buckets)
-        (total,), counts = client.compute([total, clamped], sync=True)
         noisy, sensitivities, noise = private_numeric(
-            total / sizes[:, None], data=data, factor=groups / k, epsilon=numeric_epsilon,
+            sums[0] / sizes[:, None], data=data, factor=groups / k, epsilon=numeric_epsilon,
             calibration=calibration_used, rng=rng, statistic="cluster means",
             formula="c / k  (000 §4; L1 over the matrix)")
         sets = [(list(names), noisy)]

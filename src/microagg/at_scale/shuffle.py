@@ -1,75 +1,60 @@
 """Write group values, each repeated by its group size, in a uniformly random row order,
-without any process holding all the rows.
+without any process holding all the rows and without an exchange between workers.
 
 A DP release of grouped records is a multiset: every group's noisy row, repeated by the group
 size (k, the last k..2k-1, public given n). Its rows must go out in a uniformly random order
-(DESIGN.md, "What is written is what is protected"). On one machine that is one permutation;
-here it is two rounds of local shuffles, which give exactly the same distribution:
+(DESIGN.md, "What is written is what is protected"). On one machine that is one permutation.
+Here the permutation is cut into the consecutive blocks of the output partitions (n_0 rows,
+then n_1, ...), and drawn in two steps with exactly the same distribution:
 
-1. the groups are cut into chunks of consecutive groups; the table ``M[c, p]`` of how many rows
-   chunk c sends to output partition p is drawn in this process, partition after partition,
-   from the multivariate hypergeometric law (output partition p takes its n_p rows without
-   replacement from what the chunks still hold) -- the law of that table under a uniform
-   permutation;
-2. chunk c expands its rows, shuffles them uniformly and sends its first M[c, 0] rows to output
-   partition 0, the next M[c, 1] to partition 1, and so on: given M, the set a partition gets
-   from a chunk is a uniform subset of that size;
-3. every output partition shuffles the rows it received uniformly.
+1. in this process, for p = 0, 1, ...: the number of rows of every group that block p holds,
+   drawn from the multivariate hypergeometric law (block p takes its n_p rows without
+   replacement from what the groups still hold) -- the law of those counts under a uniform
+   permutation. The counts of a block are kept sparse (groups with a row in it), so they
+   never outnumber its rows;
+2. the task of output partition p repeats the values of its groups by their counts and
+   shuffles them uniformly: given the counts, every order of the block is equally likely.
 
-Given M every arrangement of the rows is equally likely, so the written order is a uniform
-permutation. Column sets (the columns of an unlinked release, each in its own order) each get
-their own table and shuffles. The generators are spawned from one seed sequence drawn from
+Column sets (the columns of an unlinked release, each in its own order) each get their own
+counts and shuffles. Every task holds its partition alone; the calling process holds the
+group values (n/k rows, which the mechanism needs there anyway) and one block's counts at a
+time while the graph is built. The generators are spawned from one seed sequence drawn from
 the release's generator, so a seeded release is reproducible.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["shuffled_partitions"]
+__all__ = ["block_counts", "shuffled_partitions"]
 
 
-def _chunk_bounds(sizes: np.ndarray, chunks: int) -> np.ndarray:
-    """Group indices cutting the groups into ``chunks`` runs of about equal rows."""
-    ends = np.cumsum(sizes)
-    targets = np.linspace(0, ends[-1], chunks + 1)[1:-1]
-    cuts = np.searchsorted(ends, targets, side="left") + 1
-    return np.unique(np.concatenate([[0], cuts, [sizes.size]]))
+def block_counts(sizes: np.ndarray, out_rows: Sequence[int], rng: np.random.Generator
+                 ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For every output block, the (groups, counts) of the rows it holds in a uniformly random
+    permutation of the groups repeated by ``sizes``, cut into blocks of ``out_rows`` rows."""
+    remaining = np.asarray(sizes, dtype=np.int64).copy()
+    out = []
+    for rows in out_rows:
+        counts = (rng.multivariate_hypergeometric(remaining, int(rows)) if rows
+                  else np.zeros_like(remaining))
+        remaining -= counts
+        groups = np.flatnonzero(counts)
+        out.append((groups, counts[groups]))
+    return out
 
 
-def _transfer_table(chunk_rows: np.ndarray, out_rows: np.ndarray,
-                    rng: np.random.Generator) -> np.ndarray:
-    remaining = chunk_rows.astype(np.int64).copy()
-    table = np.zeros((chunk_rows.size, out_rows.size), dtype=np.int64)
-    for p, rows in enumerate(out_rows):
-        if rows:
-            table[:, p] = rng.multivariate_hypergeometric(remaining, int(rows))
-            remaining -= table[:, p]
-    return table
-
-
-def _expand_chunk(values: list[np.ndarray], sizes: np.ndarray, tables: list[np.ndarray],
-                  seeds: list[np.random.SeedSequence]) -> tuple[list[np.ndarray], ...]:
-    """The chunk's rows of every column set, shuffled and cut by the set's row of the table:
-    item p holds, per set, the rows for output partition p."""
-    pieces = []
-    for v, table, seed in zip(values, tables, seeds, strict=True):
-        rows = np.repeat(v, sizes, axis=0)
-        rows = rows[np.random.default_rng(seed).permutation(rows.shape[0])]
-        pieces.append(np.split(rows, np.cumsum(table)[:-1]))
-    return tuple(list(per_set) for per_set in zip(*pieces, strict=True))
-
-
-def _gather(received: list[list[np.ndarray]], names: list[list[str]], order: list[str],
-            seeds: list[np.random.SeedSequence]) -> pd.DataFrame:
+def _block(values: list[np.ndarray], counts: list[np.ndarray], names: list[list[str]],
+           order: list[str], seeds: list[np.random.SeedSequence]) -> pd.DataFrame:
+    """One output partition: every column set's group values repeated by their counts, in a
+    uniformly random order of its own."""
     columns: dict[str, np.ndarray] = {}
-    for s, (set_names, seed) in enumerate(zip(names, seeds, strict=True)):
-        rows = np.concatenate([piece[s] for piece in received])
+    for v, c, set_names, seed in zip(values, counts, names, seeds, strict=True):
+        rows = np.repeat(v, c, axis=0)
         rows = rows[np.random.default_rng(seed).permutation(rows.shape[0])]
         for j, name in enumerate(set_names):
             columns[name] = rows[:, j]
@@ -84,19 +69,12 @@ def shuffled_partitions(sets: Sequence[tuple[list[str], np.ndarray]], sizes: np.
     random order of its own (module docstring); columns in ``order``."""
     import dask
 
-    out_rows = np.asarray(out_rows, dtype=np.int64)
-    bounds = _chunk_bounds(sizes, out_rows.size)
-    chunk_rows = np.add.reduceat(sizes, bounds[:-1])
-    tables = [_transfer_table(chunk_rows, out_rows, rng) for _ in sets]
+    counts = [block_counts(sizes, out_rows, rng) for _ in sets]
     root = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
-    chunk_seeds, out_seeds = root.spawn(2)
-    chunk_seed = chunk_seeds.spawn(bounds.size - 1)
-    out_seed = out_seeds.spawn(out_rows.size)
-    chunks = [dask.delayed(_expand_chunk)(
-        [values[a:b] for _, values in sets], sizes[a:b], [t[c] for t in tables],
-        chunk_seed[c].spawn(len(sets)))
-        for c, (a, b) in enumerate(itertools.pairwise(bounds))]
+    seeds = root.spawn(len(out_rows))
     names = [list(n) for n, _ in sets]
-    return [dask.delayed(_gather)([chunk[p] for chunk in chunks], names, list(order),
-                                  out_seed[p].spawn(len(sets)))
-            for p in range(out_rows.size)]
+    return [dask.delayed(_block)([values[counts[s][p][0]] for s, (_, values) in
+                                  enumerate(sets)],
+                                 [counts[s][p][1] for s in range(len(sets))], names,
+                                 list(order), seeds[p].spawn(len(sets)))
+            for p in range(len(out_rows))]

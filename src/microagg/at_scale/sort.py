@@ -1,28 +1,34 @@
-"""Sums over groups of k consecutive records of a total order, by a distributed sample sort.
+"""Sums over groups of k consecutive records of a total order, by a distributed sample sort
+whose exchange goes through files, so that no worker holds more than a partition or a bucket.
 
 Individual ranking (001) and single-reference insensitive microaggregation (000 §4.2) group
 records k by k along a total order (the last group k..2k-1), and release noisy group means.
 Their only data-dependent step is the sort, which this module distributes:
 
 1. every partition draws a Bernoulli sample of its primary keys (generator seeded by the
-   partition number); the sample's quantiles are the bucket splitters;
-2. every partition sends each record (primary key, tie-break keys, row number, values to sum)
-   to the bucket of its primary key; records with equal primary keys share a bucket;
-3. every bucket sorts its records by (primary key, tie-break keys lexicographically, row number)
-   -- the order of the single-machine code -- and, knowing from the bucket counts the global
-   rank of its first record, sums the values of every group;
+   partition number); the sample's quantiles, computed in the calling process, are the bucket
+   splitters. This pass keeps nothing but the samples;
+2. every partition, read again, writes the records of each bucket (primary key, tie-break
+   keys, row number, values to sum) to a file of its own in the spill folder and returns the
+   counts; records with equal primary keys share a bucket;
+3. every bucket reads its files, sorts its records by (primary key, tie-break keys
+   lexicographically, row number) -- the order of the single-machine code -- and, knowing
+   from the counts the global rank of its first record, sums the values of every group;
 4. the groups cut by a bucket boundary are summed here from their members.
 
 Inside a group the values are added in input row order, one after the other, as
 :func:`~microagg.aggregate.cluster_means` adds them on one machine: the sums, hence the means
 and (with the same seed) the noisy release, are bit-identical to the single-machine ones. The
-splitters only balance the work; they never change a group.
+splitters only balance the work; they never change a group. The spill folder must be
+readable by every worker (a local folder for a LocalCluster, a shared one on a cluster, as
+for the output).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -79,17 +85,39 @@ def _splitters(samples: list[list[np.ndarray]], buckets: int) -> list[np.ndarray
     return out
 
 
-def _split(sources: list[Sortable], splitters: list[np.ndarray], buckets: int) -> tuple:
-    """Item b: the records of every sort in bucket b; item ``buckets``: the counts (sorts ×
-    buckets)."""
-    pieces, counts = [], []
-    for source, cut in zip(sources, splitters, strict=True):
+def _spill_path(folder: str, part: int, bucket: int) -> str:
+    return str(Path(folder) / f"part-{part:05d}-bucket-{bucket:05d}.npz")
+
+
+def _spill(sources: list[Sortable], splitters: list[np.ndarray], buckets: int, folder: str,
+           part: int) -> np.ndarray:
+    """Write the records of every sort in bucket b to the partition's file for b; return the
+    counts (sorts × buckets)."""
+    arrays: list[dict[str, np.ndarray]] = [{} for _ in range(buckets)]
+    counts = []
+    for sort, (source, cut) in enumerate(zip(sources, splitters, strict=True)):
         bucket = np.searchsorted(cut, source.primary, side="left")
         parts = split_by(bucket, buckets, np.arange(source.primary.size))
-        pieces.append([source.take(p[0]) for p in parts])
+        for b, (index,) in enumerate(parts):
+            piece = source.take(index)
+            arrays[b] |= {f"{sort}_primary": piece.primary, f"{sort}_ties": piece.ties,
+                          f"{sort}_rows": piece.rows, f"{sort}_values": piece.payload}
         counts.append([p[0].size for p in parts])
-    return (*([per_sort[b] for per_sort in pieces] for b in range(buckets)),
-            np.array(counts, dtype=np.int64))
+    for b in range(buckets):
+        np.savez(_spill_path(folder, part, b), **arrays[b])
+    return np.array(counts, dtype=np.int64)
+
+
+def _read_bucket(folder: str, parts: int, bucket: int, sorts: int) -> list[Sortable]:
+    """Bucket ``bucket`` of every sort, gathered from the files of all partitions in input
+    order."""
+    pieces: list[list[Sortable]] = [[] for _ in range(sorts)]
+    for part in range(parts):
+        with np.load(_spill_path(folder, part, bucket)) as f:
+            for sort in range(sorts):
+                pieces[sort].append(Sortable(f[f"{sort}_primary"], f[f"{sort}_ties"],
+                                             f[f"{sort}_rows"], f[f"{sort}_values"]))
+    return [Sortable.concat(p) for p in pieces]
 
 
 @dataclass(frozen=True)
@@ -138,12 +166,11 @@ def _one_bucket(s: Sortable, start: int, n: int, k: int, groups: int) -> _Bucket
     return _BucketSums(first, sums, edges)
 
 
-def _bucket_sums(parts: list[list[Sortable]], counts: np.ndarray, bucket: int, k: int,
+def _bucket_sums(folder: str, parts: int, counts: np.ndarray, bucket: int, k: int,
                  groups: int) -> list[_BucketSums]:
     n = int(counts[0].sum())
-    return [_one_bucket(Sortable.concat([p[sort] for p in parts]),
-                        int(counts[sort, :bucket].sum()), n, k, groups)
-            for sort in range(counts.shape[0])]
+    return [_one_bucket(s, int(counts[sort, :bucket].sum()), n, k, groups)
+            for sort, s in enumerate(_read_bucket(folder, parts, bucket, counts.shape[0]))]
 
 
 def _assemble(results: list[_BucketSums], groups: int, width: int) -> np.ndarray:
@@ -168,24 +195,30 @@ def _assemble_all(results: list[list[_BucketSums]], groups: int, widths: list[in
             for sort, width in enumerate(widths)]
 
 
-def group_sums(sources: Sequence[Any], *, n: int, k: int, widths: Sequence[int], buckets: int,
-               seed: int = 0) -> Any:
-    """A delayed list, one (n // k, width) array per sort: the sums of the values of every
-    group of k consecutive records (the last k..2k-1) in the total order of the sort.
-    ``sources`` are delayed lists (one :class:`Sortable` per sort) of the partitions in input
-    order; each sort runs in ``buckets`` sorted buckets (module docstring), all sorts in the
-    same tasks."""
+def group_sums(client: Any, sources: Sequence[Any], again: Callable[[], Sequence[Any]], *,
+               n: int, k: int, widths: Sequence[int], buckets: int, spill: str | Path,
+               seed: int = 0, extra: Sequence[Any] = ()) -> tuple[list[np.ndarray], list[Any]]:
+    """One (n // k, width) array per sort: the sums of the values of every group of k
+    consecutive records (the last k..2k-1) in the total order of the sort, and the results of
+    the ``extra`` delayed values, computed with the first pass. ``sources`` are delayed lists
+    (one :class:`Sortable` per sort) of the partitions in input order, for the sample;
+    ``again()`` builds them afresh for the exchange, which goes through files in the folder
+    ``spill`` (module docstring)."""
     import dask
 
     groups = n // k
     rate = min(1.0, SAMPLE_PER_BUCKET * buckets / max(n, 1))
     samples = [dask.delayed(_sample)(s, rate, (seed, i)) for i, s in enumerate(sources)]
-    splitters = dask.delayed(_splitters)(samples, buckets)
-    splits = [dask.delayed(_split)(s, splitters, buckets) for s in sources]
-    counts = dask.delayed(_total)([sp[buckets] for sp in splits])
-    bucket_results = [dask.delayed(_bucket_sums)([sp[b] for sp in splits], counts, b, k, groups)
-                      for b in range(buckets)]
-    return dask.delayed(_assemble_all)(bucket_results, groups, list(widths))
+    samples, extras = client.compute([samples, list(extra)], sync=True)
+    splitters = _splitters(samples, buckets)
+    spills = [dask.delayed(_spill)(s, splitters, buckets, str(spill), i)
+              for i, s in enumerate(again())]
+    counts = dask.delayed(_total)(spills)
+    results = [dask.delayed(_bucket_sums)(str(spill), len(spills), counts, b, k, groups)
+               for b in range(buckets)]
+    sums = client.compute(dask.delayed(_assemble_all)(results, groups, list(widths)),
+                          sync=True)
+    return sums, extras
 
 
 def _total(counts: list[np.ndarray]) -> np.ndarray:
