@@ -45,7 +45,7 @@ from microagg.partition._validate import check_k
 from microagg.partition.insensitive import order_keys
 from microagg.release.dp_insensitive import small_k_warnings
 from microagg.release.dp_ranking import noisy_ranked_means
-from microagg.release.inputs import prepare_dp
+from microagg.release.inputs import DPInput, prepare_dp
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import privacy_report
 from microagg.release.report import PrivacyReport
@@ -95,6 +95,62 @@ def _insensitive(X: np.ndarray, offset: int, lows: np.ndarray, highs: np.ndarray
     """One sort: distance to R_1, ties lexicographically, then by row (000 §4.1-4.2)."""
     key, ties = order_keys(X, lows, highs)
     return [Sortable(key, ties, np.arange(offset, offset + X.shape[0]), X)]
+
+
+@dataclass(frozen=True)
+class _NoisyGroups:
+    """The mechanism's output for the written table and the report."""
+
+    budget: Budget
+    sets: list[tuple[list[str], np.ndarray]]
+    sensitivities: list[dict[str, Any]]
+    noise: dict[str, dict[str, Any]]
+    described: str
+    linkage: Linkage | None
+    calibration: Calibration | None
+    warnings: list[str]
+
+
+def _noisy_groups(method: DPMethod, sums: list[np.ndarray], *, data: DPInput, k: int,
+                  sizes: np.ndarray, epsilon: float, calibration: Calibration | str | None,
+                  rng: np.random.Generator) -> _NoisyGroups:
+    """The noisy group values from the group sums, in this process and with the
+    single-machine code (001 Alg. 1 per attribute; 000 Alg. 3 on the cluster means)."""
+    names, lows, highs = data.numeric, data.lows, data.highs
+    groups = sizes.size
+    n = int(sizes.sum())
+    budget = Budget(epsilon)
+    if method is DPMethod.INDIVIDUAL_RANKING:
+        shares = budget.split({name: 1.0 for name in names},
+                              "sequential composition over the m protected attributes (001 "
+                              "Lemma 2)")
+        sets, sensitivities, noise = [], [], {}
+        for j, name in enumerate(names):
+            noisy, entry, noise[name] = noisy_ranked_means(
+                sums[j][:, 0] / sizes, name=name, low=lows[j], high=highs[j], k=k,
+                epsilon=shares[name], rng=rng)
+            sets.append(([name], noisy[:, None]))
+            sensitivities.append(entry)
+        described = ("individual-ranking microaggregation + Laplace mechanism (paper 001, "
+                     "Alg. 1), on a Dask cluster")
+        linkage_used: Linkage | None = Linkage.UNLINKED
+        calibration_used = None
+        warnings_: list[str] = []
+    else:
+        calibration_used = parse(Calibration, calibration or "correct", "calibration")
+        numeric_epsilon, _ = attribute_budgets(budget, names, [], calibration_used,
+                                               "sequential composition over attributes")
+        noisy, sensitivities, noise = private_numeric(
+            sums[0] / sizes[:, None], data=data, factor=groups / k, epsilon=numeric_epsilon,
+            calibration=calibration_used, rng=rng, statistic="cluster means",
+            formula="c / k  (000 §4; L1 over the matrix)")
+        sets = [(list(names), noisy)]
+        described = ("insensitive microaggregation (single reference) + Laplace mechanism "
+                     "(paper 000, Alg. 2-3), on a Dask cluster")
+        linkage_used = None
+        warnings_ = small_k_warnings(k, n)
+    return _NoisyGroups(budget, sets, sensitivities, noise, described, linkage_used,
+                        calibration_used, warnings_)
 
 
 def _refuse(option: str, value: object, method: DPMethod, why: str) -> None:
@@ -165,45 +221,21 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
     with spill_folder(check_dataset_output(output, dataset.source)) as spill:
         sums, (counts,) = group_sums(client, sources(), sources, n=n, k=k, widths=widths,
                                      buckets=buckets, spill=spill, extra=[clamped])
-    budget = Budget(epsilon)
-    if method is DPMethod.INDIVIDUAL_RANKING:
-        shares = budget.split({name: 1.0 for name in names},
-                              "sequential composition over the m protected attributes (001 "
-                              "Lemma 2)")
-        sets, sensitivities, noise = [], [], {}
-        for j, name in enumerate(names):
-            noisy, entry, noise[name] = noisy_ranked_means(
-                sums[j][:, 0] / sizes, name=name, low=lows[j], high=highs[j], k=k,
-                epsilon=shares[name], rng=rng)
-            sets.append(([name], noisy[:, None]))
-            sensitivities.append(entry)
-        described = ("individual-ranking microaggregation + Laplace mechanism (paper 001, "
-                     "Alg. 1), on a Dask cluster")
-        linkage_used: Linkage | None = Linkage.UNLINKED
-        calibration_used = None
-        warnings_: list[str] = []
-    else:
-        calibration_used = parse(Calibration, calibration or "correct", "calibration")
-        numeric_epsilon, _ = attribute_budgets(budget, names, [], calibration_used,
-                                               "sequential composition over attributes")
-        noisy, sensitivities, noise = private_numeric(
-            sums[0] / sizes[:, None], data=data, factor=groups / k, epsilon=numeric_epsilon,
-            calibration=calibration_used, rng=rng, statistic="cluster means",
-            formula="c / k  (000 §4; L1 over the matrix)")
-        sets = [(list(names), noisy)]
-        described = ("insensitive microaggregation (single reference) + Laplace mechanism "
-                     "(paper 000, Alg. 2-3), on a Dask cluster")
-        linkage_used = None
-        warnings_ = small_k_warnings(k, n)
-    parts = max(1, math.ceil(n / rows_per_bucket))
-    out_rows = np.diff(np.linspace(0, n, parts + 1).round().astype(np.int64))
-    frames = shuffled_partitions(sets, sizes, out_rows, rng, order=names)
-    rows, _ = write_dataset(client, frames, output, source=dataset.source, progress=progress)
+        noisy = _noisy_groups(method, sums, data=data, k=k, sizes=sizes, epsilon=epsilon,
+                              calibration=calibration, rng=rng)
+        parts = max(1, math.ceil(n / rows_per_bucket))
+        out_rows = np.diff(np.linspace(0, n, parts + 1).round().astype(np.int64))
+        frames = shuffled_partitions(noisy.sets, sizes, out_rows, rng, order=names,
+                                     spill=spill)
+        rows, _ = write_dataset(client, frames, output, source=dataset.source,
+                                progress=progress)
     report = privacy_report(
-        data, records=n, method=described, budget=budget, k=k, groups=groups,
-        sensitivities=sensitivities, noise=noise, seeded=seeded, calibration=calibration_used,
-        reference="single" if method is DPMethod.INSENSITIVE else None, linkage=linkage_used,
-        unlinked=linkage_used is Linkage.UNLINKED and len(names) > 1, warnings_=warnings_)
+        data, records=n, method=noisy.described, budget=noisy.budget, k=k, groups=groups,
+        sensitivities=noisy.sensitivities, noise=noisy.noise, seeded=seeded,
+        calibration=noisy.calibration,
+        reference="single" if method is DPMethod.INSENSITIVE else None, linkage=noisy.linkage,
+        unlinked=noisy.linkage is Linkage.UNLINKED and len(names) > 1,
+        warnings_=noisy.warnings)
     notices = tuple(f"{int(c):,} value(s) of '{name}' lay outside its declared domain and were "
                     "clamped into it" for name, c in zip(names, counts, strict=True) if c)
     return ScaleRelease(report, notices, rows)

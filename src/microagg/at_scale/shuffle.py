@@ -10,21 +10,24 @@ then n_1, ...), and drawn in two steps with exactly the same distribution:
 1. in this process, for p = 0, 1, ...: the number of rows of every group that block p holds,
    drawn from the multivariate hypergeometric law (block p takes its n_p rows without
    replacement from what the groups still hold) -- the law of those counts under a uniform
-   permutation. The counts of a block are kept sparse (groups with a row in it), so they
-   never outnumber its rows;
-2. the task of output partition p repeats the values of its groups by their counts and
-   shuffles them uniformly: given the counts, every order of the block is equally likely.
+   permutation. Each block's counts go to a file of the spill folder, sparse (the groups with
+   a row in the block), so they never outnumber its rows and this process holds one block's
+   at a time;
+2. the task of output partition p reads its counts, takes the values of its groups from the
+   group values (written once to the spill folder, read memory-mapped), repeats them by their
+   counts and shuffles them uniformly: given the counts, every order of the block is equally
+   likely.
 
 Column sets (the columns of an unlinked release, each in its own order) each get their own
-counts and shuffles. Every task holds its partition alone; the calling process holds the
-group values (n/k rows, which the mechanism needs there anyway) and one block's counts at a
-time while the graph is built. The generators are spawned from one seed sequence drawn from
-the release's generator, so a seeded release is reproducible.
+counts and shuffles. A task holds its partition alone; the calling process holds the group
+values (n/k rows, which the mechanism needs there anyway). The generators are spawned from one
+seed sequence drawn from the release's generator, so a seeded release is reproducible.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,27 +37,28 @@ __all__ = ["block_counts", "shuffled_partitions"]
 
 
 def block_counts(sizes: np.ndarray, out_rows: Sequence[int], rng: np.random.Generator
-                 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """For every output block, the (groups, counts) of the rows it holds in a uniformly random
-    permutation of the groups repeated by ``sizes``, cut into blocks of ``out_rows`` rows."""
+                 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """For every output block in turn, the (groups, counts) of the rows it holds in a
+    uniformly random permutation of the groups repeated by ``sizes``, cut into blocks of
+    ``out_rows`` rows."""
     remaining = np.asarray(sizes, dtype=np.int64).copy()
-    out = []
     for rows in out_rows:
         counts = (rng.multivariate_hypergeometric(remaining, int(rows)) if rows
                   else np.zeros_like(remaining))
         remaining -= counts
         groups = np.flatnonzero(counts)
-        out.append((groups, counts[groups]))
-    return out
+        yield groups, counts[groups]
 
 
-def _block(values: list[np.ndarray], counts: list[np.ndarray], names: list[list[str]],
-           order: list[str], seeds: list[np.random.SeedSequence]) -> pd.DataFrame:
+def _block(folder: str, block: int, names: list[list[str]], order: list[str],
+           seeds: list[np.random.SeedSequence]) -> pd.DataFrame:
     """One output partition: every column set's group values repeated by their counts, in a
     uniformly random order of its own."""
     columns: dict[str, np.ndarray] = {}
-    for v, c, set_names, seed in zip(values, counts, names, seeds, strict=True):
-        rows = np.repeat(v, c, axis=0)
+    for s, (set_names, seed) in enumerate(zip(names, seeds, strict=True)):
+        values = np.load(Path(folder) / f"values-{s}.npy", mmap_mode="r")
+        with np.load(Path(folder) / f"counts-{s}-{block}.npz") as f:
+            rows = np.repeat(values[f["groups"]], f["counts"], axis=0)
         rows = rows[np.random.default_rng(seed).permutation(rows.shape[0])]
         for j, name in enumerate(set_names):
             columns[name] = rows[:, j]
@@ -63,18 +67,25 @@ def _block(values: list[np.ndarray], counts: list[np.ndarray], names: list[list[
 
 def shuffled_partitions(sets: Sequence[tuple[list[str], np.ndarray]], sizes: np.ndarray,
                         out_rows: Sequence[int], rng: np.random.Generator,
-                        order: Sequence[str]) -> list[Any]:
+                        order: Sequence[str], spill: str | Path) -> list[Any]:
     """Delayed DataFrames, one per output partition of ``out_rows`` rows: for every column set
     (names, values of every group), the groups' values repeated by ``sizes`` in a uniformly
-    random order of its own (module docstring); columns in ``order``."""
+    random order of its own (module docstring); columns in ``order``. The values and the
+    counts go to files in the folder ``spill``, which must stay until the frames are
+    computed."""
     import dask
 
-    counts = [block_counts(sizes, out_rows, rng) for _ in sets]
+    folder = Path(spill)
+    index = np.min_scalar_type(max(int(sizes.size) - 1, 0))
+    width = np.min_scalar_type(int(np.max(sizes)))
+    for s, (_, values) in enumerate(sets):
+        np.save(folder / f"values-{s}.npy", values)
+        for p, (groups, counts) in enumerate(block_counts(sizes, out_rows, rng)):
+            np.savez(folder / f"counts-{s}-{p}.npz", groups=groups.astype(index),
+                     counts=counts.astype(width))
     root = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
     seeds = root.spawn(len(out_rows))
     names = [list(n) for n, _ in sets]
-    return [dask.delayed(_block)([values[counts[s][p][0]] for s, (_, values) in
-                                  enumerate(sets)],
-                                 [counts[s][p][1] for s in range(len(sets))], names,
-                                 list(order), seeds[p].spawn(len(sets)))
+    return [dask.delayed(_block)(str(folder), p, names, list(order),
+                                 seeds[p].spawn(len(sets)))
             for p in range(len(out_rows))]
