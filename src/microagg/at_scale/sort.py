@@ -89,6 +89,12 @@ def _spill_path(folder: str, part: int, bucket: int) -> str:
     return str(Path(folder) / f"part-{part:05d}-bucket-{bucket:05d}.npz")
 
 
+def _row_type(rows: np.ndarray) -> np.dtype:
+    """The narrowest of uint32 and int64 that holds the row numbers (half the bytes to write
+    below 2³² rows)."""
+    return np.dtype(np.uint32) if rows.size == 0 or rows.max() < 2**32 else np.dtype(np.int64)
+
+
 def _spill(sources: list[Sortable], splitters: list[np.ndarray], buckets: int, folder: str,
            part: int) -> np.ndarray:
     """Write the records of every sort in bucket b to the partition's file for b; return the
@@ -101,7 +107,9 @@ def _spill(sources: list[Sortable], splitters: list[np.ndarray], buckets: int, f
         for b, (index,) in enumerate(parts):
             piece = source.take(index)
             arrays[b] |= {f"{sort}_primary": piece.primary, f"{sort}_ties": piece.ties,
-                          f"{sort}_rows": piece.rows, f"{sort}_values": piece.payload}
+                          f"{sort}_rows": piece.rows.astype(_row_type(piece.rows))}
+            if piece.values is not None:
+                arrays[b][f"{sort}_values"] = piece.values
         counts.append([p[0].size for p in parts])
     for b in range(buckets):
         np.savez(_spill_path(folder, part, b), **arrays[b])
@@ -115,8 +123,9 @@ def _read_bucket(folder: str, parts: int, bucket: int, sorts: int) -> list[Sorta
     for part in range(parts):
         with np.load(_spill_path(folder, part, bucket)) as f:
             for sort in range(sorts):
+                values = f[f"{sort}_values"] if f"{sort}_values" in f.files else None
                 pieces[sort].append(Sortable(f[f"{sort}_primary"], f[f"{sort}_ties"],
-                                             f[f"{sort}_rows"], f[f"{sort}_values"]))
+                                             f[f"{sort}_rows"].astype(np.int64), values))
     return [Sortable.concat(p) for p in pieces]
 
 
