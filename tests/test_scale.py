@@ -20,7 +20,7 @@ from microagg.at_scale.anonymize import block_microaggregate, cut_tree, merge_sm
 from microagg.at_scale.dataset import open_dataset, write_dataset
 from microagg.at_scale.dp import dp_release_at_scale
 from microagg.at_scale.evaluate import evaluate_at_scale
-from microagg.at_scale.shuffle import block_counts, shuffled_partitions
+from microagg.at_scale.shuffle import shuffled_partitions, transfer_table
 from microagg.at_scale.sort import Sortable, group_sums
 from microagg.errors import InputError, PrivacyLeakWarning
 from microagg.partition.blocks import block_mdav, median_blocks
@@ -281,20 +281,15 @@ def test_cluster_dp_refuses_what_it_cannot_do(client, numeric_parts, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_block_counts_have_the_right_margins_and_law():
-    """Every block gets its rows, every group gives its size; and a group's count in the
-    first block has the hypergeometric mean n_0 · size / n."""
+def test_transfer_table_has_the_right_margins_and_law():
+    """Every chunk sends its rows, every partition gets its rows; and the first partition's
+    share of a chunk has the hypergeometric mean n_0 · rows_c / n."""
     rng = np.random.default_rng(0)
-    sizes = np.array([5, 7, 3, 1])
-    blocks = list(block_counts(sizes, [4, 4, 8], rng))
-    dense = np.zeros((3, 4), dtype=np.int64)
-    for p, (groups, counts) in enumerate(blocks):
-        assert np.all(counts > 0)
-        dense[p, groups] = counts
-    assert list(dense.sum(axis=1)) == [4, 4, 8] and list(dense.sum(axis=0)) == [5, 7, 3, 1]
-    first = np.array([dict(zip(*next(block_counts(sizes, [4, 4, 8], rng)), strict=True)).get(1, 0)
-                      for _ in range(4000)])
-    assert abs(first.mean() - 4 * 7 / 16) < 0.05
+    table = transfer_table(np.array([5, 7, 3]), np.array([4, 4, 7]), rng)
+    assert list(table.sum(axis=1)) == [5, 7, 3] and list(table.sum(axis=0)) == [4, 4, 7]
+    first = [transfer_table(np.array([5, 7, 3]), np.array([4, 4, 7]), rng)[1, 0]
+             for _ in range(4000)]
+    assert abs(np.mean(first) - 4 * 7 / 15) < 0.05
 
 
 def test_written_order_is_a_uniform_permutation(tmp_path):

@@ -1,64 +1,102 @@
 """Write group values, each repeated by its group size, in a uniformly random row order,
-without any process holding all the rows and without an exchange between workers.
+without any process holding all the rows, and with nothing but small files exchanged.
 
 A DP release of grouped records is a multiset: every group's noisy row, repeated by the group
 size (k, the last k..2k-1, public given n). Its rows must go out in a uniformly random order
-(DESIGN.md, "What is written is what is protected"). On one machine that is one permutation.
-Here the permutation is cut into the consecutive blocks of the output partitions (n_0 rows,
-then n_1, ...), and drawn in two steps with exactly the same distribution:
+(DESIGN.md, "What is written is what is protected"). On one machine that is one permutation;
+here it is drawn in three steps with exactly the same distribution:
 
-1. in this process, for p = 0, 1, ...: the number of rows of every group that block p holds,
-   drawn from the multivariate hypergeometric law (block p takes its n_p rows without
-   replacement from what the groups still hold) -- the law of those counts under a uniform
-   permutation. Each block's counts go to a file of the spill folder, sparse (the groups with
-   a row in the block), so they never outnumber its rows and this process holds one block's
-   at a time;
-2. the task of output partition p reads its counts, takes the values of its groups from the
-   group values (written once to the spill folder, read memory-mapped), repeats them by their
-   counts and shuffles them uniformly: given the counts, every order of the block is equally
-   likely.
+1. the groups are cut into chunks of consecutive groups (about one output partition's rows
+   each); the table ``M[c, p]`` of how many rows chunk c sends to output partition p is drawn
+   in this process, partition after partition, from the multivariate hypergeometric law
+   (partition p takes its n_p rows without replacement from what the chunks still hold) --
+   the law of that table under a uniform permutation;
+2. the task of chunk c shuffles its rows (as group numbers) uniformly and cuts them by its
+   row of M: given M, the rows a partition gets from a chunk are a uniform subset of that
+   size. It writes, for every partition, only how many rows of each group it sends;
+3. the task of output partition p reads those counts from every chunk's file, takes the values
+   of its groups from the group values (written once, read memory-mapped), repeats them by
+   their counts and shuffles them uniformly.
 
-Column sets (the columns of an unlinked release, each in its own order) each get their own
-counts and shuffles. A task holds its partition alone; the calling process holds the group
-values (n/k rows, which the mechanism needs there anyway). The generators are spawned from one
-seed sequence drawn from the release's generator, so a seeded release is reproducible.
+Given M every arrangement of the rows is equally likely, so the written order is a uniform
+permutation. Column sets (the columns of an unlinked release, each in its own order) each get
+their own table and shuffles. A task holds one chunk or one partition; the calling process
+holds the group values (n/k rows, which the mechanism needs there anyway) and the small table.
+The generators are spawned from one seed sequence drawn from the release's generator, so a
+seeded release is reproducible.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import itertools
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["block_counts", "shuffled_partitions"]
+__all__ = ["shuffled_partitions", "transfer_table"]
 
 
-def block_counts(sizes: np.ndarray, out_rows: Sequence[int], rng: np.random.Generator
-                 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """For every output block in turn, the (groups, counts) of the rows it holds in a
-    uniformly random permutation of the groups repeated by ``sizes``, cut into blocks of
-    ``out_rows`` rows."""
-    remaining = np.asarray(sizes, dtype=np.int64).copy()
-    for rows in out_rows:
-        counts = (rng.multivariate_hypergeometric(remaining, int(rows)) if rows
-                  else np.zeros_like(remaining))
-        remaining -= counts
-        groups = np.flatnonzero(counts)
-        yield groups, counts[groups]
+def _chunk_bounds(sizes: np.ndarray, chunks: int) -> np.ndarray:
+    """Group indices cutting the groups into ``chunks`` runs of about equal rows."""
+    ends = np.cumsum(sizes)
+    targets = np.linspace(0, ends[-1], chunks + 1)[1:-1]
+    cuts = np.searchsorted(ends, targets, side="left") + 1
+    return np.unique(np.concatenate([[0], cuts, [sizes.size]]))
 
 
-def _block(folder: str, block: int, names: list[list[str]], order: list[str],
-           seeds: list[np.random.SeedSequence]) -> pd.DataFrame:
-    """One output partition: every column set's group values repeated by their counts, in a
-    uniformly random order of its own."""
+def transfer_table(chunk_rows: np.ndarray, out_rows: np.ndarray, rng: np.random.Generator
+                   ) -> np.ndarray:
+    """M[c, p]: the rows chunk c sends to output partition p under a uniform permutation
+    (multivariate hypergeometric, partition after partition)."""
+    remaining = chunk_rows.astype(np.int64).copy()
+    table = np.zeros((chunk_rows.size, out_rows.size), dtype=np.int64)
+    for p, rows in enumerate(out_rows):
+        if rows:
+            table[:, p] = rng.multivariate_hypergeometric(remaining, int(rows))
+            remaining -= table[:, p]
+    return table
+
+
+def _chunk_path(folder: str, column_set: int, chunk: int) -> Path:
+    return Path(folder) / f"chunk-{column_set}-{chunk:05d}.npz"
+
+
+def _split_chunk(folder: str, column_set: int, chunk: int, first: int, sizes: np.ndarray,
+                 sends: np.ndarray, seed: np.random.SeedSequence) -> int:
+    """Shuffle the chunk's rows (group numbers from ``first``) and cut them by ``sends``;
+    write, per output partition, the groups it gets and how many rows of each."""
+    rows = np.repeat(np.arange(first, first + sizes.size), sizes)
+    rows = rows[np.random.default_rng(seed).permutation(rows.size)]
+    index = np.min_scalar_type(max(first + sizes.size - 1, 0))
+    width = np.min_scalar_type(int(sizes.max()))
+    arrays = {}
+    for p, piece in enumerate(np.split(rows, np.cumsum(sends)[:-1])):
+        if piece.size:
+            groups, counts = np.unique(piece, return_counts=True)
+            arrays[f"groups_{p}"] = groups.astype(index)
+            arrays[f"counts_{p}"] = counts.astype(width)
+    np.savez(_chunk_path(folder, column_set, chunk), **arrays)
+    return chunk
+
+
+def _block(_written: list[int], folder: str, block: int, senders: list[list[int]],
+           names: list[list[str]], order: list[str], seeds: list[np.random.SeedSequence]
+           ) -> pd.DataFrame:
+    """One output partition, once every chunk has written its file (``_written``): every
+    column set's group values repeated by the counts its chunks sent, in a uniformly random
+    order of its own."""
     columns: dict[str, np.ndarray] = {}
-    for s, (set_names, seed) in enumerate(zip(names, seeds, strict=True)):
+    for s, (chunks, set_names, seed) in enumerate(zip(senders, names, seeds, strict=True)):
         values = np.load(Path(folder) / f"values-{s}.npy", mmap_mode="r")
-        with np.load(Path(folder) / f"counts-{s}-{block}.npz") as f:
-            rows = np.repeat(values[f["groups"]], f["counts"], axis=0)
+        parts = []
+        for c in chunks:
+            with np.load(_chunk_path(folder, s, c)) as f:
+                parts.append(np.repeat(values[f[f"groups_{block}"].astype(np.int64)],
+                                       f[f"counts_{block}"], axis=0))
+        rows = np.concatenate(parts) if parts else np.empty((0, values.shape[1]))
         rows = rows[np.random.default_rng(seed).permutation(rows.shape[0])]
         for j, name in enumerate(set_names):
             columns[name] = rows[:, j]
@@ -71,21 +109,29 @@ def shuffled_partitions(sets: Sequence[tuple[list[str], np.ndarray]], sizes: np.
     """Delayed DataFrames, one per output partition of ``out_rows`` rows: for every column set
     (names, values of every group), the groups' values repeated by ``sizes`` in a uniformly
     random order of its own (module docstring); columns in ``order``. The values and the
-    counts go to files in the folder ``spill``, which must stay until the frames are
+    counts go through files in the folder ``spill``, which must stay until the frames are
     computed."""
     import dask
 
-    folder = Path(spill)
-    index = np.min_scalar_type(max(int(sizes.size) - 1, 0))
-    width = np.min_scalar_type(int(np.max(sizes)))
-    for s, (_, values) in enumerate(sets):
-        np.save(folder / f"values-{s}.npy", values)
-        for p, (groups, counts) in enumerate(block_counts(sizes, out_rows, rng)):
-            np.savez(folder / f"counts-{s}-{p}.npz", groups=groups.astype(index),
-                     counts=counts.astype(width))
+    folder = str(spill)
+    out_rows = np.asarray(out_rows, dtype=np.int64)
+    bounds = _chunk_bounds(sizes, out_rows.size)
+    chunk_rows = np.add.reduceat(sizes, bounds[:-1])
+    tables = [transfer_table(chunk_rows, out_rows, rng) for _ in sets]
     root = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
-    seeds = root.spawn(len(out_rows))
+    chunk_seeds, out_seeds = root.spawn(2)
+    written = []
+    for s, ((_, values), table, seeds) in enumerate(zip(
+            sets, tables, chunk_seeds.spawn(len(sets)), strict=True)):
+        np.save(Path(folder) / f"values-{s}.npy", values)
+        written += [dask.delayed(_split_chunk)(folder, s, c, int(a), sizes[a:b], table[c],
+                                               seed)
+                    for c, ((a, b), seed) in enumerate(zip(
+                        itertools.pairwise(bounds), seeds.spawn(bounds.size - 1),
+                        strict=True))]
     names = [list(n) for n, _ in sets]
-    return [dask.delayed(_block)(str(folder), p, names, list(order),
-                                 seeds[p].spawn(len(sets)))
-            for p in range(len(out_rows))]
+    senders = [[[int(c) for c in np.flatnonzero(t[:, p])] for t in tables]
+               for p in range(out_rows.size)]
+    return [dask.delayed(_block)(written, folder, p, senders[p], names, list(order),
+                                 seed.spawn(len(sets)))
+            for p, seed in enumerate(out_seeds.spawn(out_rows.size))]
