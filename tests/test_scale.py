@@ -17,7 +17,7 @@ pytest.importorskip("distributed")
 
 from microagg.aggregate import cluster_means
 from microagg.at_scale.anonymize import block_microaggregate, cut_tree, merge_small
-from microagg.at_scale.dataset import open_dataset, write_dataset
+from microagg.at_scale.dataset import open_dataset, spill_folder, write_dataset
 from microagg.at_scale.dp import dp_release_at_scale
 from microagg.at_scale.evaluate import evaluate_at_scale
 from microagg.at_scale.shuffle import shuffled_partitions, transfer_table
@@ -110,6 +110,19 @@ def test_a_failed_write_leaves_nothing_and_keeps_an_older_output(client, tmp_pat
     with pytest.raises(InputError):
         write_dataset(client, [dask.delayed(part)(i) for i in range(5)], target)
     assert os.listdir(tmp_path) == ["out"] and len(pd.read_parquet(target)) == 3
+
+
+def test_a_spill_folder_goes_away_even_after_a_failure_or_a_killed_process(client, tmp_path):
+    target = tmp_path / "out"
+    with pytest.raises(RuntimeError), spill_folder(target) as spill:
+        (spill / "piece.npz").write_bytes(b"x")
+        raise RuntimeError("the exchange failed")
+    assert os.listdir(tmp_path) == []
+    dead = tmp_path / ".out.microagg-999999999-abc.spill.tmp"  # no such process
+    dead.mkdir()
+    (dead / "piece.npz").write_bytes(b"x")
+    write_dataset(client, [], target)
+    assert os.listdir(tmp_path) == ["out"]
 
 
 def _die_once(i: int, marker: str, always: bool) -> pd.DataFrame:
