@@ -436,6 +436,7 @@ def test_cli_writes_table_report_and_statistics(run_cli, tmp_path, data):
                     "--bounds", "a=0:100,b=0:100,c=0:100", "--statistics-out", str(stats))
     assert eigen.code == 0, eigen.stderr
     assert "individual differential privacy" in eigen.stderr
+    assert "noise on a: sd at least" in eigen.stdout
     assert set(pd.read_parquet(stats).statistic) == {"mean", "covariance", "coskewness",
                                                      "skewness"}
     report = json.loads((tmp_path / "out.csv.privacy.json").read_text())

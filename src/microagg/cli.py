@@ -793,7 +793,8 @@ def _print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_p
         out.print(f"  ε for {part['part']}: {part['epsilon']:.6g}")
     for name, level in report.noise.items():
         if "fraction_of_width" in level:
-            out.print(f"  noise on {name}: sd {level['standard_deviation']:.4g} "
+            least = "at least " if "note" in level else ""
+            out.print(f"  noise on {name}: sd {least}{level['standard_deviation']:.4g} "
                       f"({level['fraction_of_width']:.1%} of the domain width)")
     out.print(f"  privacy report: {report_path}")
 
