@@ -17,7 +17,9 @@ The records never meet in one process. Four passes over the partitions:
    values are replaced by their cluster means and go back to their partition, which writes its
    rows in input order with every other column unchanged (identifiers dropped).
 
-Each task holds one partition or one group of blocks, never the whole data set.
+Both exchanges (to the groups of blocks, and back) go through files
+(:mod:`~microagg.at_scale.exchange`): each task holds one partition or one group of blocks,
+never the whole data set, and nothing is kept in flight in the workers' memory.
 """
 
 from __future__ import annotations
@@ -32,8 +34,16 @@ import numpy as np
 import pandas as pd
 
 from microagg.aggregate import cluster_means
-from microagg.at_scale.dataset import Dataset, Piece, read_matrix, read_piece, write_dataset
-from microagg.at_scale.exchange import exchange, split_by
+from microagg.at_scale.dataset import (
+    Dataset,
+    Piece,
+    check_dataset_output,
+    read_matrix,
+    read_piece,
+    spill_folder,
+    write_dataset,
+)
+from microagg.at_scale.exchange import exchange, gather_pieces, spill_pieces, split_by
 from microagg.errors import InputError
 from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size, median_blocks
 from microagg.partition.mdav import mdav
@@ -159,8 +169,11 @@ class _GroupResult:
     clusters: np.ndarray  # size histogram: clusters[s] = clusters of s records
 
 
-def _microaggregate_group(parts: list[tuple], *, k: int, block_size: int, center: np.ndarray,
-                          sd: np.ndarray, offsets: np.ndarray) -> tuple:
+def _microaggregate_group(parts: list[tuple], group: int, *, k: int, block_size: int,
+                          center: np.ndarray, sd: np.ndarray, offsets: np.ndarray,
+                          spill: str) -> _GroupResult:
+    """MDAV in every block of the group; the masked rows go back to their partitions through
+    files (tag ``back``), only the statistics are returned."""
     rows = np.concatenate([p[0] for p in parts])
     X = np.concatenate([p[1] for p in parts])
     blocks = np.concatenate([p[2] for p in parts])
@@ -184,12 +197,15 @@ def _microaggregate_group(parts: list[tuple], *, k: int, block_size: int, center
             histogram += np.bincount(np.bincount(labels), minlength=2 * k)[:2 * k]
             sizes.append(local.size)
     destination = np.searchsorted(offsets, rows, side="right") - 1
-    pieces = split_by(destination, offsets.size, rows, masked)
-    return (*pieces, _GroupResult(sse, sizes, histogram))
+    spill_pieces(spill, "back", group, split_by(destination, offsets.size, rows, masked))
+    return _GroupResult(sse, sizes, histogram)
 
 
-def _write_partition(parts: list[tuple], piece: Piece, offset: int, columns: Sequence[str],
-                     dropped: Sequence[str]) -> pd.DataFrame:
+def _write_partition(results: list[_GroupResult], spill: str, index: int, piece: Piece,
+                     offset: int, columns: Sequence[str], dropped: Sequence[str]
+                     ) -> pd.DataFrame:
+    """Partition ``index`` with its masked rows, once every group has written them."""
+    parts = gather_pieces(spill, "back", len(results), index)
     frame = read_piece(piece)
     rows = np.concatenate([p[0] for p in parts]) - offset
     masked = np.concatenate([p[1] for p in parts])
@@ -271,18 +287,19 @@ def block_microaggregate(client: Any, dataset: Dataset, output: str | Path, *, k
     block_rows = np.bincount(block_of_leaf, weights=counts).astype(np.int64)
     group_of_block = (np.cumsum(block_rows) - block_rows) // max(block_size, max(
         p.rows for p in pieces))
-    done = exchange(
-        [(p, int(o)) for p, o in zip(pieces, offsets, strict=True)],
-        partial(_to_groups, columns=chosen, center=center, sd=sd, tree=tree,
-                block_of_leaf=block_of_leaf, group_of_block=group_of_block),
-        int(group_of_block.max()) + 1,
-        partial(_microaggregate_group, k=k, block_size=block_size, center=center, sd=sd,
-                offsets=offsets))
-    frames = [dask.delayed(_write_partition)([d[i] for d in done], p, int(o), chosen,
-                                             identifiers)
-              for i, (p, o) in enumerate(zip(pieces, offsets, strict=True))]
-    _, stats = write_dataset(client, frames, output, source=dataset.source,
-                             progress=progress, extra=[d[len(pieces)] for d in done])
+    with spill_folder(check_dataset_output(output, dataset.source)) as spill:
+        results = exchange(
+            [(p, int(o)) for p, o in zip(pieces, offsets, strict=True)],
+            partial(_to_groups, columns=chosen, center=center, sd=sd, tree=tree,
+                    block_of_leaf=block_of_leaf, group_of_block=group_of_block),
+            int(group_of_block.max()) + 1,
+            partial(_microaggregate_group, k=k, block_size=block_size, center=center, sd=sd,
+                    offsets=offsets, spill=str(spill)), spill, "to-blocks")
+        frames = [dask.delayed(_write_partition)(results, str(spill), i, p, int(o), chosen,
+                                                 identifiers)
+                  for i, (p, o) in enumerate(zip(pieces, offsets, strict=True))]
+        _, stats = write_dataset(client, frames, output, source=dataset.source,
+                                 progress=progress, extra=results)
     histogram = sum(s.clusters for s in stats)
     sizes = [b for s in stats for b in s.blocks]
     sst = float(n * np.count_nonzero(variance > 0))

@@ -14,7 +14,7 @@ here it is drawn in three steps with exactly the same distribution:
 2. the task of chunk c shuffles its rows (as group numbers) uniformly and cuts them by its
    row of M: given M, the rows a partition gets from a chunk are a uniform subset of that
    size. It writes, for every partition, only how many rows of each group it sends;
-3. the task of output partition p reads those counts from every chunk's file, takes the values
+3. the task of output partition p reads those counts from the chunks' files, takes the values
    of its groups from the group values (written once, read memory-mapped), repeats them by
    their counts and shuffles them uniformly.
 
@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from microagg.at_scale.exchange import gather_pieces, spill_pieces
 
 __all__ = ["shuffled_partitions", "transfer_table"]
 
@@ -60,43 +62,33 @@ def transfer_table(chunk_rows: np.ndarray, out_rows: np.ndarray, rng: np.random.
     return table
 
 
-def _chunk_path(folder: str, column_set: int, chunk: int) -> Path:
-    return Path(folder) / f"chunk-{column_set}-{chunk:05d}.npz"
-
-
 def _split_chunk(folder: str, column_set: int, chunk: int, first: int, sizes: np.ndarray,
                  sends: np.ndarray, seed: np.random.SeedSequence) -> int:
     """Shuffle the chunk's rows (group numbers from ``first``) and cut them by ``sends``;
-    write, per output partition, the groups it gets and how many rows of each."""
+    write, for every output partition, the groups it gets and how many rows of each."""
     rows = np.repeat(np.arange(first, first + sizes.size), sizes)
     rows = rows[np.random.default_rng(seed).permutation(rows.size)]
     index = np.min_scalar_type(max(first + sizes.size - 1, 0))
     width = np.min_scalar_type(int(sizes.max()))
-    arrays = {}
-    for p, piece in enumerate(np.split(rows, np.cumsum(sends)[:-1])):
-        if piece.size:
-            groups, counts = np.unique(piece, return_counts=True)
-            arrays[f"groups_{p}"] = groups.astype(index)
-            arrays[f"counts_{p}"] = counts.astype(width)
-    np.savez(_chunk_path(folder, column_set, chunk), **arrays)
-    return chunk
+    pieces = []
+    for piece in np.split(rows, np.cumsum(sends)[:-1]):
+        groups, counts = np.unique(piece, return_counts=True)
+        pieces.append((groups.astype(index), counts.astype(width)))
+    return spill_pieces(folder, f"order-{column_set}", chunk, pieces)
 
 
-def _block(_written: list[int], folder: str, block: int, senders: list[list[int]],
-           names: list[list[str]], order: list[str], seeds: list[np.random.SeedSequence]
-           ) -> pd.DataFrame:
-    """One output partition, once every chunk has written its file (``_written``): every
-    column set's group values repeated by the counts its chunks sent, in a uniformly random
-    order of its own."""
+def _block(written: list[int], folder: str, block: int, names: list[list[str]],
+           order: list[str], seeds: list[np.random.SeedSequence]) -> pd.DataFrame:
+    """One output partition, once every chunk has written its counts (``written``, the
+    chunks of every column set): every column set's group values repeated by those counts,
+    in a uniformly random order of its own."""
+    chunks = len(written) // len(names)
     columns: dict[str, np.ndarray] = {}
-    for s, (chunks, set_names, seed) in enumerate(zip(senders, names, seeds, strict=True)):
+    for s, (set_names, seed) in enumerate(zip(names, seeds, strict=True)):
         values = np.load(Path(folder) / f"values-{s}.npy", mmap_mode="r")
-        parts = []
-        for c in chunks:
-            with np.load(_chunk_path(folder, s, c)) as f:
-                parts.append(np.repeat(values[f[f"groups_{block}"].astype(np.int64)],
-                                       f[f"counts_{block}"], axis=0))
-        rows = np.concatenate(parts) if parts else np.empty((0, values.shape[1]))
+        parts = [np.repeat(values[groups.astype(np.int64)], counts, axis=0)
+                 for groups, counts in gather_pieces(folder, f"order-{s}", chunks, block)]
+        rows = np.concatenate(parts)
         rows = rows[np.random.default_rng(seed).permutation(rows.shape[0])]
         for j, name in enumerate(set_names):
             columns[name] = rows[:, j]
@@ -130,8 +122,5 @@ def shuffled_partitions(sets: Sequence[tuple[list[str], np.ndarray]], sizes: np.
                         itertools.pairwise(bounds), seeds.spawn(bounds.size - 1),
                         strict=True))]
     names = [list(n) for n, _ in sets]
-    senders = [[[int(c) for c in np.flatnonzero(t[:, p])] for t in tables]
-               for p in range(out_rows.size)]
-    return [dask.delayed(_block)(written, folder, p, senders[p], names, list(order),
-                                 seed.spawn(len(sets)))
+    return [dask.delayed(_block)(written, folder, p, names, list(order), seed.spawn(len(sets)))
             for p, seed in enumerate(out_seeds.spawn(out_rows.size))]

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from microagg.at_scale.exchange import split_by
+from microagg.at_scale.exchange import gather_pieces, spill_pieces, split_by
 
 __all__ = ["Sortable", "group_sums"]
 
@@ -85,10 +85,6 @@ def _splitters(samples: list[list[np.ndarray]], buckets: int) -> list[np.ndarray
     return out
 
 
-def _spill_path(folder: str, part: int, bucket: int) -> str:
-    return str(Path(folder) / f"part-{part:05d}-bucket-{bucket:05d}.npz")
-
-
 def _row_type(rows: np.ndarray) -> np.dtype:
     """The narrowest of uint32 and int64 that holds the row numbers (half the bytes to write
     below 2³² rows)."""
@@ -97,22 +93,20 @@ def _row_type(rows: np.ndarray) -> np.dtype:
 
 def _spill(sources: list[Sortable], splitters: list[np.ndarray], buckets: int, folder: str,
            part: int) -> np.ndarray:
-    """Write the records of every sort in bucket b to the partition's file for b; return the
-    counts (sorts × buckets)."""
-    arrays: list[dict[str, np.ndarray]] = [{} for _ in range(buckets)]
+    """Write the records of every sort in bucket b to the partition's file for b (tag
+    ``sort``); return the counts (sorts × buckets)."""
+    pieces: list[list[np.ndarray]] = [[] for _ in range(buckets)]
     counts = []
-    for sort, (source, cut) in enumerate(zip(sources, splitters, strict=True)):
+    for source, cut in zip(sources, splitters, strict=True):
         bucket = np.searchsorted(cut, source.primary, side="left")
         parts = split_by(bucket, buckets, np.arange(source.primary.size))
         for b, (index,) in enumerate(parts):
             piece = source.take(index)
-            arrays[b] |= {f"{sort}_primary": piece.primary, f"{sort}_ties": piece.ties,
-                          f"{sort}_rows": piece.rows.astype(_row_type(piece.rows))}
+            pieces[b] += [piece.primary, piece.ties, piece.rows.astype(_row_type(piece.rows))]
             if piece.values is not None:
-                arrays[b][f"{sort}_values"] = piece.values
+                pieces[b].append(piece.values)
         counts.append([p[0].size for p in parts])
-    for b in range(buckets):
-        np.savez(_spill_path(folder, part, b), **arrays[b])
+    spill_pieces(folder, "sort", part, [tuple(p) for p in pieces])
     return np.array(counts, dtype=np.int64)
 
 
@@ -120,12 +114,12 @@ def _read_bucket(folder: str, parts: int, bucket: int, sorts: int) -> list[Sorta
     """Bucket ``bucket`` of every sort, gathered from the files of all partitions in input
     order."""
     pieces: list[list[Sortable]] = [[] for _ in range(sorts)]
-    for part in range(parts):
-        with np.load(_spill_path(folder, part, bucket)) as f:
-            for sort in range(sorts):
-                values = f[f"{sort}_values"] if f"{sort}_values" in f.files else None
-                pieces[sort].append(Sortable(f[f"{sort}_primary"], f[f"{sort}_ties"],
-                                             f[f"{sort}_rows"].astype(np.int64), values))
+    for arrays in gather_pieces(folder, "sort", parts, bucket):
+        arity = len(arrays) // sorts  # 3, or 4 with values to sum
+        for sort in range(sorts):
+            primary, ties, rows, *values = arrays[sort * arity:(sort + 1) * arity]
+            pieces[sort].append(Sortable(primary, ties, rows.astype(np.int64),
+                                         values[0] if values else None))
     return [Sortable.concat(p) for p in pieces]
 
 
