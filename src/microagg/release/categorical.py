@@ -10,7 +10,8 @@ import numpy as np
 from microagg.mechanisms import exponential_mechanism
 from microagg.taxonomy import CategoryMetric
 
-__all__ = ["category_sensitivity", "marginality_quality", "private_centroids"]
+__all__ = ["category_sensitivity", "marginality_quality", "private_centroids",
+           "private_concepts"]
 
 
 def category_sensitivity(metric: CategoryMetric) -> float:
@@ -31,21 +32,21 @@ def marginality_quality(codes: np.ndarray, labels: np.ndarray, metric: CategoryM
     return -(counts @ metric.distances)
 
 
-def private_centroids(codes: np.ndarray, labels: np.ndarray, metric: CategoryMetric, *,
-                      epsilon: float, rng: np.random.Generator, name: str, groups: str,
-                      source: str) -> tuple[np.ndarray, dict[str, Any]]:
-    """One concept per cluster of ``labels``, chosen among all concepts of the taxonomy by the
-    exponential mechanism with quality −m(S_c, a) and sensitivity the diameter D (000 Alg. 4).
-    One changed record may change every cluster, so each choice gets ε / c (sequential
-    composition; eq. 6 with c for n/k). Returns the concept of every record and the report
-    entry; ``groups`` names the clusters ("cluster", "ranked group") and ``source`` the
-    paper's step."""
-    clusters = int(labels.max()) + 1
+def private_concepts(quality: np.ndarray, metric: CategoryMetric, *, epsilon: float,
+                     rng: np.random.Generator, name: str, groups: str, source: str
+                     ) -> tuple[np.ndarray, dict[str, Any]]:
+    """One concept per row of ``quality`` (clusters × concepts, −m(S_c, a)), chosen among all
+    concepts of the taxonomy by the exponential mechanism with sensitivity the diameter D
+    (000 Alg. 4). One changed record may change every cluster, so each choice gets ε / c
+    (sequential composition; eq. 6 with c for n/k). Returns the concept of every cluster and
+    the report entry; ``groups`` names the clusters ("cluster", "ranked group") and
+    ``source`` the paper's step."""
+    clusters = quality.shape[0]
     diameter = category_sensitivity(metric)
     per_cluster = epsilon / clusters
-    chosen, info = exponential_mechanism(marginality_quality(codes, labels, metric),
-                                         sensitivity=diameter, epsilon=per_cluster, rng=rng)
-    return chosen[labels], {
+    chosen, info = exponential_mechanism(quality, sensitivity=diameter, epsilon=per_cluster,
+                                         rng=rng)
+    return chosen, {
         "statistic": f"marginality of each {groups}'s '{name}' values, over all "
                      f"{metric.n_concepts} concepts",
         "mechanism": "exponential",
@@ -53,3 +54,14 @@ def private_centroids(codes: np.ndarray, labels: np.ndarray, metric: CategoryMet
                    f"({source})",
         "sensitivity": diameter, "epsilon": epsilon, "epsilon_per_cluster": per_cluster,
         "exact_sampling": info.as_dict()}
+
+
+def private_centroids(codes: np.ndarray, labels: np.ndarray, metric: CategoryMetric, *,
+                      epsilon: float, rng: np.random.Generator, name: str, groups: str,
+                      source: str) -> tuple[np.ndarray, dict[str, Any]]:
+    """:func:`private_concepts` for the clusters ``labels`` of the category codes ``codes``;
+    returns the concept of every record and the report entry."""
+    chosen, entry = private_concepts(marginality_quality(codes, labels, metric), metric,
+                                     epsilon=epsilon, rng=rng, name=name, groups=groups,
+                                     source=source)
+    return chosen[labels], entry
