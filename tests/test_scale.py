@@ -276,6 +276,48 @@ def test_seeded_cluster_release_equals_the_single_machine_release(client, numeri
     assert any("clamped" in n for n in scaled.notices)
 
 
+def test_categorical_insensitive_release_equals_the_single_machine_release(client, tmp_path):
+    """Numeric, nominal and ordinal columns with declared categories: the same seeded release
+    (the same multiset of records) on the cluster as on one machine, whose categories are
+    concepts of the declared domains only."""
+    from microagg.schema import Attribute, Kind, Role, Schema
+
+    rng = np.random.default_rng(5)
+    frames = []
+    for size in (700, 0, 801):
+        frames.append(pd.DataFrame({
+            "x": np.round(rng.uniform(0, 10, size), 1),
+            "colour": rng.choice(["red", "green", "blue"], size),
+            "level": rng.choice(["low", "mid", "high"], size, p=[0.5, 0.3, 0.2]),
+            "id": np.arange(size)}))
+    folder = _write_parts(tmp_path / "in", frames)
+    whole = pd.concat(frames, ignore_index=True)
+    schema = Schema((
+        Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 10)),
+        Attribute("colour", Role.QUASI, Kind.NOMINAL, domain=("red", "green", "blue", "grey")),
+        Attribute("level", Role.QUASI, Kind.ORDINAL, domain=("low", "mid", "high")),
+        Attribute("id", Role.IDENTIFIER, Kind.NUMERIC)))
+    dataset = open_dataset(folder, rows_per_partition=500)
+    options = {"method": "insensitive", "reference": "single", "epsilon": 50.0, "k": 25,
+               "schema": schema, "rng": 4}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        scaled = dp_release_at_scale(client, dataset, tmp_path / "out", rows_per_bucket=600,
+                                     **options)
+        single = dp_release(whole, **options)
+    out = pd.read_parquet(tmp_path / "out")
+    assert list(out.columns) == ["x", "colour", "level"] and len(out) == len(whole)
+    columns = ["x", "colour", "level"]
+    rows = sorted(map(tuple, out[columns].itertuples(index=False)))
+    assert rows == sorted(map(tuple, single.frame[columns].itertuples(index=False)))
+    assert set(out["level"]) <= {"low", "mid", "high"}
+    assert scaled.report.sensitivities == single.report.sensitivities
+    assert [e["mechanism"] for e in scaled.report.sensitivities].count("exponential") == 2
+    with pytest.raises(InputError, match="individual ranking on a cluster"):
+        dp_release_at_scale(client, dataset, tmp_path / "o", method="individual-ranking",
+                            epsilon=1.0, k=5, schema=schema)
+
+
 def test_cluster_dp_refuses_what_it_cannot_do(client, numeric_parts, tmp_path):
     folder, _ = numeric_parts
     dataset = open_dataset(folder)

@@ -706,8 +706,8 @@ def dp(
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
     engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It runs "
-                               "individual-ranking (unlinked) and insensitive with "
-                               "--reference single, on numeric columns."),
+                               "individual-ranking (unlinked, numeric columns) and "
+                               "insensitive with --reference single."),
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
 ) -> None:

@@ -1,20 +1,23 @@
 """The sort-bound DP releases on a Dask cluster: individual ranking (001 Alg. 1, numeric
-attributes, unlinked) and single-reference insensitive microaggregation (000 Alg. 2-3 with
-R_1 for every cluster, numeric attributes).
+attributes, unlinked) and single-reference insensitive microaggregation (000 Alg. 2-4 with
+R_1 for every cluster; numeric and categorical attributes).
 
 Both group the records k by k along total orders fixed before the data are seen, so the only
 distributed step is the sort (:mod:`~microagg.at_scale.sort`). The group sums come back to this
 process (n/k rows), where the noise is drawn by the very code of the single-machine release
 with the same generator: a seeded run releases the same noisy group values on one machine and
-on the cluster, bit for bit. The written rows are those values repeated by the group sizes, in
-a uniformly random order drawn without gathering the rows (:mod:`~microagg.at_scale.shuffle`),
-in partitions of about ``rows_per_bucket`` rows; the order differs from the single-machine one
-(another uniform draw).
+on the cluster, bit for bit. A categorical attribute is summed as the indicators of its
+categories, so each group brings back its category counts, from which the marginality of every
+concept, and the exponential mechanism's choice, are the single-machine ones (000 Alg. 4).
+The written rows are those values repeated by the group sizes, in a uniformly random order
+drawn without gathering the rows (:mod:`~microagg.at_scale.shuffle`), in partitions of about
+``rows_per_bucket`` rows; the order differs from the single-machine one (another uniform draw).
 
-What the cluster path does not do (each is refused with a message): categorical attributes,
-carried columns, bounds from the data, missing values (no ``drop_incomplete``), the corner
-sequence of references (its order changes with every cluster, so it is not a single sort) and
-the linked individual-ranking table (it would need every record's groups back in one row).
+What the cluster path does not do (each is refused with a message): categorical attributes in
+individual ranking, carried columns, bounds from the data, missing values (no
+``drop_incomplete``), the corner sequence of references (its order changes with every cluster,
+so it is not a single sort) and the linked individual-ranking table (it would need every
+record's groups back in one row).
 """
 
 from __future__ import annotations
@@ -33,23 +36,27 @@ from microagg.at_scale.dataset import (
     Piece,
     check_dataset_output,
     read_matrix,
+    read_piece,
     spill_folder,
     write_dataset,
 )
 from microagg.at_scale.shuffle import shuffled_partitions
 from microagg.at_scale.sort import Sortable, group_sums
+from microagg.distance import Categorical
 from microagg.errors import InputError
 from microagg.mechanisms import Budget, attribute_budgets, make_rng
 from microagg.options import Calibration, DPMethod, Linkage, Reference, parse
 from microagg.partition._validate import check_k
 from microagg.partition.insensitive import order_keys
+from microagg.release.categorical import private_concepts
 from microagg.release.dp_insensitive import small_k_warnings
 from microagg.release.dp_ranking import noisy_ranked_means
 from microagg.release.inputs import DPInput, prepare_dp
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import privacy_report
-from microagg.release.report import PrivacyReport
+from microagg.release.report import PrivacyReport, categorical_noise
 from microagg.schema import Schema
+from microagg.taxonomy import CategoryMetric
 
 __all__ = ["ScaleRelease", "dp_release_at_scale"]
 
@@ -66,35 +73,68 @@ class ScaleRelease:
     rows: list[int]
 
 
-def _load(piece: Piece, names: Sequence[str], lows: np.ndarray, highs: np.ndarray
-          ) -> np.ndarray:
-    """The partition's protected values clamped into their domains."""
-    return np.clip(read_matrix(piece, names), lows, highs)
+@dataclass(frozen=True)
+class _Columns:
+    """What a partition task needs to read the protected columns as the single-machine release
+    does: their names, declared numeric domains, and, when some are categorical, the schema
+    completed on the first partition (so every partition codes categories alike) and the
+    options of :func:`~microagg.release.inputs.prepare_dp`."""
+
+    numeric: list[str]
+    lows: np.ndarray
+    highs: np.ndarray
+    categorical: list[str]
+    schema: Schema
+    protected: list[str]
+    bounds: dict[str, tuple[float, float]]
 
 
-def _clamped(piece: Piece, names: Sequence[str], lows: np.ndarray, highs: np.ndarray
-             ) -> np.ndarray:
-    """How many values of each column of the partition lie outside their domain."""
-    X = read_matrix(piece, names)
-    return ((X < lows) | (X > highs)).sum(axis=0)
+def _prepared(piece: Piece, columns: _Columns) -> DPInput:
+    return prepare_dp(read_piece(piece), schema=columns.schema, columns=columns.protected,
+                      bounds=columns.bounds, bounds_from_data=False)
+
+
+def _load(piece: Piece, columns: _Columns) -> tuple[np.ndarray, np.ndarray]:
+    """The partition's numeric values clamped into their domains, and its category codes."""
+    if not columns.categorical:
+        X = read_matrix(piece, columns.numeric)
+        return np.clip(X, columns.lows, columns.highs), np.empty((X.shape[0], 0), np.int64)
+    data = _prepared(piece, columns)
+    return data.X, data.part.codes
+
+
+def _clamped(piece: Piece, columns: _Columns) -> np.ndarray:
+    """How many values of each numeric column of the partition lie outside their domain."""
+    if columns.categorical:
+        clamped = _prepared(piece, columns).clamped
+        return np.array([clamped.get(c, 0) for c in columns.numeric], dtype=np.int64)
+    X = read_matrix(piece, columns.numeric)
+    return ((X < columns.lows) | (X > columns.highs)).sum(axis=0)
 
 
 def _clamped_total(counts: list[np.ndarray]) -> np.ndarray:
     return np.sum(counts, axis=0)
 
 
-def _ranked(X: np.ndarray, offset: int) -> list[Sortable]:
+def _ranked(loaded: tuple[np.ndarray, np.ndarray], offset: int) -> list[Sortable]:
     """One sort per column: by value, ties by row number (001 Alg. 1)."""
+    X = loaded[0]
     rows = np.arange(offset, offset + X.shape[0])
     none = np.empty((X.shape[0], 0))
     return [Sortable(np.ascontiguousarray(X[:, j]), none, rows) for j in range(X.shape[1])]
 
 
-def _insensitive(X: np.ndarray, offset: int, lows: np.ndarray, highs: np.ndarray
-                 ) -> list[Sortable]:
-    """One sort: distance to R_1, ties lexicographically, then by row (000 §4.1-4.2)."""
-    key, ties = order_keys(X, lows, highs)
-    return [Sortable(key, ties, np.arange(offset, offset + X.shape[0]), X)]
+def _insensitive(loaded: tuple[np.ndarray, np.ndarray], offset: int, lows: np.ndarray,
+                 highs: np.ndarray, metrics: tuple[CategoryMetric, ...]) -> list[Sortable]:
+    """One sort: distance to R_1, ties lexicographically, then by row (000 §4.1-4.2); the
+    values to sum are the numeric values and, per categorical attribute, the indicator of
+    each category (their sums are the group's category counts)."""
+    X, codes = loaded
+    key, ties = order_keys(X if X.shape[1] else None, lows, highs,
+                           Categorical(codes, metrics))
+    counts = [np.eye(m.n_leaves)[codes[:, j]] for j, m in enumerate(metrics)]
+    return [Sortable(key, ties, np.arange(offset, offset + X.shape[0]),
+                     np.hstack([X, *counts]))]
 
 
 @dataclass(frozen=True)
@@ -138,15 +178,33 @@ def _noisy_groups(method: DPMethod, sums: list[np.ndarray], *, data: DPInput, k:
         warnings_: list[str] = []
     else:
         calibration_used = parse(Calibration, calibration or "correct", "calibration")
-        numeric_epsilon, _ = attribute_budgets(budget, names, [], calibration_used,
-                                               "sequential composition over attributes")
-        noisy, sensitivities, noise = private_numeric(
-            sums[0] / sizes[:, None], data=data, factor=groups / k, epsilon=numeric_epsilon,
-            calibration=calibration_used, rng=rng, statistic="cluster means",
-            formula="c / k  (000 §4; L1 over the matrix)")
-        sets = [(list(names), noisy)]
-        described = ("insensitive microaggregation (single reference) + Laplace mechanism "
-                     "(paper 000, Alg. 2-3), on a Dask cluster")
+        numeric_epsilon, category_epsilon = attribute_budgets(
+            budget, names, data.categorical, calibration_used,
+            "sequential composition over attributes")
+        p = len(names)
+        columns = [sums[0][:, :p]]
+        sensitivities, noise = [], {}
+        if names:
+            noisy, sensitivities, noise = private_numeric(
+                sums[0][:, :p] / sizes[:, None], data=data, factor=groups / k,
+                epsilon=numeric_epsilon, calibration=calibration_used, rng=rng,
+                statistic="cluster means", formula="c / k  (000 §4; L1 over the matrix)")
+            columns = [noisy]
+        start = p
+        for name, metric in zip(data.categorical, data.part.metrics, strict=True):
+            counts = np.zeros((groups, metric.n_concepts))
+            counts[:, :metric.n_leaves] = sums[0][:, start:start + metric.n_leaves]
+            start += metric.n_leaves
+            chosen, entry = private_concepts(
+                -(counts @ metric.distances), metric, epsilon=category_epsilon[name], rng=rng,
+                name=name, groups="cluster", source="000 Alg. 4, eq. 6 with c for n/k")
+            sensitivities.append(entry)
+            noise[name] = categorical_noise(entry["exact_sampling"]["epsilon"], k,
+                                            metric.n_concepts)
+            columns.append(chosen[:, None].astype(np.float64))
+        sets = [([*names, *data.categorical], np.hstack(columns))]
+        described = ("insensitive microaggregation (single reference) + Laplace / exponential "
+                     "mechanism (paper 000, Alg. 2-4), on a Dask cluster")
         linkage_used = None
         warnings_ = small_k_warnings(k, n)
     return _NoisyGroups(budget, sets, sensitivities, noise, described, linkage_used,
@@ -195,9 +253,14 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
     rng = make_rng(rng)
     data = prepare_dp(dataset.head(), schema=schema, columns=columns, bounds=bounds,
                       bounds_from_data=False)
-    if data.categorical:
-        raise InputError(f"column '{data.categorical[0]}' is categorical; the cluster path "
-                         "protects numeric columns only (name them with --columns)")
+    if data.categorical and method is DPMethod.INDIVIDUAL_RANKING:
+        raise InputError(f"column '{data.categorical[0]}' is categorical; individual ranking "
+                         "on a cluster protects numeric columns only (name them with "
+                         "--columns, or use --method insensitive --reference single)")
+    head = dataset.head()
+    completed = (Schema.infer(head) if schema is None else schema).complete(head)
+    spec = _Columns(list(data.numeric), data.lows, data.highs, list(data.categorical),
+                    completed, list(data.columns), dict(bounds or {}))
     n = dataset.n
     k = check_k(k, n)
     groups = n // k
@@ -208,16 +271,18 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
     import dask
 
     offsets = [int(o) for o in dataset.offsets]
+    metrics = tuple(data.part.metrics)
     sort = (_ranked if method is DPMethod.INDIVIDUAL_RANKING else
-            functools.partial(_insensitive, lows=lows, highs=highs))
+            functools.partial(_insensitive, lows=lows, highs=highs, metrics=metrics))
 
     def sources() -> list[Any]:
-        return [dask.delayed(sort)(dask.delayed(_load)(p, names, lows, highs), o)
+        return [dask.delayed(sort)(dask.delayed(_load)(p, spec), o)
                 for p, o in zip(dataset.pieces, offsets, strict=True)]
 
-    clamped = dask.delayed(_clamped_total)([dask.delayed(_clamped)(p, names, lows, highs)
+    clamped = dask.delayed(_clamped_total)([dask.delayed(_clamped)(p, spec)
                                             for p in dataset.pieces])
-    widths = [1] * len(names) if method is DPMethod.INDIVIDUAL_RANKING else [len(names)]
+    widths = ([1] * len(names) if method is DPMethod.INDIVIDUAL_RANKING else
+              [len(names) + sum(m.n_leaves for m in metrics)])
     with spill_folder(check_dataset_output(output, dataset.source)) as spill:
         sums, (counts,) = group_sums(client, sources(), sources, n=n, k=k, widths=widths,
                                      buckets=buckets, spill=spill, extra=[clamped])
@@ -225,8 +290,9 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
                               calibration=calibration, rng=rng)
         parts = max(1, math.ceil(n / rows_per_bucket))
         out_rows = np.diff(np.linspace(0, n, parts + 1).round().astype(np.int64))
-        frames = shuffled_partitions(noisy.sets, sizes, out_rows, rng, order=names,
-                                     spill=spill)
+        frames = shuffled_partitions(
+            noisy.sets, sizes, out_rows, rng, order=data.columns, spill=spill,
+            categories={c: m.labels for c, m in zip(data.categorical, metrics, strict=True)})
         rows, _ = write_dataset(client, frames, output, source=dataset.source,
                                 progress=progress)
     report = privacy_report(
@@ -234,7 +300,7 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
         sensitivities=noisy.sensitivities, noise=noisy.noise, seeded=seeded,
         calibration=noisy.calibration,
         reference="single" if method is DPMethod.INSENSITIVE else None, linkage=noisy.linkage,
-        unlinked=noisy.linkage is Linkage.UNLINKED and len(names) > 1,
+        unlinked=noisy.linkage is Linkage.UNLINKED and len(data.columns) > 1,
         warnings_=noisy.warnings)
     notices = tuple(f"{int(c):,} value(s) of '{name}' lay outside its declared domain and were "
                     "clamped into it" for name, c in zip(names, counts, strict=True) if c)

@@ -29,7 +29,7 @@ seeded release is reproducible.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +78,12 @@ def _split_chunk(folder: str, column_set: int, chunk: int, first: int, sizes: np
 
 
 def _block(written: list[int], folder: str, block: int, names: list[list[str]],
-           order: list[str], seeds: list[np.random.SeedSequence]) -> pd.DataFrame:
+           order: list[str], seeds: list[np.random.SeedSequence],
+           categories: Mapping[str, Sequence[str]]) -> pd.DataFrame:
     """One output partition, once every chunk has written its counts (``written``, the
     chunks of every column set): every column set's group values repeated by those counts,
-    in a uniformly random order of its own."""
+    in a uniformly random order of its own; the columns of ``categories`` hold concept
+    numbers, written as their labels."""
     chunks = len(written) // len(names)
     columns: dict[str, np.ndarray] = {}
     for s, (set_names, seed) in enumerate(zip(names, seeds, strict=True)):
@@ -91,16 +93,19 @@ def _block(written: list[int], folder: str, block: int, names: list[list[str]],
         rows = np.concatenate(parts)
         rows = rows[np.random.default_rng(seed).permutation(rows.shape[0])]
         for j, name in enumerate(set_names):
-            columns[name] = rows[:, j]
+            columns[name] = (np.asarray(categories[name], dtype=object)[
+                rows[:, j].astype(np.int64)] if name in categories else rows[:, j])
     return pd.DataFrame({name: columns[name] for name in order})
 
 
 def shuffled_partitions(sets: Sequence[tuple[list[str], np.ndarray]], sizes: np.ndarray,
                         out_rows: Sequence[int], rng: np.random.Generator,
-                        order: Sequence[str], spill: str | Path) -> list[Any]:
+                        order: Sequence[str], spill: str | Path,
+                        categories: Mapping[str, Sequence[str]] | None = None) -> list[Any]:
     """Delayed DataFrames, one per output partition of ``out_rows`` rows: for every column set
     (names, values of every group), the groups' values repeated by ``sizes`` in a uniformly
-    random order of its own (module docstring); columns in ``order``. The values and the
+    random order of its own (module docstring); columns in ``order``, those of
+    ``categories`` (concept numbers in the values) written as their labels. The values and the
     counts go through files in the folder ``spill``, which must stay until the frames are
     computed."""
     import dask
@@ -122,5 +127,7 @@ def shuffled_partitions(sets: Sequence[tuple[list[str], np.ndarray]], sizes: np.
                         itertools.pairwise(bounds), seeds.spawn(bounds.size - 1),
                         strict=True))]
     names = [list(n) for n, _ in sets]
-    return [dask.delayed(_block)(written, folder, p, names, list(order), seed.spawn(len(sets)))
+    labels = {name: list(v) for name, v in (categories or {}).items()}
+    return [dask.delayed(_block)(written, folder, p, names, list(order), seed.spawn(len(sets)),
+                                 labels)
             for p, seed in enumerate(out_seeds.spawn(out_rows.size))]
