@@ -70,7 +70,10 @@ def correlated_noise(X: np.ndarray, gamma: float, *,
     x = _matrix(X, "correlated noise")
     gamma = _nonnegative(gamma, "the noise ratio gamma")
     values, vectors = np.linalg.eigh(np.cov(x, rowvar=False).reshape(x.shape[1], -1))
-    scale = np.sqrt(gamma * np.clip(values, 0.0, None))
+    # Eigenvalues below the numerical-rank tolerance (as numpy.linalg.matrix_rank) are zero:
+    # a singular Σ (an exact linear relation) gets no noise across the relation.
+    tolerance = values.max(initial=0.0) * x.shape[1] * np.finfo(float).eps
+    scale = np.sqrt(gamma * np.where(values > tolerance, values, 0.0))
     noise = (make_rng(rng).standard_normal(x.shape) * scale) @ vectors.T
     return x + noise
 
