@@ -1,20 +1,22 @@
-"""Exact nearest live point: a k-d tree (or forest) with deletion and re-insertion.
+"""Exact nearest live point: a k-d tree with deletion and re-insertion at moved coordinates.
 
 Alg. 1 of paper 002 merges the class farthest from t-closeness with the class whose centroid
 is nearest to its own; the merged class moves to its new centroid. The centroids live in this
 tree: a merge removes both classes and re-inserts the merged one at its new position.
 
-A forest holds one k-d tree per group (rows of group g are ``perm[start:end]`` of its tree's
-nodes). Trees split at the median of their widest coordinate down to leaves of at most
-``LEAF`` rows. A removal decrements the live counts on the path to the root and shrinks the
-bounding boxes to the rows still alive, so pruning stays tight as the tree empties; a
-re-insertion (of a row whose coordinates may have changed) increments them and widens the
-boxes on its path to contain the row, so every box always bounds its live rows.
+The tree splits at the median of the widest coordinate down to leaves of at most ``LEAF``
+points. It keeps its own copy of the coordinates in leaf order (``points``, row ``rows[i]`` of
+the caller's matrix at position i), so a leaf is scanned in contiguous memory. A removal
+decrements the live counts on the path to the root and shrinks the bounding boxes to the
+points still alive, so pruning stays tight as the tree empties; a re-insertion (of a row whose
+coordinates may have changed) increments them and widens the boxes on its path to contain
+the point, so every box always bounds its live points.
 
 Queries are exact and break ties like a scan in row order: the nearest row is the least by
 (squared distance, row). Distances are sums of squared coordinate differences in column order,
 bit-identical to a direct scan; the box bounds are computed with the same monotone operations,
-so they never exclude a row they bound.
+so they never exclude a point they bound. Each waiting node carries its bound on the stack, so
+it is computed once and a node is dropped as soon as the best distance passes it.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-LEAF = 12
-# Entries of the traversal stack :func:`nearest` needs: two per level of a tree (median
-# splits of up to 2**63 rows).
+LEAF = 8
+# Entries of the traversal stack :func:`nearest` needs: at most one waiting node per level of
+# the tree and the node being opened (median splits of up to 2**63 points).
 STACK = 160
 
 
@@ -53,16 +55,16 @@ def _select(perm, keys, lo, hi, nth):
 
 
 @numba.njit(cache=True)
-def _box(X, perm, alive, start, end, lo, hi, node):
-    d = X.shape[1]
+def _box(points, alive, start, end, lo, hi, node):
+    """Shrink the box of ``node`` to its live points at positions start..end-1."""
+    d = points.shape[1]
     for j in range(d):
         lo[node, j] = np.inf
         hi[node, j] = -np.inf
     for i in range(start, end):
-        row = perm[i]
-        if alive[row]:
+        if alive[i]:
             for j in range(d):
-                v = X[row, j]
+                v = points[i, j]
                 if v < lo[node, j]:
                     lo[node, j] = v
                 if v > hi[node, j]:
@@ -70,10 +72,11 @@ def _box(X, perm, alive, start, end, lo, hi, node):
 
 
 @numba.njit(cache=True)
-def build(X, group, n_groups):
-    """The forest of ``X`` (n, d) over groups 0..n_groups-1 given per row by ``group``."""
+def build(X, rows):
+    """The tree of the rows ``rows`` of ``X`` (n, d); the other rows are not in it."""
     n, d = X.shape
-    capacity = 2 * (n // LEAF + 1) * 2 + 2 * n_groups + 4
+    size = rows.shape[0]
+    capacity = 2 * (size // LEAF + 1) * 2 + 4
     start = np.empty(capacity, dtype=np.int64)
     end = np.empty(capacity, dtype=np.int64)
     left = np.full(capacity, -1, dtype=np.int64)
@@ -82,80 +85,86 @@ def build(X, group, n_groups):
     count = np.zeros(capacity, dtype=np.int64)
     lo = np.empty((capacity, d))
     hi = np.empty((capacity, d))
-    alive = np.ones(n, dtype=np.bool_)
-    leaf_of = np.empty(n, dtype=np.int64)
-    perm = np.argsort(group, kind="mergesort").astype(np.int64)
-    roots = np.full(n_groups, -1, dtype=np.int64)
+    perm = np.sort(rows.astype(np.int64))
     keys = np.empty(n)
-    nodes = 0
     stack = np.empty(capacity, dtype=np.int64)
-    offset = 0
-    for g in range(n_groups):
-        first = offset
-        while offset < n and group[perm[offset]] == g:
-            offset += 1
-        roots[g] = nodes
-        start[nodes] = first
-        end[nodes] = offset
-        nodes += 1
-        top = 0
-        stack[top] = roots[g]
-        top += 1
-        while top > 0:
-            top -= 1
-            node = stack[top]
-            s = start[node]
-            e = end[node]
-            count[node] = e - s
-            _box(X, perm, alive, s, e, lo, hi, node)
-            if e - s <= LEAF:
-                for i in range(s, e):
-                    leaf_of[perm[i]] = node
-                continue
-            axis = 0
-            spread = -1.0
+    start[0] = 0
+    end[0] = size
+    nodes = 1
+    leaves = np.empty(capacity, dtype=np.int64)
+    n_leaves = 0
+    top = 1
+    stack[0] = 0
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        s = start[node]
+        e = end[node]
+        count[node] = e - s
+        for j in range(d):
+            lo[node, j] = np.inf
+            hi[node, j] = -np.inf
+        for i in range(s, e):
             for j in range(d):
-                if hi[node, j] - lo[node, j] > spread:
-                    spread = hi[node, j] - lo[node, j]
-                    axis = j
-            if spread <= 0.0:  # identical rows: one leaf, however many
-                for i in range(s, e):
-                    leaf_of[perm[i]] = node
-                continue
-            for i in range(s, e):
-                keys[perm[i]] = X[perm[i], axis]
-            middle = s + (e - s) // 2
-            _select(perm, keys, s, e, middle)
-            for child in range(2):
-                start[nodes] = s if child == 0 else middle
-                end[nodes] = middle if child == 0 else e
-                parent[nodes] = node
-                if child == 0:
-                    left[node] = nodes
-                else:
-                    right[node] = nodes
-                stack[top] = nodes
-                top += 1
-                nodes += 1
-    return (perm, roots, start[:nodes], end[:nodes], left[:nodes], right[:nodes],
-            parent[:nodes], count[:nodes], lo[:nodes], hi[:nodes], alive, leaf_of)
+                v = X[perm[i], j]
+                lo[node, j] = min(lo[node, j], v)
+                hi[node, j] = max(hi[node, j], v)
+        axis = 0
+        spread = -1.0
+        for j in range(d):
+            if hi[node, j] - lo[node, j] > spread:
+                spread = hi[node, j] - lo[node, j]
+                axis = j
+        if e - s <= LEAF or spread <= 0.0:  # a leaf (identical points: one, however many)
+            leaves[n_leaves] = node
+            n_leaves += 1
+            continue
+        for i in range(s, e):
+            keys[perm[i]] = X[perm[i], axis]
+        middle = s + (e - s) // 2
+        _select(perm, keys, s, e, middle)
+        for child in range(2):
+            start[nodes] = s if child == 0 else middle
+            end[nodes] = middle if child == 0 else e
+            parent[nodes] = node
+            if child == 0:
+                left[node] = nodes
+            else:
+                right[node] = nodes
+            stack[top] = nodes
+            top += 1
+            nodes += 1
+    points = np.empty((size, d))
+    for i in range(size):
+        points[i] = X[perm[i]]
+    alive = np.ones(size, dtype=np.bool_)
+    leaf_of = np.empty(size, dtype=np.int64)
+    for at in range(n_leaves):
+        leaf = leaves[at]
+        leaf_of[start[leaf]:end[leaf]] = leaf
+    position = np.full(n, -1, dtype=np.int64)
+    for i in range(size):
+        position[perm[i]] = i
+    return (points, perm, position, alive, leaf_of, start[:nodes], end[:nodes], left[:nodes],
+            right[:nodes], parent[:nodes], count[:nodes], lo[:nodes], hi[:nodes])
 
 
 @numba.njit(cache=True)
-def remove(X, forest, row):
+def remove(tree, row):
     """Remove ``row``: live counts drop up to the root, and bounding boxes shrink to the live
-    rows as far up as they change."""
-    perm, _roots, start, end, left, right, parent, count, lo, hi, alive, leaf_of = forest
-    alive[row] = False
-    node = leaf_of[row]
-    d = X.shape[1]
+    points as far up as they change."""
+    points, _, position, alive, leaf_of, start, end, left, right, parent, count, lo, hi = tree
+    at = position[row]
+    alive[at] = False
+    node = leaf_of[at]
+    d = points.shape[1]
     changed = False
-    for j in range(d):  # the row lies on its leaf's box only if it touches a face
-        if X[row, j] == lo[node, j] or X[row, j] == hi[node, j]:
+    for j in range(d):  # the point lies on its leaf's box only if it touches a face
+        if points[at, j] == lo[node, j] or points[at, j] == hi[node, j]:
             changed = True
             break
     if changed:
-        _box(X, perm, alive, start[node], end[node], lo, hi, node)
+        _box(points, alive, start[node], end[node], lo, hi, node)
     count[node] -= 1
     node = parent[node]
     while node >= 0:
@@ -181,75 +190,85 @@ def remove(X, forest, row):
 
 
 @numba.njit(cache=True)
-def _distance(X, row, q):
-    total = 0.0
-    for j in range(q.shape[0]):
-        diff = X[row, j] - q[j]
-        total += diff * diff
-    return total
+def reinsert(tree, row, coordinates):
+    """Make the removed ``row`` live again at ``coordinates`` (which may differ from where it
+    was): live counts rise up to the root and the boxes on its path widen to contain it."""
+    points, _, position, alive, leaf_of, _, _, _, _, parent, count, lo, hi = tree
+    at = position[row]
+    alive[at] = True
+    points[at] = coordinates
+    node = leaf_of[at]
+    while node >= 0:
+        count[node] += 1
+        for j in range(points.shape[1]):
+            if count[node] == 1:  # the box of an empty node bounds nothing: start afresh
+                lo[node, j] = coordinates[j]
+                hi[node, j] = coordinates[j]
+            else:
+                lo[node, j] = min(lo[node, j], coordinates[j])
+                hi[node, j] = max(hi[node, j], coordinates[j])
+        node = parent[node]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _near_bound(lo, hi, node, q):
+    """A lower bound of the squared distance from q to any point in the box of ``node``."""
     total = 0.0
     for j in range(q.shape[0]):
-        if q[j] < lo[node, j]:
-            diff = lo[node, j] - q[j]
-            total += diff * diff
-        elif q[j] > hi[node, j]:
-            diff = q[j] - hi[node, j]
-            total += diff * diff
+        gap = max(lo[node, j] - q[j], q[j] - hi[node, j], 0.0)
+        total += gap * gap
     return total
 
 
+def stack_buffers() -> tuple[np.ndarray, np.ndarray]:
+    """The (nodes, bounds) traversal stack :func:`nearest` needs."""
+    return np.empty(STACK, dtype=np.int64), np.empty(STACK)
+
+
 @numba.njit(cache=True)
-def nearest(X, forest, g, q, stack):
-    """The nearest live row of group ``g`` to the point ``q`` (-1 if the group is empty)."""
-    perm, roots, start, end, left, right, _parent, count, lo, hi, alive, _leaf_of = forest
+def nearest(tree, q, stack):
+    """The nearest live row to the point ``q`` (-1 if the tree is empty); ``stack`` as made
+    by :func:`stack_buffers`."""
+    points, rows, _, alive, _, start, end, left, right, _, count, lo, hi = tree
+    waiting, bounds = stack
     best = -1
     best_d = np.inf
-    top = 0
-    stack[top] = roots[g]
-    top += 1
+    if count[0] == 0:
+        return best
+    d = q.shape[0]
+    waiting[0] = 0
+    bounds[0] = 0.0
+    top = 1
     while top > 0:
         top -= 1
-        node = stack[top]
-        if count[node] == 0 or _near_bound(lo, hi, node, q) > best_d:
+        node = waiting[top]
+        if bounds[top] > best_d:
             continue
-        if left[node] < 0:
+        a = left[node]
+        if a < 0:
             for i in range(start[node], end[node]):
-                row = perm[i]
-                if alive[row]:
-                    dist = _distance(X, row, q)
+                if alive[i]:
+                    dist = 0.0
+                    for j in range(d):
+                        diff = points[i, j] - q[j]
+                        dist += diff * diff
+                    row = rows[i]
                     if dist < best_d or (dist == best_d and row < best):
                         best_d = dist
                         best = row
             continue
-        a = left[node]
         b = right[node]
-        if _near_bound(lo, hi, a, q) <= _near_bound(lo, hi, b, q):
+        bound_a = _near_bound(lo, hi, a, q) if count[a] > 0 else np.inf
+        bound_b = _near_bound(lo, hi, b, q) if count[b] > 0 else np.inf
+        if bound_a <= bound_b:  # the farther child waits below the nearer one
             a, b = b, a
-        stack[top] = a  # the farther child waits below the nearer one
-        stack[top + 1] = b
-        top += 2
+            bound_a, bound_b = bound_b, bound_a
+        if bound_a <= best_d:
+            waiting[top] = a
+            bounds[top] = bound_a
+            top += 1
+        if bound_b <= best_d:
+            waiting[top] = b
+            bounds[top] = bound_b
+            top += 1
     return best
-
-
-@numba.njit(cache=True)
-def reinsert(X, forest, row):
-    """Make the removed ``row`` live again at its coordinates in X (which may have changed
-    since it was built or removed): live counts rise up to the root and the boxes on its path
-    widen to contain it."""
-    _perm, _roots, _start, _end, _left, _right, parent, count, lo, hi, alive, leaf_of = forest
-    alive[row] = True
-    node = leaf_of[row]
-    while node >= 0:
-        count[node] += 1
-        for j in range(X.shape[1]):
-            if count[node] == 1:  # the box of an empty node bounds nothing: start afresh
-                lo[node, j] = X[row, j]
-                hi[node, j] = X[row, j]
-            else:
-                lo[node, j] = min(lo[node, j], X[row, j])
-                hi[node, j] = max(hi[node, j], X[row, j])
-        node = parent[node]

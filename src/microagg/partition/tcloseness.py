@@ -576,7 +576,7 @@ def _largest_emd(codes, c, tables, scratch):
 
 
 @numba.njit(cache=True)
-def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
+def _merge(X, concepts, cats, labels, classes, t, tables, scratch, stack):
     """Alg. 1's loop on the partition ``labels`` (0..classes-1); returns the merges made."""
     n, d = X.shape
     S = cats[4]
@@ -620,9 +620,7 @@ def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
     # Purely numeric quasi-identifiers: the nearest centroid from a k-d tree over the live
     # centroids (a merged class moves to its new centroid); otherwise a scan.
     use_tree = concepts.shape[1] == 0
-    tree = _kdtree.build(centre if use_tree else centre[:1], np.zeros(
-        classes if use_tree else 1, dtype=np.int64), 1)
-    stack = np.empty(_kdtree.STACK, dtype=np.int64)
+    tree = _kdtree.build(centre, np.arange(classes if use_tree else 0))
     alive_classes = built_for = classes
     merges = 0
     while heap > 0:
@@ -634,8 +632,8 @@ def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
         if value <= t + _TOLERANCE:
             break
         if use_tree:
-            _kdtree.remove(centre, tree, worst)
-            nearest = _kdtree.nearest(centre, tree, 0, centre[worst], stack)
+            _kdtree.remove(tree, worst)
+            nearest = _kdtree.nearest(tree, centre[worst], stack)
         else:
             nearest = -1
             nearest_d = np.inf
@@ -649,7 +647,7 @@ def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
         if nearest < 0:
             break
         if use_tree:
-            _kdtree.remove(centre, tree, nearest)
+            _kdtree.remove(tree, nearest)
         keep = min(worst, nearest)
         gone = max(worst, nearest)
         following[tail[keep]] = head[gone]
@@ -660,11 +658,11 @@ def _merge(X, concepts, cats, labels, classes, t, tables, scratch):
             sums[keep, j] += sums[gone, j]
             centre[keep, j] = sums[keep, j] / size[keep]
         if use_tree:
-            _kdtree.reinsert(centre, tree, keep)  # at its new centroid, in its old leaf
+            _kdtree.reinsert(tree, keep, centre[keep])  # at its new centroid, in its old leaf
             alive_classes -= 1
             if alive_classes <= built_for - built_for // 4:
                 # Moved centroids widen the boxes of their old leaves: start afresh.
-                tree = _kdtree.build(centre, np.where(live, 0, 1), 1)
+                tree = _kdtree.build(centre, np.flatnonzero(live))
                 built_for = alive_classes
         if concepts.shape[1]:
             _class_concepts(concepts, _members(head, following, size, keep), cats,
@@ -697,7 +695,7 @@ def merge(X: np.ndarray | None, labels: np.ndarray, confidential: Sequence[Groun
     labels = labels.astype(np.int64)
     tables = _tables(confidential, X.shape[0])
     merges = _merge(X, categorical.codes, _cats(categorical), labels, int(labels.max()) + 1, t,
-                    tables.arrays, _scratch(tables))
+                    tables.arrays, _scratch(tables), _kdtree.stack_buffers())
     _, first = np.unique(labels, return_index=True)
     renumber = np.empty(labels.max() + 1, dtype=np.int64)
     renumber[labels[np.sort(first)]] = np.arange(first.size)
