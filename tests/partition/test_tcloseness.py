@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from microagg.distance import Categorical
 from microagg.emd import GroundModel, class_emd, largest_emd, stack
 from microagg.errors import InputError
+from microagg.partition import _subsets
 from microagg.partition.mdav import mdav
 from microagg.partition.tcloseness import (
     cluster_size,
@@ -80,20 +81,24 @@ def test_t_closeness_first_matches_direct(seed, n, k, t, mixed):
     assert sizes.sum() == n
 
 
-@pytest.mark.parametrize("split", [False, True])
-def test_t_closeness_first_on_larger_data_with_split_passes(request, split):
-    """Recoded grids and (optionally) passes split between threads, against the direct
-    algorithm; the progress callback counts the rows clustered up to n."""
+@pytest.mark.parametrize("block_rows", [256, 3])
+def test_t_closeness_first_on_larger_data_in_many_blocks(monkeypatch, block_rows):
+    """Recoded grids and subsets cut in many blocks of nearby records (down to blocks of 3,
+    whose boxes prune most of them), against the direct algorithm; the progress callback
+    counts the rows clustered up to n."""
+    monkeypatch.setattr(_subsets, "BLOCK_ROWS", block_rows)
     rng = np.random.default_rng(7)
     n = 1_203
     X = rng.normal(size=(n, 3))
     X[:200] = np.round(X[:200], 1)  # some ties too
     c = 0.5 * X[:, 0] + rng.normal(size=n)
-    threads = request.getfixturevalue("split_passes") if split else 1
     seen: list[int] = []
-    labels, size = t_closeness_first(X, c, 2, 0.1, progress=seen.append, threads=threads)
+    labels, size = t_closeness_first(X, c, 2, 0.1, progress=seen.append)
     assert _same_partition(labels, reference.t_closeness_first(X, c, size, None))
     assert seen == sorted(seen) and seen[-1] == n
+    mixed = _categorical(rng, 400)
+    labels, size = t_closeness_first(X[:400], c[:400], 3, 0.2, categorical=mixed)
+    assert _same_partition(labels, reference.t_closeness_first(X[:400], c[:400], size, mixed))
 
 
 def _largest(models):

@@ -261,12 +261,49 @@ _ROUNDING = 1e-12
 
 
 @numba.njit(cache=True)
+def grid_step(low: np.ndarray, high: np.ndarray) -> float:
+    """The step of the common grid over attribute ranges [low, high] (inf/-inf: no rows)."""
+    span = 0.0
+    for j in range(low.shape[0]):
+        if high[j] >= low[j]:
+            span = max(span, high[j] - low[j])
+    return span / CODE_LEVELS if span > 0 else 1.0
+
+
+@numba.njit(cache=True)
+def code_columns(Y: np.ndarray, start: int, stop: int, low: np.ndarray, step: float,
+                 codes: np.ndarray) -> float:
+    """Code columns start..stop-1 of the column-major Y (d x n) into ``codes`` on the grid
+    x^ = low + c * step; returns the largest squared error ||x - x^||^2 among them."""
+    d = Y.shape[0]
+    worst = np.zeros(stop - start)
+    for j in range(d):
+        lo = low[j]
+        for p in range(start, stop):
+            c = min(max(np.rint((Y[j, p] - lo) / step), 0.0), float(CODE_LEVELS))
+            codes[j, p] = np.uint8(c)
+            error = Y[j, p] - (lo + c * step)
+            worst[p - start] += error * error
+    delta = 0.0
+    for p in range(stop - start):
+        delta = max(delta, worst[p])
+    return delta
+
+
+@numba.njit(cache=True, inline="always")
+def code_error_bound(squared: float) -> float:
+    """delta from the largest squared coding error: float64 rounding of the error itself is
+    ~1e-16 relative; widen generously."""
+    return np.sqrt(squared) * (1 + 1e-9) + 1e-300
+
+
+@numba.njit(cache=True)
 def quantize(Y: np.ndarray, m: int, codes: np.ndarray, low: np.ndarray) -> tuple[float, float]:
     """Code the first m columns of the column-major Y (d x n) into ``codes`` on one common grid
     x^ = low + c * step (``low`` is filled in). Returns (step, delta), delta an upper bound on
     ||x - x^|| over those rows."""
     d = Y.shape[0]
-    span = 0.0
+    high = np.empty(d)
     for j in range(d):
         lo = np.inf
         hi = -np.inf
@@ -274,22 +311,9 @@ def quantize(Y: np.ndarray, m: int, codes: np.ndarray, low: np.ndarray) -> tuple
             lo = min(lo, Y[j, p])
             hi = max(hi, Y[j, p])
         low[j] = lo if m > 0 else 0.0
-        if m > 0:
-            span = max(span, hi - lo)
-    step = span / CODE_LEVELS if span > 0 else 1.0
-    worst = np.zeros(m)
-    for j in range(d):
-        lo = low[j]
-        for p in range(m):
-            c = min(max(np.rint((Y[j, p] - lo) / step), 0.0), float(CODE_LEVELS))
-            codes[j, p] = np.uint8(c)
-            error = Y[j, p] - (lo + c * step)
-            worst[p] += error * error
-    delta = 0.0
-    for p in range(m):
-        delta = max(delta, worst[p])
-    # Float64 rounding of the error itself is ~1e-16 relative; widen generously.
-    return step, np.sqrt(delta) * (1 + 1e-9) + 1e-300
+        high[j] = hi if m > 0 else 0.0
+    step = grid_step(low, high)
+    return step, code_error_bound(code_columns(Y, 0, m, low, step, codes))
 
 
 @numba.njit(cache=True)
@@ -313,14 +337,21 @@ def code_query(q: np.ndarray, low: np.ndarray, step: float, cq: np.ndarray) -> f
 
 
 @numba.njit(cache=True, inline="always")
-def _near_limit_code(limit: float, step: float, slack: float) -> float:
+def coded_bounds(coded_sq: int, step: float, slack: float) -> tuple[float, float]:
+    """(lower, upper) bounds on the distance of a row at coded squared distance D."""
+    norm = step * np.sqrt(np.float64(coded_sq))
+    return norm * (1.0 - _ROUNDING) - slack, norm * (1.0 + _ROUNDING) + slack
+
+
+@numba.njit(cache=True, inline="always")
+def near_limit_code(limit: float, step: float, slack: float) -> float:
     """Largest D whose lower bound can still be <= ``limit``."""
     root = (limit + slack) / (step * (1.0 - _ROUNDING))
     return root * root * (1.0 + _ROUNDING)
 
 
 @numba.njit(cache=True, inline="always")
-def _far_limit_code(lmax: float, step: float, slack: float) -> float:
+def far_limit_code(lmax: float, step: float, slack: float) -> float:
     """Smallest D whose upper bound can still reach ``lmax``."""
     root = (lmax - slack) / (step * (1.0 + _ROUNDING))
     return root * root * (1.0 - _ROUNDING) if root > 0.0 else -1.0
@@ -341,7 +372,7 @@ def _scan_coded_chunk(codes: np.ndarray, cq: np.ndarray, step: float, slack: flo
     size_u = near if fixed else 0
     limit = fixed_limit  # near-th smallest upper bound so far, or the fixed limit
     lmax = -np.inf  # largest lower bound so far
-    near_code = _near_limit_code(limit, step, slack) if fixed else np.inf
+    near_code = near_limit_code(limit, step, slack) if fixed else np.inf
     far_code = -1.0  # smaller D cannot give far candidates
     nc = 0
     fc = 0
@@ -374,9 +405,7 @@ def _scan_coded_chunk(codes: np.ndarray, cq: np.ndarray, step: float, slack: flo
             row = idx[b0 + t]
             if row == skip:
                 continue
-            norm = step * np.sqrt(np.float64(coded_sq))
-            lo = norm * (1.0 - _ROUNDING) - slack
-            up = norm * (1.0 + _ROUNDING) + slack
+            lo, up = coded_bounds(coded_sq, step, slack)
             if hit_near:
                 if size_u < near:  # max-heap of the smallest upper bounds
                     at = size_u
@@ -388,7 +417,7 @@ def _scan_coded_chunk(codes: np.ndarray, cq: np.ndarray, step: float, slack: flo
                         at = parent
                     if size_u == near:
                         limit = heap_u[0]
-                        near_code = _near_limit_code(limit, step, slack)
+                        near_code = near_limit_code(limit, step, slack)
                 elif up < limit and not fixed:
                     heap_u[0] = up
                     at = 0
@@ -405,7 +434,7 @@ def _scan_coded_chunk(codes: np.ndarray, cq: np.ndarray, step: float, slack: flo
                         else:
                             break
                     limit = heap_u[0]
-                    near_code = _near_limit_code(limit, step, slack)
+                    near_code = near_limit_code(limit, step, slack)
                 if collect and lo <= limit:
                     if nc < cap:
                         near_rows[nc] = row
@@ -415,7 +444,7 @@ def _scan_coded_chunk(codes: np.ndarray, cq: np.ndarray, step: float, slack: flo
             if hit_far:
                 if lo > lmax:
                     lmax = lo
-                    far_code = _far_limit_code(lmax, step, slack)
+                    far_code = far_limit_code(lmax, step, slack)
                 if up >= lmax:
                     if fc < cap:
                         far_rows[fc] = row

@@ -43,23 +43,14 @@ from microagg.distance import Categorical
 from microagg.emd import EMDTables, GroundModel, attribute_emd, class_emd, stack
 from microagg.errors import InputError
 from microagg.options import TClosenessMethod, parse
-from microagg.partition import _kdtree, _kernels
-from microagg.partition._kernels import (
-    exact_distance,
-    farther,
-    quantize,
-    remove_row,
-    run_batches,
-    work_buffers,
-)
+from microagg.partition import _kdtree, _kernels, _subsets
+from microagg.partition._kernels import exact_distance, run_batches
 from microagg.partition._validate import prepare
 from microagg.partition.mdav import (
-    _CANDIDATES,
     Progress,
     _centroid_concepts,
     _farthest_from,
     _move_anchor,
-    _query,
     _reanchor,
 )
 from microagg.threads import ThreadChooser
@@ -113,7 +104,7 @@ def smallest_t(n: int) -> float:
     return (n / (n // 2) - 1.0) / (2.0 * (n - 1))
 
 
-def _subsets(rank_key: np.ndarray, size: int) -> np.ndarray:
+def _subsets_by_rank(rank_key: np.ndarray, size: int) -> np.ndarray:
     """Subset (0..size-1) of each row: rows in ascending order of ``rank_key`` (ties by row)
     cut into ``size`` subsets of ⌊n/size⌋, the n mod size extra records in the central subset
     (odd size) or split between the two central ones, the lower one taking the odd record
@@ -200,171 +191,82 @@ def _scan_farthest(X, concepts, S, labels, q, qc):
 
 # -- Algorithm 3: t-closeness-first ----------------------------------------------------------
 #
-# Every subset is a compact remaining set of its own (partition/_kernels.py), stored as slices
-# of three-dimensional arrays: block g holds the live rows of subset g in its first live[g]
-# columns. Subsets differ in size by the n mod k extra records only, so the padding is small.
-# The nearest row of a subset is one query of the shared kernels (coded pass, exact ranking,
-# ties to the lowest row) over that subset alone. The first seed of a pair (farthest from the
-# centroid) comes from MDAV's anchor-sorted scan; the second (farthest from the first) from
-# the first seed's own queries, which also return each subset's farthest row, and from the
-# scan only when one of those joined the first cluster.
+# The subsets are blocks of nearby records (partition/_subsets.py), so that the nearest record
+# of a subset to a seed reads only the blocks that can hold it. The first seed of a pair
+# (farthest from the centroid) comes from MDAV's anchor-sorted scan; the second (farthest from
+# the first, once its cluster is formed) from one query over all subsets.
 
 @numba.njit(cache=True)
-def _code_blocks(blocks, live):
-    """Code every block's live rows on a grid fitted to them (see ``_kernels.quantize``)."""
-    Y, codes, _, _, _, low, params = blocks
-    for g in range(live.shape[0]):
-        step, delta = quantize(Y[g], live[g], codes[g], low[g])
-        params[g, 0] = step
-        params[g, 1] = delta
-
-
-@numba.njit(cache=True)
-def _nearest_in(X, concepts, S, blocks, live, g, q, qc, want_far, work, found, parallel_min):
-    """(nearest, farthest or -1 if not ``want_far``): the live rows of subset g nearest to and
-    farthest from the point (q, qc)."""
-    Y, codes, idx, pos, C, low, params = blocks
-    _, far = _query((Y[g], codes[g], idx[g], pos, X, C[g], concepts), (low[g], params[g], S),
-                    work, live[g], q, qc, np.int64(-1), np.int64(1), want_far, found,
-                    parallel_min)
-    return found[0], far
-
-
-@numba.njit(cache=True)
-def _t_first_cluster(X, concepts, cats, blocks, live, extra, seed, label, labels, hi, lo,
-                     want_far, work, found, parallel_min):
+def _t_first_cluster(X, concepts, cats, sets, extra, seed, label, labels, hi, lo, work):
     """One cluster of Alg. 3 around row ``seed``: from every subset the live record nearest
     the seed, and a second one from the first subset that still holds extra records (at most
-    one extra record per cluster). Returns its size and, if ``want_far``, the live record
-    farthest from the seed once the cluster is formed (-1 when the passes cannot tell: a
-    subset's farthest record joined the cluster)."""
-    Y, codes, idx, pos, C, _, _ = blocks
+    one extra record per cluster). Returns its size."""
     S = cats[4]
     q = X[seed].copy()
     qc = concepts[seed].copy()
     count = 0
     extra_taken = False
-    far = -1
-    far_d = -1.0
-    lost = False
-    for g in range(live.shape[0]):
-        far_g = -1
-        for second in range(2):
-            if live[g] == 0:
+    for g in range(extra.shape[0]):
+        for _ in range(2):
+            row = _subsets.nearest(X, concepts, S, sets, g, q, qc, work)
+            if row < 0:
                 break
-            row, far_row = _nearest_in(X, concepts, S, blocks, live, g, q, qc,
-                                       want_far and second == 0, work, found, parallel_min)
-            if far_row >= 0:
-                far_g = far_row
             _take(X, concepts, cats, row, label, labels, hi, lo)
-            live[g] = remove_row(Y[g], codes[g], C[g], idx[g], pos, live[g], row)
+            _subsets.remove(sets, g, row)
             count += 1
             if extra_taken or extra[g] == 0:
                 break
             extra[g] -= 1
             extra_taken = True
-        if far_g >= 0:
-            if labels[far_g] >= 0:
-                lost = True  # subset g's farthest joined the cluster: its next is unknown
-            else:
-                dist = exact_distance(X, concepts, S, far_g, q, qc)
-                if far < 0 or farther(dist, far_g, far_d, far):
-                    far = far_g
-                    far_d = dist
-    return count, -1 if lost else far
+    return count
 
 
 @numba.njit(cache=True)
-def _live_rows(blocks, live):
-    """The rows still to cluster, every subset's in turn (for re-anchoring)."""
-    idx = blocks[2]
-    out = np.empty(live.sum(), dtype=np.int64)
-    at = 0
-    for g in range(live.shape[0]):
-        out[at:at + live[g]] = idx[g, :live[g]]
-        at += live[g]
-    return out
-
-
-@numba.njit(cache=True)
-def _t_first_batch(X, concepts, cats, blocks, live, extra, labels, hi, lo, state, budget,
-                   stop_below, parallel_min, work, order, rho, anchor, anchor_c, sweep):
+def _t_first_batch(X, concepts, cats, sets, extra, labels, hi, lo, state, budget, stop_below,
+                   order, rho, anchor, anchor_c, sweep, work):
     """Form up to ``budget`` clusters in pairs (one around the record farthest from the
     centroid, one around the record farthest from that one), stopping early once at most
     ``stop_below`` records remain. ``state`` = [remaining, next label]."""
     S = cats[4]
     q = np.empty(X.shape[1])
     qc = np.empty(concepts.shape[1], dtype=np.int64)
-    found = np.empty(1, dtype=np.int64)
     formed = 0
     while formed < budget and state[0] > 0 and (state[0] > stop_below or formed == 0):
         _centroid(hi, lo, state[0], cats, q, qc)
         if _move_anchor(sweep, state[0], anchor, anchor_c, q, qc):
-            _reanchor(X, concepts, S, _live_rows(blocks, live), anchor, anchor_c, rho, order,
+            _reanchor(X, concepts, S, _subsets.live_rows(sets), anchor, anchor_c, rho, order,
                       sweep)
         seed = _farthest_from(X, concepts, S, labels, order, rho, anchor, anchor_c, sweep, q, qc)
-        size, far = _t_first_cluster(X, concepts, cats, blocks, live, extra, seed, state[1],
-                                     labels, hi, lo, np.bool_(True), work, found, parallel_min)
-        state[0] -= size
+        state[0] -= _t_first_cluster(X, concepts, cats, sets, extra, seed, state[1], labels,
+                                     hi, lo, work)
         state[1] += 1
         formed += 1
         if state[0] == 0:
             break
-        if far < 0:
-            # Far from the anchor, this scan reads many rows; they are not counted towards
-            # re-anchoring, which serves the farthest-from-centroid scans.
-            read = sweep[2]
-            far = _farthest_from(X, concepts, S, labels, order, rho, anchor, anchor_c, sweep,
-                                 X[seed], concepts[seed])
-            sweep[2] = read
-        size, _ = _t_first_cluster(X, concepts, cats, blocks, live, extra, far, state[1],
-                                   labels, hi, lo, np.bool_(False), work, found, parallel_min)
-        state[0] -= size
+        far = _subsets.farthest(X, concepts, S, sets, X[seed], concepts[seed], work)
+        state[0] -= _t_first_cluster(X, concepts, cats, sets, extra, far, state[1], labels,
+                                     hi, lo, work)
         state[1] += 1
         formed += 1
     return formed
 
 
-def _blocks(X: np.ndarray, concepts: np.ndarray, subset: np.ndarray,
-            size: int) -> tuple[tuple, np.ndarray]:
-    """(blocks, live): every subset as a compact remaining set (see above), coded."""
-    n, d = X.shape
-    counts = np.bincount(subset, minlength=size).astype(np.int64)
-    order = np.argsort(subset, kind="stable")
-    group = subset[order]
-    within = np.arange(n) - (np.cumsum(counts) - counts)[group]
-    width = int(counts.max())
-    Y = np.zeros((size, d, width))
-    Y[group, :, within] = X[order]
-    C = np.zeros((size, concepts.shape[1], width), dtype=np.int64)
-    C[group, :, within] = concepts[order]
-    idx = np.full((size, width), -1, dtype=np.int64)
-    idx[group, within] = order
-    pos = np.empty(n, dtype=np.int64)
-    pos[order] = within
-    blocks = (Y, np.zeros((size, d, width), dtype=np.uint8), idx, pos, C, np.empty((size, d)),
-              np.empty((size, 2)))
-    _code_blocks(blocks, counts)
-    return blocks, counts
-
-
 def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: float, *,
                       categorical: Categorical | None = None,
-                      progress: Progress | None = None,
-                      threads: int | None = None) -> tuple[np.ndarray, int]:
+                      progress: Progress | None = None) -> tuple[np.ndarray, int]:
     """(labels, cluster size) of 002 Alg. 3, subsets by ``rank_key`` (the values, or ranks,
-    of the first confidential attribute). ``progress`` gets the number of rows clustered;
-    ``threads`` as in :func:`microagg.partition.mdav.mdav`."""
+    of the first confidential attribute). ``progress`` gets the number of rows clustered."""
     X, categorical, k = prepare(X, k, categorical)
     t = check_t(t)
     n = X.shape[0]
     size = cluster_size(n, k, t)
-    subset = _subsets(np.asarray(rank_key), size)
+    subset = _subsets_by_rank(np.asarray(rank_key), size)
     cats = _cats(categorical)
     concepts = np.ascontiguousarray(categorical.codes, dtype=np.int64)
     X = np.ascontiguousarray(X, dtype=np.float64)
-    blocks, live = _blocks(X, concepts, subset, size)
-    extra = live - n // size
+    current = [_subsets.build(X, concepts, np.arange(n, dtype=np.int64), subset, size)]
+    current.append(_subsets.work_buffers(current[0]))
+    extra = current[0][10] - n // size
     labels = np.full(n, -1, dtype=np.int64)
     hi, lo = _row_sums(X)
     state = np.array([n, 0], dtype=np.int64)
@@ -376,16 +278,20 @@ def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: flo
     sweep = np.zeros(3, dtype=np.int64)
     _reanchor(X, concepts, cats[4], np.arange(n, dtype=np.int64), anchor, anchor_c, rho, order,
               sweep)
-    chooser = ThreadChooser(_kernels.PARALLEL_MIN_ROWS, threads)
-    work = work_buffers(chooser.width, 1, _CANDIDATES)
 
-    def step(budget: int, stop_below: int, parallel_min: int) -> tuple[int, int]:
-        formed = _t_first_batch(X, concepts, cats, blocks, live, extra, labels, hi, lo, state,
-                                budget, stop_below, parallel_min, work, order, rho, anchor,
-                                anchor_c, sweep)
+    def step(budget: int, stop_below: int, _parallel_min: int) -> tuple[int, int]:
+        formed = _t_first_batch(X, concepts, cats, current[0], extra, labels, hi, lo, state,
+                                budget, stop_below, order, rho, anchor, anchor_c, sweep,
+                                current[1])
         return int(state[0]), formed
 
-    run_batches(chooser, step, n, 1, lambda _: _code_blocks(blocks, live), progress)
+    def lay_out_afresh(_: int) -> None:
+        current[0] = _subsets.rebuild(X, concepts, current[0])
+        current[1] = _subsets.work_buffers(current[0])
+
+    # The queries read a few blocks each: they run on the calling thread.
+    run_batches(ThreadChooser(_kernels.PARALLEL_MIN_ROWS, 1), step, n, 1, lay_out_afresh,
+                progress)
     return labels, size
 
 
@@ -721,14 +627,13 @@ def t_close_partition(X: np.ndarray | None, confidential: Sequence[GroundModel],
                           TClosenessMethod.T_CLOSENESS_FIRST),
                       categorical: Categorical | None = None,
                       microaggregate: Microaggregate | None = None,
-                      progress: Progress | None = None,
-                      threads: int | None = None) -> TClosePartition:
+                      progress: Progress | None = None) -> TClosePartition:
     """A partition whose classes have at least k records and an EMD of at most t for every
     confidential attribute. ``merge`` microaggregates with ``microaggregate(k)`` (e.g. MDAV
     on the quasi-identifiers) then merges; ``k-anonymity-first`` and ``t-closeness-first``
     cluster by Alg. 2 and 3 and then merge any class still above t (Alg. 3 ranks by the first
-    confidential attribute and is repaired for the others). ``progress`` (rows clustered) and
-    ``threads`` go to Alg. 3; ``microaggregate`` takes its own."""
+    confidential attribute and is repaired for the others). ``progress`` (rows clustered)
+    goes to Alg. 3; ``microaggregate`` takes its own."""
     method = parse(TClosenessMethod, method, "method")
     X, categorical, k = prepare(X, k, categorical)
     t = check_t(t)
@@ -741,8 +646,7 @@ def t_close_partition(X: np.ndarray | None, confidential: Sequence[GroundModel],
     effective = k
     if method is TClosenessMethod.T_CLOSENESS_FIRST:
         labels, effective = t_closeness_first(X, confidential[0].values, k, t,
-                                              categorical=categorical, progress=progress,
-                                              threads=threads)
+                                              categorical=categorical, progress=progress)
     elif method is TClosenessMethod.K_ANONYMITY_FIRST:
         labels = k_anonymity_first(X, confidential, k, t, categorical=categorical)
     else:
