@@ -1,6 +1,7 @@
 """The blocked subsets of t-closeness-first: exact nearest record of a subset and farthest
 record of all, through removals and fresh layouts, against a direct scan."""
 
+import numba
 import numpy as np
 import pytest
 
@@ -25,27 +26,32 @@ def test_queries_through_removals_and_layouts(seed):
     concepts = np.empty((n, 0), dtype=np.int64)
     S = np.zeros((0, 1, 1))
     sets = _subsets.build(X, concepts, np.arange(n), subset, size, block_rows=4)
-    work = _subsets.work_buffers(sets)
+    threads = numba.config.NUMBA_NUM_THREADS
+    work = _subsets.work_buffers(sets, threads)
     live = np.ones(n, dtype=bool)
     no_concepts = np.empty(0, dtype=np.int64)
     for step in range(n):
         if step % 97 == 96:  # as after a fifth of the rows: laid out afresh
             sets = _subsets.rebuild(X, concepts, sets)
-            work = _subsets.work_buffers(sets)
+            work = _subsets.work_buffers(sets, threads)
             assert sorted(_subsets.live_rows(sets)) == list(np.flatnonzero(live))
         # points inside the grid, on it, and far outside it (a domain corner)
         q = rng.uniform(-1, 8, d) if step % 3 else (X[rng.integers(n)] if step % 2 else
                                                    rng.uniform(-40, 50, d))
-        assert _subsets.farthest(X, concepts, S, sets, q, no_concepts, work) == \
+        split = step % 2 == 1  # the subsets shared between the threads
+        assert _subsets.farthest(X, concepts, S, sets, q, no_concepts, work, split) == \
             _direct(X, live, q, True)
+        picks = np.empty(size, dtype=np.int64)
+        _subsets.nearest_each(X, concepts, S, sets, q, no_concepts, work, split, picks)
         for g in range(size):
-            assert _subsets.nearest(X, concepts, S, sets, g, q, no_concepts, work) == \
-                _direct(X, live & (subset == g), q, False)
+            assert picks[g] == _direct(X, live & (subset == g), q, False)
         row = int(rng.choice(np.flatnonzero(live)))
         _subsets.remove(sets, subset[row], row)
         live[row] = False
-    assert _subsets.farthest(X, concepts, S, sets, X[0], no_concepts, work) == -1
-    assert _subsets.nearest(X, concepts, S, sets, 0, X[0], no_concepts, work) == -1
+    assert _subsets.farthest(X, concepts, S, sets, X[0], no_concepts, work, False) == -1
+    assert _subsets.farthest(X, concepts, S, sets, X[0], no_concepts, work, True) == -1
+    assert _subsets.nearest(X, concepts, S, sets, 0, X[0], no_concepts,
+                            _subsets.thread_work(work, 0)) == -1
 
 
 def test_boxes_bound_their_live_codes_after_removals():

@@ -81,23 +81,26 @@ def test_t_closeness_first_matches_direct(seed, n, k, t, mixed):
     assert sizes.sum() == n
 
 
-@pytest.mark.parametrize("block_rows", [256, 3])
-def test_t_closeness_first_on_larger_data_in_many_blocks(monkeypatch, block_rows):
-    """Recoded grids and subsets cut in many blocks of nearby records (down to blocks of 3,
-    whose boxes prune most of them), against the direct algorithm; the progress callback
-    counts the rows clustered up to n."""
+@pytest.mark.parametrize(("block_rows", "split"), [(256, False), (3, False), (16, True)])
+def test_t_closeness_first_on_larger_data_in_many_blocks(request, monkeypatch, block_rows,
+                                                         split):
+    """Subsets laid out afresh as they empty, cut in many blocks of nearby records (down to
+    blocks of 3, whose boxes prune most of them), and (optionally) searched by two threads,
+    against the direct algorithm; the progress callback counts the rows clustered up to n."""
     monkeypatch.setattr(_subsets, "BLOCK_ROWS", block_rows)
+    threads = request.getfixturevalue("split_passes") if split else 1
     rng = np.random.default_rng(7)
     n = 1_203
     X = rng.normal(size=(n, 3))
     X[:200] = np.round(X[:200], 1)  # some ties too
     c = 0.5 * X[:, 0] + rng.normal(size=n)
     seen: list[int] = []
-    labels, size = t_closeness_first(X, c, 2, 0.1, progress=seen.append)
+    labels, size = t_closeness_first(X, c, 2, 0.1, progress=seen.append, threads=threads)
     assert _same_partition(labels, reference.t_closeness_first(X, c, size, None))
     assert seen == sorted(seen) and seen[-1] == n
     mixed = _categorical(rng, 400)
-    labels, size = t_closeness_first(X[:400], c[:400], 3, 0.2, categorical=mixed)
+    labels, size = t_closeness_first(X[:400], c[:400], 3, 0.2, categorical=mixed,
+                                     threads=threads)
     assert _same_partition(labels, reference.t_closeness_first(X[:400], c[:400], size, mixed))
 
 

@@ -37,6 +37,7 @@ from microagg.partition._kernels import (
     code_error_bound,
     code_query,
     coded_bounds,
+    exact_distance,
     far_limit_code,
     farther,
     grid_step,
@@ -256,11 +257,13 @@ def _greatest_codes(box_lo, box_hi, g, cq, out):
             out[b] += reach * reach
 
 
-def work_buffers(sets: tuple) -> tuple:
-    """The scratch arrays :func:`nearest` and :func:`farthest` need for ``sets``."""
+def work_buffers(sets: tuple, threads: int = 1) -> tuple:
+    """The scratch arrays of :func:`nearest` (one thread's slice) and of
+    :func:`nearest_each` and :func:`farthest` (one slice per thread) for ``sets``."""
     blocks, d = sets[7].shape[1], sets[0].shape[1]
-    return (np.empty(CANDIDATES, dtype=np.int64), np.empty(blocks, dtype=np.int32),
-            np.empty(BLOCK, dtype=np.int32), np.empty(d, dtype=np.int32), np.empty(BLOCK))
+    return (np.empty((threads, CANDIDATES), dtype=np.int64),
+            np.empty((threads, blocks), dtype=np.int32), np.empty((threads, BLOCK), dtype=np.int32),
+            np.empty((threads, d), dtype=np.int32), np.empty((threads, BLOCK)))
 
 
 @numba.njit(cache=True)
@@ -366,29 +369,26 @@ def nearest(X, concepts, S, sets, g, q, qc, work):
 
 
 @numba.njit(cache=True)
-def farthest(X, concepts, S, sets, q, qc, work):
-    """The live record of all subsets farthest from the point (q, qc), greatest by squared
-    distance and then least by row; -1 if none is left.
-
-    One running lower bound of the greatest distance serves every subset: in each subset
-    the block whose box reaches farthest is read first, then every block whose box may hold
-    a record beyond the bound."""
+def _farthest_in(X, concepts, S, sets, first_g, last_g, q, qc, work):
+    """The live record of subsets first_g..last_g-1 farthest from the point (q, qc); -1 if
+    none is left. One running lower bound of the greatest distance serves every subset: in
+    each subset the block whose box reaches farthest is read first, then every block whose
+    box may hold a record beyond the bound."""
     Y, codes, idx, _, C, low, params, fill, box_lo, box_hi, live, width = sets
     found, greatest, coded, cq, buffer = work
-    size = fill.shape[0]
-    if live.sum() == 0:
+    if live[first_g:last_g].sum() == 0:
         return -1
     if C.shape[1] or Y.shape[1] == 0:
-        return _exact(X, concepts, S, sets, 0, size, q, qc, True, buffer)
+        return _exact(X, concepts, S, sets, first_g, last_g, q, qc, True, buffer)
     lmax = -np.inf
     count = 0
-    for g in range(size):
+    for g in range(first_g, last_g):
         if live[g] == 0:
             continue
         step = params[g, 0]
         slack = code_query(q, low[g], step, cq)
         if slack < 0.0:
-            return _exact(X, concepts, S, sets, 0, size, q, qc, True, buffer)
+            return _exact(X, concepts, S, sets, first_g, last_g, q, qc, True, buffer)
         slack += params[g, 1]
         far_code = far_limit_code(lmax, step, slack)
         _greatest_codes(box_lo, box_hi, g, cq, greatest)
@@ -414,7 +414,8 @@ def farthest(X, concepts, S, sets, q, qc, work):
                     far_code = far_limit_code(lmax, step, slack)
                 if up >= lmax:
                     if count == found.shape[0]:
-                        return _exact(X, concepts, S, sets, 0, size, q, qc, True, buffer)
+                        return _exact(X, concepts, S, sets, first_g, last_g, q, qc, True,
+                                      buffer)
                     found[count] = idx[g, start + t]
                     count += 1
     best = -1
@@ -426,6 +427,64 @@ def farthest(X, concepts, S, sets, q, qc, work):
             best = row
             best_d = dist
     return best
+
+
+@numba.njit(cache=True, parallel=True)
+def _farthest_split(X, concepts, S, sets, q, qc, works, best):
+    size = sets[7].shape[0]
+    half = (size + 1) // 2
+    for part in numba.prange(2):
+        work = _thread_work(works)
+        best[part] = _farthest_in(X, concepts, S, sets, part * half, min(size, half + part * half),
+                                  q, qc, work)
+
+
+@numba.njit(cache=True)
+def farthest(X, concepts, S, sets, q, qc, works, split):
+    """The live record of all subsets farthest from the point (q, qc), greatest by squared
+    distance and then least by row; -1 if none is left. ``works`` from
+    :func:`work_buffers`; with ``split`` the two halves of the subsets are searched by two
+    threads."""
+    if not split:
+        return _farthest_in(X, concepts, S, sets, 0, sets[7].shape[0], q, qc,
+                            thread_work(works, 0))
+    best = np.empty(2, dtype=np.int64)
+    _farthest_split(X, concepts, S, sets, q, qc, works, best)
+    if best[0] < 0 or best[1] < 0:
+        return max(best[0], best[1])
+    d0 = exact_distance(X, concepts, S, best[0], q, qc)
+    d1 = exact_distance(X, concepts, S, best[1], q, qc)
+    return best[0] if farther(d0, best[0], d1, best[1]) else best[1]
+
+
+@numba.njit(cache=True, parallel=True)
+def _nearest_split(X, concepts, S, sets, q, qc, works, out):
+    for g in numba.prange(out.shape[0]):
+        out[g] = nearest(X, concepts, S, sets, g, q, qc, _thread_work(works))
+
+
+@numba.njit(cache=True)
+def nearest_each(X, concepts, S, sets, q, qc, works, split, out):
+    """out[g] = :func:`nearest` in every subset g; with ``split`` the subsets are shared
+    between the threads."""
+    if split:
+        _nearest_split(X, concepts, S, sets, q, qc, works, out)
+    else:
+        for g in range(out.shape[0]):
+            out[g] = nearest(X, concepts, S, sets, g, q, qc, thread_work(works, 0))
+
+
+@numba.njit(cache=True, inline="always")
+def thread_work(works, thread):
+    """The scratch arrays of thread ``thread`` in ``works``."""
+    found, bounds, coded, cq, buffer = works
+    return found[thread], bounds[thread], coded[thread], cq[thread], buffer[thread]
+
+
+@numba.njit(cache=True, inline="always")
+def _thread_work(works):
+    """The scratch arrays of the calling thread."""
+    return thread_work(works, numba.get_thread_id())
 
 
 @numba.njit(cache=True, inline="always")

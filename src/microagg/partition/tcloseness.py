@@ -197,55 +197,65 @@ def _scan_farthest(X, concepts, S, labels, q, qc):
 # the first, once its cluster is formed) from one query over all subsets.
 
 @numba.njit(cache=True)
-def _t_first_cluster(X, concepts, cats, sets, extra, seed, label, labels, hi, lo, work):
+def _t_first_cluster(X, concepts, cats, sets, extra, seed, label, labels, hi, lo, works, split,
+                     picks):
     """One cluster of Alg. 3 around row ``seed``: from every subset the live record nearest
-    the seed, and a second one from the first subset that still holds extra records (at most
-    one extra record per cluster). Returns its size."""
+    the seed (the subsets searched by the threads if ``split``), and a second one from the
+    first subset that still holds extra records (at most one extra record per cluster),
+    taken in subset order. Returns its size."""
     S = cats[4]
     q = X[seed].copy()
     qc = concepts[seed].copy()
+    _subsets.nearest_each(X, concepts, S, sets, q, qc, works, split, picks)
     count = 0
     extra_taken = False
     for g in range(extra.shape[0]):
-        for _ in range(2):
-            row = _subsets.nearest(X, concepts, S, sets, g, q, qc, work)
-            if row < 0:
-                break
+        row = picks[g]
+        if row < 0:
+            continue
+        _take(X, concepts, cats, row, label, labels, hi, lo)
+        _subsets.remove(sets, g, row)
+        count += 1
+        if extra_taken or extra[g] == 0:
+            continue
+        extra[g] -= 1
+        extra_taken = True
+        row = _subsets.nearest(X, concepts, S, sets, g, q, qc, _subsets.thread_work(works, 0))
+        if row >= 0:
             _take(X, concepts, cats, row, label, labels, hi, lo)
             _subsets.remove(sets, g, row)
             count += 1
-            if extra_taken or extra[g] == 0:
-                break
-            extra[g] -= 1
-            extra_taken = True
     return count
 
 
 @numba.njit(cache=True)
 def _t_first_batch(X, concepts, cats, sets, extra, labels, hi, lo, state, budget, stop_below,
-                   order, rho, anchor, anchor_c, sweep, work):
+                   parallel_min, order, rho, anchor, anchor_c, sweep, works):
     """Form up to ``budget`` clusters in pairs (one around the record farthest from the
     centroid, one around the record farthest from that one), stopping early once at most
-    ``stop_below`` records remain. ``state`` = [remaining, next label]."""
+    ``stop_below`` records remain; queries on at least 2 ``parallel_min`` remaining records
+    are shared between the threads. ``state`` = [remaining, next label]."""
     S = cats[4]
     q = np.empty(X.shape[1])
     qc = np.empty(concepts.shape[1], dtype=np.int64)
+    picks = np.empty(extra.shape[0], dtype=np.int64)
     formed = 0
     while formed < budget and state[0] > 0 and (state[0] > stop_below or formed == 0):
+        split = state[0] >= 2 * parallel_min
         _centroid(hi, lo, state[0], cats, q, qc)
         if _move_anchor(sweep, state[0], anchor, anchor_c, q, qc):
             _reanchor(X, concepts, S, _subsets.live_rows(sets), anchor, anchor_c, rho, order,
                       sweep)
         seed = _farthest_from(X, concepts, S, labels, order, rho, anchor, anchor_c, sweep, q, qc)
         state[0] -= _t_first_cluster(X, concepts, cats, sets, extra, seed, state[1], labels,
-                                     hi, lo, work)
+                                     hi, lo, works, split, picks)
         state[1] += 1
         formed += 1
         if state[0] == 0:
             break
-        far = _subsets.farthest(X, concepts, S, sets, X[seed], concepts[seed], work)
+        far = _subsets.farthest(X, concepts, S, sets, X[seed], concepts[seed], works, split)
         state[0] -= _t_first_cluster(X, concepts, cats, sets, extra, far, state[1], labels,
-                                     hi, lo, work)
+                                     hi, lo, works, split, picks)
         state[1] += 1
         formed += 1
     return formed
@@ -253,9 +263,12 @@ def _t_first_batch(X, concepts, cats, sets, extra, labels, hi, lo, state, budget
 
 def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: float, *,
                       categorical: Categorical | None = None,
-                      progress: Progress | None = None) -> tuple[np.ndarray, int]:
+                      progress: Progress | None = None,
+                      threads: int | None = None) -> tuple[np.ndarray, int]:
     """(labels, cluster size) of 002 Alg. 3, subsets by ``rank_key`` (the values, or ranks,
-    of the first confidential attribute). ``progress`` gets the number of rows clustered."""
+    of the first confidential attribute). ``progress`` gets the number of rows clustered;
+    ``threads`` as in :func:`microagg.partition.mdav.mdav` (the subsets of a query are
+    shared between the threads)."""
     X, categorical, k = prepare(X, k, categorical)
     t = check_t(t)
     n = X.shape[0]
@@ -264,8 +277,9 @@ def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: flo
     cats = _cats(categorical)
     concepts = np.ascontiguousarray(categorical.codes, dtype=np.int64)
     X = np.ascontiguousarray(X, dtype=np.float64)
+    chooser = ThreadChooser(_kernels.PARALLEL_MIN_ROWS, threads)
     current = [_subsets.build(X, concepts, np.arange(n, dtype=np.int64), subset, size)]
-    current.append(_subsets.work_buffers(current[0]))
+    current.append(_subsets.work_buffers(current[0], chooser.width))
     extra = current[0][10] - n // size
     labels = np.full(n, -1, dtype=np.int64)
     hi, lo = _row_sums(X)
@@ -279,19 +293,17 @@ def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: flo
     _reanchor(X, concepts, cats[4], np.arange(n, dtype=np.int64), anchor, anchor_c, rho, order,
               sweep)
 
-    def step(budget: int, stop_below: int, _parallel_min: int) -> tuple[int, int]:
+    def step(budget: int, stop_below: int, parallel_min: int) -> tuple[int, int]:
         formed = _t_first_batch(X, concepts, cats, current[0], extra, labels, hi, lo, state,
-                                budget, stop_below, order, rho, anchor, anchor_c, sweep,
-                                current[1])
+                                budget, stop_below, parallel_min, order, rho, anchor, anchor_c,
+                                sweep, current[1])
         return int(state[0]), formed
 
     def lay_out_afresh(_: int) -> None:
         current[0] = _subsets.rebuild(X, concepts, current[0])
-        current[1] = _subsets.work_buffers(current[0])
+        current[1] = _subsets.work_buffers(current[0], chooser.width)
 
-    # The queries read a few blocks each: they run on the calling thread.
-    run_batches(ThreadChooser(_kernels.PARALLEL_MIN_ROWS, 1), step, n, 1, lay_out_afresh,
-                progress)
+    run_batches(chooser, step, n, 1, lay_out_afresh, progress)
     return labels, size
 
 
@@ -627,13 +639,14 @@ def t_close_partition(X: np.ndarray | None, confidential: Sequence[GroundModel],
                           TClosenessMethod.T_CLOSENESS_FIRST),
                       categorical: Categorical | None = None,
                       microaggregate: Microaggregate | None = None,
-                      progress: Progress | None = None) -> TClosePartition:
+                      progress: Progress | None = None,
+                      threads: int | None = None) -> TClosePartition:
     """A partition whose classes have at least k records and an EMD of at most t for every
     confidential attribute. ``merge`` microaggregates with ``microaggregate(k)`` (e.g. MDAV
     on the quasi-identifiers) then merges; ``k-anonymity-first`` and ``t-closeness-first``
     cluster by Alg. 2 and 3 and then merge any class still above t (Alg. 3 ranks by the first
-    confidential attribute and is repaired for the others). ``progress`` (rows clustered)
-    goes to Alg. 3; ``microaggregate`` takes its own."""
+    confidential attribute and is repaired for the others). ``progress`` (rows clustered) and
+    ``threads`` go to Alg. 3; ``microaggregate`` takes its own."""
     method = parse(TClosenessMethod, method, "method")
     X, categorical, k = prepare(X, k, categorical)
     t = check_t(t)
@@ -646,7 +659,8 @@ def t_close_partition(X: np.ndarray | None, confidential: Sequence[GroundModel],
     effective = k
     if method is TClosenessMethod.T_CLOSENESS_FIRST:
         labels, effective = t_closeness_first(X, confidential[0].values, k, t,
-                                              categorical=categorical, progress=progress)
+                                              categorical=categorical, progress=progress,
+                                              threads=threads)
     elif method is TClosenessMethod.K_ANONYMITY_FIRST:
         labels = k_anonymity_first(X, confidential, k, t, categorical=categorical)
     else:

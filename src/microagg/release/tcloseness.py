@@ -75,8 +75,8 @@ def tclose(frame: pd.DataFrame, *, k: int, t: float, quasi: Sequence[str] | None
     ``k-anonymity-first`` (Alg. 2) or ``merge`` (Alg. 1 after ``microaggregation``, any
     partitioner of :func:`microagg.microaggregate`); Alg. 2 and 3 are followed by Alg. 1's
     merging of any class still above t. The report is computed on the written table.
-    ``threads`` caps the threads of the microaggregation ``merge`` starts from; Alg. 2 and 3
-    run on one thread.
+    ``threads`` caps the threads of Alg. 3 and of the microaggregation ``merge`` starts
+    from; Alg. 2 runs on one thread.
     """
     method = parse(TClosenessMethod, method, "method")
     microaggregation = parse(Method, microaggregation, "microaggregation")
@@ -114,7 +114,8 @@ def tclose(frame: pd.DataFrame, *, k: int, t: float, quasi: Sequence[str] | None
                                threads=threads, progress=progress)
 
     partition = t_close_partition(X, models, k, t, method=method, categorical=categorical,
-                                  microaggregate=microaggregate, progress=progress)
+                                  microaggregate=microaggregate, progress=progress,
+                                  threads=threads)
     labels = partition.labels
     values = replace_by_clusters(table, quasi, labels)
     kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
