@@ -103,6 +103,12 @@ def main() -> None:
                 releases[(f"cross-moment m = {m}, insensitive (ε-DP)", k, epsilon)] = [
                     lambda s, k=k, m=m, e=epsilon: dp_cross_moment(
                         data, epsilon=e, k=k, moments=m, bounds=bounds, rng=s).frame]
+            for shares in ((0.25, 0.75), (0.1, 0.9)):  # more of ε for the covariances
+                releases[(f"cross-moment m = 1, insensitive, separate {shares} (ε-DP)", k,
+                          epsilon)] = [
+                    lambda s, k=k, e=epsilon, shares=shares: dp_cross_moment(
+                        data, epsilon=e, k=k, moments=1, noise="separate", strategy=shares,
+                        bounds=bounds, rng=s).frame]
             if k < len(data):
                 releases[("cross-moment m = 1, MDAV (DP of X^m)", k, epsilon)] = [
                     lambda s, k=k, e=epsilon: dp_cross_moment(
