@@ -357,6 +357,28 @@ def far_limit_code(lmax: float, step: float, slack: float) -> float:
     return root * root * (1.0 - _ROUNDING) if root > 0.0 else -1.0
 
 
+@numba.njit(cache=True, inline="always")
+def coded_block(codes: np.ndarray, cq: np.ndarray, start: int, length: int,
+                block: np.ndarray) -> tuple[int, int]:
+    """block[t] = D, the coded squared distance of column start + t of ``codes`` (d x n) to
+    the coded query cq, for t < length; returns the least and the greatest of them."""
+    for t in range(length):
+        block[t] = 0
+    for j in range(cq.shape[0]):
+        qj = cq[j]
+        # A slice view indexed from 0 vectorizes (see block_distances).
+        column = codes[j, start:start + length]
+        for t in range(length):
+            diff = np.int32(column[t]) - qj
+            block[t] += diff * diff
+    least = block[0]
+    greatest = block[0]
+    for t in range(length):
+        least = min(least, block[t])
+        greatest = max(greatest, block[t])
+    return least, greatest
+
+
 @numba.njit(cache=True)
 def _scan_coded_chunk(codes: np.ndarray, cq: np.ndarray, step: float, slack: float,
                       idx: np.ndarray, start: int, stop: int, skip: int, near: int,
@@ -365,7 +387,6 @@ def _scan_coded_chunk(codes: np.ndarray, cq: np.ndarray, step: float, slack: flo
     """The coded pass over remaining rows start..stop-1 (see :func:`scan_coded`). Returns
     (near candidates, or the number of upper bounds left in ``heap_u`` when not
     ``collect``ing; far candidates; whether a candidate buffer overflowed)."""
-    d = codes.shape[0]
     cap = near_rows.shape[0]
     block = np.empty(BLOCK, dtype=np.int32)
     fixed = fixed_limit < np.inf
@@ -379,19 +400,7 @@ def _scan_coded_chunk(codes: np.ndarray, cq: np.ndarray, step: float, slack: flo
     over = False
     for b0 in range(start, stop, BLOCK):
         length = min(stop, b0 + BLOCK) - b0
-        for t in range(length):
-            block[t] = 0
-        for j in range(d):
-            qj = cq[j]
-            column = codes[j, b0:b0 + length]
-            for t in range(length):
-                diff = np.int32(column[t]) - qj
-                block[t] += diff * diff
-        block_min = block[0]
-        block_max = block[0]
-        for t in range(length):
-            block_min = min(block_min, block[t])
-            block_max = max(block_max, block[t])
+        block_min, block_max = coded_block(codes, cq, b0, length, block)
         check_near = near > 0 and (size_u < near or block_min <= near_code)
         check_far = want_far and block_max >= far_code
         if not (check_near or check_far):

@@ -36,6 +36,7 @@ from microagg.partition._kernels import (
     code_columns,
     code_error_bound,
     code_query,
+    coded_block,
     coded_bounds,
     exact_distance,
     far_limit_code,
@@ -267,26 +268,6 @@ def work_buffers(sets: tuple, threads: int = 1) -> tuple:
 
 
 @numba.njit(cache=True)
-def _coded_block(codes, g, cq, start, length, coded):
-    """coded[t] = coded squared distance of column start + t of subset g to cq; returns
-    the least and greatest of them."""
-    for t in range(length):
-        coded[t] = 0
-    for j in range(cq.shape[0]):
-        qj = cq[j]
-        column = codes[g, j, start:start + length]
-        for t in range(length):
-            diff = np.int32(column[t]) - qj
-            coded[t] += diff * diff
-    least = coded[0]
-    greatest = coded[0]
-    for t in range(length):
-        least = min(least, coded[t])
-        greatest = max(greatest, coded[t])
-    return least, greatest
-
-
-@numba.njit(cache=True)
 def _exact(X, concepts, S, sets, first, last, q, qc, far, buffer):
     """The live record of subsets first..last-1 nearest to (q, qc) (or, if ``far``, the
     farthest), by exact distances, every one read."""
@@ -342,7 +323,7 @@ def nearest(X, concepts, S, sets, g, q, qc, work):
             continue
         start = b * width
         length = fill[g, b]
-        block_least, _ = _coded_block(codes, g, cq, start, length, coded)
+        block_least, _ = coded_block(codes[g], cq, start, length, coded)
         if block_least > near_code:
             continue
         for t in range(length):
@@ -402,7 +383,7 @@ def _farthest_in(X, concepts, S, sets, first_g, last_g, q, qc, work):
                 continue
             start = b * width
             length = fill[g, b]
-            _, block_greatest = _coded_block(codes, g, cq, start, length, coded)
+            _, block_greatest = coded_block(codes[g], cq, start, length, coded)
             if block_greatest < far_code:
                 continue
             for t in range(length):
