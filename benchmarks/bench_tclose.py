@@ -5,10 +5,11 @@ Data: n records, 7 standard-normal quasi-identifiers (z-scored) and one confiden
 t in --ts: the setting of 002 Figure 5. ``mdav`` is the microaggregation alone at k = 2 and at
 the t-closeness-first cluster size; ``merge`` is MDAV then Alg. 1's merging; ``k-anonymity-first``
 is Alg. 2 then merging; ``t-closeness-first`` is Alg. 3 then verification (and merging, if any).
-One fresh process per case, after a JIT warm-up.
+Each line is the median of --repeat fresh processes (every run's seconds in ``runs``), each
+after a JIT warm-up.
 
 Usage: python benchmarks/bench_tclose.py [--sizes 100000] [--ts 0.02,0.09,0.25]
-           [--methods mdav,merge,t-closeness-first,k-anonymity-first]
+           [--methods mdav,merge,t-closeness-first,k-anonymity-first] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import measure, run_cases
+from _harness import measure, median_of_runs
 
 
 def data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -69,7 +70,7 @@ def main() -> None:
     parser.add_argument("--ts", default="0.02,0.09,0.25")
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--methods", default="mdav,merge,t-closeness-first")
-    parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     if args.case:
         print(json.dumps(one(json.loads(args.case))))
@@ -77,7 +78,8 @@ def main() -> None:
     cases = [{"method": m, "n": int(n), "k": args.k, "t": float(t)}
              for n in args.sizes.split(",") for t in args.ts.split(",")
              for m in args.methods.split(",")]
-    run_cases(__file__, cases, args.timeout)
+    for case in cases:
+        print(json.dumps(median_of_runs(__file__, case, args.repeat)), flush=True)
 
 
 if __name__ == "__main__":
