@@ -6,7 +6,8 @@ t in --ts: the setting of 002 Figure 5. ``mdav`` is the microaggregation alone a
 the t-closeness-first cluster size; ``merge`` is MDAV then Alg. 1's merging; ``k-anonymity-first``
 is Alg. 2 then merging; ``t-closeness-first`` is Alg. 3 then verification (and merging, if any).
 Each line is the median of --repeat fresh processes (every run's seconds in ``runs``), each
-after a JIT warm-up.
+after a JIT warm-up on 40,000 records (enough for the kernels that split passes between
+threads to be compiled too).
 
 Usage: python benchmarks/bench_tclose.py [--sizes 100000] [--ts 0.02,0.09,0.25]
            [--methods mdav,merge,t-closeness-first,k-anonymity-first] [--repeat 3]
@@ -46,7 +47,7 @@ def one(case: dict) -> dict:
                 "effective_k": result.effective_k}
 
     out: dict = {}
-    small_X, small_c = data(600, 1)
+    small_X, small_c = data(40_000, 1)
 
     def warmup() -> None:
         run(case["method"], small_X, small_c)
