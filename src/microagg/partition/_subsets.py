@@ -49,6 +49,9 @@ from microagg.partition._kernels import (
 # Records per block (at most _kernels.BLOCK, the length of a pass's distance buffer). Read
 # at run time: tests lower it to exercise many blocks on small data.
 BLOCK_ROWS = 256
+# Relative slack of a square root of an exact squared distance summed in float64, as a bound
+# of the real distance (far wider than its rounding).
+_EXACT_SLACK = 1e-12
 # Candidates a query may keep for the nearest and for the farthest record before it falls
 # back to reading every live record with exact distances (massive ties in the codes).
 CANDIDATES = 4096
@@ -330,8 +333,9 @@ def nearest(X, concepts, S, sets, g, q, qc, work):
             if coded[t] > near_code:
                 continue
             lo, up = coded_bounds(coded[t], step, slack)
-            if up < limit:
-                limit = up
+            if up < limit:  # a nearer record: its exact distance bounds the nearest's
+                exact = np.sqrt(_distance(X, idx[g, start + t], q)) * (1.0 + _EXACT_SLACK)
+                limit = min(up, exact)
                 near_code = near_limit_code(limit, step, slack)
             if lo <= limit:
                 if count == found.shape[0]:
@@ -390,8 +394,9 @@ def _farthest_in(X, concepts, S, sets, first_g, last_g, q, qc, work):
                 if coded[t] < far_code:
                     continue
                 lo, up = coded_bounds(coded[t], step, slack)
-                if lo > lmax:
-                    lmax = lo
+                if lo > lmax:  # a farther record: its exact distance bounds the farthest's
+                    exact = np.sqrt(_distance(X, idx[g, start + t], q)) * (1.0 - _EXACT_SLACK)
+                    lmax = max(lo, exact)
                     far_code = far_limit_code(lmax, step, slack)
                 if up >= lmax:
                     if count == found.shape[0]:
