@@ -241,7 +241,8 @@ def _t_first_batch(X, concepts, cats, sets, extra, labels, hi, lo, state, budget
     picks = np.empty(extra.shape[0], dtype=np.int64)
     formed = 0
     while formed < budget and state[0] > 0 and (state[0] > stop_below or formed == 0):
-        split = state[0] >= 2 * parallel_min
+        # (as MDAV: never with one thread; 2 * SERIAL would overflow)
+        split = works[0].shape[0] > 1 and state[0] // 2 >= parallel_min
         _centroid(hi, lo, state[0], cats, q, qc)
         if _move_anchor(sweep, state[0], anchor, anchor_c, q, qc):
             _reanchor(X, concepts, S, _subsets.live_rows(sets), anchor, anchor_c, rho, order,
