@@ -44,14 +44,31 @@ def run_cases(script: str, cases: list[dict[str, Any]], timeout: float) -> None:
                   flush=True)
 
 
-def median_of_runs(script: str, case: dict[str, Any], repeat: int) -> dict[str, Any]:
-    """Run ``script --case JSON`` ``repeat`` times, each in a fresh process; the case with the
-    median seconds, every run's seconds, the peak RSS and any other field of the first run."""
-    runs = []
-    for _ in range(repeat):
-        done = subprocess.run([sys.executable, script, "--case", json.dumps(case)],
-                              capture_output=True, text=True, check=True)
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+def _run_once(script: str, case: dict[str, Any]) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, script, "--case", json.dumps(case)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
     seconds = [r["seconds"] for r in runs]
     return {**runs[0], "seconds": statistics.median(seconds), "runs": seconds,
             "peak_rss_mib": max(r["peak_rss_mib"] for r in runs)}
+
+
+def median_of_runs(script: str, case: dict[str, Any], repeat: int) -> dict[str, Any]:
+    """Run ``script --case JSON`` ``repeat`` times, each in a fresh process; the case with the
+    median seconds, every run's seconds, the peak RSS and any other field of the first run."""
+    return _median([_run_once(script, case) for _ in range(repeat)])
+
+
+def median_of_rounds(script: str, cases: list[dict[str, Any]],
+                     repeat: int) -> list[dict[str, Any]]:
+    """:func:`median_of_runs` for every case, the runs taken in ``repeat`` rounds of all the
+    cases, so that a machine whose speed drifts (a shared or virtual one) slows every case
+    alike; the results in the order of ``cases``."""
+    runs: list[list[dict[str, Any]]] = [[] for _ in cases]
+    for _ in range(repeat):
+        for at, case in enumerate(cases):
+            runs[at].append(_run_once(script, case))
+    return [_median(r) for r in runs]

@@ -5,7 +5,8 @@ Data: n records, 7 standard-normal quasi-identifiers (z-scored) and one confiden
 t in --ts: the setting of 002 Figure 5. ``mdav`` is the microaggregation alone at k = 2 and at
 the t-closeness-first cluster size; ``merge`` is MDAV then Alg. 1's merging; ``k-anonymity-first``
 is Alg. 2 then merging; ``t-closeness-first`` is Alg. 3 then verification (and merging, if any).
-Each line is the median of --repeat fresh processes (every run's seconds in ``runs``), each
+Each line is the median of --repeat fresh processes (every run's seconds in ``runs``; the runs
+taken in rounds of all the cases, so that a drifting machine slows each alike), each
 after a JIT warm-up on 40,000 records (enough for the kernels that split passes between
 threads to be compiled too).
 
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import measure, median_of_runs
+from _harness import measure, median_of_rounds
 
 
 def data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -79,8 +80,8 @@ def main() -> None:
     cases = [{"method": m, "n": int(n), "k": args.k, "t": float(t)}
              for n in args.sizes.split(",") for t in args.ts.split(",")
              for m in args.methods.split(",")]
-    for case in cases:
-        print(json.dumps(median_of_runs(__file__, case, args.repeat)), flush=True)
+    for result in median_of_rounds(__file__, cases, args.repeat):
+        print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ def test_queries_through_removals_and_layouts(seed):
             sets = _subsets.rebuild(X, concepts, sets)
             work = _subsets.work_buffers(sets, threads)
             assert sorted(_subsets.live_rows(sets)) == list(np.flatnonzero(live))
+        elif step % 41 == 40:  # as after a fifth: a grid and boxes fitted to the live rows
+            _subsets.recode(sets)
         # points inside the grid, on it, and far outside it (a domain corner)
         q = rng.uniform(-1, 8, d) if step % 3 else (X[rng.integers(n)] if step % 2 else
                                                    rng.uniform(-40, 50, d))

@@ -21,7 +21,9 @@ subsets read after the first are pruned by the greatest distance found anywhere.
 A removed record's column in its block is taken by the block's last live record, so the live
 records of block b are its first ``fill[b]`` columns, and a box whose face the record touched
 shrinks to the records left. Each time a fifth of the remaining records has been clustered
-the live records are laid out afresh (full blocks, a grid fitted to them, new boxes).
+the grid and the boxes are refitted to the live records; when half of the records of the last
+layout have gone, the live records are laid out afresh in full blocks (a layout costs as much
+as 12 refits).
 """
 
 from __future__ import annotations
@@ -141,7 +143,7 @@ def build(X: np.ndarray, concepts: np.ndarray, rows: np.ndarray, subset: np.ndar
             np.ones((size, 2)), fill, np.zeros((size, d, blocks), dtype=np.int32),
             np.zeros((size, d, blocks), dtype=np.int32),
             np.bincount(subset, minlength=size).astype(np.int64), np.int64(block_rows))
-    _code(sets)
+    recode(sets)
     return sets
 
 
@@ -170,8 +172,8 @@ def _refit_box(codes, box_lo, box_hi, g, b, start, stop):
 
 
 @numba.njit(cache=True)
-def _code(sets):
-    """Code the live records of every subset on a grid fitted to them; fit the boxes."""
+def recode(sets):
+    """Code the live records of every subset on a grid fitted to them; refit the boxes."""
     Y, codes, _, _, _, low, params, fill, box_lo, box_hi, _, width = sets
     d = Y.shape[1]
     high = np.empty(d)

@@ -300,11 +300,17 @@ def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: flo
                                 sweep, current[1])
         return int(state[0]), formed
 
-    def lay_out_afresh(_: int) -> None:
+    laid_out = [n]
+
+    def refit(remaining: int) -> None:
+        if remaining > laid_out[0] // 2:
+            _subsets.recode(current[0])
+            return
         current[0] = _subsets.rebuild(X, concepts, current[0])
         current[1] = _subsets.work_buffers(current[0], chooser.width)
+        laid_out[0] = remaining
 
-    run_batches(chooser, step, n, 1, lay_out_afresh, progress)
+    run_batches(chooser, step, n, 1, refit, progress)
     return labels, size
 
 
