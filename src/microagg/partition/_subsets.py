@@ -267,7 +267,7 @@ def work_buffers(sets: tuple, threads: int = 1) -> tuple:
     """The scratch arrays of :func:`nearest` (one thread's slice) and of
     :func:`nearest_each` and :func:`farthest` (one slice per thread) for ``sets``."""
     blocks, d = sets[7].shape[1], sets[0].shape[1]
-    return (np.empty((threads, CANDIDATES), dtype=np.int64),
+    return (np.empty((threads, CANDIDATES), dtype=np.int64), np.empty((threads, CANDIDATES)),
             np.empty((threads, blocks), dtype=np.int32), np.empty((threads, BLOCK), dtype=np.int32),
             np.empty((threads, d), dtype=np.int32), np.empty((threads, BLOCK)))
 
@@ -304,7 +304,7 @@ def nearest(X, concepts, S, sets, g, q, qc, work):
     The block whose box is nearest is read first; then every block whose box may hold a
     record within the least upper bound of a distance seen so far."""
     Y, codes, idx, _, C, low, params, fill, box_lo, box_hi, live, width = sets
-    found, least, coded, cq, buffer = work
+    found, found_bound, least, coded, cq, buffer = work
     if live[g] == 0:
         return -1
     if C.shape[1] or Y.shape[1] == 0:
@@ -343,10 +343,13 @@ def nearest(X, concepts, S, sets, g, q, qc, work):
                 if count == found.shape[0]:
                     return _exact(X, concepts, S, sets, g, g + 1, q, qc, False, buffer)
                 found[count] = idx[g, start + t]
+                found_bound[count] = lo
                 count += 1
     best = -1
     best_d = np.inf
     for i in range(count):
+        if found_bound[i] > limit:  # a candidate only before the bound tightened
+            continue
         row = found[i]
         dist = _distance(X, row, q)
         if dist < best_d or (dist == best_d and row < best):
@@ -362,7 +365,7 @@ def _farthest_in(X, concepts, S, sets, first_g, last_g, q, qc, work):
     each subset the block whose box reaches farthest is read first, then every block whose
     box may hold a record beyond the bound."""
     Y, codes, idx, _, C, low, params, fill, box_lo, box_hi, live, width = sets
-    found, greatest, coded, cq, buffer = work
+    found, found_bound, greatest, coded, cq, buffer = work
     if live[first_g:last_g].sum() == 0:
         return -1
     if C.shape[1] or Y.shape[1] == 0:
@@ -405,10 +408,13 @@ def _farthest_in(X, concepts, S, sets, first_g, last_g, q, qc, work):
                         return _exact(X, concepts, S, sets, first_g, last_g, q, qc, True,
                                       buffer)
                     found[count] = idx[g, start + t]
+                    found_bound[count] = up
                     count += 1
     best = -1
     best_d = -1.0
     for i in range(count):
+        if found_bound[i] < lmax:  # a candidate only before the bound tightened
+            continue
         row = found[i]
         dist = _distance(X, row, q)
         if best < 0 or farther(dist, row, best_d, best):
@@ -465,8 +471,9 @@ def nearest_each(X, concepts, S, sets, q, qc, works, split, out):
 @numba.njit(cache=True, inline="always")
 def thread_work(works, thread):
     """The scratch arrays of thread ``thread`` in ``works``."""
-    found, bounds, coded, cq, buffer = works
-    return found[thread], bounds[thread], coded[thread], cq[thread], buffer[thread]
+    found, found_bound, bounds, coded, cq, buffer = works
+    return (found[thread], found_bound[thread], bounds[thread], coded[thread], cq[thread],
+            buffer[thread])
 
 
 @numba.njit(cache=True, inline="always")
