@@ -347,6 +347,7 @@ def test_transfer_table_has_the_right_margins_and_law():
     assert abs(np.mean(first) - 4 * 7 / 15) < 0.05
 
 
+@pytest.mark.slow
 def test_written_order_is_a_uniform_permutation(tmp_path):
     """Four groups of one row, two output partitions: all 24 orders appear with equal
     frequency (chi-square test); and groups of two rows give the 6 orders of AABB."""
