@@ -235,32 +235,24 @@ def live_rows(sets):
 
 
 @numba.njit(cache=True)
-def _least_codes(box_lo, box_hi, g, cq, out):
-    """out[b]: the least coded squared distance from cq to any code in the box of block b
-    of subset g (attribute by attribute over all blocks, so that it vectorizes; int32 holds
-    it, as :func:`._kernels.code_query` refuses points whose coded distances could overflow)."""
+def _box_codes(box_lo, box_hi, g, cq, greatest, out):
+    """out[b]: the least (or, if ``greatest``, the greatest) coded squared distance from cq
+    to any code in the box of block b of subset g. Attribute by attribute over all blocks, so
+    that it vectorizes; int32 holds it, as :func:`._kernels.code_query` refuses points whose
+    coded distances could overflow."""
     out[:] = 0
     for j in range(cq.shape[0]):
         qj = cq[j]
         lows = box_lo[g, j]
         highs = box_hi[g, j]
-        for b in range(out.shape[0]):
-            gap = max(lows[b] - qj, qj - highs[b], 0)
-            out[b] += gap * gap
-
-
-@numba.njit(cache=True)
-def _greatest_codes(box_lo, box_hi, g, cq, out):
-    """out[b]: the greatest coded squared distance from cq to any code in the box of block
-    b of subset g (as :func:`_least_codes`)."""
-    out[:] = 0
-    for j in range(cq.shape[0]):
-        qj = cq[j]
-        lows = box_lo[g, j]
-        highs = box_hi[g, j]
-        for b in range(out.shape[0]):
-            reach = max(abs(lows[b] - qj), abs(qj - highs[b]))
-            out[b] += reach * reach
+        if greatest:
+            for b in range(out.shape[0]):
+                reach = max(abs(lows[b] - qj), abs(qj - highs[b]))
+                out[b] += reach * reach
+        else:
+            for b in range(out.shape[0]):
+                gap = max(lows[b] - qj, qj - highs[b], 0)
+                out[b] += gap * gap
 
 
 def work_buffers(sets: tuple, threads: int = 1) -> tuple:
@@ -314,7 +306,7 @@ def nearest(X, concepts, S, sets, g, q, qc, work):
     if slack < 0.0:
         return _exact(X, concepts, S, sets, g, g + 1, q, qc, False, buffer)
     slack += params[g, 1]
-    _least_codes(box_lo, box_hi, g, cq, least)
+    _box_codes(box_lo, box_hi, g, cq, False, least)
     first = -1
     for b in range(fill.shape[1]):
         if fill[g, b] and (first < 0 or least[b] < least[first]):
@@ -336,7 +328,8 @@ def nearest(X, concepts, S, sets, g, q, qc, work):
                 continue
             lo, up = coded_bounds(coded[t], step, slack)
             if up < limit:  # a nearer record: its exact distance bounds the nearest's
-                exact = np.sqrt(_distance(X, idx[g, start + t], q)) * (1.0 + _EXACT_SLACK)
+                exact = np.sqrt(exact_distance(X, concepts, S, idx[g, start + t], q, qc))
+                exact *= 1.0 + _EXACT_SLACK
                 limit = min(up, exact)
                 near_code = near_limit_code(limit, step, slack)
             if lo <= limit:
@@ -351,7 +344,7 @@ def nearest(X, concepts, S, sets, g, q, qc, work):
         if found_bound[i] > limit:  # a candidate only before the bound tightened
             continue
         row = found[i]
-        dist = _distance(X, row, q)
+        dist = exact_distance(X, concepts, S, row, q, qc)
         if dist < best_d or (dist == best_d and row < best):
             best = row
             best_d = dist
@@ -381,7 +374,7 @@ def _farthest_in(X, concepts, S, sets, first_g, last_g, q, qc, work):
             return _exact(X, concepts, S, sets, first_g, last_g, q, qc, True, buffer)
         slack += params[g, 1]
         far_code = far_limit_code(lmax, step, slack)
-        _greatest_codes(box_lo, box_hi, g, cq, greatest)
+        _box_codes(box_lo, box_hi, g, cq, True, greatest)
         first = -1
         for b in range(fill.shape[1]):
             if fill[g, b] and (first < 0 or greatest[b] > greatest[first]):
@@ -400,7 +393,8 @@ def _farthest_in(X, concepts, S, sets, first_g, last_g, q, qc, work):
                     continue
                 lo, up = coded_bounds(coded[t], step, slack)
                 if lo > lmax:  # a farther record: its exact distance bounds the farthest's
-                    exact = np.sqrt(_distance(X, idx[g, start + t], q)) * (1.0 - _EXACT_SLACK)
+                    exact = np.sqrt(exact_distance(X, concepts, S, idx[g, start + t], q, qc))
+                    exact *= 1.0 - _EXACT_SLACK
                     lmax = max(lo, exact)
                     far_code = far_limit_code(lmax, step, slack)
                 if up >= lmax:
@@ -416,7 +410,7 @@ def _farthest_in(X, concepts, S, sets, first_g, last_g, q, qc, work):
         if found_bound[i] < lmax:  # a candidate only before the bound tightened
             continue
         row = found[i]
-        dist = _distance(X, row, q)
+        dist = exact_distance(X, concepts, S, row, q, qc)
         if best < 0 or farther(dist, row, best_d, best):
             best = row
             best_d = dist
@@ -480,13 +474,3 @@ def thread_work(works, thread):
 def _thread_work(works):
     """The scratch arrays of the calling thread."""
     return thread_work(works, numba.get_thread_id())
-
-
-@numba.njit(cache=True, inline="always")
-def _distance(X, row, q):
-    """Squared distance summed attribute by attribute in column order, as the passes."""
-    total = 0.0
-    for j in range(q.shape[0]):
-        diff = X[row, j] - q[j]
-        total += diff * diff
-    return total

@@ -22,8 +22,9 @@ for every confidential attribute.
   k = 2 it is, and the test would leave the extra records alone in a last, too small class.)
   Its bound (Prop. 2) is proved only when k divides n and the values are distinct, so
   :func:`t_close_partition` verifies every class and repairs with Alg. 1's merging. Each
-  subset is a remaining set of MDAV's kernels, so a nearest-record query is one coded pass
-  over that subset alone.
+  subset is kept as blocks of nearby records (:mod:`._subsets`), so a nearest-record query
+  reads only the blocks that can hold the answer; the second seed of a pair is one
+  farthest-record query over all subsets.
 
 Distances are squared Euclidean on the numbers plus the squared normalized categorical
 distances; centroids are means and marginality centroids (000 eq. 5). Ties go to the lowest row
