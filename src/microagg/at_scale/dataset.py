@@ -250,8 +250,14 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
         else:
             os.replace(tmp, target)
         return rows, results
+    except BaseException:
+        # Cancel only what failed: cancelling finished futures races the scheduler's release
+        # of their keys (an internal assertion of distributed), and the original error is the
+        # one to report.
+        with contextlib.suppress(Exception):
+            client.cancel(futures)
+        raise
     finally:
-        client.cancel(futures)
         remove_folder(tmp)
 
 
