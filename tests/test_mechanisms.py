@@ -141,3 +141,22 @@ def test_budget_splits_and_never_overspends():
         Budget(1.0).split({"x": 0.0})
     with pytest.raises(InputError, match="epsilon"):
         Budget(-1.0)
+
+
+def test_budget_sets_aside_before_the_split():
+    budget = Budget(2.0)
+    aside = budget.set_aside({"x": 1.0, "y": 3.0}, 0.4, "first")
+    assert aside["x"] == pytest.approx(0.1) and aside["y"] == pytest.approx(0.3)
+    assert budget.remaining == pytest.approx(1.6)
+    shares = budget.split({"a": 1.0, "b": 1.0})
+    assert shares["a"] == pytest.approx(0.8)
+    assert [e["part"] for e in budget.ledger] == ["x", "y", "a", "b"]
+    assert budget.spent <= 2.0
+    with pytest.raises(PrivacyError, match="already spent"):
+        budget.set_aside({"z": 1.0}, 0.1, "late")
+    with pytest.raises(InputError, match="cannot set aside"):
+        Budget(1.0).set_aside({"z": 1.0}, 1.0, "all of it")
+    paper = Budget(1.0)
+    paper.set_aside({"z": 1.0}, 0.1, "first")
+    with pytest.raises(PrivacyError, match="nothing can be set aside"):
+        paper.reuse("every attribute", 3, "paper")

@@ -95,14 +95,16 @@ def _check_epsilon(epsilon: float) -> float:
 class Budget:
     """A privacy budget ε, split in named parts by sequential composition.
 
-    ``split`` spends the whole budget on named shares proportional to the weights; the ledger
-    keeps every part for the privacy report. The parts never sum to more than ε, and a spent
-    budget cannot be split again.
+    ``set_aside`` spends a given amount first (on a step that runs before the release, such as
+    clipping the domains); ``split`` then spends all that is left on named shares proportional
+    to the weights. The ledger keeps every part for the privacy report. The parts never sum to
+    more than ε, and a spent budget cannot be split again.
     """
 
     epsilon: float
     ledger: list[dict[str, Any]] = field(default_factory=list)
     exhausted: bool = False
+    aside: float = 0.0  # spent by set_aside before the split
 
     def __post_init__(self) -> None:
         self.epsilon = _check_epsilon(self.epsilon)
@@ -111,8 +113,32 @@ class Budget:
     def spent(self) -> float:
         return math.fsum(entry["epsilon"] for entry in self.ledger)
 
+    @property
+    def remaining(self) -> float:
+        """What ``split`` will spend: ε less what was set aside."""
+        return self.epsilon - self.aside
+
+    def set_aside(self, weights: Mapping[str, float], amount: float, reason: str
+                  ) -> dict[str, float]:
+        """Spend ``amount`` (less than what remains) on the named parts, proportionally to
+        their weights, before the budget is split."""
+        if not weights or any(not (w > 0 and math.isfinite(w)) for w in weights.values()):
+            raise InputError("budget weights must be positive numbers")
+        if self.exhausted:
+            raise PrivacyError("the privacy budget is already spent")
+        if not (0 < amount < self.remaining):
+            raise InputError(f"cannot set aside {amount:g} of a budget with "
+                             f"{self.remaining:g} left")
+        total = math.fsum(weights.values())
+        shares = {name: amount * w / total * _SPLIT_SAFETY for name, w in weights.items()}
+        for name, share in shares.items():
+            self.ledger.append({"part": name, "epsilon": share, "reason": reason})
+        self.aside += amount
+        return shares
+
     def split(self, weights: Mapping[str, float], reason: str = "") -> dict[str, float]:
-        """Spend the budget on the named parts, proportionally to their weights."""
+        """Spend what remains of the budget on the named parts, proportionally to their
+        weights."""
         if not weights:
             raise InputError("nothing to split the budget over")
         if any(not (w > 0 and math.isfinite(w)) for w in weights.values()):
@@ -121,7 +147,7 @@ class Budget:
             raise PrivacyError("the privacy budget is already spent")
         self.exhausted = True
         total = math.fsum(weights.values())
-        shares = {name: self.epsilon * w / total * _SPLIT_SAFETY
+        shares = {name: self.remaining * w / total * _SPLIT_SAFETY
                   for name, w in weights.items()}
         for name, share in shares.items():
             self.ledger.append({"part": name, "epsilon": share, "reason": reason})
@@ -156,6 +182,9 @@ class Budget:
         then times · ε, which the ledger records. Returns ε."""
         if self.exhausted:
             raise PrivacyError("the privacy budget is already spent")
+        if self.aside:
+            raise PrivacyError("the paper calibration spends the whole epsilon on every "
+                               "attribute; nothing can be set aside before it")
         self.exhausted = True
         self.ledger.append({"part": part, "epsilon": self.epsilon, "times": int(times),
                             "total": self.epsilon * int(times), "reason": reason})

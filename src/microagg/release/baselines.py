@@ -24,6 +24,7 @@ from microagg.mechanisms import Budget, attribute_budgets, exponential_mechanism
 from microagg.options import Calibration, parse
 from microagg.release.base import Release
 from microagg.release.categorical import category_sensitivity
+from microagg.release.clipping import Clipping, clip_domains
 from microagg.release.inputs import prepare_dp
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import publish_dp
@@ -38,26 +39,29 @@ def dp_laplace(frame: pd.DataFrame, *, epsilon: float, calibration: Calibration 
                carry: Sequence[str] = (),
                bounds: Mapping[str, tuple[float, float]] | None = None,
                bounds_from_data: bool = False, rng: np.random.Generator | int | None = None,
-               drop_incomplete: bool = False) -> Release:
+               drop_incomplete: bool = False, clip: Clipping | None = None) -> Release:
     """Plain Laplace (numbers) / exponential mechanism (categories) on every record; columns,
-    ``carry`` and ``rng`` as in :func:`~microagg.release.dp_insensitive.dp_insensitive`."""
+    ``carry``, ``rng`` and ``clip`` as in
+    :func:`~microagg.release.dp_insensitive.dp_insensitive`."""
     calibration = parse(Calibration, calibration, "calibration")
     seeded = rng is not None and not isinstance(rng, np.random.Generator)
     rng = make_rng(rng)
     data = prepare_dp(frame, schema=schema, columns=columns, carry=carry, bounds=bounds,
                       bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
     budget = Budget(epsilon)
+    data, clip_entries = clip_domains(data, clip, budget, rng)
     numeric_epsilon, category_epsilon = attribute_budgets(
         budget, data.numeric, data.categorical, calibration,
         "sequential composition over the attributes of a record; parallel over records")
-    sensitivities: list[dict[str, Any]] = []
+    sensitivities: list[dict[str, Any]] = list(clip_entries)
     noise: dict[str, dict[str, Any]] = {}
     numeric_values = data.X
     if data.numeric:
-        numeric_values, sensitivities, noise = private_numeric(
+        numeric_values, entries, noise = private_numeric(
             data.X, data=data, factor=1.0, epsilon=numeric_epsilon, calibration=calibration,
             rng=rng, statistic="each record's numeric values", formula="1",
             changing=len(data.numeric))
+        sensitivities += entries
     concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
     for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics, strict=True)):
         diameter = category_sensitivity(metric)

@@ -12,6 +12,7 @@ from microagg.errors import InputError
 from microagg.options import DPMethod, parse
 from microagg.release.base import Release
 from microagg.release.baselines import dp_laplace
+from microagg.release.clipping import Clipping
 from microagg.release.dp_insensitive import dp_insensitive
 from microagg.release.dp_moments import dp_cross_moment
 from microagg.release.dp_ranking import dp_individual_ranking
@@ -37,15 +38,16 @@ def dp_release(frame: pd.DataFrame, *, method: DPMethod | str, epsilon: float,
                moments: int | None = None, noise: str | None = None,
                strategy: Sequence[float] | None = None, clustering: str | None = None,
                variant: str | None = None, coskewness: str | None = None,
-               groups: Sequence[Sequence[str]] | None = None) -> Release:
+               groups: Sequence[Sequence[str]] | None = None,
+               clip: Clipping | None = None) -> Release:
     """The DP release of ``method`` (``insensitive``: 000 Alg. 3-4; ``individual-ranking``:
     001 Alg. 1-2; ``laplace``: noise on every record; ``cross-moment``: 004 Alg. 1-3).
     Options left ``None`` take the method's default; an option the method does not use is
-    refused."""
+    refused. ``clip`` (every method) first clips the numeric domains at DP quantiles."""
     method = parse(DPMethod, method, "method")
     common = {"schema": schema, "columns": columns, "carry": carry, "bounds": bounds,
               "bounds_from_data": bounds_from_data, "rng": rng,
-              "drop_incomplete": drop_incomplete}
+              "drop_incomplete": drop_incomplete, "clip": clip}
     if method not in (DPMethod.INSENSITIVE, DPMethod.CROSS_MOMENT):
         _refuse("--threads", threads, method, "--method insensitive and cross-moment")
     if method is not DPMethod.INSENSITIVE:

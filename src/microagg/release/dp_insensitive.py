@@ -37,6 +37,7 @@ from microagg.partition._validate import check_k
 from microagg.partition.insensitive import insensitive
 from microagg.release.base import Release
 from microagg.release.categorical import private_centroids
+from microagg.release.clipping import Clipping, clip_domains
 from microagg.release.inputs import prepare_dp
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import publish_dp
@@ -63,13 +64,15 @@ def dp_insensitive(frame: pd.DataFrame, *, epsilon: float, k: int,
                    calibration: Calibration | str = "correct",
                    rng: np.random.Generator | int | None = None,
                    drop_incomplete: bool = False, threads: int | None = None,
-                   progress: Callable[[int], None] | None = None) -> Release:
+                   progress: Callable[[int], None] | None = None,
+                   clip: Clipping | None = None) -> Release:
     """ε-DP release by insensitive microaggregation + noise (000 Alg. 3-4).
 
     Protects ``columns`` (default: every non-identifier column); ``carry`` names columns
     copied unchanged (the table is then not DP). Rows are written in random order. An integer
     ``rng`` is a seed: the report and a :class:`~microagg.errors.PrivacyLeakWarning` say that
-    a known seed removes the noise. Returns a Release whose report is a
+    a known seed removes the noise. ``clip`` first clips the numeric domains at DP quantiles
+    with a share of ε (:mod:`~microagg.release.clipping`). Returns a Release whose report is a
     :class:`~microagg.release.report.PrivacyReport`."""
     reference = parse(Reference, reference, "reference")
     calibration = parse(Calibration, calibration, "calibration")
@@ -79,6 +82,7 @@ def dp_insensitive(frame: pd.DataFrame, *, epsilon: float, k: int,
                       bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
     k = check_k(k, data.n)
     budget = Budget(epsilon)
+    data, clip_entries = clip_domains(data, clip, budget, rng)
     numeric_epsilon, category_epsilon = attribute_budgets(
         budget, data.numeric, data.categorical, calibration,
         "sequential composition over attributes")
@@ -86,14 +90,15 @@ def dp_insensitive(frame: pd.DataFrame, *, epsilon: float, k: int,
                          categorical=data.part, reference=reference, threads=threads,
                          progress=progress)
     clusters = int(labels.max()) + 1
-    sensitivities: list[dict[str, Any]] = []
+    sensitivities: list[dict[str, Any]] = list(clip_entries)
     noise: dict[str, dict[str, Any]] = {}
     numeric_values = data.X
     if data.numeric:
-        noisy, sensitivities, noise = private_numeric(
+        noisy, entries, noise = private_numeric(
             cluster_means(data.X, labels), data=data, factor=clusters / k,
             epsilon=numeric_epsilon, calibration=calibration, rng=rng,
             statistic="cluster means", formula="c / k  (000 §4; L1 over the matrix)")
+        sensitivities += entries
         numeric_values = noisy[labels]
     concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
     for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics, strict=True)):

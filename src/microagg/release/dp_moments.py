@@ -64,6 +64,7 @@ from microagg.partition._validate import check_k
 from microagg.partition.insensitive import insensitive
 from microagg.partition.mdav import mdav
 from microagg.release.base import Release
+from microagg.release.clipping import Clipping, clip_domains
 from microagg.release.dp_eigen import INDIVIDUAL, perturb_eigen
 from microagg.release.inputs import DPInput, prepare_dp
 from microagg.release.publish import publish_dp
@@ -385,7 +386,8 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
                     bounds_from_data: bool = False,
                     rng: np.random.Generator | int | None = None,
                     drop_incomplete: bool = False, threads: int | None = None,
-                    progress: Callable[[int], None] | None = None) -> Release:
+                    progress: Callable[[int], None] | None = None,
+                    clip: Clipping | None = None) -> Release:
     """ε-DP records (and statistics) from m-microaggregation (004 Alg. 1-3, module docstring).
 
     ``moments`` m ∈ {0, 1, 2}; ``noise`` joint (Alg. 1) or separate (Alg. 2, with
@@ -396,6 +398,8 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
     (the eigenvalues and eigenvectors, :mod:`~microagg.release.dp_eigen`: ε-individual DP
     only); ``coskewness`` marginal (default) or all (the eigen variant's only choice).
     Columns, ``carry`` and ``rng`` as in :func:`~microagg.release.dp_insensitive.dp_insensitive`.
+    ``clip`` first clips the domains at DP quantiles with a share of ε
+    (:mod:`~microagg.release.clipping`; insensitive clusters only).
     """
     noise = parse(MomentNoise, noise, "noise")
     clustering = parse(Clustering, clustering, "clustering")
@@ -420,8 +424,13 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
         raise InputError("--linkage applies when attribute groups are clustered separately "
                          "(--clustering ir-mdav with two groups or more)")
     linkage = parse(Linkage, linkage or "unlinked", "linkage") if len(column_sets) > 1 else None
-    U = (data.X - data.lows) / data.widths
     budget = Budget(epsilon)
+    if clip is not None and clustering is not Clustering.INSENSITIVE:
+        raise InputError("--clip needs --clustering insensitive: with a data-dependent "
+                         "partition the release is DP of X^m only, and bounds chosen on the "
+                         "records would not compose with that guarantee")
+    data, sensitivities = clip_domains(data, clip, budget, rng)
+    U = (data.X - data.lows) / data.widths
     group_names = [", ".join(g) for g in column_sets]
     group_epsilon = budget.split(
         {name: 1.0 for name in group_names},
@@ -429,7 +438,6 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
         if len(column_sets) > 1 else "the whole budget on the one attribute group")
     labels = np.empty((data.n, len(data.numeric)), dtype=np.int64)
     values = np.empty_like(U)
-    sensitivities: list[dict[str, Any]] = []
     noise_levels: dict[str, dict[str, Any]] = {}
     tables = []
     parts = []
@@ -498,7 +506,9 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
                "coskewness": coskewness.value if moments >= 2 else None,
                "strategy": list(shares_of_statistics) if noise is MomentNoise.SEPARATE
                else None, "groups": [list(g) for g in column_sets],
-               "unit_domain": "every attribute scaled to [0, 1] by its declared domain: "
+               "clipping": clip.as_dict() if clip is not None else None,
+               "unit_domain": "every attribute scaled to [0, 1] by its "
+                              + ("clipped" if clip is not None else "declared") + " domain: "
                               "each coefficient's sensitivity is 1/k_i (Prop. 5, 6, 8 "
                               "with Λ = 1)",
                "statistics_released": ("coefficients rebuilt from the noisy eigenvalues and "

@@ -38,6 +38,7 @@ from microagg.partition._validate import check_k
 from microagg.partition.univariate import individual_ranking
 from microagg.release.base import Release
 from microagg.release.categorical import private_centroids
+from microagg.release.clipping import Clipping, clip_domains
 from microagg.release.inputs import prepare_dp
 from microagg.release.publish import publish_dp
 from microagg.release.report import categorical_noise, numeric_noise
@@ -67,10 +68,11 @@ def dp_individual_ranking(frame: pd.DataFrame, *, epsilon: float, k: int,
                           bounds_from_data: bool = False,
                           linkage: Linkage | str = "unlinked",
                           rng: np.random.Generator | int | None = None,
-                          drop_incomplete: bool = False) -> Release:
-    """ε-DP release by individual ranking + noise (001 Alg. 1-2); columns, ``carry`` and
-    ``rng`` as in :func:`~microagg.release.dp_insensitive.dp_insensitive`, ``linkage`` as in
-    the module docstring. Returns a Release whose report is the privacy report."""
+                          drop_incomplete: bool = False,
+                          clip: Clipping | None = None) -> Release:
+    """ε-DP release by individual ranking + noise (001 Alg. 1-2); columns, ``carry``, ``rng``
+    and ``clip`` as in :func:`~microagg.release.dp_insensitive.dp_insensitive`, ``linkage``
+    as in the module docstring. Returns a Release whose report is the privacy report."""
     linkage = parse(Linkage, linkage, "linkage")
     seeded = rng is not None and not isinstance(rng, np.random.Generator)
     rng = make_rng(rng)
@@ -78,13 +80,13 @@ def dp_individual_ranking(frame: pd.DataFrame, *, epsilon: float, k: int,
                       bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
     k = check_k(k, data.n)
     budget = Budget(epsilon)
+    data, sensitivities = clip_domains(data, clip, budget, rng)
     shares = budget.split({name: 1.0 for name in data.columns},
                           "sequential composition over the m protected attributes (001 "
                           "Lemma 2)")
     labels = individual_ranking(data.X if data.numeric else None, k, categorical=data.part)
     groups = int(labels[:, 0].max()) + 1
     numeric_values = np.empty_like(data.X)
-    sensitivities: list[dict[str, Any]] = []
     noise: dict[str, dict[str, Any]] = {}
     for j, name in enumerate(data.numeric):
         noisy, sensitivities_j, noise[name] = noisy_ranked_means(

@@ -15,7 +15,7 @@ Both families follow one rule: *what is written is what is protected*.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -111,6 +111,8 @@ class DPInput:
     from_data: list[str]  # columns whose domain was read off the data
     dropped_rows: int
     dropped_columns: list[str]  # not protected, not carried (identifiers included)
+    # values clamped into a domain clipped at DP quantiles, per column: for the owner only
+    clipped: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def n(self) -> int:

@@ -169,5 +169,7 @@ def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarra
         individual=individual, moments=moments)
     notices = tuple(f"{count:,} value(s) of '{name}' lay outside its declared domain and were "
                     "clamped into it" for name, count in data.clamped.items())
+    notices += tuple(f"{count:,} value(s) of '{name}' lay outside its clipped domain and were "
+                     "clamped into it" for name, count in data.clipped.items() if count)
     return Release(frame=frame, labels=labels, report=report, source_rows=source_rows,
                    source_index=data.table.index, notices=notices, statistics=statistics)
