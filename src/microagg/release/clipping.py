@@ -166,8 +166,12 @@ def clip_domains(data: DPInput, clipping: Clipping | None, budget: Budget,
         declared = domains[name]
         domains[name] = {**declared, "low": float(lows[j]), "high": float(highs[j]),
                          "declared": [declared["low"], declared["high"]],
-                         "clipped": "at DP quantiles "
-                                    + ", ".join(f"{q:g} ({side})" for side, q in clipping.sides)}
+                         "clipped": "low and high chosen by the exponential mechanism at "
+                                    "the quantiles " + ", ".join(
+                                        f"{q:g} ({side})" for side, q in clipping.sides)
+                                    + " with the epsilon of 'domain clipping' in "
+                                      "epsilon_split; values clamped into them; neighbours "
+                                      "differ within the declared domain"}
     clipped = {name: int(np.count_nonzero(X[:, j] != data.X[:, j]))
                for j, name in enumerate(data.numeric)}
     return replace(data, X=X, lows=lows, highs=highs, domains=domains, clipped=clipped), entries
