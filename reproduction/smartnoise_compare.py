@@ -9,8 +9,9 @@ the difference of the correlation matrices, and the Wasserstein-1 distance of th
 divided by the domain width.
 
 Besides the releases of paper 004 as written, the same releases with the domains clipped at a
-DP upper quantile (release/clipping.py, a tenth of ε): the covariance noise then scales with
-the clipped widths.
+DP upper quantile (release/clipping.py): the covariance noise then scales with the clipped
+widths. The default quantile and share were chosen on EIA (reproduction/clip_settings.py),
+not on Census.
 
 smartnoise-synth is not a dependency of microagg (it pulls torch): install it in any
 environment and name its interpreter, e.g.
@@ -59,9 +60,10 @@ synth.sample(len(data)).to_csv(sys.argv[6], index=False)
 
 
 def measures(original: pd.DataFrame, released: pd.DataFrame,
-             bounds: dict[str, tuple[float, float]]) -> dict[str, float]:
-    X, Y = original[COLUMNS].to_numpy(float), released[COLUMNS].to_numpy(float)
-    widths = np.array([bounds[c][1] - bounds[c][0] for c in COLUMNS])
+             bounds: dict[str, tuple[float, float]],
+             columns: list[str] = COLUMNS) -> dict[str, float]:
+    X, Y = original[columns].to_numpy(float), released[columns].to_numpy(float)
+    widths = np.array([bounds[c][1] - bounds[c][0] for c in columns])
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = np.nan_to_num(np.corrcoef(Y.T))
     return {
@@ -69,7 +71,7 @@ def measures(original: pd.DataFrame, released: pd.DataFrame,
         "variance_relative_error": float(np.mean(np.abs(Y.var(0) - X.var(0)) / X.var(0))),
         "correlation_frobenius": float(np.linalg.norm(corr - np.corrcoef(X.T))),
         "w1_over_range": float(np.mean([wasserstein_distance(X[:, j], Y[:, j]) / widths[j]
-                                        for j in range(len(COLUMNS))])),
+                                        for j in range(len(columns))])),
     }
 
 
@@ -94,8 +96,11 @@ def main() -> None:
     parser.add_argument("--ks", default="100,270,540,1080")
     parser.add_argument("--errors", action="store_true",
                         help="print each mean ± its standard error over the runs")
-    parser.add_argument("--clip", type=float, default=0.9,
-                        help="upper quantile of the clipped releases (a tenth of ε)")
+    parser.add_argument("--clip", type=float, default=0.95,
+                        help="upper quantile of the clipped releases (chosen on EIA by "
+                             "reproduction/clip_settings.py)")
+    parser.add_argument("--clip-share", type=float, default=0.2,
+                        help="share of ε for the clipped bounds (idem)")
     args = parser.parse_args()
     warnings.simplefilter("ignore", PrivacyLeakWarning)
     data = datasets.load("census").frame[COLUMNS]
@@ -120,12 +125,12 @@ def main() -> None:
                     lambda s, k=k, e=epsilon, shares=shares: dp_cross_moment(
                         data, epsilon=e, k=k, moments=1, noise="separate", strategy=shares,
                         bounds=bounds, rng=s).frame]
-            clip = Clipping(0.0, args.clip)
-            name = f"clipped at the DP {args.clip:g} quantile"
+            clip = Clipping(0.0, args.clip, args.clip_share)
+            name = f"clipped at the DP {args.clip:g} quantile ({args.clip_share:g} of ε)"
             releases[(f"cross-moment m = 0, insensitive, {name} (ε-DP)", k, epsilon)] = [
                 lambda s, k=k, e=epsilon, clip=clip: dp_cross_moment(
                     data, epsilon=e, k=k, moments=0, bounds=bounds, clip=clip, rng=s).frame]
-            for shares in (None, (0.25, 0.75)):
+            for shares in (None, (0.25, 0.75), (0.1, 0.9)):
                 label = "joint" if shares is None else f"separate {shares}"
                 releases[(f"cross-moment m = 1, insensitive, {name}, {label} (ε-DP)", k,
                           epsilon)] = [
