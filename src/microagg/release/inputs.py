@@ -113,6 +113,9 @@ class DPInput:
     dropped_columns: list[str]  # not protected, not carried (identifiers included)
     # values clamped into a domain clipped at DP quantiles, per column: for the owner only
     clipped: Mapping[str, int] = field(default_factory=dict)
+    # public warnings about how the input was prepared (e.g. a clipped bound chosen with
+    # too little epsilon), for the privacy report
+    warnings: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:

@@ -98,7 +98,7 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
         individual=individual)
     weaker = _weaknesses(data, multiplier=multiplier, linked=linked, seeded=seeded,
                          microaggregated=microaggregated, individual=individual)
-    report_warnings = list(warnings_)
+    report_warnings = [*data.warnings, *warnings_]
     if multiplier > 1:
         report_warnings.append(
             f"paper calibration: each of the {multiplier} attributes spends the full epsilon, "
