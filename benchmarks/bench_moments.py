@@ -45,7 +45,8 @@ def one(case: dict) -> dict:
         def run(frame):
             return dp_cross_moment(frame, epsilon=case["epsilon"], k=k, moments=case["m"],
                                    noise=case["noise"], clustering=case["clustering"],
-                                   bounds=bounds, rng=np.random.default_rng(case["seed"]))
+                                   variant=case.get("variant", "pure"), bounds=bounds,
+                                   rng=np.random.default_rng(case["seed"]))
     return measure(case, prepare=lambda: _data(case["n"], d, case["seed"]), run=run,
                    warmup=lambda: run(_data(max(6 * k, 600), d, case["seed"] + 1)))
 
@@ -69,6 +70,8 @@ def main() -> None:
         for m, noise in ((2, "joint"), (2, "separate"), (1, "joint")):
             cases.append({"benchmark": "cross-moment", "clustering": clustering, "m": m,
                           "noise": noise, **base})
+        cases.append({"benchmark": "cross-moment", "clustering": clustering, "m": 1,
+                      "noise": "joint", "variant": "kendall", **base})
     for case in cases:
         print(json.dumps(median_of_runs(__file__, case, args.repeat)), flush=True)
 

@@ -6,7 +6,7 @@ and masking strategy, the four measures of reproduction/smartnoise_compare.py at
 (means over --runs), and the sum of the two correlation errors, which decides: the
 correlation is the measure where MST is hardest to beat.
 
-Usage: python reproduction/clip_settings.py [--runs 20]
+Usage: python reproduction/clip_settings.py [--runs 20] [--variant pure|kendall]
 """
 
 from __future__ import annotations
@@ -32,7 +32,10 @@ STRATEGIES = ((0.25, 0.75), (0.1, 0.9))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
-    runs = parser.parse_args().runs
+    parser.add_argument("--variant", default="pure", help="cross-moment variant: pure (the "
+                        "covariances) or kendall (variances and rank correlations)")
+    args = parser.parse_args()
+    runs = args.runs
     warnings.simplefilter("ignore", PrivacyLeakWarning)
     data = datasets.load("eia").frame[COLUMNS]
     bounds = {c: (0.0, 1.5 * float(data[c].max())) for c in COLUMNS}
@@ -45,7 +48,8 @@ def main() -> None:
         for epsilon in (1.0, 2.0):
             rows = [measures(data, dp_cross_moment(
                 data, epsilon=epsilon, k=len(data), moments=1, noise="separate",
-                strategy=strategy, bounds=bounds, clip=Clipping(0.0, quantile, share),
+                variant=args.variant, strategy=strategy, bounds=bounds,
+                clip=Clipping(0.0, quantile, share),
                 rng=500 + run).frame, bounds, COLUMNS) for run in range(runs)]
             mean = {key: float(np.mean([r[key] for r in rows])) for key in rows[0]}
             cells.append(" / ".join(f"{v:.3f}" for v in mean.values()))

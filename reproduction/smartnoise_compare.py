@@ -130,14 +130,17 @@ def main() -> None:
             releases[(f"cross-moment m = 0, insensitive, {name} (ε-DP)", k, epsilon)] = [
                 lambda s, k=k, e=epsilon, clip=clip: dp_cross_moment(
                     data, epsilon=e, k=k, moments=0, bounds=bounds, clip=clip, rng=s).frame]
-            for shares in (None, (0.25, 0.75), (0.1, 0.9)):
+            for variant, shares in (("pure", None), ("pure", (0.25, 0.75)),
+                                    ("pure", (0.1, 0.9)), ("kendall", (0.25, 0.75)),
+                                    ("kendall", (0.1, 0.9))):
                 label = "joint" if shares is None else f"separate {shares}"
-                releases[(f"cross-moment m = 1, insensitive, {name}, {label} (ε-DP)", k,
-                          epsilon)] = [
-                    lambda s, k=k, e=epsilon, shares=shares, clip=clip: dp_cross_moment(
-                        data, epsilon=e, k=k, moments=1, noise="joint" if shares is None
-                        else "separate", strategy=shares, bounds=bounds, clip=clip,
-                        rng=s).frame]
+                releases[(f"cross-moment m = 1, {variant}, insensitive, {name}, {label} "
+                          "(ε-DP)", k, epsilon)] = [
+                    lambda s, k=k, e=epsilon, shares=shares, clip=clip, variant=variant:
+                    dp_cross_moment(data, epsilon=e, k=k, moments=1,
+                                    noise="joint" if shares is None else "separate",
+                                    strategy=shares, variant=variant, bounds=bounds,
+                                    clip=clip, rng=s).frame]
             if k < len(data):
                 releases[("cross-moment m = 1, MDAV (DP of X^m)", k, epsilon)] = [
                     lambda s, k=k, e=epsilon: dp_cross_moment(

@@ -689,9 +689,10 @@ def dp(
                                           "| ir-mdav (ε-DP of the microaggregated data set "
                                           "only, as in paper 004)."),
     variant: str | None = typer.Option(None, "--variant", help="Cross-moment: pure "
-                                       "(default; every covariance) | variances | eigen "
-                                       "(eigenvalues and eigenvectors: individual DP only, "
-                                       "NOT DP)."),
+                                       "(default; every covariance) | variances | kendall "
+                                       "(variances and Kendall's tau per pair, a Gaussian "
+                                       "copula; m = 1) | eigen (eigenvalues and "
+                                       "eigenvectors: individual DP only, NOT DP)."),
     coskewness: str | None = typer.Option(None, "--coskewness", help="Cross-moment, m = 2: "
                                           "marginal (default; what the sampler uses) | all "
                                           "(the only choice of --variant eigen)."),

@@ -59,6 +59,7 @@ class MomentVariant(StrEnum):
     PURE = "pure"  # every unique q_ij
     VARIANCES = "variances"  # q_ii only
     EIGEN = "eigen"  # eigenvalues and eigenvectors (Prop. 9-10): individual DP only
+    KENDALL = "kendall"  # q_ii and Kendall's tau_a per pair (a Gaussian copula), m = 1 only
 
 
 class CoskewnessTerms(StrEnum):

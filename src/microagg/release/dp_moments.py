@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.aggregate import ClusterMoments, cluster_moments, moment_indices
+from microagg.aggregate import ClusterMoments, cluster_kendall, cluster_moments, moment_indices
 from microagg.errors import InputError
 from microagg.mechanisms import Budget, laplace_mechanism, make_rng
 from microagg.options import (
@@ -84,6 +84,13 @@ __all__ = ["PAPER_STRATEGIES", "StatisticBlock", "coefficient_sensitivity", "dp_
 # The masking strategies of 004 §5.1 (shares of ε for mean, covariance[, coskewness]).
 PAPER_STRATEGIES = {1: ((0.5, 0.5), (0.75, 0.25)), 2: ((0.5, 0.3, 0.2), (0.75, 0.15, 0.10))}
 _STATISTICS = ("mean", "covariance", "coskewness")
+# Kendall's τ_a of a cluster of k records: replacing one record changes the sign product of
+# its k − 1 pairs, each by at most 2, over k (k − 1) / 2 pairs: 4 / k (reached when a record
+# concordant with every other becomes discordant with every other). The block is released as
+# τ_a / 4, of sensitivity 1/k like the variances beside it, so that the L1 mechanism's noise
+# is not set by the τ's larger sensitivity on the variances too.
+KENDALL = "kendall tau"
+KENDALL_SENSITIVITY = 4.0
 EIGEN_NOISE_NOTE = ("at least this: each cluster's eigenvector noise adds an amount that depends "
                     "on its eigengaps (eigen variant, local sensitivity)")
 
@@ -103,11 +110,16 @@ class StatisticBlock:
 
 def statistic_blocks(d: int, moments: int, variant: MomentVariant,
                      coskewness: CoskewnessTerms) -> list[StatisticBlock]:
-    """The statistics an m-microaggregation of d attributes releases (004 §4.1, §5.1)."""
+    """The statistics an m-microaggregation of d attributes releases (004 §4.1, §5.1); the
+    ``kendall`` variant releases the variances and Kendall's τ_a of every pair instead of
+    the covariances (:data:`KENDALL_SENSITIVITY`)."""
     blocks = [StatisticBlock("mean", moment_indices(d, 1, marginal=True))]
     if moments >= 1:
         blocks.append(StatisticBlock("covariance", moment_indices(
-            d, 2, marginal=variant is MomentVariant.VARIANCES)))
+            d, 2, marginal=variant in (MomentVariant.VARIANCES, MomentVariant.KENDALL))))
+    if moments >= 1 and variant is MomentVariant.KENDALL:
+        pairs = moment_indices(d, 2, marginal=False)
+        blocks.append(StatisticBlock(KENDALL, pairs[pairs[:, 0] < pairs[:, 1]]))
     if moments >= 2:
         blocks.append(StatisticBlock("coskewness", moment_indices(
             d, 3, marginal=coskewness is CoskewnessTerms.MARGINAL)))
@@ -129,12 +141,24 @@ def coefficient_sensitivity(widths: np.ndarray, index: Sequence[int], k: int) ->
 
 def joint_sensitivity(widths: np.ndarray, blocks: Sequence[StatisticBlock], k: int) -> float:
     """Theorem 11 (i): Λ̂ / k, Λ̂ the sum of the released coefficients' Λ products (the
-    coskewness ones doubled when k = 3, see :func:`coefficient_sensitivity`)."""
-    return math.fsum(coefficient_sensitivity(widths, row, k)
+    coskewness ones doubled when k = 3, see :func:`coefficient_sensitivity`); the Kendall
+    block is released as τ_a / :data:`KENDALL_SENSITIVITY`, 1/k per pair like a unit-domain
+    coefficient."""
+    return math.fsum(1.0 / k if block.statistic == KENDALL
+                     else coefficient_sensitivity(widths, row, k)
                      for block in blocks for row in block.index)
 
 
+def _share_of(block: StatisticBlock) -> str:
+    """The statistic whose share of ε a block spends (Alg. 2): Kendall's τ_a stands for the
+    covariances, so it spends the covariance share together with the variances."""
+    return "covariance" if block.statistic == KENDALL else block.statistic
+
+
 def _block_values(block: StatisticBlock, moments: ClusterMoments) -> np.ndarray:
+    if block.statistic == KENDALL:  # scaled to sensitivity 1/k (KENDALL_SENSITIVITY)
+        assert moments.kendall is not None
+        return moments.kendall / KENDALL_SENSITIVITY
     if block.statistic == "mean":
         return moments.means
     return moments.covariance if block.statistic == "covariance" else moments.coskewness
@@ -146,6 +170,9 @@ def _block_bounds(block: StatisticBlock, sizes: np.ndarray) -> tuple[np.ndarray,
     c = sizes.size
     if block.statistic == "mean":
         return np.zeros((c, block.count)), np.ones((c, block.count))
+    if block.statistic == KENDALL:
+        bound = 1.0 / KENDALL_SENSITIVITY
+        return np.full((c, block.count), -bound), np.full((c, block.count), bound)
     k = sizes.astype(np.float64)[:, None]
     if block.statistic == "covariance":
         bound = np.broadcast_to(covariance_bound(k), (c, block.count))
@@ -153,6 +180,14 @@ def _block_bounds(block: StatisticBlock, sizes: np.ndarray) -> tuple[np.ndarray,
         return np.where(diagonal, 0.0, -bound), bound.copy()
     bound = np.broadcast_to(k * k / ((k - 1) * (k - 2)), (c, block.count))
     return -bound, bound.copy()
+
+
+def _formula(members: Sequence[StatisticBlock]) -> str:
+    moments_ = sum(b.count for b in members if b.statistic != KENDALL)
+    ranks = sum(b.count for b in members if b.statistic == KENDALL)
+    return " + ".join(([f"{moments_} coefficients / k_i"] if moments_ else [])
+                      + ([f"{ranks} Kendall tau_a / {KENDALL_SENSITIVITY:g}, each 1 / k_i"]
+                         if ranks else []))
 
 
 def _perturb(computed: ClusterMoments, members: Sequence[StatisticBlock], *, epsilon: float,
@@ -183,8 +218,8 @@ def _perturb(computed: ClusterMoments, members: Sequence[StatisticBlock], *, eps
                                          lows=lows, highs=highs, rng=rng)
         entries.append({"statistic": f"{what}, all {sizes.size} clusters",
                         "mechanism": "Laplace",
-                        "formula": f"sum over clusters of {coefficients} coefficients / k_i "
-                                   "(insensitive partition: every cluster may change, 000 §4)",
+                        "formula": f"sum over clusters of {_formula(members)} (insensitive "
+                                   "partition: every cluster may change, 000 §4)",
                         **info.as_dict()})
     else:
         for size in np.unique(sizes):
@@ -195,8 +230,8 @@ def _perturb(computed: ClusterMoments, members: Sequence[StatisticBlock], *, eps
                 changing=coefficients)
             entries.append({"statistic": f"{what}, {int(rows.sum())} cluster(s) of {size}",
                             "mechanism": "Laplace",
-                            "formula": f"{coefficients} coefficients / k_i (one cluster "
-                                       "changes; parallel composition over clusters)",
+                            "formula": f"{_formula(members)} (one cluster changes; "
+                                       "parallel composition over clusters)",
                             **info.as_dict()})
     noisy = {}
     start = 0
@@ -217,6 +252,8 @@ class _Released:
     coskewness: np.ndarray | None  # (c, s) released coefficients
     coskewness_index: np.ndarray | None
     skewness: np.ndarray | None  # (c, d) marginal skewness the sampler used
+    kendall: np.ndarray | None = None  # (c, pairs) noisy τ_a, clamped to [-1, 1]
+    kendall_index: np.ndarray | None = None
 
 
 def _post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarray],
@@ -239,6 +276,16 @@ def _post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarr
         k = sizes.astype(np.float64)[:, None]
         variance = np.minimum(covariance_bound(sizes)[:, None],
                               means * (1 - means) * k / (k - 1))
+        if KENDALL in noisy:
+            # Greiner's relation of a Gaussian copula, ρ = sin(π τ / 2), scaled by the
+            # released standard deviations (kept within their caps)
+            rank_pairs = by_name[KENDALL].index
+            a, b = rank_pairs[:, 0], rank_pairs[:, 1]
+            spread = np.sqrt(np.clip(np.diagonal(matrix, axis1=1, axis2=2), 0.0, variance))
+            tau = KENDALL_SENSITIVITY * noisy[KENDALL]
+            matrix[:, a, b] = spread[:, a] * spread[:, b] * np.sin(np.pi / 2 * tau)
+            matrix[:, b, a] = matrix[:, a, b]
+            pairs = moment_indices(d, 2, marginal=False)
         highs = np.sqrt(variance[:, :, None] * variance[:, None, :])
         lows = np.where(np.eye(d, dtype=bool), 0.0, -highs)
         covariance = nearest_covariance(matrix, lows, highs)
@@ -252,7 +299,9 @@ def _post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarr
                                 coskewness[:, marginal] / variances ** 1.5, 0.0)
     return _Released(sizes=sizes, means=means, covariance=covariance,
                      covariance_index=pairs, coskewness=coskewness, coskewness_index=index,
-                     skewness=skewness)
+                     skewness=skewness,
+                     kendall=KENDALL_SENSITIVITY * noisy[KENDALL] if KENDALL in noisy else None,
+                     kendall_index=by_name[KENDALL].index if KENDALL in by_name else None)
 
 
 def _records(released: _Released, labels: np.ndarray, rng: np.random.Generator
@@ -282,7 +331,8 @@ def _statistics_frame(released: _Released, names: Sequence[str], group: str,
     parts = []
 
     def add(statistic: str, index: np.ndarray, values: np.ndarray) -> None:
-        scale = 1.0 if statistic == "skewness" else np.prod(widths[index], axis=1)
+        scale = (1.0 if statistic in ("skewness", KENDALL)
+                 else np.prod(widths[index], axis=1))
         shift = lows[index[:, 0]] if statistic == "mean" else 0.0
         table = pd.DataFrame({
             "group": group,
@@ -299,6 +349,8 @@ def _statistics_frame(released: _Released, names: Sequence[str], group: str,
     if released.covariance is not None and released.covariance_index is not None:
         pairs = released.covariance_index
         add("covariance", pairs, released.covariance[:, pairs[:, 0], pairs[:, 1]])
+    if released.kendall is not None and released.kendall_index is not None:
+        add(KENDALL, released.kendall_index, released.kendall)
     if released.coskewness is not None and released.coskewness_index is not None:
         add("coskewness", released.coskewness_index, released.coskewness)
         add("skewness", moment_indices(d, 1, marginal=True), released.skewness)
@@ -407,6 +459,9 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
     coskewness = _coskewness_terms(coskewness, variant)
     if moments not in (0, 1, 2):
         raise InputError(f"--moments must be 0, 1 or 2, got {moments}")
+    if variant is MomentVariant.KENDALL and moments == 2:
+        raise InputError("--variant kendall releases variances and rank correlations for a "
+                         "normal (Gaussian-copula) sampler: it is for --moments 1")
     shares_of_statistics = _strategy(strategy, moments, noise)
     seeded = rng is not None and not isinstance(rng, np.random.Generator)
     rng = make_rng(rng)
@@ -457,17 +512,21 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
             U[:, columns_g], group_labels,
             covariance=next((b.index for b in blocks if b.statistic == "covariance"), None),
             coskewness=next((b.index for b in blocks if b.statistic == "coskewness"), None))
+        rank_pairs = next((b.index for b in blocks if b.statistic == KENDALL), None)
+        if rank_pairs is not None:
+            computed = replace(computed, kendall=cluster_kendall(U[:, columns_g], group_labels,
+                                                                 rank_pairs))
         sizes = computed.sizes
         clusters += sizes.size
         if noise is MomentNoise.JOINT:
             shares = {"all statistics": group_epsilon[group_names[g]]}
             plan = [("all statistics", blocks)]
         else:
+            statistics = list(dict.fromkeys(_share_of(b) for b in blocks))
             shares = budget.split_part(
-                group_names[g], {b.statistic: w for b, w in zip(blocks, shares_of_statistics,
-                                                                  strict=True)},
+                group_names[g], dict(zip(statistics, shares_of_statistics, strict=True)),
                 "sequential composition over the statistics of a cluster (004 Alg. 2)")
-            plan = [(b.statistic, [b]) for b in blocks]
+            plan = [(name, [b for b in blocks if _share_of(b) == name]) for name in statistics]
         noisy: dict[str, np.ndarray] = {}
         for part, members in plan:
             what = (f"{part} ({', '.join(b.statistic for b in members)}) of [{names[0]}"
