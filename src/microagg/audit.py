@@ -130,7 +130,10 @@ def scenarios() -> list[Scenario]:
       event (the released records are the noisy means, repeated);
     * cross-moment, m = 1, insensitive clusters, k = 2, ε = 4: D = (0, 0, 1, 1), D' moves the
       first record to 1, so that one cluster's variance goes from 0 to its maximum; event
-      "some row lies in (0.25, 0.75)".
+      "some row lies in (0.25, 0.75)";
+    * cross-moment, m = 1, Kendall variant, one cluster of 4, ε = 4: x = y = (.1, .2, .3, .4)
+      (τ_a = 1), D' moves the last record to (.4, .05), discordant with every other record
+      (τ_a = 0, the largest change, 4/k); event "the written columns correlate above 0.5".
     """
     from microagg.release import (
         dp_cross_moment,
@@ -184,4 +187,11 @@ def scenarios() -> list[Scenario]:
                  (pd.DataFrame({"x": [0.0, 0.0, 1.0, 1.0]}),
                   pd.DataFrame({"x": [1.0, 0.0, 1.0, 1.0]})),
                  lambda t: bool(((t["x"] > 0.25) & (t["x"] < 0.75)).any()), False),
+        Scenario("cross-moment, m = 1, kendall, k = 4", 4.0,
+                 lambda f, rng: dp_cross_moment(f, epsilon=4.0, k=4, moments=1,
+                                                variant="kendall", schema=numeric("x", "y"),
+                                                rng=rng),
+                 (pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "y": [0.1, 0.2, 0.3, 0.4]}),
+                  pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "y": [0.1, 0.2, 0.3, 0.05]})),
+                 lambda t: bool(np.corrcoef(t["x"], t["y"])[0, 1] > 0.5), False),
     ]
