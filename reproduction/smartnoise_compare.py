@@ -10,8 +10,10 @@ divided by the domain width.
 
 Besides the releases of paper 004 as written, the same releases with the domains clipped at a
 DP upper quantile (release/clipping.py): the covariance noise then scales with the clipped
-widths. The default quantile and share were chosen on EIA (reproduction/clip_settings.py),
-not on Census.
+widths, for the paper's covariances (pure) and for the Kendall variant (variances and rank
+correlations). The default quantile and share are the ones chosen on EIA for pure
+(reproduction/clip_settings.py), not on Census; the Kendall variant's own held-out choice is
+--clip 0.8 --clip-share 0.1 (docs/reproduction.md gives the rows of each).
 
 smartnoise-synth is not a dependency of microagg (it pulls torch): install it in any
 environment and name its interpreter, e.g.
