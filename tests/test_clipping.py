@@ -210,6 +210,7 @@ def test_every_dp_release_takes_clipping_and_reports_it():
         for name in frame:
             domain = report.domains[name]
             assert domain["high"] < domain["declared"][1]
+            assert domain["low"] <= release.frame[name].min()  # exactly, not within an ulp
             assert release.frame[name].max() <= domain["high"]
         assert sum("clipped domain" in notice for notice in release.notices) == 2
         text = json.dumps(report.to_dict())

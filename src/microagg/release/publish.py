@@ -140,6 +140,8 @@ def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarra
     notices, and a :class:`PrivacyLeakWarning` when the guarantee is weaker than plain ε-DP.
     ``parts``, ``microaggregated`` and ``individual`` go to :func:`guarantee_sentence`;
     ``statistics`` is a released table of noisy statistics, already in random order."""
+    # back from the unit domain, low + u (high − low) can miss the bounds by an ulp
+    numeric_values = np.clip(numeric_values, data.lows, data.highs)
     frame = _released_columns(data, numeric_values, concepts)
     n = data.n
     sets = ([list(g) for g in column_groups] if column_groups else [[c] for c in data.columns])
