@@ -141,7 +141,8 @@ def private_bound(sorted_values: np.ndarray, quantile: float, *, low: float, hig
     quality = bound_quality(sorted_values, quantile, candidates, upper=upper)
     chosen, info = exponential_mechanism(quality, sensitivity=1.0, epsilon=epsilon, rng=rng)
     count = "#{x <= c}" if upper else "#{x < c}"
-    grid = ("a + w 2^(-j/64)" if upper else "b - w 2^(-j/64)")
+    grid = ("a + w 2^(-j/64), w = b - a (j = 0: b)" if upper
+            else "a + w 2^(-j/64), w = b' - a, b' the upper bound (j = 0: a)")
     return float(candidates[chosen[0]]), {
         "mechanism": "exponential",
         "formula": f"quality -|{count} - {quantile:g} n| over the {candidates.size} "
@@ -170,22 +171,23 @@ def clip_domains(data: DPInput, clipping: Clipping | None, budget: Budget,
         values = np.sort(data.X[:, j])
         for side, quantile in clipping.sides:
             upper = side == "upper"
+            epsilon = shares[parts[name, side]]
             bound, entry = private_bound(values, quantile, low=float(lows[j]),
-                                         high=float(highs[j]), upper=upper,
-                                         epsilon=shares[parts[name, side]], rng=rng)
+                                         high=float(highs[j]), upper=upper, epsilon=epsilon,
+                                         rng=rng)
             if upper:
                 highs[j] = bound
             else:
                 lows[j] = bound
             entries.append({"statistic": f"{side} bound of '{name}' (quantile {quantile:g})",
                             "value": bound, **entry})
-            epsilon = shares[parts[name, side]]
             meant = data.n * (1.0 - quantile if upper else quantile)
-            if rank_error(epsilon) > meant:
+            reach = rank_error(epsilon)
+            if reach > meant:
                 weak.append(
                     f"the {side} bound of '{name}' was chosen with epsilon {epsilon:.3g} on "
                     f"{data.n:,} records: the exponential mechanism places it within "
-                    f"{rank_error(epsilon):,.0f} ranks of quantile {quantile:g} only (90 %), "
+                    f"{reach:,.0f} ranks of quantile {quantile:g} only (90 %), "
                     f"more than the {meant:,.0f} records it is meant to clip, so it may land "
                     "far from that quantile (a larger --clip-share or data set makes it "
                     "reliable)")

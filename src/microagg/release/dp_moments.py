@@ -263,6 +263,7 @@ def _post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarr
     means = noisy["mean"]
     covariance = coskewness = index = skewness = pairs = None
     by_name = {b.statistic: b for b in blocks}
+    tau = KENDALL_SENSITIVITY * noisy[KENDALL] if KENDALL in noisy else None
     if "covariance" in noisy:
         block = by_name["covariance"]
         pairs = block.index
@@ -276,13 +277,12 @@ def _post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarr
         k = sizes.astype(np.float64)[:, None]
         variance = np.minimum(covariance_bound(sizes)[:, None],
                               means * (1 - means) * k / (k - 1))
-        if KENDALL in noisy:
+        if tau is not None:
             # Greiner's relation of a Gaussian copula, ρ = sin(π τ / 2), scaled by the
             # released standard deviations (kept within their caps)
             rank_pairs = by_name[KENDALL].index
             a, b = rank_pairs[:, 0], rank_pairs[:, 1]
             spread = np.sqrt(np.clip(np.diagonal(matrix, axis1=1, axis2=2), 0.0, variance))
-            tau = KENDALL_SENSITIVITY * noisy[KENDALL]
             matrix[:, a, b] = spread[:, a] * spread[:, b] * np.sin(np.pi / 2 * tau)
             matrix[:, b, a] = matrix[:, a, b]
             pairs = moment_indices(d, 2, marginal=False)
@@ -300,7 +300,7 @@ def _post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarr
     return _Released(sizes=sizes, means=means, covariance=covariance,
                      covariance_index=pairs, coskewness=coskewness, coskewness_index=index,
                      skewness=skewness,
-                     kendall=KENDALL_SENSITIVITY * noisy[KENDALL] if KENDALL in noisy else None,
+                     kendall=tau,
                      kendall_index=by_name[KENDALL].index if KENDALL in by_name else None)
 
 
