@@ -2,16 +2,20 @@
 
 The reference files (CASC Census, EIA, Tarragona; UCI Adult; ARX hierarchies) are not shipped
 with microagg. They are read from the folder named by the environment variable
-``MICROAGG_DATA`` or, when it is unset, from ``../shared/datasets`` (relative to the working
-directory, then to the source checkout). The provenance of each file is documented in that
-folder's README. :func:`synthetic` needs no file and always works offline.
+``MICROAGG_DATA``, and only from it when it is set. Otherwise they are read from
+``../shared/datasets`` beside a source checkout of microagg: the checkout that holds the working
+directory, then the checkout microagg is imported from (an editable install). An installed
+package has no such folder, so it needs ``MICROAGG_DATA``. docs/datasets.md says where each
+file comes from, what it must be named and how to build it. :func:`synthetic` needs no file
+and always works offline.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +25,11 @@ from scipy.special import ndtr
 from microagg.errors import DataNotFoundError, InputError
 from microagg.schema import Attribute, Kind, Role, Schema
 
-__all__ = ["Dataset", "data_dir", "describe", "load", "names", "synthetic"]
+__all__ = ["Dataset", "data_dir", "describe", "load", "names", "search_path_text", "synthetic",
+           "taxonomy_copies"]
 
 ENV_VAR = "MICROAGG_DATA"
+DOCS = "docs/datasets.md"  # where each reference file comes from, named in messages
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,33 +50,84 @@ class _Reference:
     build: Callable[[pd.DataFrame, Path], tuple[pd.DataFrame, Schema]]
 
 
-def _candidate_dirs() -> list[Path]:
+def _is_checkout(folder: Path) -> bool:
+    """Whether ``folder`` is the root of a source checkout of microagg."""
+    return (folder / "pyproject.toml").is_file() and (folder / "src" / "microagg").is_dir()
+
+
+def _checkout_of_cwd() -> Path | None:
+    """The source checkout holding the working directory, or ``None``."""
+    cwd = Path.cwd()
+    return next((f for f in (cwd, *cwd.parents) if _is_checkout(f)), None)
+
+
+def _checkout_of_package() -> Path | None:
+    """The source checkout microagg is imported from (``src`` layout), or ``None``."""
+    root = Path(__file__).resolve().parents[2]
+    return root if _is_checkout(root) else None
+
+
+def _search_path() -> list[tuple[Path, str]]:
+    """The folders searched for reference files, in order, each with why it is searched."""
     env = os.environ.get(ENV_VAR)
     if env:
-        return [Path(env)]
-    here = Path(__file__).resolve()
-    return [
-        Path.cwd().parent / "shared" / "datasets",
-        here.parents[2].parent / "shared" / "datasets",
-    ]
+        return [(Path(env).expanduser().absolute(), ENV_VAR)]
+    found: list[tuple[Path, str]] = []
+    for checkout in (_checkout_of_cwd(), _checkout_of_package()):
+        folder = checkout.parent / "shared" / "datasets" if checkout else None
+        if folder is not None and folder not in (f for f, _ in found):
+            found.append((folder, f"beside the source checkout {checkout}"))
+    return found
+
+
+def _candidate_dirs() -> list[Path]:
+    return [folder for folder, _ in _search_path()]
 
 
 def data_dir(filename: str | None = None) -> Path | None:
-    """The folder holding the reference files (containing ``filename`` if given), or ``None``."""
+    """The folder holding the reference files.
+
+    Parameters
+    ----------
+    filename : str, optional
+        A file the folder must contain (e.g. ``"census.csv"``).
+
+    Returns
+    -------
+    Path or None
+        The first folder of the search path (see :func:`search_path_text`) that exists and
+        holds ``filename``; ``None`` if there is none.
+    """
     for folder in _candidate_dirs():
         if folder.is_dir() and (filename is None or (folder / filename).is_file()):
             return folder
     return None
 
 
+def search_path_text() -> str:
+    """Where reference files are looked for, in words, on one line (for messages).
+
+    Returns
+    -------
+    str
+        Each folder searched, with why (``MICROAGG_DATA`` or the source checkout it sits
+        beside), or a sentence saying that no folder is searched.
+    """
+    folders = _search_path()
+    if not folders:
+        return (f"no folder ({ENV_VAR} is not set, and neither the working directory nor the "
+                "installed package lies in a source checkout of microagg)")
+    looked = ", ".join(f"{folder} ({why})" for folder, why in folders)
+    return looked if os.environ.get(ENV_VAR) else f"{looked}; {ENV_VAR} is not set"
+
+
 def _locate(filename: str) -> Path:
     folder = data_dir(filename)
     if folder is None:
-        looked = ", ".join(str(p) for p in _candidate_dirs())
         raise DataNotFoundError(
-            f"reference file '{filename}' not found (looked in: {looked}); put it in a folder "
-            f"and point {ENV_VAR} at that folder (see the datasets README for where each file "
-            "comes from), or use the embedded 'synthetic' data set"
+            f"reference file '{filename}' not found (looked in: {search_path_text()}); put it "
+            f"in a folder and point {ENV_VAR} at that folder ({DOCS} says where each file "
+            "comes from and how to build it), or use the embedded 'synthetic' data set"
         )
     return folder / filename
 
@@ -205,12 +262,6 @@ def names() -> tuple[str, ...]:
     return (*_REFERENCE, "synthetic")
 
 
-def search_path_text() -> str:
-    """Where reference files are looked for, in words (for messages)."""
-    looked = ", ".join(str(d) for d in _candidate_dirs())
-    return looked + (f" ({ENV_VAR})" if os.environ.get(ENV_VAR) else f" ({ENV_VAR} is not set)")
-
-
 def describe() -> list[dict[str, str]]:
     """One row per data set: name, shape, description, and where its file is (or 'missing')."""
     rows = []
@@ -243,6 +294,44 @@ def load(name: str, *, drop_incomplete: bool = False, n: int = 1000, d: int = 6,
         frame = frame.dropna().reset_index(drop=True)
     frame, schema = ref.build(frame, path.parent)
     return Dataset(name=name, frame=frame, schema=schema, description=ref.description)
+
+
+def taxonomy_copies(schema: Schema, schema_path: str | Path
+                    ) -> tuple[Schema, list[tuple[Path, Path]]]:
+    """Point each taxonomy of ``schema`` at a copy beside the schema file ``schema_path``.
+
+    A schema written with these copies is self-contained: its taxonomy paths are bare file
+    names, so the schema and its taxonomies can be moved, shared or edited together. Nothing
+    is written here; the caller copies the files (all or nothing, with the schema).
+
+    Parameters
+    ----------
+    schema : Schema
+        The schema whose attributes may carry a taxonomy file.
+    schema_path : str or Path
+        Where the schema will be written. The copy of attribute ``A``'s taxonomy is named
+        ``<schema stem>.<A><suffix of the taxonomy file>`` in the same folder (``am.yaml``
+        gives ``am.occupation.csv``).
+
+    Returns
+    -------
+    Schema
+        ``schema`` with every taxonomy path replaced by its copy's.
+    list of (Path, Path)
+        ``(taxonomy file, copy)`` for every attribute with a taxonomy, in schema order.
+    """
+    schema_path = Path(schema_path)
+    copies: list[tuple[Path, Path]] = []
+    attributes = []
+    for attribute in schema:
+        if attribute.taxonomy is not None:
+            safe = re.sub(r"[^A-Za-z0-9._-]+", "_", attribute.name)
+            copy = schema_path.with_name(
+                f"{schema_path.stem}.{safe}{attribute.taxonomy.suffix}")
+            copies.append((attribute.taxonomy, copy))
+            attribute = replace(attribute, taxonomy=copy)
+        attributes.append(attribute)
+    return Schema(tuple(attributes)), copies
 
 
 # -- synthetic data ------------------------------------------------------------------------
