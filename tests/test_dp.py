@@ -1,6 +1,7 @@
 """Differentially private releases: sensitivities, an empirical privacy audit, the releases and
 their privacy reports."""
 
+import dataclasses
 import json
 import math
 import warnings
@@ -14,6 +15,7 @@ from microagg import datasets
 from microagg.aggregate import cluster_means
 from microagg.audit import audit
 from microagg.audit import scenarios as audit_scenarios
+from microagg.audit import type_scenarios as audit_type_scenarios
 from microagg.errors import InputError, PrivacyError, PrivacyLeakWarning
 from microagg.mechanisms import exponential_mechanism, laplace_mechanism
 from microagg.partition.insensitive import insensitive
@@ -168,16 +170,56 @@ def test_audit_exponential_mechanism():
 @pytest.mark.slow
 @pytest.mark.parametrize("scenario", audit_scenarios(), ids=lambda s: s.name)
 def test_audit_release_as_written(scenario):
-    """The audit's worst-case neighbours, 1,500 runs each, on the table exactly as written:
+    """The audit's worst-case neighbours, 1,500 runs each (400 for the column types), on the
+    table exactly as written:
     the Clopper-Pearson lower bound of ε stays below the claim. Where rows in input order
     (the behaviour before rows were shuffled, and the linked individual-ranking table) would
     leak, the same event on the aligned table proves a loss above ε: the test has power."""
-    result = audit(scenario.release, scenario.neighbours, scenario.event, trials=1500)
+    result = audit(scenario.release, scenario.neighbours, scenario.event,
+                   trials=scenario.trials, fmt=scenario.fmt)
     assert result.epsilon_written < scenario.epsilon
     if scenario.leaks_in_input_order:
         assert result.epsilon_input_order > scenario.epsilon
     else:
         assert result.epsilon_input_order < scenario.epsilon
+
+
+@pytest.mark.parametrize("scenario", audit_type_scenarios()[::3], ids=lambda s: s.name)
+def test_the_type_audit_catches_types_that_follow_the_input(scenario):
+    """Power of the column-type audit: the same releases, their written columns given the
+    input's types where the values allow it (what releases wrote before their types came
+    from the schema), prove a loss far above the claim; as released, they prove none."""
+    from microagg.table import category_labels
+
+    def input_typed(frame, rng):
+        release = scenario.release(frame, rng)
+        out = release.frame.copy()
+        for name in out.columns:
+            values = out[name]
+            if not pd.api.types.is_float_dtype(values):
+                values = pd.to_numeric(category_labels(values), errors="coerce")
+            if (pd.api.types.is_integer_dtype(frame[name]) and values.notna().all()
+                    and (values == values.round()).all()):
+                out[name] = values.astype(frame[name].dtype)
+        return dataclasses.replace(release, frame=out)
+
+    leaky = audit(input_typed, scenario.neighbours, scenario.event, trials=200,
+                  fmt=scenario.fmt)
+    assert leaky.epsilon_written > 2 * scenario.epsilon
+    assert audit(scenario.release, scenario.neighbours, scenario.event, trials=200,
+                 fmt=scenario.fmt).hits_written == (0, 0)
+
+
+def test_dp_columns_take_their_types_from_the_schema():
+    """Whole-number input, float64 output; numeric category labels stay text."""
+    schema = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 10)),
+                     Attribute("c", Role.QUASI, Kind.ORDINAL, domain=("1", "2", "3"))))
+    frame = pd.DataFrame({"x": [1, 2, 3, 4, 5, 6], "c": [1, 2, 3, 1, 2, 3]})
+    for release in (dp_insensitive(frame, epsilon=1.0, k=2, schema=schema),
+                    dp_individual_ranking(frame, epsilon=1.0, k=2, schema=schema)):
+        assert release.frame["x"].dtype == np.float64
+        assert release.frame["c"].dtype == object
+        assert set(release.frame["c"]) <= {"1", "2", "3"}
 
 
 def test_linked_individual_ranking_says_it_is_not_dp():

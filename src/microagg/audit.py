@@ -24,7 +24,8 @@ import pandas as pd
 
 from microagg.release.base import Release
 
-__all__ = ["AuditResult", "audit", "epsilon_lower_bound"]
+__all__ = ["AuditResult", "Scenario", "audit", "epsilon_lower_bound", "scenarios",
+           "type_scenarios"]
 
 # Two-sided confidence of each Clopper-Pearson interval.
 CONFIDENCE = 1 - 1e-4
@@ -48,8 +49,17 @@ def epsilon_lower_bound(hits_a: int, hits_b: int, trials: int) -> float:
     return math.log(ratio) if ratio > 1 else 0.0
 
 
-def written(frame: pd.DataFrame) -> pd.DataFrame:
-    """The table as the command line writes it (CSV, no index) and reads it back."""
+def written(frame: pd.DataFrame, fmt: str = "csv") -> pd.DataFrame:
+    """The table as the command line writes it (``fmt``: CSV or Parquet, no index) and reads
+    it back: values, order and, for Parquet, the column types. ``"frame"`` is the table as
+    the Python API returns it, whose types Parquet keeps."""
+    if fmt == "frame":
+        return frame
+    if fmt == "parquet":
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False)
+        buffer.seek(0)
+        return pd.read_parquet(buffer)
     return pd.read_csv(io.StringIO(frame.to_csv(index=False)))
 
 
@@ -74,9 +84,10 @@ class AuditResult:
 
 def audit(release: Callable[[pd.DataFrame, np.random.Generator], Release],
           neighbours: Sequence[pd.DataFrame], event: Callable[[pd.DataFrame], bool], *,
-          trials: int, seed: int = 2024) -> AuditResult:
+          trials: int, seed: int = 2024, fmt: str = "csv") -> AuditResult:
     """Run ``release`` ``trials`` times on each of the two ``neighbours`` and count ``event``
-    on the written table and on the table in input order."""
+    on the written table (written as ``fmt``, CSV or Parquet) and on the table in input
+    order."""
     if len(neighbours) != 2:
         raise ValueError("an audit compares two neighbouring data sets")
     rng = np.random.default_rng(seed)
@@ -85,8 +96,8 @@ def audit(release: Callable[[pd.DataFrame, np.random.Generator], Release],
         hits_written = hits_aligned = 0
         for _ in range(trials):
             out = release(frame, rng)
-            hits_written += bool(event(written(out.frame)))
-            hits_aligned += bool(event(written(out.aligned())))
+            hits_written += bool(event(written(out.frame, fmt)))
+            hits_aligned += bool(event(written(out.aligned(), fmt)))
         counts_written.append(hits_written)
         counts_aligned.append(hits_aligned)
     return AuditResult(trials, (counts_written[0], counts_written[1]),
@@ -105,6 +116,8 @@ class Scenario:
     neighbours: tuple[pd.DataFrame, pd.DataFrame]
     event: Callable[[pd.DataFrame], bool]
     leaks_in_input_order: bool  # whether rows in input order would break ε
+    fmt: str = "csv"  # how the table is written before the event is read off it
+    trials: int = 1500  # runs on each neighbour
 
 
 def _pairs(values: Sequence[object]) -> list[tuple[int, ...]] | None:
@@ -140,6 +153,8 @@ def scenarios() -> list[Scenario]:
     * cross-moment, m = 1, Kendall variant, one cluster of 4, ε = 4: x = y = (.1, .2, .3, .4)
       (τ_a = 1), D' moves the last record to (.4, .05), discordant with every other record
       (τ_a = 0, the largest change, 4/k); event "the written columns correlate above 0.5".
+
+    and, for every DP release type, the column-type attack of :func:`type_scenarios`.
     """
     from microagg.release import (
         dp_cross_moment,
@@ -200,4 +215,58 @@ def scenarios() -> list[Scenario]:
                  (pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "y": [0.1, 0.2, 0.3, 0.4]}),
                   pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "y": [0.1, 0.2, 0.3, 0.05]})),
                  _correlated, False),
+        *type_scenarios(),
     ]
+
+
+def _integer_column(name: str) -> Callable[[pd.DataFrame], bool]:
+    def event(table: pd.DataFrame) -> bool:
+        return bool(pd.api.types.is_integer_dtype(table[name]))
+    return event
+
+
+def type_scenarios(epsilon: float = 0.5) -> list[Scenario]:
+    """The column-type attack on every DP release type, on the table as the Python API
+    returns it (Parquet writes its types): D holds whole numbers only, so that
+    pandas reads it as int64, and D' differs in one record by a value x.5 inside the domain
+    (float64); event "the written column is an integer column". A release whose written
+    types followed the input's would show it on D and never on D' (ε ≥ 4.5 for a claimed 0.5
+    at 400 runs). The nominal case declares the categories ('1', '2', 'x') and moves one
+    record from 1 to 'x', which turns the input column from int64 into text."""
+    from microagg.release import (
+        dp_cross_moment,
+        dp_individual_ranking,
+        dp_insensitive,
+        dp_laplace,
+    )
+    from microagg.schema import Attribute, Kind, Role, Schema
+
+    schema = Schema(tuple(Attribute(n, Role.QUASI, Kind.NUMERIC, domain=(0, 2))
+                          for n in ("x", "y")))
+    whole = pd.DataFrame({"x": [0, 1, 2, 1], "y": [0, 2, 1, 1]})
+    half = whole.assign(x=[0.5, 1, 2, 1])
+    releases: list[tuple[str, Callable[[pd.DataFrame, np.random.Generator], Release]]] = [
+        ("insensitive", lambda f, rng: dp_insensitive(
+            f, epsilon=epsilon, k=2, schema=schema, rng=rng)),
+        ("individual ranking", lambda f, rng: dp_individual_ranking(
+            f, epsilon=epsilon, k=2, schema=schema, rng=rng)),
+        ("plain Laplace", lambda f, rng: dp_laplace(f, epsilon=epsilon, schema=schema,
+                                                    rng=rng)),
+        ("cross-moment, m = 0", lambda f, rng: dp_cross_moment(
+            f, epsilon=epsilon, k=2, moments=0, schema=schema, rng=rng)),
+        ("cross-moment, m = 1", lambda f, rng: dp_cross_moment(
+            f, epsilon=epsilon, k=2, moments=1, schema=schema, rng=rng)),
+        ("cross-moment, m = 1, kendall", lambda f, rng: dp_cross_moment(
+            f, epsilon=epsilon, k=4, moments=1, variant="kendall", schema=schema, rng=rng)),
+    ]
+    out = [Scenario(f"{name}: written column type", epsilon, release, (whole, half),
+                    _integer_column("x"), False, fmt="frame", trials=400)
+           for name, release in releases]
+    nominal = Schema((Attribute("c", Role.QUASI, Kind.NOMINAL, domain=("1", "2", "x")),))
+    codes = pd.DataFrame({"c": [1, 2, 1, 2]})
+    out.append(Scenario(
+        "insensitive, nominal: written column type", epsilon,
+        lambda f, rng: dp_insensitive(f, epsilon=epsilon, k=2, schema=nominal, rng=rng),
+        (codes, codes.assign(c=["x", 2, 1, 2])), _integer_column("c"), False,
+        fmt="frame", trials=400))
+    return out

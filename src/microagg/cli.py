@@ -627,6 +627,11 @@ def _write_as(frame: Any, tmp: Path, target: Path, *, release: bool = True) -> N
 
 # -- dp ------------------------------------------------------------------------------------
 
+SHOW_CLAMPED_HELP = ("Print on stderr how many values of each column lay outside its declared "
+                     "or clipped domain and were clamped. Those counts describe the data, not "
+                     "the release: they are for the data owner only (a log that others read "
+                     "would leak them), so they are never printed by default.")
+
 def _bounds(value: str | None) -> dict[str, tuple[float, float]]:
     """Parse --bounds NAME=LO:HI,NAME=LO:HI."""
     if not value:
@@ -742,6 +747,7 @@ def dp(
                                                "(CSV or Parquet)."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
+    show_clamped: bool = typer.Option(False, "--show-clamped", help=SHOW_CLAMPED_HELP),
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
     engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It runs "
@@ -775,7 +781,7 @@ def dp(
                      schema=Schema.load(schema) if schema is not None else None,
                      bounds=_bounds(bounds), reference=reference, calibration=calibration,
                      linkage=linkage, seed=seed, scheduler=scheduler, workers=workers,
-                     json_out=json_out)
+                     json_out=json_out, show_clamped=show_clamped)
         return
     table_format(output)
     if statistics_out is not None:
@@ -811,13 +817,14 @@ def dp(
         files.append((statistics_out,
                       lambda path: _write_as(statistics, path, statistics_out)))
     write_all(files, sources=[input])
-    _print_privacy(report, release.notices, output, report_path, json_out)
+    _print_privacy(report, release.notices if show_clamped else (), output, report_path,
+                   json_out)
 
 
 def _print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_path: Path,
                    json_out: bool) -> None:
     for notice in notices:
-        _warn(notice + " (not published)")
+        _warn(notice + " (for the data owner only: not published)")
     if not report.differentially_private:
         _warn(report.guarantee)
     for weakness in report.weaker_than_plain_dp:
@@ -851,7 +858,8 @@ def _print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_p
 def _dp_at_scale(input: Path, output: Path, *, method: str, epsilon: float, k: int,
                  columns: list[str] | None, schema: Any, bounds: dict, reference: str | None,
                  calibration: str | None, linkage: str | None, seed: int | None,
-                 scheduler: str | None, workers: int | None, json_out: bool) -> None:
+                 scheduler: str | None, workers: int | None, json_out: bool,
+                 show_clamped: bool) -> None:
     import warnings
 
     from microagg.at_scale.cluster import dask_client
@@ -872,7 +880,8 @@ def _dp_at_scale(input: Path, output: Path, *, method: str, epsilon: float, k: i
     report_path = output.with_name(output.name + ".privacy.json")
     write_text(report_path, json.dumps(release.report.to_dict(), indent=2,
                                        default=_json_default) + "\n")
-    _print_privacy(release.report, release.notices, output, report_path, json_out)
+    _print_privacy(release.report, release.notices if show_clamped else (), output,
+                   report_path, json_out)
 
 
 # -- mask ----------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ __all__ = [
     "Table",
     "category_labels",
     "category_metric",
+    "declared_dtypes",
     "decode",
     "encode",
     "missing_mask",
@@ -287,13 +288,15 @@ def decode(
     *,
     categories: Mapping[str, Sequence[str]] | None = None,
     columns: Sequence[str] | None = None,
+    dtypes: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Arrays back to a DataFrame with the table's index, column order and dtypes.
 
     ``numeric`` and ``codes`` replace the table's arrays (same shapes); ``categories`` replaces
     the label list of the named categorical attributes (so codes may point at labels beyond the
     declared categories, e.g. inner concepts of a taxonomy). ``columns`` restricts and orders
-    the output (default: every attribute of the schema).
+    the output (default: every attribute of the schema). ``dtypes`` replaces the input dtypes
+    of the named columns (a DP release takes them from the schema: :func:`declared_dtypes`).
     """
     numeric = table.numeric if numeric is None else np.asarray(numeric, dtype=np.float64)
     codes = table.codes if codes is None else np.asarray(codes, dtype=np.int64)
@@ -305,10 +308,11 @@ def decode(
     numeric_names = table.numeric_names
     categorical_names = table.categorical_names
     names = table.schema.names if columns is None else tuple(columns)
+    types = {**table.dtypes, **(dtypes or {})}
     out: dict[str, pd.Series] = {}
     for name in names:
         attribute = table.schema[name]
-        dtype = table.dtypes[name]
+        dtype = types[name]
         if attribute.kind is Kind.NUMERIC:
             values = numeric[:, numeric_names.index(name)]
             out[name] = pd.Series(_restore_numeric(values, dtype), index=table.index)
@@ -317,6 +321,16 @@ def decode(
             column_labels = np.asarray(labels[name], dtype=object)[column_codes]
             out[name] = _restore_categorical(column_labels, dtype, table.index)
     return pd.DataFrame(out, index=table.index)
+
+
+def declared_dtypes(schema: Schema, names: Sequence[str]) -> dict[str, np.dtype]:
+    """The written types of the columns ``names``, from the schema alone: float64 for a
+    numeric attribute, text (object) for a categorical one, whose categories the schema
+    declares as text. A differentially private release writes these, never types that follow
+    the data (an integer column that appears only when every input value was whole would
+    tell whether a record holds a fraction; docs/design.md, "Differential privacy")."""
+    return {name: np.dtype(np.float64) if schema[name].is_numeric else np.dtype(object)
+            for name in names}
 
 
 def _restore_numeric(values: np.ndarray, dtype: Any) -> np.ndarray:

@@ -11,6 +11,8 @@ protected") in one place, so that every DP release inherits them.
   composition); ``linked`` keeps the records and says that only each column is DP.
 * Only protected and carried columns are written; carried columns void the guarantee of the
   table, and the report says so.
+* Protected columns are written with the types the schema gives them (numbers as float64,
+  categories as text), never with types that follow the data.
 * The privacy report holds public quantities only; what the owner alone may know (values
   clamped per column) goes to ``Release.notices``. Whatever makes the release weaker than
   plain ε-DP raises a :class:`~microagg.errors.PrivacyLeakWarning`.
@@ -31,7 +33,7 @@ from microagg.options import Calibration, Linkage
 from microagg.release.base import Release
 from microagg.release.inputs import DPInput
 from microagg.release.report import PrivacyReport, guarantee_sentence, noise_warnings
-from microagg.table import decode
+from microagg.table import declared_dtypes, decode
 
 __all__ = ["privacy_report", "publish_dp"]
 
@@ -51,7 +53,8 @@ def _released_columns(data: DPInput, numeric_values: np.ndarray, concepts: np.nd
     for j, name in enumerate(data.categorical):
         codes[:, table.categorical_names.index(name)] = concepts[:, j]
         labels[name] = data.part.metrics[j].labels
-    return decode(table, numeric=numeric, codes=codes, categories=labels)
+    return decode(table, numeric=numeric, codes=codes, categories=labels,
+                  dtypes=declared_dtypes(table.schema, data.columns))
 
 
 def _weaknesses(data: DPInput, *, multiplier: int, linked: bool, seeded: bool,
