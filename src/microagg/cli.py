@@ -375,15 +375,22 @@ def _evaluate_at_scale(original: Path, masked: Path, *, columns: list[str] | Non
 
 @contextlib.contextmanager
 def _compile_notice() -> Iterator[None]:
-    """Say on stderr, once, when numba compiles the kernels (the first run after install,
-    about 20 s; later runs load them from numba's cache)."""
+    """Say on stderr, once, when numba compiles microagg's kernels.
+
+    Every kernel is compiled with ``cache=True``, so numba compiles one only when its cache is
+    missing or stale: on the first run after an install or an upgrade, about 20 s. Later runs
+    load the kernels from the cache and compile nothing (tests/test_cli.py checks it). Numba's
+    own helpers say nothing: they take a fraction of a second.
+    """
     from numba.core import event
 
     class Notice(event.Listener):
         said = False
 
-        def on_start(self, _event: event.Event) -> None:
-            if not self.said:
+        def on_start(self, compile_event: event.Event) -> None:
+            dispatcher = (compile_event.data or {}).get("dispatcher")
+            module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
+            if not self.said and module.partition(".")[0] == "microagg":
                 self.said = True
                 sys.stderr.write("microagg: compiling the kernels (first run only, about "
                                  "20 s)...\n")
@@ -971,16 +978,21 @@ def compare(
 ) -> None:
     """Calibrate each method to the same risk (or utility), then rank by utility (or risk)."""
     from microagg.compare import compare as run
-    from microagg.io import atomic_path
+    from microagg.comparison import RAW_DATA_NOTICE
+    from microagg.io import atomic_path, check_output
+    from microagg.options import MatchStatus
 
     if report is not None and report.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"--report must name an .html file, got '{report}'")
+    if report is not None:
+        check_output(report, sources=[input, *([schema] if schema else [])])
     frame, schema_obj = _load(input, schema)
     with _compile_notice(), _steps("calibrating") as progress:
         result = run(frame, target_risk=target_risk, target_utility=target_utility,
                      methods=_names(methods, "--methods"), columns=_names(columns, "--columns"),
                      schema=schema_obj, seeds=seeds, tolerance=tolerance, seed=seed,
-                     scale=risk_scale, aggregate=risk_aggregate, progress=progress)
+                     scale=risk_scale, aggregate=risk_aggregate, progress=progress,
+                     source=input.name)
     if report is not None:
         from microagg.report import comparison_html
 
@@ -990,14 +1002,17 @@ def compare(
         _print_json(result.to_dict())
         return
     held = result.target.value
+    out.print(f"note: {RAW_DATA_NOTICE}")
     out.print(f"target {held} {result.target_value:.6g} ({result.target_source}), "
               f"tolerance ± {result.tolerance:.3g}")
     for m in result.methods:
-        status = "matched" if m.matched else f"NOT matched: {m.reason}"
+        status = {MatchStatus.MATCHED: "matched",
+                  MatchStatus.EXCEEDS: f"ranked at its closest value: {m.reason}"}.get(
+            m.status, f"left out: {m.reason}")
         setting = f"{m.parameter} = {m.value:.4g}"
         out.print(f"  {m.method.value:22s} {setting:20s} risk {m.risk:<8.5g} "
-                  f"EMD {m.utility.emd:<8.4g} {status}")
-    out.print(f"ranking: {', '.join(m.value for m in result.ranking) or '(none matched)'}")
+                  f"EMD {m.utility.emd:<8.4g} ± {m.utility.emd_bound:<8.2g} {status}")
+    out.print(f"ranking: {', '.join(m.value for m in result.ranking) or '(none ranked)'}")
     out.print(result.recommendation())
     if report is not None:
         out.print(f"report: {report}")

@@ -12,9 +12,12 @@ and bisection (on the logarithm of the parameter when the range spans decades, o
 integers for a cluster size k) closes in. A randomized method's measure at one value is the
 mean over seeds with a Student-t 95 % confidence interval; a value is matched only when that
 interval lies within the tolerance band around the target. When the interval straddles the band
-the seeds are doubled (up to 4×) before the search moves on. A method whose range cannot reach
-the target, or whose search ends without an interval inside the band, is reported *not
-matched*, with the closest value found.
+the seeds are doubled (up to 4×) before the search moves on. A method that is better than the
+target over its whole range (safer at equal risk, more useful at equal utility) is ranked at
+its value closest to the target (``MatchStatus.EXCEEDS``); one that is worse over its whole
+range (``SHORT``), or whose search ends without an interval inside the band (``UNSETTLED``),
+is left out of the ranking, with the reason and the closest value found. Methods whose
+measures cannot be told apart (overlapping uncertainty intervals) are reported as tied.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
@@ -30,16 +34,27 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from microagg import __version__
 from microagg.aggregate import replace_by_means
+from microagg.comparison import EPSILON_MEANINGLESS, Comparison, Evaluation, MethodResult, Utility
 from microagg.errors import InputError, PrivacyLeakWarning
 from microagg.masking import correlated_noise, multiplicative_noise, rank_swap
 from microagg.metrics.evaluate import attribute_domains, evaluation_columns
 from microagg.metrics.risk import rank_risk
-from microagg.metrics.utility import emd, jsd, sse_percent
-from microagg.options import CompareMethod, RankScale, RiskAggregate, Target, parse
+from microagg.metrics.utility import EMD_EXACT_LIMIT, EarthMovers, emd, jsd, sse_percent
+from microagg.options import (
+    CompareMethod,
+    MatchStatus,
+    RankScale,
+    RankTies,
+    RiskAggregate,
+    Target,
+    parse,
+)
 from microagg.partition.mdav import mdav
 from microagg.partition.univariate import individual_ranking
 from microagg.schema import Schema
+from microagg.table import encode
 
 __all__ = ["DEFAULT_METHODS", "DP_RANKING_K", "Candidate", "Comparison", "Evaluation",
            "MethodResult", "Utility", "candidates", "compare", "parse_target"]
@@ -57,9 +72,12 @@ RESOLUTION = 1e-4
 """Bisection stops when the bracket is this fraction of the searched range (on the search
 axis: the logarithm of the parameter when it spans decades)."""
 SCATTER_EMD_POINTS = 1000
-"""The scatter of every evaluated release measures its EMD with at most this many clusters per
-data set (fast); the table at the matched values uses the exact EMD up to
-:data:`~microagg.metrics.utility.EMD_EXACT_LIMIT` records."""
+"""The scatter measures the EMD of every evaluated release with groups of at most this many
+distinct records per data set (fast; each EMD carries its certified bound); the chosen values
+use :data:`~microagg.metrics.utility.EMD_EXACT_LIMIT`, and the release shared by both is
+measured once."""
+UTILITY_SEEDS = 3
+"""Releases of a randomized method whose EMDs make its utility at the chosen value."""
 
 Mask = Callable[[np.ndarray, float, np.random.Generator], np.ndarray]
 
@@ -152,110 +170,6 @@ def candidates(X: np.ndarray, lows: np.ndarray, highs: np.ndarray, *,
     return {c.method: c for c in table}
 
 
-@dataclass(frozen=True)
-class Evaluation:
-    """The measure calibrated on (risk, or EMD for the dual) at one parameter value, over
-    seeds: its mean and 95 % confidence interval; ``risk`` and ``emd`` of the first seed's
-    release, for the risk-utility scatter (EMD with at most :data:`SCATTER_EMD_POINTS`
-    clusters)."""
-
-    value: float
-    measures: tuple[float, ...]
-    mean: float
-    ci: tuple[float, float]
-    risk: float
-    emd: float
-
-
-@dataclass(frozen=True)
-class Utility:
-    """Utility of the release at the matched value (first seed): the EMD of 003 eq. 1 (exact,
-    or within ``emd_bound`` when clustered), SSE/SST % (aligned releases only) and the mean
-    JSD over attributes."""
-
-    emd: float
-    emd_exact: bool
-    emd_bound: float
-    sse_percent: float | None
-    jsd: float
-
-
-@dataclass(frozen=True)
-class MethodResult:
-    method: CompareMethod
-    parameter: str
-    value: float
-    risk: float
-    risk_ci: tuple[float, float]
-    utility: Utility
-    matched: bool
-    reason: str
-    evaluations: tuple[Evaluation, ...]
-    log_axis: bool = False  # the parameter's range spans decades: plot it on a log axis
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        u = self.utility
-        return {"method": self.method.value, "parameter": self.parameter,
-                "value": self.value, "risk": self.risk, "risk_ci": list(self.risk_ci),
-                "utility": {"emd": u.emd, "emd_exact": u.emd_exact, "emd_bound": u.emd_bound,
-                            "sse_percent": u.sse_percent, "jsd": u.jsd},
-                "matched": self.matched, "reason": self.reason, "note": self.note,
-                "evaluations": [{"value": e.value, "mean": e.mean, "ci": list(e.ci),
-                                 "seeds": len(e.measures), "risk": e.risk, "emd": e.emd}
-                                for e in self.evaluations]}
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The result of :func:`compare`: the target, one :class:`MethodResult` per method, and
-    the ranking of the matched methods, best first (least EMD at equal risk, or most risk —
-    i.e. safest — at equal utility)."""
-
-    target: Target
-    target_value: float
-    target_source: str
-    tolerance: float
-    seeds: int
-    risk_definition: dict[str, str]
-    data: dict[str, Any]
-    methods: tuple[MethodResult, ...]
-    ranking: tuple[CompareMethod, ...] = field(default=())
-
-    def to_dict(self) -> dict[str, Any]:
-        key = "target_risk" if self.target is Target.RISK else "target_utility"
-        return {key: self.target_value, "target_source": self.target_source,
-                "tolerance": self.tolerance, "seeds": self.seeds,
-                "risk_definition": self.risk_definition, "data": self.data,
-                "methods": [m.to_dict() for m in self.methods],
-                "ranking": [m.value for m in self.ranking],
-                "recommendation": self.recommendation()}
-
-    def recommendation(self) -> str:
-        """One paragraph in plain words."""
-        at = ("the same disclosure risk" if self.target is Target.RISK
-              else "the same utility loss")
-        unmatched = [m.method.value for m in self.methods if not m.matched]
-        tail = (f" {', '.join(unmatched)} could not be brought to this level within "
-                "its parameter range, so it is left out of the ranking." if unmatched else "")
-        if not self.ranking:
-            return ("No method could be calibrated to the target within its parameter range: "
-                    f"choose another target.{tail}")
-        by = {m.method: m for m in self.methods}
-        best = by[self.ranking[0]]
-        what = (f"the least utility loss (EMD {best.utility.emd:.3g})"
-                if self.target is Target.RISK else
-                f"the lowest disclosure risk (risk {best.risk:.4g}; larger is safer)")
-        text = (f"At {at}, {best.method.value} with {best.parameter} = {best.value:.4g} gives "
-                f"{what}.")
-        if len(self.ranking) > 1:
-            rest = ", then ".join(f"{by[m].method.value} ({by[m].parameter} = "
-                                  f"{by[m].value:.4g})" for m in self.ranking[1:])
-            text += f" It is followed by {rest}."
-        return (text + tail + " The ranking holds for this data set and these attributes only "
-                "(003 §5): repeat the comparison on your own data before choosing.")
-
-
 def parse_target(text: str | float) -> float | tuple[CompareMethod, float]:
     """A target given as a number, or as ``METHOD=VALUE`` (the level that method has with that
     parameter value on the data)."""
@@ -293,6 +207,9 @@ class _Calibrator:
     def release(self, c: Candidate, value: float, run: int) -> np.ndarray:
         return c.mask(self.X, value, np.random.default_rng((self.seed, run)))
 
+    def emd(self, Y: np.ndarray, max_points: int = EMD_EXACT_LIMIT) -> EarthMovers:
+        return emd(self.X, Y, self.lows, self.highs, max_points=max_points)
+
     def evaluate(self, c: Candidate, value: float, runs: int,
                  known: Evaluation | None = None) -> Evaluation:
         """The measure at ``value`` over ``runs`` seeds; the runs of ``known`` (an earlier
@@ -303,30 +220,55 @@ class _Calibrator:
         measures = list(known.measures) if known is not None else []
         for run in range(len(measures), runs):
             Y = self.release(c, value, run)
-            measures.append(self.risk(Y) if self.target is Target.RISK else
-                            emd(self.X, Y, self.lows, self.highs).value)
+            if self.target is Target.RISK:
+                measures.append(self.risk(Y))
+            else:
+                distance = self.emd(Y)
+                measures.append(distance.value)
             if run == 0:  # the first seed's release stands for the value in the scatter
                 risk = measures[0] if self.target is Target.RISK else self.risk(Y)
-                scatter = emd(self.X, Y, self.lows, self.highs,
-                              max_points=SCATTER_EMD_POINTS).value
-        if known is not None:
-            risk, scatter = known.risk, known.emd
+                if self.target is Target.RISK:
+                    distance = self.emd(Y, SCATTER_EMD_POINTS)
+                scatter = distance
         values = np.asarray(measures)
         mean = float(values.mean())
-        if values.size > 1:
-            half = float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1)
-                         / math.sqrt(values.size))
-        else:
-            half = 0.0
-        return Evaluation(value, tuple(measures), mean, (mean - half, mean + half), risk,
-                          scatter)
+        low, high = _interval(values)
+        if known is not None:
+            return Evaluation(value, tuple(measures), mean, (low, high), known.risk,
+                              known.emd, known.emd_bound)
+        return Evaluation(value, tuple(measures), mean, (low, high), risk, scatter.value,
+                          scatter.bound)
 
-    def utility(self, c: Candidate, value: float) -> Utility:
-        Y = self.release(c, value, 0)
-        distance = emd(self.X, Y, self.lows, self.highs)
-        return Utility(distance.value, distance.exact, distance.bound,
-                       sse_percent(self.X, Y) if c.aligned else None,
-                       float(np.mean(jsd(self.X, Y, self.lows, self.highs))))
+    def utility(self, c: Candidate, value: float) -> tuple[Utility, EarthMovers]:
+        """The utility at ``value`` over up to :data:`UTILITY_SEEDS` releases, and the EMD of
+        the first seed's release (which stands for it in the scatter)."""
+        runs = min(self.seeds, UTILITY_SEEDS) if c.randomized else 1
+        distances, first = [], None
+        for run in range(runs):
+            Y = self.release(c, value, run)
+            distances.append(self.emd(Y))
+            if run == 0:
+                first = Y
+        assert first is not None
+        values = np.array([d.value for d in distances])
+        low, high = _interval(values)
+        spread = (high - low) / 2
+        certified = max(d.bound for d in distances)
+        utility = Utility(float(values.mean()), all(d.exact for d in distances),
+                          certified + spread, sse_percent(self.X, first) if c.aligned else None,
+                          float(np.mean(jsd(self.X, first, self.lows, self.highs))),
+                          seeds=runs, emd_certified=certified, emd_spread=spread)
+        return utility, distances[0]
+
+
+def _interval(values: np.ndarray) -> tuple[float, float]:
+    """The Student-t 95 % confidence interval of the mean of ``values`` (a point for one)."""
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, mean
+    half = float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1)
+                 / math.sqrt(values.size))
+    return mean - half, mean + half
 
 
 def _position(c: Candidate, value: float) -> float:
@@ -340,74 +282,158 @@ def _value(c: Candidate, position: float) -> float:
     return c.clip(math.exp(u) if c.logarithmic else u)
 
 
-def _calibrate(cal: _Calibrator, c: Candidate, target: float, tolerance: float
-               ) -> MethodResult:
-    band = (target - tolerance, target + tolerance)
-    seen: dict[float, Evaluation] = {}
+class _Search:
+    """The search of one candidate's parameter for a target: every evaluation made, by value."""
 
-    def at(value: float, runs: int) -> Evaluation:
-        if value not in seen or len(seen[value].measures) < runs:
-            seen[value] = cal.evaluate(c, value, runs, seen.get(value))
-        return seen[value]
+    def __init__(self, cal: _Calibrator, c: Candidate, target: float, tolerance: float) -> None:
+        self.cal, self.c, self.target = cal, c, target
+        self.band = (target - tolerance, target + tolerance)
+        self.seen: dict[float, Evaluation] = {}
 
-    def distance(e: Evaluation) -> float:
-        return abs(e.mean - target)
+    def at(self, value: float, runs: int) -> Evaluation:
+        if value not in self.seen or len(self.seen[value].measures) < runs:
+            self.seen[value] = self.cal.evaluate(self.c, value, runs, self.seen.get(value))
+        return self.seen[value]
 
-    def inside(e: Evaluation) -> bool:
-        return band[0] <= e.ci[0] and e.ci[1] <= band[1]
+    def distance(self, e: Evaluation) -> float:
+        return abs(e.mean - self.target)
 
-    def settle(e: Evaluation) -> Evaluation:
+    def inside(self, e: Evaluation) -> bool:
+        return self.band[0] <= e.ci[0] and e.ci[1] <= self.band[1]
+
+    def settle(self, e: Evaluation) -> Evaluation:
         """More seeds while the mean is in the band but its interval straddles it."""
         runs = len(e.measures)
-        while (c.randomized and not inside(e) and band[0] <= e.mean <= band[1]
-               and runs < 4 * cal.seeds):
+        while (self.c.randomized and not self.inside(e)
+               and self.band[0] <= e.mean <= self.band[1] and runs < 4 * self.cal.seeds):
             runs *= 2
-            e = at(e.value, runs)
+            e = self.at(e.value, runs)
         return e
 
-    first, last = _position(c, c.low), _position(c, c.high)
-    span = abs(last - first)
-    axis = np.linspace(min(first, last), max(first, last), GRID_POINTS)
-    points = [at(v, cal.seeds) for v in dict.fromkeys(_value(c, p) for p in axis)]
-    bracket = next(((a, b) for a, b in pairwise(points)
-                    if (a.mean - target) * (b.mean - target) <= 0), None)
-    if bracket is not None:
-        lo, hi = bracket
+    def grid(self) -> list[Evaluation]:
+        """The coarse grid over the whole range, in the direction of more protection."""
+        c = self.c
+        first, last = _position(c, c.low), _position(c, c.high)
+        axis = np.linspace(min(first, last), max(first, last), GRID_POINTS)
+        return [self.at(v, self.cal.seeds) for v in dict.fromkeys(_value(c, p) for p in axis)]
+
+    def bisect(self, lo: Evaluation, hi: Evaluation) -> None:
+        """Close in on the target between two evaluations on either side of it."""
+        c = self.c
+        span = abs(_position(c, c.high) - _position(c, c.low))
         for _ in range(MAX_STEPS):
-            near = settle(min((lo, hi), key=distance))
-            if inside(near):
-                break
+            if self.inside(self.settle(min((lo, hi), key=self.distance))):
+                return
             middle = _value(c, (_position(c, lo.value) + _position(c, hi.value)) / 2)
             if middle in (lo.value, hi.value):
-                break
-            m = at(middle, cal.seeds)
-            if (lo.mean - target) * (m.mean - target) <= 0:
+                return
+            m = self.at(middle, self.cal.seeds)
+            if (lo.mean - self.target) * (m.mean - self.target) <= 0:
                 hi = m
             else:
                 lo = m
             if abs(_position(c, hi.value) - _position(c, lo.value)) < RESOLUTION * span:
-                break
-    pool = [e for e in seen.values() if inside(e)] or list(seen.values())
-    best = settle(min(pool, key=distance))
-    matched = inside(best)
-    reason = ""
-    if not matched and bracket is None:
-        means = [e.mean for e in points]
-        reason = (f"out of reach: over {c.parameter} in [{c.low:g}, {c.high:g}] the "
-                  f"{cal.target.value} goes from {min(means):.4g} to {max(means):.4g}")
-    elif not matched:
-        reason = f"the closest {cal.target.value} found is {best.mean:.4g}"
-        if c.randomized and best.ci[1] - best.ci[0] > 2 * tolerance:
-            reason += (f", with a 95 % interval [{best.ci[0]:.4g}, {best.ci[1]:.4g}] wider than "
-                       "the band: use more --seeds or a larger --tolerance")
-        elif c.integer:
-            reason += f" ({c.parameter} is an integer)"
-    evaluations = tuple(sorted(seen.values(), key=lambda e: _position(c, e.value)))
+                return
+
+    def better(self, e: Evaluation) -> bool:
+        """Whether ``e`` lies on the good side of the target: safer (risk above it) when
+        holding risk, more useful (EMD below it) when holding utility."""
+        return e.mean > self.target if self.cal.target is Target.RISK else e.mean < self.target
+
+
+def _outcome(search: _Search, best: Evaluation, bracketed: bool
+             ) -> tuple[MatchStatus, str]:
+    """The status of a search that ended at ``best``, and why it is not matched."""
+    c, what = search.c, search.cal.target.value
+    if search.inside(best):
+        return MatchStatus.MATCHED, ""
+    if not bracketed:
+        means = [e.mean for e in search.seen.values()]
+        span = (f"over {c.parameter} in [{c.low:g}, {c.high:g}] the {what} goes from "
+                f"{min(means):.4g} to {max(means):.4g}")
+        if search.better(best):
+            side = ("safer" if search.cal.target is Target.RISK else "more useful")
+            return MatchStatus.EXCEEDS, (f"{side} than the target over its whole range ({span});"
+                                         f" compared at {c.parameter} = {best.value:.4g}, the "
+                                         "closest")
+        return MatchStatus.SHORT, f"out of reach: {span}"
+    reason = f"the closest {what} found is {best.mean:.4g}"
+    if c.randomized and best.ci[1] - best.ci[0] > search.band[1] - search.band[0]:
+        reason += (f", with a 95 % interval [{best.ci[0]:.4g}, {best.ci[1]:.4g}] wider than "
+                   "the band: use more --seeds or a larger --tolerance")
+    elif c.integer:
+        reason += f" ({c.parameter} is an integer)"
+    return MatchStatus.UNSETTLED, reason
+
+
+def _meaningless(c: Candidate, value: float) -> str:
+    """The warning of a differentially private candidate at an ε that protects nothing."""
+    if c.parameter != "epsilon" or value <= EPSILON_MEANINGLESS:
+        return ""
+    return (f"epsilon = {value:.4g} gives no meaningful guarantee (it lets the odds of any "
+            f"inference about a person grow by e^{value:.4g}); such a release is not a "
+            "differentially private one in any useful sense")
+
+
+def _calibrate(cal: _Calibrator, c: Candidate, target: float, tolerance: float
+               ) -> MethodResult:
+    search = _Search(cal, c, target, tolerance)
+    points = search.grid()
+    bracket = next(((a, b) for a, b in pairwise(points)
+                    if (a.mean - target) * (b.mean - target) <= 0), None)
+    if bracket is not None:
+        search.bisect(*bracket)
+    pool = ([e for e in search.seen.values() if search.inside(e)]
+            or list(search.seen.values()))
+    best = search.settle(min(pool, key=search.distance))
+    status, reason = _outcome(search, best, bracket is not None)
+    utility, first = cal.utility(c, best.value)
+    # one EMD per release: the first seed's release at the chosen value is measured once
+    evaluations = tuple(sorted(
+        (replace(e, emd=first.value, emd_bound=first.bound) if e.value == best.value else e
+         for e in search.seen.values()), key=lambda e: _position(c, e.value)))
+    risk_target = cal.target is Target.RISK
     return MethodResult(c.method, c.parameter, best.value,
-                        best.mean if cal.target is Target.RISK else best.risk,
-                        best.ci if cal.target is Target.RISK else (best.risk, best.risk),
-                        cal.utility(c, best.value), matched, reason, evaluations,
-                        c.high / c.low >= 100, c.note)
+                        best.mean if risk_target else best.risk,
+                        best.ci if risk_target else (best.risk, best.risk),
+                        utility, status, reason, evaluations, c.high / c.low >= 100, c.note,
+                        _meaningless(c, best.value))
+
+
+MAX_SEEDS = 1000
+"""The most runs per value a comparison accepts (each run is a full release and a measure)."""
+
+
+def _matrix(frame: pd.DataFrame, schema: Schema | None, columns: Sequence[str] | None
+            ) -> tuple[list[str], Schema, np.ndarray]:
+    """The compared columns, their schema and their values (numeric, complete, finite and of
+    a magnitude whose squares do not overflow), checked as every release checks its input."""
+    names = evaluation_columns(frame, frame, schema, columns)
+    base = schema.complete(frame) if schema is not None else Schema.infer(frame)
+    selected = base.select(names)
+    text = [a.name for a in selected if not a.is_numeric]
+    if text:
+        raise InputError(f"column '{text[0]}' is not numeric; the compared methods mask numeric "
+                         "attributes only (choose others with --columns)")
+    undeclared = Schema(tuple(replace(a, domain=None) for a in selected))
+    X = encode(frame[names], undeclared).numeric_matrix(names)
+    if X.shape[0] < 4:
+        raise InputError(f"the comparison needs at least 4 records, got {X.shape[0]}")
+    return names, selected, X
+
+
+def _domains(names: Sequence[str], lows: np.ndarray, highs: np.ndarray,
+             sources: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The domains as the result states them: declared bounds are given; bounds read off the
+    data are the raw extremes, for the owner's eyes only, so they are named and not given."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, low, high, source in zip(names, lows, highs, sources, strict=True):
+        if source == "schema":
+            out[name] = {"low": float(low), "high": float(high), "source": "schema"}
+        else:
+            out[name] = {"source": "data: the range of the original values (not shown: the "
+                                   "extremes of the raw data are not for sharing)"}
+    return out
 
 
 def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
@@ -417,19 +443,24 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
             seeds: int = 10, tolerance: float = 0.0025, seed: int = 0,
             scale: RankScale | str = RankScale.RANKS,
             aggregate: RiskAggregate | str = RiskAggregate.MEAN_OF_LOGS,
-            progress: Callable[[str], None] | None = None) -> Comparison:
+            progress: Callable[[str], None] | None = None,
+            source: str | None = None) -> Comparison:
     """Calibrate every method of ``methods`` (default: 003's four) to the target and rank them
     (003 §3). Give exactly one of ``target_risk`` (rank risk of eq. 2, larger = safer) and
     ``target_utility`` (EMD of eq. 1); each is a number or ``METHOD=VALUE``, the level that
     method reaches with that parameter value. ``tolerance`` is relative: a value is matched
-    when its 95 % interval lies within target · (1 ± tolerance). ``seed`` fixes every random
-    draw; ``progress`` is called with a description before each evaluation."""
+    when its 95 % interval lies within target · (1 ± tolerance). A method that is better than
+    the target over its whole range (always safer at equal risk, always more useful at equal
+    utility) is ranked at its value closest to the target, and the recommendation says so.
+    ``seed`` fixes every random draw; ``progress`` is called with a description before each
+    evaluation; ``source`` names the input in the result's provenance."""
     if (target_risk is None) == (target_utility is None):
         raise InputError("give exactly one of --target-risk and --target-utility")
     target = Target.RISK if target_risk is not None else Target.UTILITY
     spec = parse_target(target_risk if target_risk is not None else target_utility)
-    if isinstance(seeds, bool) or not isinstance(seeds, int | np.integer) or seeds < 1:
-        raise InputError(f"--seeds must be a positive integer, got {seeds}")
+    if (isinstance(seeds, bool) or not isinstance(seeds, int | np.integer)
+            or not 1 <= seeds <= MAX_SEEDS):
+        raise InputError(f"--seeds must be an integer from 1 to {MAX_SEEDS}, got {seeds}")
     if not (0 < tolerance < 1):
         raise InputError(f"--tolerance is relative and must lie in (0, 1), got {tolerance}")
     chosen = [parse(CompareMethod, m, "method") for m in (methods or DEFAULT_METHODS)]
@@ -437,18 +468,7 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
         raise InputError("--methods names no method")
     if len(set(chosen)) != len(chosen):
         raise InputError("--methods names a method twice")
-    names = evaluation_columns(frame, frame, schema, columns)
-    base = schema.complete(frame) if schema is not None else Schema.infer(frame)
-    selected = base.select(names)
-    text = [a.name for a in selected if not a.is_numeric]
-    if text:
-        raise InputError(f"column '{text[0]}' is not numeric; the compared methods mask numeric "
-                         "attributes only (choose others with --columns)")
-    X = frame[names].to_numpy(dtype=np.float64)
-    if not np.isfinite(X).all():
-        raise InputError("the compared columns have missing or infinite values")
-    if X.shape[0] < 4:
-        raise InputError(f"the comparison needs at least 4 records, got {X.shape[0]}")
+    names, selected, X = _matrix(frame, schema, columns)
     lows, highs, sources = attribute_domains(selected, X)
     table = candidates(X, lows, highs, declared=all(s == "schema" for s in sources))
     cal = _Calibrator(X, lows, highs, target=target, seeds=int(seeds), seed=seed,
@@ -463,27 +483,30 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
                              f"{c.parameter} in [{c.low:g}, {c.high:g}]"
                              + (" (an integer)" if c.integer else ""))
         target_value = cal.evaluate(c, value, cal.seeds).mean
-        source = f"{method.value} with {c.parameter} = {value:g}"
+        target_source = f"{method.value} with {c.parameter} = {value:g}"
     else:
-        target_value, source = spec, "given"
+        target_value, target_source = spec, "given"
     if not math.isfinite(target_value):
         raise InputError(f"the target must be a finite number, got {target_value}")
     band = abs(target_value) * tolerance
     results = tuple(_calibrate(cal, table[m], target_value, band) for m in chosen)
-    if all(r.reason.startswith("out of reach") for r in results):
+    if all(r.status is MatchStatus.SHORT for r in results):
         reach = [e.mean for r in results for e in r.evaluations]
         raise InputError(f"the target {target.value} {target_value:.4g} is out of reach of every "
                          f"method: they reach {min(reach):.4g} to {max(reach):.4g} on this data")
-    matched = [r for r in results if r.matched]
+    ranked = [r for r in results if r.ranked]
     if target is Target.RISK:
-        matched.sort(key=lambda r: r.utility.emd)
+        ranked.sort(key=lambda r: r.utility.emd)
     else:
-        matched.sort(key=lambda r: -r.risk)
+        ranked.sort(key=lambda r: -r.risk)
     return Comparison(
-        target, float(target_value), source, band, int(seeds),
+        target, float(target_value), target_source, band, int(seeds),
         {"measure": "rank-based record-linkage risk, 003 eq. 2 (larger = safer)",
-         "scale": cal.scale.value, "aggregate": cal.aggregate.value},
+         "scale": cal.scale.value, "aggregate": cal.aggregate.value,
+         "ties": RankTies.INTERVALS.value},
         {"rows": int(X.shape[0]), "columns": names,
-         "domains": {n: {"low": float(lo), "high": float(hi), "source": s}
-                     for n, lo, hi, s in zip(names, lows, highs, sources, strict=True)}},
-        results, tuple(r.method for r in matched))
+         "domains": _domains(names, lows, highs, sources)},
+        results, tuple(r.method for r in ranked),
+        {"input": source, "created": datetime.now(UTC).isoformat(timespec="seconds"),
+         "microagg": __version__,
+         "columns_left_out": [str(c) for c in frame.columns if c not in names]})

@@ -9,9 +9,9 @@ from typing import TypeVar
 from microagg.errors import InputError
 
 __all__ = ["Calibration", "Clustering", "CompareMethod", "CoskewnessTerms", "DPMethod",
-           "GroundDistance", "Linkage", "MaskMethod", "Method", "MomentNoise", "MomentVariant",
-           "RankScale", "Reference", "RiskAggregate", "Scaling", "TClosenessMethod", "Target",
-           "parse"]
+           "GroundDistance", "Linkage", "MaskMethod", "MatchStatus", "Method", "MomentNoise",
+           "MomentVariant", "RankScale", "RankTies", "Reference", "RiskAggregate", "Scaling",
+           "TClosenessMethod", "Target", "parse"]
 
 
 class Method(StrEnum):
@@ -143,6 +143,15 @@ class CompareMethod(StrEnum):
     DP_INDIVIDUAL_RANKING = "dp-individual-ranking"  # ε, k fixed
 
 
+class MatchStatus(StrEnum):
+    """How a method's calibration to a comparison's target ended (compare.py)."""
+
+    MATCHED = "matched"  # a value whose 95 % interval lies in the band: ranked
+    EXCEEDS = "exceeds"  # better than the target over its whole range: ranked at the closest
+    SHORT = "short"  # worse than the target over its whole range: left out
+    UNSETTLED = "unsettled"  # crosses the target, no interval inside the band: left out
+
+
 class Target(StrEnum):
     """What a comparison holds equal across methods (003 §3)."""
 
@@ -155,6 +164,13 @@ class RankScale(StrEnum):
 
     RANKS = "ranks"  # ranks 1..n
     UNIT = "unit"  # ranks divided by n
+
+
+class RankTies(StrEnum):
+    """How 003's risk ranks tied original values (metrics/risk.py, docs/algorithms.md)."""
+
+    INTERVALS = "intervals"  # a tied value's rank is the interval its ties span (default)
+    MIDRANKS = "midranks"  # the mean rank of its ties, as 003 §2.1 reads literally
 
 
 class RiskAggregate(StrEnum):

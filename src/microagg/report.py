@@ -1,10 +1,11 @@
 """A self-contained HTML report of a comparison at equal risk (003): every figure is a PNG
 embedded in the page, so the file opens offline and can be mailed as it is.
 
-Sections: the recommendation in plain words; the measure against the parameter of every
-method with the target band and the matched points (003 Figure 1); the utility table at the
-matched level (003 Table 1); a risk-utility scatter of every evaluated release; the data and
-the parameters of the comparison.
+Sections: a notice that the report analyses the raw data (for the owner, not for sharing);
+the recommendation in plain words; the measure against the parameter of every method with the
+target band and the matched points (003 Figure 1); the utility table at the matched level (003
+Table 1) with each EMD's uncertainty; a risk-utility scatter of every evaluated release; the
+data, the parameters (with what each means) and the provenance of the comparison.
 """
 
 from __future__ import annotations
@@ -15,8 +16,14 @@ from html import escape
 
 from matplotlib.figure import Figure
 
-from microagg.compare import Comparison, MethodResult
-from microagg.options import Target
+from microagg.comparison import (
+    PARAMETER_MEANINGS,
+    RAW_DATA_NOTICE,
+    Comparison,
+    MethodResult,
+    risk_in_words,
+)
+from microagg.options import MatchStatus, Target
 
 __all__ = ["comparison_html"]
 
@@ -33,6 +40,8 @@ th:first-child, td:first-child { text-align: left; }
 thead th { background: #f2f2f2; }
 .recommendation { background: #eef6ee; border-left: 4px solid #4a4; padding: 0.8em 1em; }
 .unmatched { color: #a33; }
+.notice { background: #fff4e5; border-left: 4px solid #e90; padding: 0.8em 1em; }
+.warning { color: #a33; font-weight: bold; }
 figure { margin: 1em 0; } figcaption { font-size: 0.9em; color: #555; }
 img { max-width: 100%; }
 """
@@ -125,30 +134,50 @@ def _number(value: float | None, digits: int = 4) -> str:
     return "—" if value is None else f"{value:.{digits}g}"
 
 
+def _status(m: MethodResult, tied: bool) -> str:
+    if m.status is MatchStatus.MATCHED:
+        text = "matched"
+    elif m.status is MatchStatus.EXCEEDS:
+        text = escape(m.reason)
+    else:
+        text = f'<span class="unmatched">left out: {escape(m.reason)}</span>'
+    if tied:
+        text += " (cannot be told apart from the first)"
+    if m.warning:
+        text += f'<br><span class="warning">{escape(m.warning)}</span>'
+    return text
+
+
 def _table(c: Comparison) -> str:
     rank = {m: i + 1 for i, m in enumerate(c.ranking)}
+    tied = set(c.tied_with_best())
     rows = []
     for m in sorted(c.methods, key=lambda m: rank.get(m.method, len(rank) + 1)):
         u = m.utility
-        emd = _number(u.emd) + ("" if u.emd_exact else f" (± {u.emd_bound:.2g})")
-        status = ("matched" if m.matched else
-                  f'<span class="unmatched">not matched: {escape(m.reason)}</span>')
+        emd = f"{_number(u.emd)} ± {u.emd_bound:.2g}"
         rows.append(
             f"<tr><td>{escape(m.method.value)}</td><td>{rank.get(m.method, '—')}</td>"
             f"<td>{escape(m.parameter)} = {_number(m.value)}</td>"
             f"<td>{_number(m.risk)} [{_number(m.risk_ci[0])}, {_number(m.risk_ci[1])}]</td>"
             f"<td>{emd}</td><td>{_number(u.sse_percent)}</td><td>{_number(u.jsd)}</td>"
-            f"<td>{status}</td></tr>")
+            f"<td>{_status(m, m.method in tied)}</td></tr>")
     return ('<table id="utility-table"><thead><tr><th>method</th><th>rank</th>'
-            "<th>parameter</th><th>risk [95 % CI]</th><th>EMD</th><th>SSE/SST %</th>"
-            "<th>JSD</th><th>status</th></tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table>")
+            "<th>parameter</th><th>risk [95 % CI]</th><th>EMD ± uncertainty</th>"
+            "<th>SSE/SST %</th><th>JSD</th><th>status</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>"
+            "<p><small>EMD ± uncertainty: the mean EMD over up to three releases (one for a "
+            "method without randomness); the ± adds the certified bound of the exact EMD (when "
+            "the records are too many for an exact one, the EMD of grouped records brackets "
+            "it; 0 otherwise) and the half-width of the 95 % interval over the releases. Two "
+            "methods whose intervals overlap cannot be told apart.</small></p>")
 
 
 def _data_table(c: Comparison) -> str:
     rows = "".join(
-        f"<tr><td>{escape(name)}</td><td>{d['low']:.6g}</td><td>{d['high']:.6g}</td>"
-        f"<td>{escape(d['source'])}</td></tr>" for name, d in c.data["domains"].items())
+        f"<tr><td>{escape(name)}</td>"
+        + (f"<td>{d['low']:.6g}</td><td>{d['high']:.6g}</td>" if "low" in d
+           else "<td>—</td><td>—</td>")
+        + f"<td>{escape(d['source'])}</td></tr>" for name, d in c.data["domains"].items())
     return ('<table id="data-table"><thead><tr><th>attribute</th><th>low</th><th>high</th>'
             f"<th>domain from</th></tr></thead><tbody>{rows}</tbody></table>")
 
@@ -160,15 +189,34 @@ def _parameters(c: Comparison) -> str:
                       "within the band)"),
         ("seeds per randomized evaluation", f"{c.seeds} (doubled up to 4× near the target)"),
         ("risk", escape(f"{c.risk_definition['measure']}; ranks: "
-                        f"{c.risk_definition['scale']}; aggregate: "
+                        f"{c.risk_definition['scale']}; tied values: "
+                        f"{c.risk_definition.get('ties', 'midranks')}; aggregate: "
                         f"{c.risk_definition['aggregate']}")),
+        ("reading the risk", escape(risk_in_words(c.target_value))
+         if c.target is Target.RISK else "—"),
         ("utility", "EMD of 003 eq. 1, attributes scaled to [0, 1] by their domain"),
     ]
+    meanings = dict.fromkeys(m.parameter for m in c.methods)
+    items += [("parameter", escape(PARAMETER_MEANINGS[p])) for p in meanings
+              if p in PARAMETER_MEANINGS]
     notes = [f"{m.method.value}: {m.note}" for m in c.methods if m.note]
     items += [("note", escape(n)) for n in notes]
     rows = "".join(f"<tr><td>{k}</td><td style='text-align:left'>{v}</td></tr>"
                    for k, v in items)
     return f'<table id="parameters"><tbody>{rows}</tbody></table>'
+
+
+def _provenance(c: Comparison) -> str:
+    p = c.provenance
+    left_out = p.get("columns_left_out") or []
+    items = [("input", escape(str(p.get("input") or "a table given in Python"))),
+             ("made", escape(str(p.get("created", "—")))),
+             ("microagg", escape(str(p.get("microagg", "—")))),
+             ("columns compared", escape(", ".join(c.data["columns"]))),
+             ("columns left out", escape(", ".join(left_out)) if left_out else "none")]
+    rows = "".join(f"<tr><td>{k}</td><td style='text-align:left'>{v}</td></tr>"
+                   for k, v in items)
+    return f'<table id="provenance"><tbody>{rows}</tbody></table>'
 
 
 def comparison_html(c: Comparison) -> str:
@@ -177,13 +225,15 @@ def comparison_html(c: Comparison) -> str:
     curves = _figure(_curves(c), f"{_measure_label(c)} against each method's parameter, with "
                      "the target band and the matched value (003 Figure 1).", "figure-curves")
     scatter = _figure(_scatter(c), "Risk against utility loss of every evaluated release "
-                      "(first seed; EMD with at most 1,000 clusters per data set); stars: the "
-                      "matched releases.", "figure-scatter")
+                      "(first seed; EMD of groups of at most 1,000 distinct records per data "
+                      "set, the chosen releases' as in the table); stars: the releases each "
+                      "method is compared at.", "figure-scatter")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>microagg: methods compared at equal {held}</title><style>{_STYLE}</style></head>
 <body>
 <h1>Anonymization methods compared at equal {held}</h1>
+<p class="notice" id="notice">{escape(RAW_DATA_NOTICE)}</p>
 <p>{c.data['rows']:,} records, {len(c.data['columns'])} attributes
 ({escape(', '.join(c.data['columns']))}); target {held} {c.target_value:.6g}
 ({escape(c.target_source)}).</p>
@@ -199,6 +249,8 @@ def comparison_html(c: Comparison) -> str:
 {_data_table(c)}
 <h2>Parameters</h2>
 {_parameters(c)}
+<h2>Provenance</h2>
+{_provenance(c)}
 <p><small>Method of Domingo-Ferrer, Ricci and Soria-Comas (2016), <i>Empirical comparison of
 anonymization methods regarding their risk-utility trade-off</i>; made by microagg.</small></p>
 </body></html>

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import pairwise
 
+import numba
 import numpy as np
 import ot
+from scipy.spatial import cKDTree
+from scipy.spatial.distance import cdist
 
 from microagg.aggregate import cluster_means
 from microagg.errors import InputError
@@ -162,37 +166,152 @@ def jsd(original: np.ndarray, masked: np.ndarray, lows: np.ndarray, highs: np.nd
 
 
 EMD_EXACT_LIMIT = 5000
-"""Up to this many records per data set, :func:`emd` puts every record in its own cluster and
-is exact; above it, records are grouped so that the cost matrix stays at most this size
-squared (200 MB)."""
+"""Up to this many distinct records per data set, :func:`emd` is exact; above it, the
+distinct records are grouped so that the transport problem stays at most this size squared
+(200 MB), and the exact EMD is bracketed by certified bounds."""
 
 
 @dataclass(frozen=True)
 class EarthMovers:
     """The EMD of 003 eq. 1 and how it was computed.
 
-    ``clusters`` = (h, k), the numbers of clusters of the original and the masked data; when
-    ``exact`` is false they are MDAV clusters and the true EMD between the record
-    distributions lies within ``bound`` of ``value`` (moving every record to its cluster mean
-    is a transport plan, so each side's clustering moves the EMD by at most its mean distance
-    between a record and its cluster mean).
+    ``clusters`` = (h, k), the numbers of groups of the original and the masked records. When
+    ``exact`` the value is the EMD between the two empirical distributions. Otherwise the
+    records were grouped (MDAV on the distinct records) and the exact EMD is only known to lie
+    in [``low``, ``high``]: ``value`` is the centre of that interval and ``bound`` its half
+    width, so the exact EMD is ``value ± bound`` (certified bounds, not a confidence
+    interval: see :func:`emd`).
     """
 
     value: float
     exact: bool
     clusters: tuple[int, int]
     bound: float
+    low: float
+    high: float
 
 
-def _clusters(points: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """Means, weights and mean record-to-mean distance of ``points`` grouped by MDAV."""
-    if size <= 1:
-        return points, np.full(points.shape[0], 1.0 / points.shape[0]), 0.0
-    labels = mdav(points, size)
-    means = cluster_means(points, labels)
-    weights = np.bincount(labels) / points.shape[0]
-    spread = float(np.mean(np.linalg.norm(points - means[labels], axis=1)))
-    return means, weights, spread
+@dataclass(frozen=True)
+class _Groups:
+    """A data set's distinct records (``points``, with their shares ``weights``) grouped into
+    ``len(masses)`` groups: ``labels`` per distinct record, the groups' weighted ``means``
+    and total ``masses``."""
+
+    points: np.ndarray
+    weights: np.ndarray
+    labels: np.ndarray
+    means: np.ndarray
+    masses: np.ndarray
+
+    @property
+    def exact(self) -> bool:
+        return self.masses.size == self.points.shape[0]
+
+    def members(self) -> list[np.ndarray]:
+        """The distinct records of every group."""
+        order = np.argsort(self.labels, kind="stable")
+        return np.split(order, np.cumsum(np.bincount(self.labels,
+                                                     minlength=self.masses.size))[:-1])
+
+
+def _distinct(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct records of ``points`` and their shares."""
+    distinct, counts = np.unique(points, axis=0, return_counts=True)
+    return distinct, counts / points.shape[0]
+
+
+def _grouped(points: np.ndarray, weights: np.ndarray, centres: np.ndarray | None) -> _Groups:
+    """Distinct records in groups: each its own (``centres`` None), or the Voronoi cells of
+    ``centres`` (every record with its nearest centre; empty cells dropped)."""
+    if centres is None:
+        labels = np.arange(points.shape[0], dtype=np.int64)
+        return _Groups(points, weights, labels, points, weights)
+    _, nearest = cKDTree(centres).query(points, k=1)
+    _, labels = np.unique(nearest, return_inverse=True)
+    labels = labels.reshape(-1).astype(np.int64)
+    masses = np.bincount(labels, weights=weights)
+    means = np.column_stack([np.bincount(labels, weights=weights * points[:, j])
+                             for j in range(points.shape[1])]) / masses[:, None]
+    return _Groups(points, weights, labels, means, masses)
+
+
+def _group_both(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[_Groups, _Groups]:
+    """Both data sets as distinct records, each side kept exact when it has at most
+    ``max_points`` of them, else grouped into the Voronoi cells of at most ``max_points``
+    centres: the means of MDAV groups of the two sides' distinct records pooled, so that the
+    cells are small wherever either side has records (a masking that moves records little
+    puts each record and its masked version in the same or a neighbouring cell)."""
+    (px, wx), (py, wy) = _distinct(x), _distinct(y)
+    centres = None
+    if max(px.shape[0], py.shape[0]) > max_points:
+        pooled = np.unique(np.vstack([px, py]), axis=0)
+        size = math.ceil(pooled.shape[0] / max_points)
+        centres = cluster_means(pooled, mdav(pooled, size)) if size > 1 else pooled
+    return (_grouped(px, wx, centres if px.shape[0] > max_points else None),
+            _grouped(py, wy, centres if py.shape[0] > max_points else None))
+
+
+@numba.njit(cache=True, parallel=True)
+def _potential(points: np.ndarray, centres: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """f(z) = min_j (||z − c_j|| − offsets_j) at every point: a 1-Lipschitz function."""
+    out = np.empty(points.shape[0])
+    for i in numba.prange(points.shape[0]):
+        best = np.inf
+        for j in range(centres.shape[0]):
+            total = 0.0
+            for c in range(points.shape[1]):
+                diff = points[i, c] - centres[j, c]
+                total += diff * diff
+            best = min(best, math.sqrt(total) - offsets[j])
+        out[i] = best
+    return out
+
+
+def _lower_bound(x: _Groups, y: _Groups, u: np.ndarray, v: np.ndarray) -> float:
+    """Kantorovich-Rubinstein: E_X f − E_Y f <= EMD(X, Y) for every 1-Lipschitz f. Two are
+    built from the grouped problem's dual potentials (u, v): f(z) = min_j (||z − ŷ_j|| − v_j)
+    and f(z) = −min_i (||z − x̂_i|| − u_i); the larger bound is returned."""
+    from_y = (x.weights @ _potential(x.points, y.means, v)
+              - y.weights @ _potential(y.points, y.means, v))
+    from_x = (y.weights @ _potential(y.points, x.means, u)
+              - x.weights @ _potential(x.points, x.means, u))
+    return float(max(from_y, from_x))
+
+
+def _upper_bound(x: _Groups, y: _Groups, plan: np.ndarray) -> float:
+    """The cost of a transport plan between the records, so >= EMD(X, Y): every mass m the
+    grouped plan moves from group A to group B leaves A's records in proportion to their
+    shares, and each group B distributes all it receives to its own records optimally (a small
+    exact problem per group)."""
+    members_x, members_y = x.members(), y.members()
+    sources, targets = np.nonzero(plan)
+    order = np.argsort(targets, kind="stable")
+    sources, targets = sources[order], targets[order]
+    bounds = np.flatnonzero(np.r_[True, targets[1:] != targets[:-1], True])
+    total = 0.0
+    for start, stop in pairwise(bounds):
+        b = targets[start]
+        feeding = sources[start:stop]
+        points = np.vstack([x.points[members_x[a]] for a in feeding])
+        masses = np.concatenate([plan[a, b] * x.weights[members_x[a]] / x.masses[a]
+                                 for a in feeding])
+        py = y.points[members_y[b]]
+        wy = y.weights[members_y[b]]
+        cost = cdist(points, py)
+        if points.shape[0] == 1 or py.shape[0] == 1:
+            total += float(masses @ cost @ (wy / wy.sum()))
+        else:
+            total += float(masses.sum()) * float(
+                ot.emd2(masses / masses.sum(), wy / wy.sum(), cost))
+    return total
+
+
+def _marginal_bound(x: np.ndarray, y: np.ndarray) -> float:
+    """The largest EMD between the two data sets' values of one attribute: a lower bound of
+    the EMD, since a coordinate is a 1-Lipschitz function of the record (exact, O(n log n))."""
+    from scipy.stats import wasserstein_distance
+
+    return max(float(wasserstein_distance(x[:, j], y[:, j])) for j in range(x.shape[1]))
 
 
 def emd(original: np.ndarray, masked: np.ndarray, lows: np.ndarray, highs: np.ndarray, *,
@@ -201,12 +320,20 @@ def emd(original: np.ndarray, masked: np.ndarray, lows: np.ndarray, highs: np.nd
     original and the masked records, the ground distance being Euclidean on attributes scaled
     to [0, 1] by the domain [low_j, high_j] (the scale that reproduces 003 Table 1).
 
-    Each data set is grouped into clusters represented by their mean and their share of the
-    records (003 §2.2). With at most ``max_points`` records a cluster is a single record and
-    the value is the exact EMD between the two empirical distributions; above, each data set
-    is clustered by MDAV into clusters of ⌈n / max_points⌉ records (see
-    :class:`EarthMovers` for the bound). The transport problem is solved exactly by POT's
-    network simplex (``ot.emd2``). Masked data may have another number of records.
+    Records are first merged into distinct records weighted by their share. With at most
+    ``max_points`` distinct records on each side the value is the exact EMD between the two
+    empirical distributions. Above, the larger side's distinct records are grouped (003 §2.2
+    clusters the data likewise; :func:`_group_both` says how) and the grouped problem is
+    solved; the exact EMD is then bracketed by two certified bounds: below, E_X f − E_Y f for
+    1-Lipschitz functions f built from the grouped problem's dual potentials
+    (Kantorovich-Rubinstein duality, :func:`_lower_bound`); above, the cost of the grouped
+    plan carried out record by record (:func:`_upper_bound`). The lower bound is at least the
+    largest EMD of one attribute's values; with as many masked records as original ones, the
+    upper bound is at most the mean distance between row i of one and row i of the other (the
+    cost of that pairing: tight for a masking that keeps its rows in order and moves records
+    little). The result is the interval's centre ± its half
+    width. The transport problems are solved exactly by POT's network
+    simplex. Masked data may have another number of records.
     """
     x, y = paired_matrices(original, masked, aligned=False, finite_for="the EMD")
     if max_points < 1:
@@ -215,11 +342,20 @@ def emd(original: np.ndarray, masked: np.ndarray, lows: np.ndarray, highs: np.nd
     widths = np.broadcast_to(np.asarray(highs, dtype=np.float64), (x.shape[1],)) - lows
     if np.any(~(widths > 0)):
         raise InputError("the EMD needs domains with high > low")
-    tx, wx, ex = _clusters((x - lows) / widths, math.ceil(x.shape[0] / max_points))
-    ty, wy, ey = _clusters((y - lows) / widths, math.ceil(y.shape[0] / max_points))
-    cost = ot.dist(tx, ty, metric="euclidean")
-    value, log = ot.emd2(wx, wy, cost, numItermax=max(100_000, 50 * cost.size), log=True)
+    x, y = (x - lows) / widths, (y - lows) / widths
+    gx, gy = _group_both(x, y, max_points)
+    cost = ot.dist(gx.means, gy.means, metric="euclidean")
+    plan, log = ot.emd(gx.masses, gy.masses, cost, numItermax=max(100_000, 50 * cost.size),
+                       log=True)
     if log["warning"] is not None:
         raise RuntimeError(f"the transport problem was not solved: {log['warning']}")
-    return EarthMovers(float(value), exact=ex == 0.0 and ey == 0.0,
-                       clusters=(tx.shape[0], ty.shape[0]), bound=ex + ey)
+    clusters = (gx.masses.size, gy.masses.size)
+    value = float(log["cost"])
+    if gx.exact and gy.exact:
+        return EarthMovers(value, True, clusters, 0.0, value, value)
+    low = max(0.0, _lower_bound(gx, gy, log["u"], log["v"]), _marginal_bound(x, y))
+    high = _upper_bound(gx, gy, plan)
+    if x.shape == y.shape:
+        high = min(high, float(np.mean(np.linalg.norm(x - y, axis=1))))
+    high = max(low, high)
+    return EarthMovers((low + high) / 2, False, clusters, (high - low) / 2, low, high)
