@@ -112,42 +112,122 @@ def _smallest(rest, coded, m_rest, corner, corner_c, count, ties, threads, paral
     return mr[:size].copy()
 
 
+# -- the corners' buffers ---------------------------------------------------------------------
+#
+# Each corner keeps a buffer: its next rows in its order, found by one query and then read one
+# by one (rows that other corners clustered meanwhile are skipped). All buffers share one flat
+# int64 array, the pool: ``buffers = (pool, heads, tails, built, end)``, where corner c's unread
+# rows are pool[heads[c]:tails[c]], built[c] is the number of rows its last query found (0: no
+# query yet) and ``end`` is where the next buffer is written. Flat arrays keep every kernel in
+# numba's cache: a typed list of arrays would make numba compile its Python-side helpers in
+# every process.
+
+
+def _empty_buffers(period: int, room: int) -> tuple:
+    """Buffers of ``period`` corners, none queried yet.
+
+    Parameters
+    ----------
+    period : int
+        Number of corners.
+    room : int
+        Rows the pool holds before it first has to grow.
+
+    Returns
+    -------
+    tuple
+        ``(pool, heads, tails, built, end)``, as described above.
+    """
+    return (np.empty(room, dtype=np.int64), np.zeros(period, dtype=np.int64),
+            np.zeros(period, dtype=np.int64), np.zeros(period, dtype=np.int64), 0)
+
+
+@numba.njit(cache=True)
+def _compact(pool, heads, tails, room):
+    """Copy the unread rows of every corner to the front of a new pool.
+
+    The new pool has room for ``room`` more rows, and as many again as it then holds, so that
+    copies stay rare however the buffers grow.
+
+    Returns
+    -------
+    pool : ndarray of int64
+        The new pool (``heads`` and ``tails`` are updated in place to point into it).
+    end : int
+        The number of rows copied: where the next buffer goes.
+    """
+    kept = 0
+    for c in range(heads.size):
+        kept += tails[c] - heads[c]
+    fresh = np.empty(max(pool.size, 2 * (kept + room)), dtype=np.int64)
+    end = 0
+    for c in range(heads.size):
+        start = heads[c]
+        heads[c] = end
+        for t in range(start, tails[c]):  # loops: array slice copies take seconds to compile
+            fresh[end] = pool[t]
+            end += 1
+        tails[c] = end
+    return fresh, end
+
+
+@numba.njit(cache=True)
+def _store(buffers, c, rows):
+    """Make ``rows`` (what a query found) the buffer of corner c, whose rows were all read.
+
+    Returns
+    -------
+    tuple
+        The buffers: a new tuple, since the pool is replaced when it has no room left.
+    """
+    pool, heads, tails, built, end = buffers
+    if end + rows.size > pool.size:
+        pool, end = _compact(pool, heads, tails, rows.size)
+    heads[c] = end
+    for row in rows:
+        pool[end] = row
+        end += 1
+    tails[c] = end
+    built[c] = rows.size
+    return pool, heads, tails, built, end
+
+
 @numba.njit(cache=True)
 def _corner_clusters(rest, coded, ties, k, corners, corners_c, uses, first, last, stop_below,
-                     labels, m_rest, buffers, pointers, built, threads, parallel_min):
+                     labels, m_rest, buffers, threads, parallel_min):
     """Form clusters first, first + 1, ... (cluster i uses corner i % period) until ``last``
-    or until at most ``stop_below`` rows remain; return (next cluster, m_rest)."""
+    or until at most ``stop_below`` rows remain; return (next cluster, m_rest, buffers)."""
     Y, codes, idx, pos, _, C, _ = rest
+    _, heads, tails, built, _ = buffers  # updated in place; the pool may be replaced
     period = corners.shape[0]
     i = first
     while i < last and (m_rest > stop_below or i == first):
         c = i % period
         taken = 0
         while taken < k:
-            if pointers[c] >= buffers[c].size:
-                # A corner's last cluster takes its k rows right after the build (nothing can
+            if heads[c] == tails[c]:
+                # A corner's last cluster takes its k rows right after the query (nothing can
                 # take them first); earlier clusters leave room for rows other corners take.
-                if built[c]:
-                    want = 2 * buffers[c].size
+                if built[c] > 0:
+                    want = 2 * built[c]
                 elif uses[c] == 1:
                     want = k - taken
                 else:
                     want = k * uses[c] + k
-                buffers[c] = _smallest(rest, coded, m_rest, corners[c], corners_c[c],
-                                       min(want, m_rest), ties, threads, parallel_min)
-                built[c] = True
-                pointers[c] = 0
-            row = buffers[c][pointers[c]]
-            pointers[c] += 1
+                buffers = _store(buffers, c,
+                                 _smallest(rest, coded, m_rest, corners[c], corners_c[c],
+                                           min(want, m_rest), ties, threads, parallel_min))
+            row = buffers[0][heads[c]]
+            heads[c] += 1
             if labels[row] < 0:
                 labels[row] = i
                 taken += 1
                 m_rest = remove_row(Y, codes, C, idx, pos, m_rest, row)
         uses[c] -= 1
         if uses[c] == 0:
-            buffers[c] = np.empty(0, dtype=np.int64)
+            heads[c] = tails[c]  # its unread rows are dropped at the next compaction
         i += 1
-    return i, m_rest
+    return i, m_rest, buffers
 
 
 def _tiebreak(X: np.ndarray, categorical: Categorical) -> np.ndarray:
@@ -232,18 +312,15 @@ def insensitive(X: np.ndarray | None, k: int, lows: np.ndarray, highs: np.ndarra
         uses = np.bincount(np.arange(clusters - 1) % period, minlength=period).astype(np.int64)
         rest, coded = remaining_set(U, categorical.codes, categorical.squared())
         ties = _tiebreak(X, categorical)
-        buffers = numba.typed.List([np.empty(0, dtype=np.int64) for _ in range(period)])
-        pointers = np.zeros(period, dtype=np.int64)
-        built = np.zeros(period, dtype=np.bool_)
         chooser = ThreadChooser(_kernels.PARALLEL_MIN_ROWS, threads)
-        state = {"coded": coded, "first": 0}
+        state = {"coded": coded, "first": 0, "buffers": _empty_buffers(period, n)}
 
         def step(budget: int, stop_below: int, parallel_min: int) -> tuple[int, int]:
             first = state["first"]
-            state["first"], left = _corner_clusters(
+            state["first"], left, state["buffers"] = _corner_clusters(
                 rest, state["coded"], ties, k, corners, corners_c, uses, first,
                 min(clusters - 1, first + budget), stop_below, labels, n - first * k,
-                buffers, pointers, built, chooser.width, parallel_min)
+                state["buffers"], chooser.width, parallel_min)
             return left, state["first"] - first
 
         def recode_rows(m: int) -> None:
