@@ -270,7 +270,7 @@ def test_microaggregate_without_schema_masks_every_column(run_cli, tmp_path):
 def test_outputs_never_overwrite_the_input_or_each_other(run_cli, tmp_path, distinct_csv):
     before = distinct_csv.read_text()
     same = run_cli("microaggregate", distinct_csv, "-o", distinct_csv, "--k", "2")
-    assert same.code == 2 and "is the input file" in same.stderr
+    assert same.code == 2 and "would destroy the input" in same.stderr
     assert distinct_csv.read_text() == before
     twice = run_cli("microaggregate", distinct_csv, "-o", tmp_path / "o.csv", "--k", "2",
                     "--labels-out", tmp_path / "o.csv")

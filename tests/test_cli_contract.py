@@ -26,3 +26,205 @@ def test_dp_prints_clamped_counts_only_when_asked(run_cli, tmp_path):
     shown = run_cli(*common, "-o", tmp_path / "b.csv", "--show-clamped")
     assert shown.code == 0, shown.stderr
     assert "1 value(s) of 'x' lay outside its declared domain" in shown.stderr
+
+
+def _schema_with_taxonomy(tmp_path: Path) -> tuple[Path, Path, Path]:
+    data = tmp_path / "jobs.csv"
+    pd.DataFrame({"age": [30, 31, 40, 41, 50, 51],
+                  "job": ["a", "b", "a", "b", "a", "b"]}).to_csv(data, index=False)
+    taxonomy = tmp_path / "job.csv"
+    taxonomy.write_text("a;A\nb;A\n")
+    schema = tmp_path / "s.yaml"
+    schema.write_text("attributes:\n  age: {role: quasi, kind: numeric}\n"
+                      "  job: {role: quasi, kind: nominal, taxonomy: job.csv}\n")
+    return data, schema, taxonomy
+
+
+def test_no_output_replaces_the_schema_or_its_taxonomy(run_cli, tmp_path):
+    """Every file a command reads is an input: the schema and the taxonomy files it names
+    too, whichever output would replace them."""
+    data, schema, taxonomy = _schema_with_taxonomy(tmp_path)
+    saved = {p: p.read_bytes() for p in (data, schema, taxonomy)}
+    cases = [
+        ["microaggregate", data, "-o", tmp_path / "m.csv", "--k", "2", "--schema", schema,
+         "--labels-out", taxonomy],
+        ["microaggregate", data, "-o", taxonomy, "--k", "2", "--schema", schema],
+        ["tclose", data, "-o", tmp_path / "t.csv", "--k", "2", "--t", "0.5", "--quasi", "age",
+         "--confidential", "job", "--schema", schema, "--labels-out", taxonomy],
+    ]
+    privacy_schema = tmp_path / "d.csv.privacy.json"  # a schema named like the DP report
+    privacy_schema.write_bytes(schema.read_bytes())
+    saved[privacy_schema] = privacy_schema.read_bytes()
+    cases.append(["dp", data, "-o", tmp_path / "d.csv", "--epsilon", "1", "--k", "2",
+                  "--columns", "age", "--bounds", "age=0:100", "--schema", privacy_schema])
+    for args in cases:
+        result = run_cli(*args)
+        assert result.code == 2, (args, result.stderr)
+        assert "would destroy the input" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert {p: p.read_bytes() for p in saved} == saved
+        assert not (tmp_path / "m.csv").exists() and not (tmp_path / "d.csv").exists()
+
+
+def test_an_unwritable_destination_fails_before_the_work(run_cli, tmp_path):
+    """The output folder is tried before anything is computed: a folder that takes no file,
+    and a name longer than the file system allows, are one-line errors, and nothing of the
+    command's other outputs appears."""
+    source = _numbers(tmp_path)
+    unwritable = Path("/sys/kernel/out.csv")  # a folder no one may create files in
+    result = run_cli("microaggregate", source, "-o", tmp_path / "m.csv", "--k", "2",
+                     "--labels-out", unwritable)
+    assert result.code == 2 and "cannot write to /sys/kernel" in result.stderr
+    assert not (tmp_path / "m.csv").exists()
+    long_name = tmp_path / ("x" * 300 + ".csv")
+    result = run_cli("microaggregate", source, "-o", long_name, "--k", "2")
+    assert result.code == 2 and "too long" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_outputs_appear_together_or_not_at_all(tmp_path, monkeypatch):
+    """A rename that fails half way puts back what was there and removes what was new."""
+    import os
+
+    from microagg.errors import InputError
+    from microagg.io import write_all
+
+    first, second = tmp_path / "a.csv", tmp_path / "a.csv.privacy.json"
+    first.write_text("old table")
+    real = os.replace
+    calls = []
+
+    def failing(src, dst):
+        calls.append(dst)
+        if Path(dst) == second:
+            raise OSError(28, "No space left on device")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    try:
+        write_all([(first, lambda p: p.write_text("new table")),
+                   (second, lambda p: p.write_text("{}"))])
+    except InputError as exc:
+        assert "No space left on device" in str(exc) and "no output was written" in str(exc)
+    else:
+        raise AssertionError("the failed write was not reported")
+    monkeypatch.setattr(os, "replace", real)
+    assert first.read_text() == "old table" and not second.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv"]
+    assert len(calls) >= 2
+
+
+def test_a_dask_output_folder_with_foreign_files_is_refused(tmp_path):
+    from microagg.at_scale.dataset import check_dataset_output
+    from microagg.errors import InputError
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "part-00000.parquet").write_bytes(b"")
+    assert check_dataset_output(folder) == folder  # a data set microagg wrote
+    (folder / "notes.txt").write_text("my notes")
+    try:
+        check_dataset_output(folder)
+    except InputError as exc:
+        assert "notes.txt" in str(exc) and "would delete them" in str(exc)
+    else:
+        raise AssertionError("a folder with foreign files was accepted")
+    assert (folder / "notes.txt").read_text() == "my notes"
+
+
+def test_nonsense_masks_are_refused(run_cli, tmp_path):
+    """A parameter that masks nothing, or overflows, is an error, not a table of NaNs or an
+    unchanged table called masked."""
+    source = _numbers(tmp_path)
+    for method, param, fragment in (("correlated-noise", "1e308", "overflows"),
+                                    ("multiplicative-noise", "1e308", "overflows"),
+                                    ("rank-swap", "0", "must be positive"),
+                                    ("rank-swap", "0.1", "changes no value"),
+                                    ("correlated-noise", "0", "must be positive")):
+        result = run_cli("mask", source, "-o", tmp_path / "m.csv", "--method", method,
+                         "--param", param)
+        assert result.code == 2 and fragment in result.stderr, (method, param, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "m.csv").exists()
+    huge = tmp_path / "huge.csv"
+    pd.DataFrame({"x": [1.0, 2.0, 1e300, 4.0]}).to_csv(huge, index=False)
+    result = run_cli("mask", huge, "-o", tmp_path / "m.csv", "--method",
+                     "multiplicative-noise", "--param", "0.1")
+    assert result.code == 2 and "beyond" in result.stderr
+
+
+def test_a_schema_that_declares_a_column_twice_or_is_not_utf8_is_refused(run_cli, tmp_path):
+    source = _numbers(tmp_path)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("attributes:\n  x: {kind: numeric, domain: [0, 100]}\n"
+                     "  x: {kind: nominal}\n")
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("attributes:\n  \u00e2ge: {kind: numeric}\n".encode("latin-1"))
+    for schema, fragment in ((twice, "'x' is declared twice (line 3)"), (latin, "not UTF-8")):
+        result = run_cli("check", source, "--k", "2", "--schema", schema)
+        assert result.code == 2 and fragment in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_numbers_that_were_not_read_as_numbers_are_refused(run_cli, tmp_path):
+    """Never generalize a column because its numbers were not parsed."""
+    decimal = tmp_path / "decimal.csv"
+    decimal.write_text("age;w\n69,5;1\n70,25;2\n71,0;3\n")
+    thousands = tmp_path / "thousands.csv"
+    thousands.write_text('income,w\n"31,931",1\n"1,234",2\n"2,000,500",3\n')
+    strings = tmp_path / "strings.parquet"
+    pd.DataFrame({"code": ["1", "2", "3"], "w": [1.0, 2.0, 3.0]}).to_parquet(strings)
+    dates = tmp_path / "dates.parquet"
+    pd.DataFrame({"day": pd.date_range("2020-01-01", periods=3),
+                  "w": [1.0, 2.0, 3.0]}).to_parquet(dates)
+    for path, fragment in ((decimal, "decimal comma (row 1: '69,5')"),
+                           (thousands, "thousands separator (row 1: '31,931')"),
+                           (strings, "numbers stored as text"), (dates, "dates or times")):
+        result = run_cli("microaggregate", path, "-o", tmp_path / "o.csv", "--k", "2")
+        assert result.code == 2 and fragment in result.stderr, result.stderr
+        assert not (tmp_path / "o.csv").exists()
+
+
+def test_contradictory_or_overflowing_options_are_refused(run_cli, tmp_path):
+    source = _numbers(tmp_path)
+    common = ("dp", source, "-o", tmp_path / "d.csv", "--k", "2")
+    for args, fragment in (
+            (("--epsilon", "1e308", "--bounds", "x=0:100"), "protects nothing"),
+            (("--epsilon", "1", "--bounds", "x=0:1e308"), "where widths and their squares"),
+            (("--epsilon", "1", "--bounds", "x=0:10,x=0:20"), "names column 'x' twice"),
+            (("--epsilon", "1", "--bounds", "x=0:100", "--method", "cross-moment",
+              "--moments", "1", "--coskewness", "all"), "--coskewness applies to --moments 2")):
+        result = run_cli(*common, *args)
+        assert result.code == 2 and fragment in result.stderr, (args, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "d.csv").exists()
+    result = run_cli("datasets", "export", "synthetic", "-o", tmp_path / "s.csv", "--n",
+                     "1000000000000")
+    assert result.code == 2 and "write it in parts" in result.stderr
+    result = run_cli("microaggregate", source, "-o", tmp_path / "big", "--k", "2",
+                     "--engine", "dask", "--block-size", "0")
+    assert result.code == 2 and "--block-size must be at least 2k" in result.stderr
+
+
+def test_evaluate_refuses_a_masked_table_that_lacks_columns_and_writes_valid_json(
+        run_cli, tmp_path):
+    import json
+
+    original = tmp_path / "o.csv"
+    pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": [5.0, 5.0, 5.0, 5.0],
+                  "c": [1.0, 0.0, 1.0, 0.0]}).to_csv(original, index=False)
+    partial = tmp_path / "p.csv"
+    pd.DataFrame({"a": [1.5, 1.5, 3.5, 3.5]}).to_csv(partial, index=False)
+    result = run_cli("evaluate", original, partial)
+    assert result.code == 2 and "lacks 2 of the 3 columns" in result.stderr
+    constant = tmp_path / "k.csv"
+    pd.DataFrame({"b": [5.0, 5.0, 5.0, 5.0]}).to_csv(constant, index=False)
+    result = run_cli("evaluate", original, constant, "--columns", "b", "--json")
+    assert result.code == 0, result.stderr
+    body = json.loads(result.stdout, parse_constant=lambda c: pytest_fail(c))
+    assert body["sse_percent"] is None  # SST = 0: undefined, not NaN
+
+
+def pytest_fail(constant: str) -> None:
+    raise AssertionError(f"invalid JSON constant {constant}")

@@ -115,8 +115,9 @@ def test_grouped_emd_brackets_the_exact_one(seed):
 def test_grouped_emd_is_tight_where_a_ranking_needs_it():
     """Noise of 1 % on records that repeat (integer data) grouped by 300: an interval under
     15 % of the value; on continuous records the bound says how little is known, and the
-    pairing of a masking that keeps its rows in order narrows it. The old bound, the mean distance between a
-    record and its group's mean, was larger than the value in every case."""
+    pairing of a masking that keeps its rows in order narrows it. The old bound, the mean
+    distance between a record and its group's mean, was larger than the value in every
+    case."""
     rng = np.random.default_rng(4)
     lattice = rng.integers(0, 40, size=(6000, 2)).astype(float)
     noisy = lattice * (1 + rng.normal(scale=0.01, size=lattice.shape))

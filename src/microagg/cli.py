@@ -7,7 +7,6 @@ message on stderr names the file, column, value or option at fault, and no outpu
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -91,11 +90,38 @@ def _names(value: str | None, option: str) -> list[str] | None:
 
 def _load(path: Path, schema_path: Path | None):
     from microagg.io import read_table
+
+    schema = _schema(schema_path)
+    return read_table(path), schema
+
+
+def _schema(schema_path: Path | None):
     from microagg.schema import Schema
 
-    frame = read_table(path)
-    schema = Schema.load(schema_path) if schema_path is not None else None
-    return frame, schema
+    return Schema.load(schema_path) if schema_path is not None else None
+
+
+def _sources(*paths: Path | None, schema: Any = None) -> list[Path]:
+    """Every file a command reads, which no output may replace: its inputs, the schema file
+    and the taxonomy files the schema names."""
+    found = [p for p in paths if p is not None]
+    if schema is not None:
+        found += [a.taxonomy for a in schema if a.taxonomy is not None]
+    return found
+
+
+@contextlib.contextmanager
+def _outputs(targets: list[Path | None], sources: list[Path]) -> Iterator[dict[Path, Path]]:
+    """Reserve every output of a command before it computes (a bad path fails at once), and
+    rename them all into place at the end, or none: yields each target's temporary file."""
+    from microagg.io import atomic_paths, table_format
+
+    chosen = [t for t in targets if t is not None]
+    for target in chosen:
+        if target.suffix.lower() not in (".json", ".html", ".htm", ".yaml", ".yml"):
+            table_format(target)
+    with atomic_paths(chosen, sources) as temporaries:
+        yield dict(zip(chosen, temporaries, strict=True))
 
 
 def _require_columns(available: tuple[str, ...], names: tuple[str, ...] | list[str]) -> None:
@@ -105,17 +131,9 @@ def _require_columns(available: tuple[str, ...], names: tuple[str, ...] | list[s
 
 
 def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, default=_json_default) + "\n")
+    from microagg.io import json_text
 
-
-def _json_default(obj: Any) -> Any:
-    import numpy as np
-
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
+    sys.stdout.write(json_text(obj))
 
 
 def _fmt(value: float | None) -> str:
@@ -379,8 +397,8 @@ def _compile_notice() -> Iterator[None]:
 
     Every kernel is compiled with ``cache=True``, so numba compiles one only when its cache is
     missing or stale: on the first run after an install or an upgrade, about 20 s. Later runs
-    load the kernels from the cache and compile nothing (tests/test_cli.py checks it). Numba's
-    own helpers say nothing: they take a fraction of a second.
+    load the kernels from the cache and compile nothing (tests/test_kernel_cache.py checks
+    it). Numba's own helpers say nothing: they take a fraction of a second.
     """
     from numba.core import event
 
@@ -458,7 +476,7 @@ def microaggregate(
                                           "records per block of block MDAV (default 100000)."),
 ) -> None:
     """Replace quasi-identifiers by cluster means (k-anonymity by microaggregation)."""
-    from microagg.io import table_format, write_all
+    from microagg.io import read_table
     from microagg.release import microaggregate as run
     from microagg.threads import check_threads
 
@@ -471,21 +489,18 @@ def microaggregate(
         return
     if block_size is not None:
         raise InputError("--block-size applies to --engine dask only")
-    table_format(output)
-    if labels_out is not None:
-        table_format(labels_out)
     threads = check_threads(threads)
-    frame, schema_obj = _load(input, schema)
-    with _compile_notice(), _progress(len(frame), f"{method} k={k}") as progress:
-        release = run(frame, k=k, schema=schema_obj, method=method,
-                      columns=_names(columns, "--columns"), scaling=standardize, gamma=gamma,
-                      reference=reference, drop_incomplete=drop_incomplete, clamp=clamp,
-                      threads=threads, progress=progress)
-    outputs = [(output, lambda path: _write_as(release.frame, path, output))]
-    if labels_out is not None:
-        outputs.append((labels_out,
-                        lambda path: _write_as(release.labels_frame(), path, labels_out)))
-    write_all(outputs, sources=[input])
+    schema_obj = _schema(schema)
+    with _outputs([output, labels_out], _sources(input, schema, schema=schema_obj)) as files:
+        frame = read_table(input)
+        with _compile_notice(), _progress(len(frame), f"{method} k={k}") as progress:
+            release = run(frame, k=k, schema=schema_obj, method=method,
+                          columns=_names(columns, "--columns"), scaling=standardize,
+                          gamma=gamma, reference=reference, drop_incomplete=drop_incomplete,
+                          clamp=clamp, threads=threads, progress=progress)
+        _write_as(release.frame, files[output], output)
+        if labels_out is not None:
+            _write_as(release.labels_frame(), files[labels_out], labels_out)
     report = release.report
     if json_out:
         _print_json(report.to_dict())
@@ -517,16 +532,20 @@ def _block_mdav(input: Path, output: Path, *, k: int, method: str, columns: list
                 json_out: bool) -> None:
     from microagg.at_scale.anonymize import block_microaggregate
     from microagg.at_scale.cluster import dask_client
-    from microagg.at_scale.dataset import open_dataset
-    from microagg.partition.blocks import DEFAULT_BLOCK_SIZE
+    from microagg.at_scale.dataset import check_dataset_output, open_dataset
+    from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size
 
     if method != "mdav":
         raise InputError("--engine dask runs block MDAV: use --method mdav")
+    if k < 1:
+        raise InputError(f"k must be at least 1, got {k}")
+    block_size = check_block_size(DEFAULT_BLOCK_SIZE if block_size is None else block_size, k)
+    check_dataset_output(output, input)
     dataset = open_dataset(input)
     with dask_client(scheduler, workers) as client, \
             _progress(dataset.n, f"block MDAV k={k}") as progress:
         report = block_microaggregate(client, dataset, output, k=k, columns=columns,
-                                      block_size=block_size or DEFAULT_BLOCK_SIZE,
+                                      block_size=block_size,
                                       progress=progress)
     if json_out:
         _print_json(report.to_dict())
@@ -579,26 +598,24 @@ def tclose(
 ) -> None:
     """Replace quasi-identifiers by class centroids so that every class has at least k
     records and every confidential attribute an EMD of at most t (k-anonymous t-closeness)."""
-    from microagg.io import table_format, write_all
+    from microagg.io import read_table
     from microagg.release import tclose as run
     from microagg.threads import check_threads
 
-    table_format(output)
-    if labels_out is not None:
-        table_format(labels_out)
     threads = check_threads(threads)
-    frame, schema_obj = _load(input, schema)
-    with _compile_notice(), _progress(len(frame), f"{method} k={k} t={t:g}") as progress:
-        release = run(frame, k=k, t=t, quasi=_names(quasi, "--quasi"),
-                      confidential=_names(confidential, "--confidential"), method=method,
-                      schema=schema_obj, distance=distance, microaggregation=microaggregation,
-                      scaling=standardize, drop_incomplete=drop_incomplete, clamp=clamp,
-                      threads=threads, progress=progress)
-    outputs = [(output, lambda path: _write_as(release.frame, path, output))]
-    if labels_out is not None:
-        outputs.append((labels_out,
-                        lambda path: _write_as(release.labels_frame(), path, labels_out)))
-    write_all(outputs, sources=[input])
+    schema_obj = _schema(schema)
+    with _outputs([output, labels_out], _sources(input, schema, schema=schema_obj)) as files:
+        frame = read_table(input)
+        with _compile_notice(), _progress(len(frame), f"{method} k={k} t={t:g}") as progress:
+            release = run(frame, k=k, t=t, quasi=_names(quasi, "--quasi"),
+                          confidential=_names(confidential, "--confidential"), method=method,
+                          schema=schema_obj, distance=distance,
+                          microaggregation=microaggregation, scaling=standardize,
+                          drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
+                          progress=progress)
+        _write_as(release.frame, files[output], output)
+        if labels_out is not None:
+            _write_as(release.labels_frame(), files[labels_out], labels_out)
     report = release.report
     if json_out:
         _print_json(report.to_dict())
@@ -653,6 +670,8 @@ def _bounds(value: str | None) -> dict[str, tuple[float, float]]:
             raise InputError(f"--bounds: '{item.strip()}' should read NAME=LO:HI") from None
         if not name.strip() or not low < high:
             raise InputError(f"--bounds: '{item.strip()}' should read NAME=LO:HI with LO < HI")
+        if name.strip() in out:
+            raise InputError(f"--bounds names column '{name.strip()}' twice")
         out[name.strip()] = (low, high)
     return out
 
@@ -768,10 +787,9 @@ def dp(
     import warnings
 
     from microagg.errors import PrivacyLeakWarning
-    from microagg.io import read_table, table_format, write_all
+    from microagg.io import json_text, read_table
     from microagg.release.clipping import Clipping
     from microagg.release.dp import dp_release
-    from microagg.schema import Schema
     from microagg.threads import check_threads
 
     if seed is not None and seed < 0:
@@ -785,45 +803,43 @@ def dp(
             raise InputError(f"--method {method} needs --k")
         _dp_at_scale(input, output, method=method, epsilon=epsilon, k=k,
                      columns=_names(columns, "--columns"),
-                     schema=Schema.load(schema) if schema is not None else None,
+                     schema=_schema(schema), schema_path=schema,
                      bounds=_bounds(bounds), reference=reference, calibration=calibration,
                      linkage=linkage, seed=seed, scheduler=scheduler, workers=workers,
                      json_out=json_out, show_clamped=show_clamped)
         return
-    table_format(output)
-    if statistics_out is not None:
-        if method.strip().lower() != "cross-moment":
-            raise InputError("--statistics-out applies to --method cross-moment only")
-        table_format(statistics_out)
+    if statistics_out is not None and method.strip().lower() != "cross-moment":
+        raise InputError("--statistics-out applies to --method cross-moment only")
     parsed = _bounds(bounds)
     threads = check_threads(threads)
     if clip_share is not None and clip is None:
         raise InputError("--clip-share applies with --clip only")
     clipping = Clipping.parse(clip, clip_share) if clip is not None else None
-    frame = read_table(input)
-    schema_obj = Schema.load(schema) if schema is not None else None
-    with _compile_notice(), _progress(len(frame), f"{method} k={k}") as progress, \
-            warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
-        release = dp_release(
-            frame, method=method, epsilon=epsilon, k=k, schema=schema_obj,
-            columns=_names(columns, "--columns"), carry=_names(carry, "--carry") or (),
-            bounds=parsed, bounds_from_data=bounds_from_data, reference=reference,
-            calibration=calibration, linkage=linkage, rng=seed,
-            drop_incomplete=drop_incomplete, threads=threads, progress=progress,
-            moments=moments, noise=noise, strategy=_strategy(strategy),
-            clustering=clustering, variant=variant, coskewness=coskewness,
-            groups=_groups(groups), clip=clipping)
-    report = release.report
+    schema_obj = _schema(schema)
     report_path = output.with_name(output.name + ".privacy.json")
-    text = json.dumps(report.to_dict(), indent=2, default=_json_default) + "\n"
-    files = [(output, lambda path: _write_as(release.frame, path, output)),
-             (report_path, lambda path: path.write_text(text, encoding="utf-8"))]
-    if statistics_out is not None and release.statistics is not None:
-        statistics = release.statistics
-        files.append((statistics_out,
-                      lambda path: _write_as(statistics, path, statistics_out)))
-    write_all(files, sources=[input])
+    with _outputs([output, report_path, statistics_out],
+                  _sources(input, schema, schema=schema_obj)) as files:
+        frame = read_table(input)
+        with _compile_notice(), _progress(len(frame), f"{method} k={k}") as progress, \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
+            release = dp_release(
+                frame, method=method, epsilon=epsilon, k=k, schema=schema_obj,
+                columns=_names(columns, "--columns"), carry=_names(carry, "--carry") or (),
+                bounds=parsed, bounds_from_data=bounds_from_data, reference=reference,
+                calibration=calibration, linkage=linkage, rng=seed,
+                drop_incomplete=drop_incomplete, threads=threads, progress=progress,
+                moments=moments, noise=noise, strategy=_strategy(strategy),
+                clustering=clustering, variant=variant, coskewness=coskewness,
+                groups=_groups(groups), clip=clipping)
+        report = release.report
+        _write_as(release.frame, files[output], output)
+        files[report_path].write_text(json_text(report.to_dict()), encoding="utf-8")
+        if statistics_out is not None:
+            if release.statistics is None:
+                raise InputError("this release publishes no statistics table; leave out "
+                                 "--statistics-out")
+            _write_as(release.statistics, files[statistics_out], statistics_out)
     _print_privacy(report, release.notices if show_clamped else (), output, report_path,
                    json_out)
 
@@ -863,7 +879,8 @@ def _print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_p
 
 
 def _dp_at_scale(input: Path, output: Path, *, method: str, epsilon: float, k: int,
-                 columns: list[str] | None, schema: Any, bounds: dict, reference: str | None,
+                 columns: list[str] | None, schema: Any, schema_path: Path | None,
+                 bounds: dict, reference: str | None,
                  calibration: str | None, linkage: str | None, seed: int | None,
                  scheduler: str | None, workers: int | None, json_out: bool,
                  show_clamped: bool) -> None:
@@ -873,20 +890,21 @@ def _dp_at_scale(input: Path, output: Path, *, method: str, epsilon: float, k: i
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
     from microagg.at_scale.dp import dp_release_at_scale
     from microagg.errors import PrivacyLeakWarning
-    from microagg.io import write_text
+    from microagg.io import json_text
 
     check_dataset_output(output, input)
-    dataset = open_dataset(input)
-    with dask_client(scheduler, workers) as client, \
-            _progress(dataset.n, f"{method} k={k}") as progress, warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
-        release = dp_release_at_scale(
-            client, dataset, output, method=method, epsilon=epsilon, k=k, columns=columns,
-            schema=schema, bounds=bounds, reference=reference, calibration=calibration,
-            linkage=linkage, rng=seed, progress=progress)
     report_path = output.with_name(output.name + ".privacy.json")
-    write_text(report_path, json.dumps(release.report.to_dict(), indent=2,
-                                       default=_json_default) + "\n")
+    with _outputs([report_path], _sources(input, schema_path, schema=schema)) as files:
+        dataset = open_dataset(input)
+        with dask_client(scheduler, workers) as client, \
+                _progress(dataset.n, f"{method} k={k}") as progress, warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
+            release = dp_release_at_scale(
+                client, dataset, output, method=method, epsilon=epsilon, k=k, columns=columns,
+                schema=schema, bounds=bounds, reference=reference, calibration=calibration,
+                linkage=linkage, rng=seed, progress=progress)
+        files[report_path].write_text(json_text(release.report.to_dict()),
+                                      encoding="utf-8")
     _print_privacy(release.report, release.notices if show_clamped else (), output,
                    report_path, json_out)
 
@@ -911,14 +929,14 @@ def mask(
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Mask numeric columns with a method that has no ex-ante guarantee (measure its risk)."""
-    from microagg.io import table_format, write_all
+    from microagg.io import read_table
     from microagg.release import mask as run
 
-    table_format(output)
-    frame, schema_obj = _load(input, schema)
-    release = run(frame, method=method, param=param, columns=_names(columns, "--columns"),
-                  schema=schema_obj, rng=seed)
-    write_all([(output, lambda path: _write_as(release.frame, path, output))], sources=[input])
+    schema_obj = _schema(schema)
+    with _outputs([output], _sources(input, schema, schema=schema_obj)) as files:
+        release = run(read_table(input), method=method, param=param,
+                      columns=_names(columns, "--columns"), schema=schema_obj, rng=seed)
+        _write_as(release.frame, files[output], output)
     report = release.report
     if json_out:
         _print_json(report.to_dict())
@@ -979,25 +997,24 @@ def compare(
     """Calibrate each method to the same risk (or utility), then rank by utility (or risk)."""
     from microagg.compare import compare as run
     from microagg.comparison import RAW_DATA_NOTICE
-    from microagg.io import atomic_path, check_output
+    from microagg.io import read_table
     from microagg.options import MatchStatus
 
     if report is not None and report.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"--report must name an .html file, got '{report}'")
-    if report is not None:
-        check_output(report, sources=[input, *([schema] if schema else [])])
-    frame, schema_obj = _load(input, schema)
-    with _compile_notice(), _steps("calibrating") as progress:
-        result = run(frame, target_risk=target_risk, target_utility=target_utility,
-                     methods=_names(methods, "--methods"), columns=_names(columns, "--columns"),
-                     schema=schema_obj, seeds=seeds, tolerance=tolerance, seed=seed,
-                     scale=risk_scale, aggregate=risk_aggregate, progress=progress,
-                     source=input.name)
-    if report is not None:
-        from microagg.report import comparison_html
+    schema_obj = _schema(schema)
+    with _outputs([report], _sources(input, schema, schema=schema_obj)) as files:
+        frame = read_table(input)
+        with _compile_notice(), _steps("calibrating") as progress:
+            result = run(frame, target_risk=target_risk, target_utility=target_utility,
+                         methods=_names(methods, "--methods"),
+                         columns=_names(columns, "--columns"), schema=schema_obj, seeds=seeds,
+                         tolerance=tolerance, seed=seed, scale=risk_scale,
+                         aggregate=risk_aggregate, progress=progress, source=input.name)
+        if report is not None:
+            from microagg.report import comparison_html
 
-        with atomic_path(report) as tmp:
-            tmp.write_text(comparison_html(result), encoding="utf-8")
+            files[report].write_text(comparison_html(result), encoding="utf-8")
     if json_out:
         _print_json(result.to_dict())
         return
@@ -1046,7 +1063,8 @@ def demo(
     after = k_anonymity(release.frame, quasi)
     out.print(f"3. check: smallest equivalence class {after.smallest_class} -> "
               f"{k}-anonymity {'holds' if after.holds(k) else 'VIOLATED'}")
-    result = run_evaluation(data.frame, release.frame, data.schema)
+    with _compile_notice():
+        result = run_evaluation(data.frame, release.frame, data.schema)
     out.print("4. evaluate (original vs released):")
     out.print(f"   information loss SSE/SST   {result['sse_percent']:.2f} %")
     out.print(f"   record linkage             {result['record_linkage_percent']:.2f} % of "
@@ -1071,8 +1089,12 @@ def main(argv: list[str] | None = None) -> int:
     Typer reports its own usage errors (unknown option, missing argument) with exit code 2;
     every :class:`MicroaggError` raised by a command becomes a one-line message and code 2.
     """
+    import warnings
+
     try:
-        app(args=argv, prog_name="microagg")
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            app(args=argv, prog_name="microagg")
     except SystemExit as exc:
         if exc.code is None:
             return 0
@@ -1085,7 +1107,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error(INTERRUPTED_MESSAGE)
         return INTERRUPTED
+    except OSError as exc:  # a file system's answer no check foresaw (full disk, permissions)
+        where = f"{exc.filename}: " if exc.filename else ""
+        _error(f"{where}{exc.strerror or exc}; no output was written")
+        return 2
+    except MemoryError:
+        _error("not enough memory for this input; no output was written")
+        return 2
     return 0
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """A Python warning on one line of stderr, like the command's own warnings."""
+    _warn(str(message))
 
 
 def _error(message: str) -> None:

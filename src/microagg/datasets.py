@@ -362,6 +362,10 @@ _REGIONS = ("North", "South", "East", "West", "Centre")
 _EDUCATION = ("primary", "secondary", "vocational", "bachelor", "master")
 
 
+SYNTHETIC_VALUES = 250_000_000
+"""The most values (rows × (d + 2) columns) :func:`synthetic` generates in one call."""
+
+
 def synthetic(n: int = 1000, d: int = 6, seed: int = 0) -> Dataset:
     """Synthetic microdata: ``d`` skewed, correlated numeric attributes and two categories.
 
@@ -376,6 +380,10 @@ def synthetic(n: int = 1000, d: int = 6, seed: int = 0) -> Dataset:
         raise InputError(f"synthetic data needs n >= 1, got {n}")
     if d < 1:
         raise InputError(f"synthetic data needs d >= 1, got {d}")
+    if n * (d + 2) > SYNTHETIC_VALUES:
+        raise InputError(f"synthetic data of n = {n:,} rows and d = {d:,} columns is more than "
+                         f"{SYNTHETIC_VALUES:,} values (about 2 GB): write it in parts "
+                         "(several exports with different seeds)")
     if seed < 0:
         raise InputError(f"the seed must be a non-negative integer, got {seed}")
     rng = np.random.default_rng(seed)

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import json
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -28,9 +30,9 @@ import pandas as pd
 
 from microagg.errors import InputError
 
-__all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_output", "read_table",
-           "remove_stale_temporaries", "table_format", "write_all", "write_frame", "write_json",
-           "write_table", "write_text"]
+__all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_output", "json_text",
+           "read_table", "remove_stale_temporaries", "table_format", "temporary_prefix",
+           "write_all", "write_frame", "write_json", "write_table", "write_text"]
 
 MISSING_TOKENS = ["", "NA", "N/A", "NaN", "nan", "NULL", "null"]
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -121,9 +123,16 @@ def _refuse_duplicates(names: list[str], path: Path) -> None:
         seen.add(name)
 
 
-# Temporary files are named .<target>.microagg-<pid>-<random>.tmp: a later write to the same
-# target removes those whose process is gone (e.g. killed during a write).
+# Temporary files are named .<target>.microagg-<pid>-<random>.tmp (the target's name cut to
+# STEM characters, so that a name near the file system's limit still has a temporary): a later
+# write to the same target removes those whose process is gone (e.g. killed during a write).
 TMP_TAG = ".microagg-"
+STEM = 64
+
+
+def temporary_prefix(path: Path) -> str:
+    """The name prefix of the temporaries of writes to ``path``."""
+    return f".{path.name[:STEM]}{TMP_TAG}"
 
 
 def _process_alive(pid: int) -> bool:
@@ -140,8 +149,9 @@ def remove_stale_temporaries(path: Path,
                              remove: Callable[[Path], None] | None = None) -> None:
     """Remove the hidden temporaries of writes to ``path`` whose process is gone (files by
     default; ``remove`` removes anything else, e.g. a temporary folder)."""
-    for stale in path.parent.glob(f".{glob_escape(path.name)}{TMP_TAG}*.tmp"):
-        pid_text = stale.name[len(path.name) + 1 + len(TMP_TAG):].split("-", 1)[0]
+    prefix = temporary_prefix(path)
+    for stale in path.parent.glob(f"{glob_escape(prefix)}*.tmp"):
+        pid_text = stale.name[len(prefix):].split("-", 1)[0]
         if pid_text.isdigit() and not _process_alive(int(pid_text)):
             with contextlib.suppress(OSError):
                 (remove or Path.unlink)(stale)
@@ -154,20 +164,79 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
+def _name_limit(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
 def check_output(path: str | Path, sources: Sequence[str | Path] = ()) -> Path:
-    """Refuse an output path that is a folder, lies in a missing folder, or is one of the
-    ``sources`` (writing it would destroy the input)."""
+    """Refuse an output path that is a folder, lies in a missing folder, has a name longer
+    than the file system allows, or is one of the ``sources`` (every file the command reads:
+    writing it would destroy an input)."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise InputError(f"output folder does not exist: {folder}")
+    if len(os.fsencode(path.name)) > _name_limit(folder):
+        raise InputError(f"output name is too long for its file system ({len(path.name)} "
+                         f"characters): {path.name[:40]}...")
     if path.is_dir():
         raise InputError(f"output {path} is a folder; name a file")
     for source in sources:
         if Path(source).exists() and path.exists() and os.path.samefile(source, path):
-            raise InputError(f"output {path} is the input file; writing it would destroy "
-                             "the input: choose another name")
+            raise InputError(f"output {path} is an input of this command ({source}); writing "
+                             "it would destroy the input: choose another name")
     return path
+
+
+def _reserve(target: Path) -> Path:
+    """A new empty temporary file beside ``target``: proof, before any work, that the folder
+    takes the output."""
+    remove_stale_temporaries(target)
+    try:
+        handle, name = tempfile.mkstemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-",
+                                        suffix=".tmp",
+                                        dir=target.parent if str(target.parent) else ".")
+    except OSError as exc:
+        raise InputError(f"cannot write to {target.parent if str(target.parent) else '.'}: "
+                         f"{exc.strerror or exc}") from None
+    os.close(handle)
+    return Path(name)
+
+
+def _commit(temporaries: Sequence[Path], targets: Sequence[Path]) -> None:
+    """Rename every temporary over its target, or none: targets that exist are first moved
+    aside, and any failure puts them back and removes what was already renamed."""
+    mode = _file_mode()
+    aside: list[tuple[Path, Path]] = []  # (target, its previous version)
+    placed: list[Path] = []
+    try:
+        for target in targets:
+            if target.exists():
+                previous = _reserve(target)
+                os.replace(target, previous)
+                aside.append((target, previous))
+        for tmp, target in zip(temporaries, targets, strict=True):
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+            placed.append(target)
+    except BaseException as exc:
+        for target in placed:
+            with contextlib.suppress(OSError):
+                target.unlink()
+        for target, previous in aside:
+            with contextlib.suppress(OSError):
+                os.replace(previous, target)
+        if isinstance(exc, OSError):
+            failed = targets[min(len(placed), len(targets) - 1)]
+            raise InputError(f"cannot write {failed}: {exc.strerror or exc}; no output was "
+                             "written") from None
+        raise
+    for _, previous in aside:
+        with contextlib.suppress(OSError):
+            previous.unlink()
 
 
 @contextlib.contextmanager
@@ -186,7 +255,9 @@ def atomic_paths(paths: Sequence[str | Path], sources: Sequence[str | Path] = ()
                  ) -> Iterator[list[Path]]:
     """Temporary paths beside every one of ``paths``, renamed to them together if the block
     succeeds; on any exception none of ``paths`` is touched. Outputs equal to one of the
-    ``sources``, to each other, or naming a folder are refused before anything is created."""
+    ``sources``, to each other, naming a folder, or in a folder that cannot be written are
+    refused before the block runs, so a command that computes inside the block fails before
+    its work, not after. A write that fails for lack of space becomes an :class:`InputError`."""
     targets = [check_output(p, sources) for p in paths]
     resolved = [t.resolve() for t in targets]
     if len(set(resolved)) < len(resolved):
@@ -196,17 +267,16 @@ def atomic_paths(paths: Sequence[str | Path], sources: Sequence[str | Path] = ()
     temporaries: list[Path] = []
     try:
         for target in targets:
-            remove_stale_temporaries(target)
-            handle, name = tempfile.mkstemp(
-                prefix=f".{target.name}{TMP_TAG}{os.getpid()}-", suffix=".tmp",
-                dir=target.parent if str(target.parent) else ".")
-            os.close(handle)
-            temporaries.append(Path(name))
-        yield temporaries
-        mode = _file_mode()
-        for tmp, target in zip(temporaries, targets, strict=True):
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
+            temporaries.append(_reserve(target))
+        try:
+            yield temporaries
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS,
+                             errno.EACCES, errno.EPERM):
+                raise InputError(f"cannot write the output: {exc.strerror or exc}; no output "
+                                 "was written") from None
+            raise
+        _commit(temporaries, targets)
     finally:
         for tmp in temporaries:
             if tmp.exists():
@@ -255,18 +325,29 @@ def write_text(path: str | Path, text: str) -> None:
 
 def write_json(path: str | Path, obj: Any) -> None:
     """Write ``obj`` as indented JSON, atomically."""
-    write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+    write_text(path, json_text(obj))
 
 
-def _json_default(obj: Any) -> Any:
+def json_text(obj: Any) -> str:
+    """``obj`` as indented, strictly valid JSON: numpy scalars and arrays as numbers and
+    lists, paths and other objects as text, and a number that is not finite (NaN, ±inf,
+    which JSON has no word for) as ``null``."""
+    return json.dumps(_plain(obj), indent=2, allow_nan=False) + "\n"
+
+
+def _plain(obj: Any) -> Any:
     import numpy as np
 
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
     if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, Path):
-        return str(obj)
-    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+        return _plain(obj.tolist())
+    if isinstance(obj, np.generic):
+        return _plain(obj.item())
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if obj is None or isinstance(obj, bool | int | str):
+        return obj
+    return str(obj)

@@ -82,10 +82,19 @@ def make_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
     raise InputError(f"rng must be a numpy Generator, a seed or None, got {rng!r}")
 
 
+MAX_EPSILON = 1e9
+"""The largest ε a budget takes: far beyond any meaningful guarantee (e^ε bounds nothing
+long before), and below the point where its shares and the noise grid lose precision."""
+
+
 def _check_epsilon(epsilon: float) -> float:
     epsilon = float(epsilon)
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise InputError(f"epsilon must be a positive number, got {epsilon}")
+    if epsilon > MAX_EPSILON:
+        raise InputError(f"epsilon = {epsilon:g} is above {MAX_EPSILON:g}: a guarantee of "
+                         f"e^{epsilon:g} protects nothing, and the noise computations lose "
+                         "their precision")
     return epsilon
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
@@ -52,6 +53,9 @@ class Kind(StrEnum):
 
 
 _ALLOWED_KEYS = {"role", "kind", "domain", "taxonomy"}
+
+LARGEST_BOUND = 1e150
+"""The largest magnitude of a domain bound or a value (sums and squares overflow beyond)."""
 
 
 def _parse_enum(enum: type[Enum], value: Any, attribute: str, what: str) -> Any:
@@ -116,6 +120,11 @@ class Attribute:
                     f"attribute '{self.name}': domain must be [lo, hi] with finite lo < hi, "
                     f"got [{values[0]}, {values[1]}]"
                 )
+            if max(abs(lo), abs(hi)) > LARGEST_BOUND:
+                raise SchemaError(
+                    f"attribute '{self.name}': domain [{lo:g}, {hi:g}] reaches beyond "
+                    f"±{LARGEST_BOUND:g}, where widths and their squares overflow; rescale the "
+                    "column (e.g. express it in millions)")
             return (lo, hi)
         if not values:
             raise SchemaError(f"attribute '{self.name}': the list of categories is empty")
@@ -279,6 +288,7 @@ class Schema:
             numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
                 series
             )
+            _refuse_times(str(name), series)
             if not numeric and not pd.api.types.is_bool_dtype(series):
                 _refuse_numbers_read_as_text(str(name), series)
             attributes.append(
@@ -333,10 +343,13 @@ class Schema:
         if not path.is_file():
             raise SchemaError(f"schema file not found: {path}")
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+        except UnicodeDecodeError as exc:
+            raise SchemaError(f"schema file {path} is not UTF-8 text (byte {exc.start}); save "
+                              "it as UTF-8") from None
         except yaml.YAMLError as exc:
-            first_line = str(exc).splitlines()[0] if str(exc) else "malformed YAML"
-            raise SchemaError(f"schema file {path} is not valid YAML: {first_line}") from None
+            raise SchemaError(f"schema file {path} is not valid YAML: {_yaml_problem(exc)}"
+                              ) from None
         return cls.from_dict(data, base_dir=path.parent)
 
     def dumps(self, base_dir: Path | None = None) -> str:
@@ -352,6 +365,30 @@ class Schema:
         write_text(path, self.dumps(base_dir=path.parent))
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """What is wrong, and on which line, in one line."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem:
+        return f"{problem}" + (f" (line {mark.line + 1})" if mark is not None else "")
+    return " ".join(str(exc).split()) or "malformed YAML"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key that appears twice in one mapping (plain YAML keeps
+    the last one, so a column declared twice would silently lose its first declaration)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"'{key}' is declared twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def _plain_number(value: Any) -> Any:
     """Integral floats as ints, so a YAML domain reads [0, 120] rather than [0.0, 120.0]."""
     if isinstance(value, float) and value.is_integer():
@@ -359,9 +396,32 @@ def _plain_number(value: Any) -> Any:
     return value
 
 
+_DECIMAL_COMMA = re.compile(r"[+-]?(\d{1,3}(\.\d{3})+|\d+),\d+")
+_THOUSANDS_COMMA = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
+_DECLARE = ("declare the column in a schema (kind numeric to read it as numbers, nominal for "
+            "codes)")
+
+
+def _refuse_times(name: str, series: pd.Series) -> None:
+    """Dates, times and durations are neither numbers nor categories to microagg: masking
+    them as categories would generalize every one of them away."""
+    kind = series.dtype.kind if isinstance(series.dtype, np.dtype) else ""
+    if kind in ("m", "M") or isinstance(series.dtype, pd.DatetimeTZDtype | pd.PeriodDtype):
+        what = "durations" if kind == "m" else "dates or times"
+        raise InputError(f"column '{name}' holds {what}, which microagg does not mask: convert "
+                         "it to a number (a year, an age, days since a date) or declare its "
+                         "role in a schema (identifier to drop it, other to keep it unchanged)")
+
+
+def _first_row(series: pd.Series, present: pd.Series, at: int) -> int:
+    return int(np.flatnonzero(series.index == present.index[at])[0]) + 1
+
+
 def _refuse_numbers_read_as_text(name: str, series: pd.Series) -> None:
-    """A column of numbers read as text because of one odd cell (a word, ``1,234``, an
-    integer beyond 64 bits) would be treated as categories; refuse it, naming the row."""
+    """A column of numbers read as text would be treated as categories and generalized; refuse
+    it, naming the row: numbers stored as text (a Parquet string column), written with a
+    decimal comma (``69,5``) or a thousands separator (``31,931``), numbers beside one odd cell
+    (a word, an integer beyond 64 bits)."""
     present = series[series.notna()]
     if present.empty:
         return
@@ -375,11 +435,21 @@ def _refuse_numbers_read_as_text(name: str, series: pd.Series) -> None:
             raise InputError(f"column '{name}' holds an integer beyond the 64-bit range in row "
                              f"{row} ('{text.iloc[int(np.flatnonzero(too_large)[0])]}'): store "
                              "it as text in a schema-declared nominal column, or rescale it")
-        return
+        raise InputError(f"column '{name}' holds numbers stored as text (row "
+                         f"{_first_row(series, present, 0)}: '{text.iloc[0]}'): {_DECLARE}")
+    for pattern, form in ((_THOUSANDS_COMMA, "a thousands separator"),
+                          (_DECIMAL_COMMA, "a decimal comma")):
+        matches = text.str.fullmatch(pattern).to_numpy(dtype=bool)
+        if matches.any() and (matches | parsed).mean() >= 0.5:
+            first = int(np.flatnonzero(matches)[0])
+            raise InputError(f"column '{name}' holds numbers written with {form} (row "
+                             f"{_first_row(series, present, first)}: '{text.iloc[first]}'), "
+                             "which are not read as numbers and would be masked as categories: "
+                             "save the file with a decimal point and no thousands separators")
     if parsed.mean() >= 0.5:
         first = int(np.flatnonzero(~parsed)[0])
-        row = int(np.flatnonzero(series.index == present.index[first])[0]) + 1
-        raise InputError(f"column '{name}' is mostly numbers but row {row} holds the text "
+        raise InputError(f"column '{name}' is mostly numbers but row "
+                         f"{_first_row(series, present, first)} holds the text "
                          f"'{text.iloc[first]}'; fix the value, or declare the column's kind "
                          "in a schema")
 

@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 
 from microagg.errors import InputError
-from microagg.schema import Attribute, Kind, Schema
+from microagg.schema import LARGEST_BOUND, Attribute, Kind, Schema
 from microagg.taxonomy import CategoryMetric, Taxonomy
 
 # Larger magnitudes overflow the squares of distances and variances (1e154² ~ 1e308).
-LARGEST_VALUE = 1e150
+LARGEST_VALUE = LARGEST_BOUND
 
 __all__ = [
     "LARGEST_VALUE",

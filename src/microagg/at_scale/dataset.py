@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -32,7 +33,13 @@ import numpy as np
 import pandas as pd
 
 from microagg.errors import InputError
-from microagg.io import TMP_TAG, read_table, remove_stale_temporaries, table_format
+from microagg.io import (
+    check_output,
+    read_table,
+    remove_stale_temporaries,
+    table_format,
+    temporary_prefix,
+)
 
 __all__ = ["Dataset", "Piece", "open_dataset", "read_matrix", "read_piece", "remove_folder",
            "spill_folder", "write_dataset"]
@@ -200,19 +207,30 @@ def _write_part(frame: pd.DataFrame, path: str) -> int:
     return len(frame)
 
 
+PART = re.compile(r"part-\d{5}\.parquet")
+"""The name of a partition file of a data set microagg writes."""
+
+
 def check_dataset_output(target: str | Path, source: str | Path | None = None) -> Path:
-    """Refuse a target in a missing folder, an existing file, or the input itself."""
+    """Refuse a target in a missing folder, an existing file, the input itself, or an
+    existing folder that holds anything but the partition files of a data set microagg wrote
+    (replacing the folder would delete the other files)."""
     target = Path(target)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"output folder does not exist: {folder}")
     if target.exists() and not target.is_dir():
         raise InputError(f"output {target} is a file; a Parquet data set is a folder")
     if source is not None:
         src = Path(str(source))
         if src.exists() and target.exists() and os.path.samefile(src, target):
             raise InputError(f"output {target} is the input; choose another name")
-    return target
+    if target.is_dir():
+        foreign = sorted(p.name for p in target.iterdir() if not PART.fullmatch(p.name))
+        if foreign:
+            raise InputError(f"output folder {target} holds files microagg did not write "
+                             f"('{foreign[0]}'{' and others' if len(foreign) > 1 else ''}); "
+                             "writing the data set would delete them: name a new or empty "
+                             "folder, or a data set microagg wrote")
+        return target
+    return check_output(target)
 
 
 def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
@@ -228,7 +246,7 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
 
     target = check_dataset_output(target, source)
     remove_stale_temporaries(target, lambda stale: shutil.rmtree(stale, ignore_errors=True))
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}{TMP_TAG}{os.getpid()}-", suffix=".tmp",
+    tmp = Path(tempfile.mkdtemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-", suffix=".tmp",
                                 dir=target.parent if str(target.parent) else "."))
     futures: list[Any] = []
     try:
@@ -243,7 +261,7 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
         results = [future.result() for future in futures[len(writes):]]
         os.chmod(tmp, 0o777 & ~_umask())
         if target.exists():
-            old = target.with_name(f".{target.name}{TMP_TAG}{os.getpid()}-old.tmp")
+            old = target.with_name(f"{temporary_prefix(target)}{os.getpid()}-old.tmp")
             os.replace(target, old)
             os.replace(tmp, target)
             shutil.rmtree(old, ignore_errors=True)
@@ -266,7 +284,7 @@ def spill_folder(target: Path) -> Iterator[Path]:
     """A hidden temporary folder beside the output ``target`` for the files of an exchange
     (workers write and read it, as they write the output), removed at the end; left behind
     by a killed process, it is removed as stale by the next write to ``target``."""
-    folder = Path(tempfile.mkdtemp(prefix=f".{target.name}{TMP_TAG}{os.getpid()}-",
+    folder = Path(tempfile.mkdtemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-",
                                    suffix=".spill.tmp",
                                    dir=target.parent if str(target.parent) else "."))
     try:

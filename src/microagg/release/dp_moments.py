@@ -456,9 +456,12 @@ def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int
     noise = parse(MomentNoise, noise, "noise")
     clustering = parse(Clustering, clustering, "clustering")
     variant = parse(MomentVariant, variant, "variant")
-    coskewness = _coskewness_terms(coskewness, variant)
     if moments not in (0, 1, 2):
         raise InputError(f"--moments must be 0, 1 or 2, got {moments}")
+    if coskewness is not None and moments != 2:
+        raise InputError(f"--coskewness applies to --moments 2 only (the coskewness is the "
+                         f"third moment), not --moments {moments}")
+    coskewness = _coskewness_terms(coskewness, variant)
     if variant is MomentVariant.KENDALL and moments == 2:
         raise InputError("--variant kendall releases variances and rank correlations for a "
                          "normal (Gaussian-copula) sampler: it is for --moments 1")

@@ -6,6 +6,7 @@ measures of its risk."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from microagg.release.base import Release
 from microagg.release.inputs import masked_columns
 from microagg.release.report import MaskingReport
 from microagg.schema import Role, Schema
+from microagg.table import encode
 
 __all__ = ["PARAMETERS", "mask"]
 
@@ -34,6 +36,20 @@ _MASKS = {
     MaskMethod.MULTIPLICATIVE_NOISE: multiplicative_noise,
     MaskMethod.RANK_SWAP: rank_swap,
 }
+
+
+def _check_masked(values: np.ndarray, masked: np.ndarray, names: Sequence[str],
+                  method: MaskMethod, param: float) -> None:
+    """Refuse a masked table that is not one: values that overflowed, or no value changed."""
+    what = f"{method.value} with {PARAMETERS[method]} = {param:g}"
+    bad = ~np.isfinite(masked)
+    if bad.any():
+        column = names[int(np.flatnonzero(bad.any(axis=0))[0])]
+        raise InputError(f"{what} overflows: column '{column}' would hold values beyond the "
+                         "floating-point range; use a smaller parameter")
+    if np.array_equal(values, masked):
+        raise InputError(f"{what} changes no value: the table would be written as it is and "
+                         "called masked; use a larger parameter")
 
 
 def mask(frame: pd.DataFrame, *, method: MaskMethod | str, param: float,
@@ -55,11 +71,15 @@ def mask(frame: pd.DataFrame, *, method: MaskMethod | str, param: float,
     if text:
         raise InputError(f"column '{text[0]}' is not numeric; {method.value} masks numeric "
                          "attributes only (choose others with --columns)")
-    values = frame[names].to_numpy(dtype=np.float64)
-    if not np.isfinite(values).all():
-        bad = names[int(np.flatnonzero(~np.isfinite(values).all(axis=0))[0])]
-        raise InputError(f"column '{bad}' has missing or infinite values")
-    masked = _MASKS[method](values, param, rng=make_rng(rng))
+    undeclared = Schema(tuple(replace(schema[c], domain=None) for c in names))
+    values = encode(frame[names], undeclared).numeric_matrix(names)
+    if not param > 0:
+        raise InputError(f"the parameter {PARAMETERS[method]} must be positive, got "
+                         f"{param:g}: {method.value} with {PARAMETERS[method]} = 0 masks "
+                         "nothing")
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+        masked = _MASKS[method](values, param, rng=make_rng(rng))
+    _check_masked(values, masked, names, method, param)
     identifiers = [a.name for a in schema if a.role is Role.IDENTIFIER]
     out = frame.drop(columns=identifiers).copy()
     for j, name in enumerate(names):
