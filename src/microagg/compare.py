@@ -431,8 +431,7 @@ def _domains(names: Sequence[str], lows: np.ndarray, highs: np.ndarray,
         if source == "schema":
             out[name] = {"low": float(low), "high": float(high), "source": "schema"}
         else:
-            out[name] = {"source": "data: the range of the original values (not shown: the "
-                                   "extremes of the raw data are not for sharing)"}
+            out[name] = {"source": "data: the range of the original values (not shown)"}
     return out
 
 

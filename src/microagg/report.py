@@ -36,7 +36,7 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 64em; co
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.8em; }
 table { border-collapse: collapse; margin: 0.6em 0; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.7em; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
+th:first-child, td:first-child, th:last-child, td:last-child { text-align: left; }
 thead th { background: #f2f2f2; }
 .recommendation { background: #eef6ee; border-left: 4px solid #4a4; padding: 0.8em 1em; }
 .unmatched { color: #a33; }
@@ -115,8 +115,8 @@ def _scatter(c: Comparison) -> Figure:
     else:
         ax.axvline(c.target_value, color="0.4", linestyle="--", linewidth=1)
     # The weakest and strongest ends of each range lie far away; keep the matched region.
-    right = SCATTER_SPAN * max(max(m.utility.emd for m in c.methods),
-                               c.target_value if c.target is Target.UTILITY else 0.0)
+    shown = [m.utility.emd for m in c.methods if m.ranked] or [m.utility.emd for m in c.methods]
+    right = SCATTER_SPAN * max(max(shown), c.target_value if c.target is Target.UTILITY else 0.0)
     beyond = sum(e.emd > right for m in c.methods for e in m.evaluations)
     if right > 0 and beyond:
         ax.set_xlim(0, right)
@@ -178,8 +178,11 @@ def _data_table(c: Comparison) -> str:
         + (f"<td>{d['low']:.6g}</td><td>{d['high']:.6g}</td>" if "low" in d
            else "<td>—</td><td>—</td>")
         + f"<td>{escape(d['source'])}</td></tr>" for name, d in c.data["domains"].items())
+    note = ("<p><small>A domain read off the data spans the original values: its bounds are the "
+            "extremes of the raw data, which are not shown.</small></p>"
+            if any("low" not in d for d in c.data["domains"].values()) else "")
     return ('<table id="data-table"><thead><tr><th>attribute</th><th>low</th><th>high</th>'
-            f"<th>domain from</th></tr></thead><tbody>{rows}</tbody></table>")
+            f"<th>domain from</th></tr></thead><tbody>{rows}</tbody></table>{note}")
 
 
 def _parameters(c: Comparison) -> str:

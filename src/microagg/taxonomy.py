@@ -306,7 +306,10 @@ class CategoryMetric:
         bottom = int(np.argmax(leaf_marginality))
         top = int(np.argmax(distances[bottom, :leaves]))
         if distances[bottom, top] <= 0:
-            raise SchemaError(f"attribute '{name}': needs at least two categories")
+            raise SchemaError(f"attribute '{name}' has a single category "
+                              f"('{taxonomy.labels[0]}'): there is nothing to mask or to "
+                              "measure distances on; declare its categories in a schema, or "
+                              "leave the column out")
         return cls(name=name, labels=taxonomy.labels, n_leaves=leaves, distances=distances,
                    parent=taxonomy.parent, bottom=bottom, top=top, ordinal=False)
 

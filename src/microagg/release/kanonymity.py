@@ -54,10 +54,10 @@ def partition_table(table: Table, columns: Sequence[str], k: int, *,
     method = parse(Method, method, "method")
     reference = parse(Reference, reference, "reference")
     numeric = [c for c in columns if table.schema[c].is_numeric]
+    k = check_k(k, table.n_rows)
     X = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
     categorical = categorical_part(table, columns)
     scaling = resolve_scaling(scaling, bool(categorical.metrics))
-    k = check_k(k, table.n_rows)
     bounds = [table.schema[c].bounds for c in numeric]
     if method is Method.MDAV:
         return mdav(scale(X, scaling, bounds), k, categorical=categorical, threads=threads,
