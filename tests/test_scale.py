@@ -426,3 +426,29 @@ def test_cli_engine_dask_end_to_end(numeric_parts, tmp_path, run_cli):
                    "dask", "--workers", "1", "--json")
     assert done.code == 0, done.stderr
     assert '"record_linkage_sample": 1000' in done.stdout
+
+
+def test_local_workers_leave_ctrl_c_to_the_command(client):
+    """The local cluster's processes ignore SIGINT, which they inherit from the command: on
+    Ctrl-C only the command is interrupted, stops the cluster and prints one line (each
+    worker once printed its own traceback, 13-84 lines in all)."""
+    import signal
+
+    ignored = client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+    assert ignored and all(ignored.values())
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # the command's own handler
+
+
+def test_evaluation_at_scale_skips_text_and_refuses_a_named_text_column(client, tmp_path,
+                                                                       run_cli):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    pd.DataFrame({"x": np.arange(20.0), "city": ["a", "b"] * 10}).to_parquet(
+        folder / "part-0.parquet")
+    result = run_cli("evaluate", folder, folder, "--engine", "dask", "--workers", "1",
+                     "--sample", "0")
+    assert result.code == 0 and "compared 20 records on x" in result.stdout, result.stderr
+    result = run_cli("evaluate", folder, folder, "--engine", "dask", "--workers", "1",
+                     "--columns", "x,city")
+    assert result.code == 2 and "column 'city'" in result.stderr and "not numeric" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -1089,8 +1089,12 @@ def main(argv: list[str] | None = None) -> int:
     Typer reports its own usage errors (unknown option, missing argument) with exit code 2;
     every :class:`MicroaggError` raised by a command becomes a one-line message and code 2.
     """
+    import logging
     import warnings
 
+    # The Dask engine runs an event loop in this process; when a command stops it, the loop
+    # logs the tasks it abandons, even after the command has said what happened in one line.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning

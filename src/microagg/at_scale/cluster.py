@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,7 +49,40 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
             yield client
         return
     n = workers or os.cpu_count() or 1
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                      dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
-            Client(cluster) as client:
+    with _interrupts_ignored():  # the worker processes inherit it: Ctrl-C is this process's
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.CRITICAL)
+    with cluster, Client(cluster) as client, _quiet("asyncio", "distributed"):
         yield client
+
+
+@contextlib.contextmanager
+def _quiet(*names: str) -> Iterator[None]:
+    """Silence these loggers below CRITICAL: the scheduler and the client run in this
+    process, and when a command stops (an error, Ctrl-C) their event loop logs the tasks it
+    abandons; the command's own one-line message is what the user needs."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """Ignore SIGINT while the local cluster's processes start, so that they inherit it: on
+    Ctrl-C only this process is interrupted, stops the cluster and prints one line, instead
+    of every worker printing its own traceback."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

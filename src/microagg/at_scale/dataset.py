@@ -78,7 +78,13 @@ def read_piece(piece: Piece, columns: Sequence[str] | None = None) -> pd.DataFra
 def read_matrix(piece: Piece, columns: Sequence[str]) -> np.ndarray:
     """The partition's ``columns`` as a float matrix; a missing or infinite value is an error
     naming the column and the file."""
-    X = read_piece(piece, columns).to_numpy(dtype=np.float64, na_value=np.nan)
+    frame = read_piece(piece, columns)
+    text = [c for c in columns if not (pd.api.types.is_numeric_dtype(frame[c])
+                                       and not pd.api.types.is_bool_dtype(frame[c]))]
+    if text:
+        raise InputError(f"column '{text[0]}' of {piece.path} is not numeric; the cluster path "
+                         "works on numeric columns (name others with --columns)")
+    X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(X)
     if bad.any():
         column = columns[int(np.flatnonzero(bad.any(axis=0))[0])]

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from microagg.at_scale.dataset import Dataset, Piece, read_matrix
 from microagg.errors import InputError
@@ -131,7 +132,8 @@ def evaluate_at_scale(client: Any, original: Dataset, masked: Dataset, *,
     if columns is None:
         head = original.head()
         columns = [c for c in original.columns if c in masked.columns
-                   and np.issubdtype(head[c].dtype, np.number)]
+                   and pd.api.types.is_numeric_dtype(head[c])
+                   and not pd.api.types.is_bool_dtype(head[c])]
     columns = list(columns)
     if not columns:
         raise InputError("no numeric column to compare")
