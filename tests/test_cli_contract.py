@@ -228,3 +228,51 @@ def test_evaluate_refuses_a_masked_table_that_lacks_columns_and_writes_valid_jso
 
 def pytest_fail(constant: str) -> None:
     raise AssertionError(f"invalid JSON constant {constant}")
+
+
+def test_usage_errors_are_one_line_and_bare_commands_print_help(run_cli):
+    for args, fragment in ((["frobnicate"], "No such command 'frobnicate'"),
+                           (["check", "--frob"], "No such option: --frob"),
+                           (["demo", "--k", "a"], "Invalid value for '--k'"),
+                           (["datasets", "export", "census"], "Missing option '-o'")):
+        result = run_cli(*args)
+        assert result.code == 2 and fragment in result.stderr, (args, result.stderr)
+        assert result.stderr.startswith("microagg: error: ")
+        assert len(result.stderr.strip().splitlines()) == 1
+    bare = run_cli()
+    assert bare.code == 0 and "Usage: microagg" in bare.stdout and bare.stderr == ""
+
+
+def test_k_anonymity_with_k_1_is_refused(run_cli, tmp_path):
+    """k = 1 leaves every record as it is: the release would be the input called masked."""
+    source = _numbers(tmp_path)
+    result = run_cli("microaggregate", source, "-o", tmp_path / "o.csv", "--k", "1")
+    assert result.code == 2 and "k-anonymous release needs k >= 2" in result.stderr
+    assert run_cli("check", source, "--k", "1").code == 0  # checking k = 1 is fine
+
+
+def test_names_match_across_unicode_forms_and_unnamed_columns_are_refused(run_cli, tmp_path):
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", "na\u00efve")
+    data = tmp_path / "u.csv"
+    data.write_text(f"{decomposed},b\n1,2\n3,4\n5,6\n7,8\n", encoding="utf-8")
+    result = run_cli("check", data, "--k", "1", "--quasi", "na\u00efve")
+    assert result.code == 0, result.stderr
+    unnamed = tmp_path / "unnamed.csv"
+    unnamed.write_text("a,,c\n1,2,3\n")
+    result = run_cli("check", unnamed, "--k", "1")
+    assert result.code == 2 and "column 2 of" in result.stderr and "has no name" in result.stderr
+
+
+def test_options_of_other_data_sets_and_nested_cells_are_refused(run_cli, tmp_path):
+    result = run_cli("datasets", "export", "census", "-o", tmp_path / "c.csv", "--n", "1000")
+    assert result.code == 2 and "--n applies to the synthetic data set only" in result.stderr
+    nested = tmp_path / "nested.parquet"
+    pd.DataFrame({"tags": [[1, 2], [3], [4], [5]], "x": [1.0, 2.0, 3.0, 4.0]}).to_parquet(nested)
+    result = run_cli("check", nested, "--k", "1")
+    assert result.code == 2 and "holds lists or mappings" in result.stderr
+    schema = tmp_path / "list.yaml"
+    schema.write_text("- a\n- b\n")
+    result = run_cli("check", nested, "--k", "1", "--schema", schema)
+    assert result.code == 2 and f"schema file {schema}" in result.stderr

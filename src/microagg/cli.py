@@ -82,7 +82,9 @@ def _engine(engine: str, scheduler: str | None, workers: int | None, **local_onl
 def _names(value: str | None, option: str) -> list[str] | None:
     if value is None:
         return None
-    names = [v.strip() for v in value.split(",") if v.strip()]
+    from microagg.io import column_name
+
+    names = [column_name(v) for v in value.split(",") if v.strip()]
     if not names:
         raise InputError(f"{option} needs at least one column name")
     return names
@@ -184,13 +186,24 @@ def datasets_export(
         "each of its taxonomy files beside it (SCHEMA-STEM.ATTRIBUTE.csv)."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value (adult)."),
-    n: int = typer.Option(1000, "--n", help="Rows of the synthetic data."),
-    d: int = typer.Option(6, "--d", help="Numeric columns of the synthetic data."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the synthetic data."),
+    n: int | None = typer.Option(None, "--n", help="Rows of the synthetic data (default "
+                                 "1000)."),
+    d: int | None = typer.Option(None, "--d", help="Numeric columns of the synthetic data "
+                                 "(default 6)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the synthetic data "
+                                    "(default 0)."),
 ) -> None:
     """Write a data set (and optionally its schema and taxonomies) to files, all or none."""
     from microagg.datasets import load
     from microagg.io import check_output, table_format, write_all
+
+    given = {"--n": n, "--d": d, "--seed": seed}
+    if name.strip().lower() != "synthetic" and any(v is not None for v in given.values()):
+        option = next(o for o, v in given.items() if v is not None)
+        raise InputError(f"{option} applies to the synthetic data set only, not '{name}'")
+    n, d, seed = 1000 if n is None else n, 6 if d is None else d, 0 if seed is None else seed
+    if drop_incomplete and not name.strip().lower().startswith("adult"):
+        raise InputError(f"--drop-incomplete applies to the adult data sets only, not '{name}'")
 
     table_format(output)
     check_output(output)
@@ -1086,31 +1099,35 @@ INTERRUPTED_MESSAGE = "interrupted; no output was written (outputs are renamed i
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code.
 
-    Typer reports its own usage errors (unknown option, missing argument) with exit code 2;
-    every :class:`MicroaggError` raised by a command becomes a one-line message and code 2.
+    Every error becomes one line on stderr and code 2: usage errors (an unknown option, a
+    value that does not parse), every :class:`MicroaggError` a command raises, and what the
+    file system answers (a full disk). Ctrl-C is one line and code 130. ``microagg`` alone
+    prints the help.
     """
     import logging
     import warnings
 
+    no_args, usage = _usage_errors()
     # The Dask engine runs an event loop in this process; when a command stops it, the loop
     # logs the tasks it abandons, even after the command has said what happened in one line.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
-            app(args=argv, prog_name="microagg")
-    except SystemExit as exc:
-        if exc.code is None:
-            return 0
-        if exc.code == INTERRUPTED:  # Typer's answer to Ctrl-C
-            _error(INTERRUPTED_MESSAGE)
-        return exc.code if isinstance(exc.code, int) else 1
+            code = app(args=argv, prog_name="microagg", standalone_mode=False)
+    except no_args as exc:  # a command group alone: its help
+        sys.stdout.write(exc.format_message().rstrip() + "\n")
+        return 0
+    except usage as exc:
+        command = exc.ctx.command_path if exc.ctx is not None else "microagg"
+        _error(f"{exc.format_message()} (see {command} --help)")
+        return 2
+    except (typer.Abort, KeyboardInterrupt):
+        _error(INTERRUPTED_MESSAGE)
+        return INTERRUPTED
     except MicroaggError as exc:
         _error(str(exc))
         return 2
-    except KeyboardInterrupt:
-        _error(INTERRUPTED_MESSAGE)
-        return INTERRUPTED
     except OSError as exc:  # a file system's answer no check foresaw (full disk, permissions)
         where = f"{exc.filename}: " if exc.filename else ""
         _error(f"{where}{exc.strerror or exc}; no output was written")
@@ -1118,7 +1135,17 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         _error("not enough memory for this input; no output was written")
         return 2
-    return 0
+    return code if isinstance(code, int) else 0
+
+
+def _usage_errors() -> tuple[type[Exception], type[Exception]]:
+    """Click's "no arguments: show the help" and usage errors, wherever Typer keeps them
+    (recent Typer vendors Click as ``typer._click``)."""
+    try:
+        from typer._click.exceptions import NoArgsIsHelpError, UsageError
+    except ImportError:  # Typer on Click itself
+        from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[no-redef]
+    return NoArgsIsHelpError, UsageError
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str,

@@ -21,6 +21,7 @@ import json
 import math
 import os
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from glob import escape as glob_escape
 from pathlib import Path
@@ -30,7 +31,7 @@ import pandas as pd
 
 from microagg.errors import InputError
 
-__all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_output", "json_text",
+__all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_output", "column_name", "json_text",
            "read_table", "remove_stale_temporaries", "table_format", "temporary_prefix",
            "write_all", "write_frame", "write_json", "write_table", "write_text"]
 
@@ -79,7 +80,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read {path} as UTF-8 CSV: {exc}") from None
     if not header:
         raise InputError(f"file {path} is empty (no header row)")
-    _refuse_duplicates([h.strip() for h in header], path)
+    _check_names([h.strip() for h in header], path)
     try:
         frame = pd.read_csv(
             path, sep=separator, keep_default_na=False, na_values=MISSING_TOKENS,
@@ -88,7 +89,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot parse {path}: {message}") from None
-    frame.columns = [str(c).strip() for c in frame.columns]
+    frame.columns = [column_name(c) for c in frame.columns]
     return frame
 
 
@@ -111,13 +112,26 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         names = pq.read_schema(path).names
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise InputError(f"cannot read {path} as Parquet: {exc}") from None
-    _refuse_duplicates(names, path)
-    return pd.read_parquet(path)
+    _check_names(names, path)
+    frame = pd.read_parquet(path)
+    frame.columns = [column_name(c) for c in frame.columns]
+    return frame
 
 
-def _refuse_duplicates(names: list[str], path: Path) -> None:
+def column_name(name: object) -> str:
+    """A column name as microagg compares it: text, stripped, in Unicode normal form C (so
+    that 'naïve' typed on the command line matches 'naïve' written decomposed by a file)."""
+    return unicodedata.normalize("NFC", str(name).strip())
+
+
+def _check_names(names: list[str], path: Path) -> None:
+    """Refuse a header with an unnamed column or a name given twice."""
     seen: set[str] = set()
-    for name in names:
+    for position, raw in enumerate(names, start=1):
+        name = column_name(raw)
+        if not name:
+            raise InputError(f"column {position} of {path} has no name: name every column in "
+                             "the header")
         if name in seen:
             raise InputError(f"column name '{name}' appears more than once in {path}")
         seen.add(name)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
@@ -289,6 +290,7 @@ class Schema:
                 series
             )
             _refuse_times(str(name), series)
+            _refuse_nested(str(name), series)
             if not numeric and not pd.api.types.is_bool_dtype(series):
                 _refuse_numbers_read_as_text(str(name), series)
             attributes.append(
@@ -332,9 +334,8 @@ class Schema:
         attributes = data["attributes"]
         if not isinstance(attributes, Mapping) or not attributes:
             raise SchemaError("'attributes' must map each column name to its description")
-        return cls(
-            tuple(Attribute.from_dict(str(n), s, base_dir) for n, s in attributes.items())
-        )
+        return cls(tuple(Attribute.from_dict(unicodedata.normalize("NFC", str(n).strip()), s,
+                                             base_dir) for n, s in attributes.items()))
 
     @classmethod
     def load(cls, path: str | Path) -> Schema:
@@ -350,7 +351,10 @@ class Schema:
         except yaml.YAMLError as exc:
             raise SchemaError(f"schema file {path} is not valid YAML: {_yaml_problem(exc)}"
                               ) from None
-        return cls.from_dict(data, base_dir=path.parent)
+        try:
+            return cls.from_dict(data, base_dir=path.parent)
+        except SchemaError as exc:
+            raise SchemaError(f"schema file {path}: {exc}") from None
 
     def dumps(self, base_dir: Path | None = None) -> str:
         return yaml.safe_dump(
@@ -411,6 +415,18 @@ def _refuse_times(name: str, series: pd.Series) -> None:
         raise InputError(f"column '{name}' holds {what}, which microagg does not mask: convert "
                          "it to a number (a year, an age, days since a date) or declare its "
                          "role in a schema (identifier to drop it, other to keep it unchanged)")
+
+
+def _refuse_nested(name: str, series: pd.Series) -> None:
+    """A column whose cells hold lists, arrays or mappings (a Parquet nested type) has no
+    category microagg could compare."""
+    if not pd.api.types.is_object_dtype(series):
+        return
+    nested = series.map(lambda v: isinstance(v, list | tuple | dict | set | np.ndarray))
+    if nested.any():
+        row = int(np.flatnonzero(nested.to_numpy(dtype=bool))[0]) + 1
+        raise InputError(f"column '{name}' holds lists or mappings (row {row}), not numbers or "
+                         "categories: flatten it into columns, or drop it")
 
 
 def _first_row(series: pd.Series, present: pd.Series, at: int) -> int:

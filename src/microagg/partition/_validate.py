@@ -10,13 +10,17 @@ from microagg.distance import Categorical, no_categories
 from microagg.errors import InputError
 
 
-def check_k(k: object, n: int) -> int:
-    """``k`` as an int, refusing k < 1 and k > n with a message naming the option."""
+def check_k(k: object, n: int, *, least: int = 1) -> int:
+    """``k`` as an int, refusing k < ``least`` and k > n with a message naming the option.
+    A k-anonymous release asks for ``least`` = 2: with k = 1 every record stays as it is."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise InputError(f"k must be an integer, got {k!r}")
     k = int(k)
     if k < 1:
         raise InputError(f"k must be at least 1, got {k}")
+    if k < least:
+        raise InputError(f"k = {k} leaves every record as it is and would call the table "
+                         f"protected: a k-anonymous release needs k >= {least}")
     if k > n:
         raise InputError(f"k = {k} exceeds the number of records ({n})")
     return k

@@ -168,6 +168,7 @@ def microaggregate(frame: pd.DataFrame, *, k: int, schema: Schema | None = None,
     chosen = masked_columns(schema, columns, declared=declared)
     schema = schema.with_roles({c: Role.QUASI for c in chosen})
     table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
+    check_k(k, table.n_rows, least=2)
     labels = partition_table(table, chosen, k, method=method, scaling=scaling, gamma=gamma,
                              reference=reference, threads=threads, progress=progress)
     masked = replace_by_clusters(table, chosen, labels)

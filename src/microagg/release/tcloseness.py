@@ -94,7 +94,7 @@ def tclose(frame: pd.DataFrame, *, k: int, t: float, quasi: Sequence[str] | None
     schema = schema.with_roles({**{c: Role.QUASI for c in quasi},
                                 **{c: Role.CONFIDENTIAL for c in confidential}})
     table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
-    k = check_k(k, table.n_rows)
+    k = check_k(k, table.n_rows, least=2)
     models = []
     for name in confidential:
         chosen = nominal if table.schema[name].kind is Kind.NOMINAL else None
