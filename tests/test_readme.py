@@ -43,3 +43,31 @@ def test_readme_examples_run_as_written(tmp_path, monkeypatch):
             exec(compile(code, str(README), "exec"), {"__name__": "readme"})
         ran += 1
     assert ran >= 4
+    _stated_classes_hold(tmp_path)
+
+
+def _stated_classes_hold(folder: Path) -> None:
+    """The class counts the README states for its t-closeness examples are what they give."""
+    import pandas as pd
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    merged = re.search(r"it ends with (\d+) classes, where t-closeness-first keeps classes of "
+                       r"(\d+) to (\d+) records", text)
+    assert merged, "the README no longer states the classes of its t-closeness examples"
+    quasi = ["age", "income", "hours"]
+    assert pd.read_csv(folder / "merged.csv").groupby(quasi).ngroups == int(merged.group(1))
+    sizes = pd.read_csv(folder / "tclose.csv").groupby(quasi).size()
+    assert (sizes.min(), sizes.max()) == (int(merged.group(2)), int(merged.group(3)))
+
+
+@pytest.mark.slow
+def test_readme_states_the_number_of_tests():
+    """The README's count is the number of tests `python -m pytest` collects."""
+    root = README.parent
+    result = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                             "-p", "no:cacheprovider"], cwd=root, capture_output=True,
+                            text=True)
+    collected = re.search(r"(\d+) tests? collected", result.stdout)
+    assert collected, result.stdout[-2000:]
+    stated = re.search(r"\((\d+) tests;", README.read_text(encoding="utf-8"))
+    assert stated and int(stated.group(1)) == int(collected.group(1))
