@@ -1135,7 +1135,27 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         _error("not enough memory for this input; no output was written")
         return 2
-    return code if isinstance(code, int) else 0
+    except SystemError as exc:  # Ctrl-C inside a compiled kernel surfaces as a SystemError
+        if not _interrupted(exc):
+            raise
+        _error(INTERRUPTED_MESSAGE)
+        return INTERRUPTED
+    code = code if isinstance(code, int) else 0
+    if code == INTERRUPTED:  # Typer's own answer to Ctrl-C
+        _error(INTERRUPTED_MESSAGE)
+    return code
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` was caused, however indirectly, by Ctrl-C."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _usage_errors() -> tuple[type[Exception], type[Exception]]:
@@ -1159,5 +1179,19 @@ def _error(message: str) -> None:
     sys.stderr.write(f"microagg: error: {text}\n")
 
 
+def entry() -> None:
+    """The ``microagg`` program: :func:`main`, then exit with its code. After Ctrl-C the
+    command has said so in one line; what the interpreter's exit handlers print while they
+    stop an interrupted Dask cluster is left unsaid."""
+    code = main()
+    if code == INTERRUPTED:
+        import os
+
+        sys.stderr.flush()
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+    raise SystemExit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    entry()

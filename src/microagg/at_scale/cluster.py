@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,10 +49,13 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
             yield client
         return
     n = workers or os.cpu_count() or 1
-    with _interrupts_ignored():  # the worker processes inherit it: Ctrl-C is this process's
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.CRITICAL)
-    with cluster, Client(cluster) as client, _quiet("asyncio", "distributed"):
+    with contextlib.ExitStack() as stack:
+        with _workers_quiet():  # the worker processes inherit the null stderr
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                silence_logs=logging.CRITICAL))
+        client = stack.enter_context(Client(cluster))
+        stack.enter_context(_quiet("asyncio", "distributed"))
         yield client
 
 
@@ -73,16 +76,19 @@ def _quiet(*names: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _interrupts_ignored() -> Iterator[None]:
-    """Ignore SIGINT while the local cluster's processes start, so that they inherit it: on
-    Ctrl-C only this process is interrupted, stops the cluster and prints one line, instead
-    of every worker printing its own traceback."""
+def _workers_quiet() -> Iterator[None]:
+    """Start the local cluster's processes with their stderr on the null device. On Ctrl-C
+    the terminal interrupts every process of the command: the worker processes die, each once
+    printing its traceback (13-84 lines in all) before the command's one line. Their errors
+    reach the command through the scheduler, not through their stderr, so nothing is lost;
+    the command's own handling of Ctrl-C is untouched."""
+    sys.stderr.flush()
+    saved = os.dup(2)
     try:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
