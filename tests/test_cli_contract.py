@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 
 def _numbers(tmp_path: Path, name: str = "in.csv") -> Path:
@@ -184,6 +185,10 @@ def test_numbers_that_were_not_read_as_numbers_are_refused(run_cli, tmp_path):
         result = run_cli("microaggregate", path, "-o", tmp_path / "o.csv", "--k", "2")
         assert result.code == 2 and fragment in result.stderr, result.stderr
         assert not (tmp_path / "o.csv").exists()
+    # a column that is not masked is carried as it is
+    masked = run_cli("mask", dates, "-o", tmp_path / "m.csv", "--method", "rank-swap",
+                     "--param", "0.9", "--seed", "1")
+    assert masked.code == 0 and "written unchanged: day" in masked.stdout, masked.stderr
 
 
 def test_contradictory_or_overflowing_options_are_refused(run_cli, tmp_path):
@@ -270,9 +275,121 @@ def test_options_of_other_data_sets_and_nested_cells_are_refused(run_cli, tmp_pa
     assert result.code == 2 and "--n applies to the synthetic data set only" in result.stderr
     nested = tmp_path / "nested.parquet"
     pd.DataFrame({"tags": [[1, 2], [3], [4], [5]], "x": [1.0, 2.0, 3.0, 4.0]}).to_parquet(nested)
-    result = run_cli("check", nested, "--k", "1")
+    result = run_cli("microaggregate", nested, "-o", tmp_path / "o.csv", "--k", "2")
     assert result.code == 2 and "holds lists or mappings" in result.stderr
+    assert run_cli("check", nested, "--k", "1").code == 0  # checking it masks nothing
     schema = tmp_path / "list.yaml"
     schema.write_text("- a\n- b\n")
     result = run_cli("check", nested, "--k", "1", "--schema", schema)
     assert result.code == 2 and f"schema file {schema}" in result.stderr
+
+
+def _synthetic(tmp_path: Path, n: int = 60) -> tuple[Path, Path]:
+    from microagg import datasets
+
+    data = datasets.synthetic(n, 4, seed=1)
+    table, schema = tmp_path / "syn.csv", tmp_path / "syn.yaml"
+    data.frame.to_csv(table, index=False)
+    data.schema.save(schema)
+    return table, schema
+
+
+def test_options_that_would_do_nothing_are_refused(run_cli, tmp_path):
+    """An option the command would ignore is an error, not silence."""
+    table, schema = _synthetic(tmp_path)
+    cases = [
+        (["microaggregate", table, "-o", tmp_path / "o.csv", "--k", "3", "--clamp"],
+         "none of the masked numeric columns declares one"),
+        (["tclose", table, "-o", tmp_path / "o.csv", "--k", "5", "--t", "0.5", "--quasi",
+          "age,income", "--confidential", "savings", "--distance", "hierarchical"],
+         "savings use the ordered distance"),
+        (["tclose", table, "-o", tmp_path / "o.csv", "--k", "5", "--t", "0.5", "--quasi",
+          "age,income", "--confidential", "region", "--distance", "hierarchical"],
+         "needs the attribute's taxonomy"),
+        (["tclose", table, "-o", tmp_path / "o.csv", "--k", "5", "--t", "0.5", "--quasi",
+          "age,income", "--confidential", "savings", "--method", "k-anonymity-first",
+          "--threads", "2"], "k-anonymity-first runs on one thread"),
+        (["check", table, "--k", "2", "--distance", "equal"], "--distance applies with --t"),
+        (["dp", table, "-o", tmp_path / "o.csv", "--epsilon", "1", "--k", "10", "--schema",
+          schema, "--columns", "age", "--bounds", "income=0:10"],
+         "'income', which this release does not protect (it is dropped)"),
+        (["dp", table, "-o", tmp_path / "o.csv", "--epsilon", "1", "--k", "20", "--schema",
+          schema, "--columns", "age,income", "--method", "cross-moment", "--moments", "0",
+          "--variant", "variances"], "--moments 0 releases the means only"),
+        (["evaluate", table, table, "--sample", "10"], "--sample applies to --engine dask"),
+        (["compare", table, "--target-risk", "mdav=5", "--methods", "mdav,mdav"],
+         "--methods names mdav twice"),
+        (["compare", table, "--target-risk", "mdav=5", "--seed", "-1"],
+         "--seed must be a non-negative integer"),
+        (["mask", table, "-o", tmp_path / "o.csv", "--method", "multiplicative-noise",
+          "--param", "1e-12"], "changes no value beyond rounding"),
+    ]
+    for args, fragment in cases:
+        result = run_cli(*args)
+        assert result.code == 2 and fragment in result.stderr, (args, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "o.csv").exists()
+
+
+def test_schemas_and_taxonomies_a_person_mistypes_are_refused(run_cli, tmp_path):
+    table, _ = _synthetic(tmp_path)
+    writes = {
+        "yesno.yaml": ("attributes:\n  region: {kind: nominal, domain: [yes, no]}\n",
+                       "category True is a boolean"),
+        "nested.yaml": ("attributes:\n  region: {kind: nominal, domain: [[North, South]]}\n",
+                        "is not a single value"),
+        "bomb.yaml": ("a: &a [x, x]\nb: &b [*a, *a]\nattributes: {region: {kind: nominal}}\n",
+                      "aliases (*name) are not allowed"),
+        "latin.yaml": ("attributes:\n  region: {kind: nominal, taxonomy: latin.csv}\n",
+                       "latin.csv is not UTF-8"),
+    }
+    (tmp_path / "latin.csv").write_bytes("S\u00fcd;*\nNorth;*\n".encode("latin-1"))
+    for name, (text, fragment) in writes.items():
+        (tmp_path / name).write_text(text)
+        result = run_cli("microaggregate", table, "-o", tmp_path / "o.csv", "--k", "3",
+                         "--schema", tmp_path / name)
+        assert result.code == 2 and fragment in result.stderr, (name, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_hierarchical_t_closeness_of_a_release_checks_as_it_was_reported(run_cli, tmp_path):
+    """`check --distance hierarchical` on a release whose taxonomy concepts it reads."""
+    import json
+
+    (tmp_path / "tax.csv").write_text("a;A;*\nb;A;*\nc;B;*\nd;B;*\n")
+    (tmp_path / "s.yaml").write_text(
+        "attributes:\n  x: {role: quasi, kind: numeric, domain: [0, 100]}\n"
+        "  c: {role: confidential, kind: nominal, taxonomy: tax.csv}\n")
+    table = tmp_path / "t.csv"
+    pd.DataFrame({"x": range(40), "c": list("abcd") * 10}).to_csv(table, index=False)
+    out = tmp_path / "r.csv"
+    made = run_cli("tclose", table, "-o", out, "--k", "4", "--t", "0.3", "--schema",
+                   tmp_path / "s.yaml", "--distance", "hierarchical", "--json")
+    assert made.code == 0, made.stderr
+    reported = json.loads(made.stdout)["largest_emd"]["c"]
+    checked = run_cli("check", out, "--k", "4", "--t", "0.3", "--quasi", "x",
+                      "--confidential", "c", "--schema", tmp_path / "s.yaml", "--distance",
+                      "hierarchical", "--json")
+    assert checked.code == 0, checked.stderr
+    assert json.loads(checked.stdout)["t_closeness"][0]["largest_emd"] == pytest.approx(
+        reported)
+
+
+def test_an_input_named_like_a_stale_temporary_is_never_removed(run_cli, tmp_path):
+    table, _ = _synthetic(tmp_path)
+    schema = tmp_path / ".o.csv.microagg-999999999-x.tmp"  # what a killed run would leave
+    schema.write_text("attributes:\n  age: {kind: numeric}\n")
+    result = run_cli("microaggregate", table, "-o", tmp_path / "o.csv", "--k", "3",
+                     "--schema", schema)
+    assert result.code == 0, result.stderr
+    assert schema.exists()
+
+
+def test_quoted_names_hold_commas_and_an_unchanged_release_says_so(run_cli, tmp_path):
+    data = tmp_path / "c.csv"
+    pd.DataFrame({"income, net": [1.0, 1.0, 2.0, 2.0], "b": [3.0, 3.0, 4.0, 4.0]}).to_csv(
+        data, index=False)
+    result = run_cli("microaggregate", data, "-o", tmp_path / "o.csv", "--k", "2",
+                     "--columns", '"income, net",b')
+    assert result.code == 0, result.stderr
+    assert "no value changed" in result.stdout

@@ -80,11 +80,20 @@ def _engine(engine: str, scheduler: str | None, workers: int | None, **local_onl
 
 
 def _names(value: str | None, option: str) -> list[str] | None:
+    """Column names separated by commas; a name that holds a comma is written in double
+    quotes, as in a CSV header (--columns 'age,"income, net"')."""
     if value is None:
         return None
+    import csv
+
     from microagg.io import column_name
 
-    names = [column_name(v) for v in value.split(",") if v.strip()]
+    try:
+        fields = next(csv.reader([value], skipinitialspace=True), [])
+    except csv.Error as exc:
+        raise InputError(f"{option}: cannot read '{value}' as comma-separated names: {exc}"
+                         ) from None
+    names = [column_name(v) for v in fields if v.strip()]
     if not names:
         raise InputError(f"{option} needs at least one column name")
     return names
@@ -271,6 +280,8 @@ def check(
 
     if k is None and t is None:
         raise InputError("nothing to check: give --k and/or --t")
+    if distance is not None and t is None:
+        raise InputError("--distance applies with --t (the EMD of t-closeness)")
     confidential_names = _names(confidential, "--confidential") or []
     if t is not None:
         if not confidential_names:
@@ -305,6 +316,10 @@ def check(
         nominal = parse(GroundDistance, distance, "--distance") if distance else None
         if nominal is GroundDistance.ORDERED:
             raise InputError("--distance is for nominal attributes: equal or hierarchical")
+        if nominal is not None and not any(table.schema[c].kind is Kind.NOMINAL
+                                           for c in confidential_names):
+            raise InputError(f"--distance chooses the EMD of nominal attributes; "
+                             f"{', '.join(confidential_names)} use the ordered distance")
         for name in confidential_names:
             chosen = nominal if table.schema[name].kind is Kind.NOMINAL else None
             report_t = table_t_closeness(table, quasi_names, name, chosen)
@@ -344,8 +359,9 @@ def evaluate(
                                "linkage on a sample."),
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
-    sample: int = typer.Option(1000, "--sample", help="With --engine dask: masked records "
-                               "linked against all originals (0: no record linkage)."),
+    sample: int | None = typer.Option(None, "--sample", help="With --engine dask: masked "
+                                      "records linked against all originals (default 1000; "
+                                      "0: no record linkage)."),
 ) -> None:
     """Measure the utility loss and disclosure risk of a masked table."""
     from microagg.io import read_table
@@ -353,9 +369,12 @@ def evaluate(
 
     if _engine(engine, scheduler, workers, schema=schema):
         _evaluate_at_scale(original, masked, columns=_names(columns, "--columns"),
-                           sample=sample, scheduler=scheduler, workers=workers,
-                           json_out=json_out)
+                           sample=1000 if sample is None else sample, scheduler=scheduler,
+                           workers=workers, json_out=json_out)
         return
+    if sample is not None:
+        raise InputError("--sample applies to --engine dask (the local engine links every "
+                         "record)")
 
     original_frame, schema_obj = _load(original, schema)
     masked_frame = read_table(masked)

@@ -465,8 +465,11 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
     chosen = [parse(CompareMethod, m, "method") for m in (methods or DEFAULT_METHODS)]
     if not chosen:
         raise InputError("--methods names no method")
-    if len(set(chosen)) != len(chosen):
-        raise InputError("--methods names a method twice")
+    twice = next((m for i, m in enumerate(chosen) if m in chosen[:i]), None)
+    if twice is not None:
+        raise InputError(f"--methods names {twice.value} twice")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise InputError(f"--seed must be a non-negative integer, got {seed}")
     names, selected, X = _matrix(frame, schema, columns)
     lows, highs, sources = attribute_domains(selected, X)
     table = candidates(X, lows, highs, declared=all(s == "schema" for s in sources))

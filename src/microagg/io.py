@@ -159,14 +159,18 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(path: Path,
-                             remove: Callable[[Path], None] | None = None) -> None:
+def remove_stale_temporaries(path: Path, remove: Callable[[Path], None] | None = None,
+                             keep: Sequence[str | Path] = ()) -> None:
     """Remove the hidden temporaries of writes to ``path`` whose process is gone (files by
-    default; ``remove`` removes anything else, e.g. a temporary folder)."""
+    default; ``remove`` removes anything else, e.g. a temporary folder), except the files
+    ``keep`` names (a command's inputs, whatever they are called)."""
     prefix = temporary_prefix(path)
+    kept = {Path(k).resolve() for k in keep}
     for stale in path.parent.glob(f"{glob_escape(prefix)}*.tmp"):
         pid_text = stale.name[len(prefix):].split("-", 1)[0]
-        if pid_text.isdigit() and not _process_alive(int(pid_text)):
+        if (pid_text.isdigit() and not _process_alive(int(pid_text))
+                and not any(stale.resolve() == k or stale.resolve() in k.parents
+                            for k in kept)):
             with contextlib.suppress(OSError):
                 (remove or Path.unlink)(stale)
 
@@ -205,10 +209,10 @@ def check_output(path: str | Path, sources: Sequence[str | Path] = ()) -> Path:
     return path
 
 
-def _reserve(target: Path) -> Path:
+def _reserve(target: Path, keep: Sequence[str | Path] = ()) -> Path:
     """A new empty temporary file beside ``target``: proof, before any work, that the folder
-    takes the output."""
-    remove_stale_temporaries(target)
+    takes the output. Stale temporaries of earlier writes go, the files ``keep`` names stay."""
+    remove_stale_temporaries(target, keep=keep)
     try:
         handle, name = tempfile.mkstemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-",
                                         suffix=".tmp",
@@ -281,7 +285,7 @@ def atomic_paths(paths: Sequence[str | Path], sources: Sequence[str | Path] = ()
     temporaries: list[Path] = []
     try:
         for target in targets:
-            temporaries.append(_reserve(target))
+            temporaries.append(_reserve(target, sources))
         try:
             yield temporaries
         except OSError as exc:

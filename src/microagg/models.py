@@ -162,6 +162,9 @@ def ground_model(table: Table, name: str, distance: GroundDistance | str | None 
                                         and distance is GroundDistance.HIERARCHICAL):
         raise InputError(f"'{name}' is {attribute.kind}: its EMD uses the "
                          f"{default.value} distance, not {distance.value}")
+    if distance is GroundDistance.HIERARCHICAL and attribute.taxonomy is None:
+        raise InputError(f"'{name}': the hierarchical distance needs the attribute's taxonomy "
+                         "in the schema (without one it would be the equal distance)")
     parent = table.metric(name).parent if distance is GroundDistance.HIERARCHICAL else None
     return _model(name, values, distance, parent)
 

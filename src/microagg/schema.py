@@ -32,8 +32,9 @@ import pandas as pd
 import yaml
 
 from microagg.errors import InputError, SchemaError
+from microagg.yamlfile import load_yaml
 
-__all__ = ["Attribute", "Kind", "Role", "Schema"]
+__all__ = ["Attribute", "Kind", "Role", "Schema", "check_categories"]
 
 
 class Role(StrEnum):
@@ -85,6 +86,8 @@ class Attribute:
     kind: Kind = Kind.NUMERIC
     domain: tuple[Any, ...] | None = None
     taxonomy: Path | None = None
+    # the kind was read off the data (Schema.infer), not declared: not part of its identity
+    inferred: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -129,6 +132,16 @@ class Attribute:
             return (lo, hi)
         if not values:
             raise SchemaError(f"attribute '{self.name}': the list of categories is empty")
+        for value in values:
+            if isinstance(value, bool):
+                raise SchemaError(
+                    f"attribute '{self.name}': category {value} is a boolean: YAML reads yes, "
+                    "no, true, false, on and off as booleans unless they are quoted; write "
+                    "'yes' and 'no' in quotes")
+            if value is None or not isinstance(value, str | int | float):
+                raise SchemaError(
+                    f"attribute '{self.name}': category {value!r} is not a single value; list "
+                    "the categories one by one ([a, b, c])")
         labels = tuple(str(v) for v in values)
         seen: set[str] = set()
         for label in labels:
@@ -289,8 +302,6 @@ class Schema:
             numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
                 series
             )
-            _refuse_times(str(name), series)
-            _refuse_nested(str(name), series)
             if not numeric and not pd.api.types.is_bool_dtype(series):
                 _refuse_numbers_read_as_text(str(name), series)
             attributes.append(
@@ -298,6 +309,7 @@ class Schema:
                     name=str(name),
                     role=roles.get(name, default_role),
                     kind=Kind.NUMERIC if numeric else Kind.NOMINAL,
+                    inferred=True,
                 )
             )
         return cls(tuple(attributes))
@@ -341,16 +353,7 @@ class Schema:
     def load(cls, path: str | Path) -> Schema:
         """Read a schema from a YAML file; taxonomy paths are relative to the file's folder."""
         path = Path(path)
-        if not path.is_file():
-            raise SchemaError(f"schema file not found: {path}")
-        try:
-            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
-        except UnicodeDecodeError as exc:
-            raise SchemaError(f"schema file {path} is not UTF-8 text (byte {exc.start}); save "
-                              "it as UTF-8") from None
-        except yaml.YAMLError as exc:
-            raise SchemaError(f"schema file {path} is not valid YAML: {_yaml_problem(exc)}"
-                              ) from None
+        data = load_yaml(path, "schema file")
         try:
             return cls.from_dict(data, base_dir=path.parent)
         except SchemaError as exc:
@@ -367,30 +370,6 @@ class Schema:
 
         path = Path(path)
         write_text(path, self.dumps(base_dir=path.parent))
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """What is wrong, and on which line, in one line."""
-    problem = getattr(exc, "problem", None)
-    mark = getattr(exc, "problem_mark", None)
-    if problem:
-        return f"{problem}" + (f" (line {mark.line + 1})" if mark is not None else "")
-    return " ".join(str(exc).split()) or "malformed YAML"
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key that appears twice in one mapping (plain YAML keeps
-    the last one, so a column declared twice would silently lose its first declaration)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"'{key}' is declared twice", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
 
 
 def _plain_number(value: Any) -> Any:
@@ -434,25 +413,33 @@ def _first_row(series: pd.Series, present: pd.Series, at: int) -> int:
 
 
 def _refuse_numbers_read_as_text(name: str, series: pd.Series) -> None:
-    """A column of numbers read as text would be treated as categories and generalized; refuse
-    it, naming the row: numbers stored as text (a Parquet string column), written with a
-    decimal comma (``69,5``) or a thousands separator (``31,931``), numbers beside one odd cell
-    (a word, an integer beyond 64 bits)."""
+    """A column of numbers read as text because of one odd cell (a word, ``1,234``, an
+    integer beyond 64 bits) would be treated as categories; refuse it, naming the row."""
     present = series[series.notna()]
     if present.empty:
         return
     text = present.astype(str).str.strip()
     numbers = pd.to_numeric(text, errors="coerce")
     parsed = numbers.notna().to_numpy()
-    if parsed.all():
-        too_large = (numbers.abs() >= 2.0**63).to_numpy()
-        if too_large.any():
-            row = int(np.flatnonzero(series.index.isin(present.index[too_large]))[0]) + 1
-            raise InputError(f"column '{name}' holds an integer beyond the 64-bit range in row "
-                             f"{row} ('{text.iloc[int(np.flatnonzero(too_large)[0])]}'): store "
-                             "it as text in a schema-declared nominal column, or rescale it")
-        raise InputError(f"column '{name}' holds numbers stored as text (row "
-                         f"{_first_row(series, present, 0)}: '{text.iloc[0]}'): {_DECLARE}")
+    too_large = (numbers.abs() >= 2.0**63).to_numpy()
+    if parsed.all() and too_large.any():
+        row = int(np.flatnonzero(series.index.isin(present.index[too_large]))[0]) + 1
+        raise InputError(f"column '{name}' holds an integer beyond the 64-bit range in row "
+                         f"{row} ('{text.iloc[int(np.flatnonzero(too_large)[0])]}'): store "
+                         "it as text in a schema-declared nominal column, or rescale it")
+    if not parsed.all() and parsed.mean() >= 0.5:
+        first = int(np.flatnonzero(~parsed)[0])
+        _refuse_separators(name, series, present, text, parsed)
+        raise InputError(f"column '{name}' is mostly numbers but row "
+                         f"{_first_row(series, present, first)} holds the text "
+                         f"'{text.iloc[first]}'; fix the value, or declare the column's kind "
+                         "in a schema")
+
+
+def _refuse_separators(name: str, series: pd.Series, present: pd.Series, text: pd.Series,
+                       parsed: np.ndarray) -> None:
+    """Refuse a column that is mostly numbers written with a decimal comma (``69,5``) or a
+    thousands separator (``31,931``), which are not read as numbers."""
     for pattern, form in ((_THOUSANDS_COMMA, "a thousands separator"),
                           (_DECIMAL_COMMA, "a decimal comma")):
         matches = text.str.fullmatch(pattern).to_numpy(dtype=bool)
@@ -462,12 +449,24 @@ def _refuse_numbers_read_as_text(name: str, series: pd.Series) -> None:
                              f"{_first_row(series, present, first)}: '{text.iloc[first]}'), "
                              "which are not read as numbers and would be masked as categories: "
                              "save the file with a decimal point and no thousands separators")
-    if parsed.mean() >= 0.5:
-        first = int(np.flatnonzero(~parsed)[0])
-        raise InputError(f"column '{name}' is mostly numbers but row "
-                         f"{_first_row(series, present, first)} holds the text "
-                         f"'{text.iloc[first]}'; fix the value, or declare the column's kind "
-                         "in a schema")
+
+
+def check_categories(name: str, series: pd.Series) -> None:
+    """Refuse to mask as categories a column whose kind was inferred, not declared, when its
+    values are not categories: dates, times or durations; lists or mappings; numbers stored
+    as text (a Parquet string column) or written with a decimal comma or thousands separators.
+    Masking them as categories would generalize every value away."""
+    _refuse_times(name, series)
+    _refuse_nested(name, series)
+    present = series[series.notna()]
+    if present.empty:
+        return
+    text = present.astype(str).str.strip()
+    parsed = pd.to_numeric(text, errors="coerce").notna().to_numpy()
+    if parsed.all():
+        raise InputError(f"column '{name}' holds numbers stored as text (row "
+                         f"{_first_row(series, present, 0)}: '{text.iloc[0]}'): {_DECLARE}")
+    _refuse_separators(name, series, present, text, parsed)
 
 
 def _check_column_names(frame: pd.DataFrame) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.errors import InputError
-from microagg.schema import LARGEST_BOUND, Attribute, Kind, Schema
+from microagg.schema import LARGEST_BOUND, Attribute, Kind, Role, Schema, check_categories
 from microagg.taxonomy import CategoryMetric, Taxonomy
 
 # Larger magnitudes overflow the squares of distances and variances (1e154² ~ 1e308).
@@ -104,7 +104,11 @@ def category_metric(attribute: Attribute, categories: Sequence[str]) -> Category
     if attribute.kind is Kind.ORDINAL:
         return CategoryMetric.chain(attribute.name, categories)
     if attribute.taxonomy is not None:
-        taxonomy = Taxonomy.load(attribute.taxonomy, leaf_order=categories)
+        # a released table's categories end with the taxonomy's inner concepts, in its order
+        whole = Taxonomy.load(attribute.taxonomy)
+        inner = set(whole.labels[whole.n_leaves:])
+        taxonomy = Taxonomy.load(attribute.taxonomy,
+                                 leaf_order=[c for c in categories if c not in inner])
     else:
         taxonomy = Taxonomy.flat(categories)
     return CategoryMetric.nominal(attribute.name, taxonomy)
@@ -172,6 +176,9 @@ def encode(
     clamped: dict[str, int] = {}
     for attribute in schema:
         series = kept[attribute.name]
+        if (attribute.inferred and attribute.is_categorical
+                and attribute.role in (Role.QUASI, Role.CONFIDENTIAL)):
+            check_categories(attribute.name, series)
         if attribute.is_numeric:
             values, clamped[attribute.name] = _encode_numeric(series, attribute, keep, clamp)
             numeric_columns.append(values)
@@ -274,9 +281,11 @@ def _encode_categorical(
     unknown = codes < 0
     if unknown.any():
         i = int(np.flatnonzero(unknown)[0])
+        where = ("" if attribute.categories is not None or taxonomy is None
+                 else f" (the leaves of its taxonomy {attribute.taxonomy})")
         raise InputError(
             f"column '{attribute.name}': value '{labels.iloc[i]}' in row {positions[i] + 1} is "
-            "not one of the declared categories"
+            f"not one of the declared categories{where}"
         )
     return tuple(categories), codes
 

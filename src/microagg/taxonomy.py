@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from microagg.errors import SchemaError
+from microagg.yamlfile import load_yaml
 
 __all__ = [
     "CategoryMetric",
@@ -146,9 +146,16 @@ class Taxonomy:
         path = Path(path)
         if not path.is_file():
             raise SchemaError(f"taxonomy file not found: {path}")
-        with path.open(newline="", encoding="utf-8") as handle:
-            lines = [row for row in csv.reader(handle, delimiter=";") if any(c.strip()
-                                                                             for c in row)]
+        try:
+            with path.open(newline="", encoding="utf-8") as handle:
+                lines = [row for row in csv.reader(handle, delimiter=";")
+                         if any(c.strip() for c in row)]
+        except UnicodeDecodeError as exc:
+            raise SchemaError(f"taxonomy file {path} is not UTF-8 text (byte {exc.start}); "
+                              "save it as UTF-8") from None
+        except csv.Error as exc:
+            raise SchemaError(f"taxonomy file {path} is not a hierarchy file "
+                              f"(leaf;parent;...;root per line): {exc}") from None
         try:
             return cls.from_paths(lines, leaf_order)
         except SchemaError as exc:
@@ -195,13 +202,7 @@ class Taxonomy:
         """A taxonomy file: ARX hierarchy CSV (``.csv``) or nested YAML (``.yaml``/``.yml``)."""
         path = Path(path)
         if path.suffix.lower() in (".yaml", ".yml"):
-            if not path.is_file():
-                raise SchemaError(f"taxonomy file not found: {path}")
-            try:
-                data = yaml.safe_load(path.read_text(encoding="utf-8"))
-            except yaml.YAMLError as exc:
-                raise SchemaError(f"taxonomy file {path} is not valid YAML: "
-                                  f"{str(exc).splitlines()[0]}") from None
+            data = load_yaml(path, "taxonomy file")
             try:
                 return cls.from_mapping(data, leaf_order)
             except SchemaError as exc:

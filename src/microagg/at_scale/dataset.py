@@ -235,8 +235,18 @@ def check_dataset_output(target: str | Path, source: str | Path | None = None) -
                              f"('{foreign[0]}'{' and others' if len(foreign) > 1 else ''}); "
                              "writing the data set would delete them: name a new or empty "
                              "folder, or a data set microagg wrote")
-        return target
-    return check_output(target)
+    else:
+        check_output(target)
+    _check_writable(target.parent if str(target.parent) else Path("."))
+    return target
+
+
+def _check_writable(folder: Path) -> None:
+    """Refuse, before any work, a folder in which no data set can be created."""
+    try:
+        Path(tempfile.mkdtemp(prefix=".microagg-check-", dir=folder)).rmdir()
+    except OSError as exc:
+        raise InputError(f"cannot write to {folder}: {exc.strerror or exc}") from None
 
 
 def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
@@ -251,7 +261,8 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
     import dask
 
     target = check_dataset_output(target, source)
-    remove_stale_temporaries(target, lambda stale: shutil.rmtree(stale, ignore_errors=True))
+    remove_stale_temporaries(target, lambda stale: shutil.rmtree(stale, ignore_errors=True),
+                             keep=[source] if source is not None else ())
     tmp = Path(tempfile.mkdtemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-", suffix=".tmp",
                                 dir=target.parent if str(target.parent) else "."))
     futures: list[Any] = []

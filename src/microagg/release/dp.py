@@ -67,6 +67,12 @@ def dp_release(frame: pd.DataFrame, *, method: DPMethod | str, epsilon: float,
     if k is None:
         raise InputError(f"--method {method.value} needs --k")
     if method is DPMethod.CROSS_MOMENT:
+        if moments == 0:
+            for option, value in (("--variant", variant), ("--noise", noise),
+                                  ("--strategy", strategy)):
+                if value is not None:
+                    raise InputError(f"{option} shapes the covariance and higher moments; "
+                                     "--moments 0 releases the means only")
         _refuse("--calibration", calibration, method,
                 "--method insensitive and laplace (cross-moment works on the unit domain, "
                 "docs/algorithms.md)")

@@ -27,8 +27,8 @@ from microagg.release.categorical import category_sensitivity
 from microagg.schema import Role, Schema
 from microagg.table import Table, encode, require_rows_and_columns
 
-__all__ = ["DPInput", "data_bounds", "dp_columns", "masked_columns", "prepare_dp",
-           "require_known"]
+__all__ = ["DPInput", "check_clamp", "data_bounds", "dp_columns", "masked_columns",
+           "prepare_dp", "require_known"]
 
 
 def require_known(schema: Schema, names: Sequence[str], option: str) -> None:
@@ -46,6 +46,15 @@ def _numeric_first(schema: Schema, names: Sequence[str]) -> list[str]:
     """Numeric columns first (the order of the label matrix of univariate methods)."""
     return ([c for c in names if schema[c].is_numeric]
             + [c for c in names if schema[c].is_categorical])
+
+
+def check_clamp(schema: Schema, columns: Sequence[str]) -> None:
+    """Refuse ``clamp`` when none of the masked numeric ``columns`` declares a domain to clamp
+    into (the option would do nothing)."""
+    numeric = [c for c in columns if schema[c].is_numeric]
+    if not any(schema[c].bounds is not None for c in numeric):
+        raise InputError("--clamp clamps values into their declared domains, and none of the "
+                         "masked numeric columns declares one (in a schema)")
 
 
 def masked_columns(schema: Schema, columns: Sequence[str] | None, *, declared: bool
@@ -155,6 +164,10 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
         if not schema[name].is_numeric:
             raise InputError(f"--bounds: column '{name}' is {schema[name].kind}; bounds are "
                              "for numeric columns (categories take their list or taxonomy)")
+        if name not in protected:
+            raise InputError(f"--bounds names column '{name}', which this release does not "
+                             "protect (it is " + ("carried unchanged)" if name in carried
+                                                  else "dropped)"))
     schema = _with_domains(schema, bounds)
     kept = [*protected, *carried]
     sub = frame[kept]

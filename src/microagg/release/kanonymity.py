@@ -19,7 +19,7 @@ from microagg.partition.insensitive import insensitive
 from microagg.partition.mdav import mdav, vmdav
 from microagg.partition.univariate import individual_ranking, optimal_univariate
 from microagg.release.base import Release
-from microagg.release.inputs import masked_columns
+from microagg.release.inputs import check_clamp, masked_columns
 from microagg.release.report import KAnonymityReport
 from microagg.schema import Role, Schema
 from microagg.table import Table, decode, encode, require_rows_and_columns
@@ -166,12 +166,16 @@ def microaggregate(frame: pd.DataFrame, *, k: int, schema: Schema | None = None,
     declared = schema is not None
     schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
     chosen = masked_columns(schema, columns, declared=declared)
+    if clamp:
+        check_clamp(schema, chosen)
     schema = schema.with_roles({c: Role.QUASI for c in chosen})
     table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
     check_k(k, table.n_rows, least=2)
     labels = partition_table(table, chosen, k, method=method, scaling=scaling, gamma=gamma,
                              reference=reference, threads=threads, progress=progress)
     masked = replace_by_clusters(table, chosen, labels)
+    same = (np.array_equal(masked.numeric, table.numeric)
+            and np.array_equal(masked.codes, table.codes))
     categorical_chosen = [c for c in chosen if table.schema[c].is_categorical]
     inner = masked.generalized
     kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
@@ -191,6 +195,9 @@ def microaggregate(frame: pd.DataFrame, *, k: int, schema: Schema | None = None,
     if unchanged:
         notes.append(f"released unchanged: {', '.join(unchanged)}; k-anonymity over the table "
                      "as written counts them too")
+    if same:
+        notes.append("no value changed: every cluster's records already shared their values "
+                     "(the data were k-anonymous over these columns as they are)")
     report = KAnonymityReport(
         method=method.value, k=k, columns=chosen, records=table.n_rows,
         rows_dropped_as_incomplete=int(len(frame) - table.n_rows),

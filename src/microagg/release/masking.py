@@ -38,6 +38,11 @@ _MASKS = {
 }
 
 
+UNCHANGED = 1e-9
+"""A masking that moves no value by more than this fraction of its column's range changes
+nothing a reader could see (a CSV release prints 15 significant digits)."""
+
+
 def _check_masked(values: np.ndarray, masked: np.ndarray, names: Sequence[str],
                   method: MaskMethod, param: float) -> None:
     """Refuse a masked table that is not one: values that overflowed, or no value changed."""
@@ -47,9 +52,12 @@ def _check_masked(values: np.ndarray, masked: np.ndarray, names: Sequence[str],
         column = names[int(np.flatnonzero(bad.any(axis=0))[0])]
         raise InputError(f"{what} overflows: column '{column}' would hold values beyond the "
                          "floating-point range; use a smaller parameter")
-    if np.array_equal(values, masked):
-        raise InputError(f"{what} changes no value: the table would be written as it is and "
-                         "called masked; use a larger parameter")
+    spread = np.ptp(values, axis=0)
+    moved = np.abs(masked - values).max(axis=0)
+    if np.all(moved <= UNCHANGED * np.where(spread > 0, spread, np.abs(values).max(axis=0))):
+        raise InputError(f"{what} changes no value beyond rounding (every value moves by less "
+                         f"than {UNCHANGED:g} of its column's range): the table would be "
+                         "written as it is and called masked; use a larger parameter")
 
 
 def mask(frame: pd.DataFrame, *, method: MaskMethod | str, param: float,
@@ -78,7 +86,10 @@ def mask(frame: pd.DataFrame, *, method: MaskMethod | str, param: float,
                          f"{param:g}: {method.value} with {PARAMETERS[method]} = 0 masks "
                          "nothing")
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
-        masked = _MASKS[method](values, param, rng=make_rng(rng))
+        try:
+            masked = _MASKS[method](values, param, rng=make_rng(rng))
+        except np.linalg.LinAlgError:  # a covariance that overflowed has no eigenvalues
+            masked = np.full_like(values, np.nan)
     _check_masked(values, masked, names, method, param)
     identifiers = [a.name for a in schema if a.role is Role.IDENTIFIER]
     out = frame.drop(columns=identifiers).copy()

@@ -16,7 +16,7 @@ from microagg.options import GroundDistance, Method, Scaling, TClosenessMethod, 
 from microagg.partition._validate import check_k
 from microagg.partition.tcloseness import check_t, t_close_partition
 from microagg.release.base import Release
-from microagg.release.inputs import require_known
+from microagg.release.inputs import check_clamp, require_known
 from microagg.release.kanonymity import (
     categorical_part,
     cluster_summary,
@@ -91,8 +91,16 @@ def tclose(frame: pd.DataFrame, *, k: int, t: float, quasi: Sequence[str] | None
     require_rows_and_columns(frame)
     schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
     quasi, confidential = _roles(schema, quasi, confidential)
+    if clamp:
+        check_clamp(schema, [*quasi, *confidential])
     schema = schema.with_roles({**{c: Role.QUASI for c in quasi},
                                 **{c: Role.CONFIDENTIAL for c in confidential}})
+    if nominal is not None and not any(schema[c].kind is Kind.NOMINAL for c in confidential):
+        raise InputError(f"--distance chooses the EMD of nominal confidential attributes; "
+                         f"{', '.join(confidential)} use the ordered distance")
+    if threads is not None and method is TClosenessMethod.K_ANONYMITY_FIRST:
+        raise InputError("--threads applies to t-closeness-first and merge; "
+                         "k-anonymity-first runs on one thread")
     table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
     k = check_k(k, table.n_rows, least=2)
     models = []
