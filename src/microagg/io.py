@@ -73,6 +73,9 @@ def _read_csv(path: Path) -> pd.DataFrame:
             sample = handle.read(65536)
         except UnicodeDecodeError as exc:
             raise InputError(f"cannot read {path} as UTF-8 CSV: {exc}") from None
+    if "\x00" in sample:
+        raise InputError(f"{path} holds NUL bytes: it is not a CSV text file (a spreadsheet or "
+                         "a binary file renamed .csv?)")
     separator = _separator(sample)
     try:
         header = next(csv.reader(sample.splitlines()[:1], delimiter=separator), None)
