@@ -393,3 +393,21 @@ def test_quoted_names_hold_commas_and_an_unchanged_release_says_so(run_cli, tmp_
                      "--columns", '"income, net",b')
     assert result.code == 0, result.stderr
     assert "no value changed" in result.stdout
+
+
+def test_an_unforeseen_failure_is_one_line_that_says_it_is_a_bug(run_cli, tmp_path,
+                                                                 monkeypatch):
+    import microagg.release as release
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("float division by zero")
+
+    monkeypatch.setattr(release, "microaggregate", broken)
+    result = run_cli("microaggregate", _numbers(tmp_path), "-o", tmp_path / "o.csv", "--k",
+                     "2")
+    assert result.code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "unexpected ZeroDivisionError" in result.stderr and "bug in microagg" in result.stderr
+    assert not (tmp_path / "o.csv").exists()
+    monkeypatch.setenv("MICROAGG_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        run_cli("microaggregate", _numbers(tmp_path), "-o", tmp_path / "o.csv", "--k", "2")

@@ -7,6 +7,7 @@ message on stderr names the file, column, value or option at fault, and no outpu
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -1154,11 +1155,16 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         _error("not enough memory for this input; no output was written")
         return 2
-    except SystemError as exc:  # Ctrl-C inside a compiled kernel surfaces as a SystemError
-        if not _interrupted(exc):
+    except Exception as exc:
+        if _interrupted(exc):  # Ctrl-C inside a compiled kernel surfaces as a SystemError
+            _error(INTERRUPTED_MESSAGE)
+            return INTERRUPTED
+        if os.environ.get("MICROAGG_DEBUG"):
             raise
-        _error(INTERRUPTED_MESSAGE)
-        return INTERRUPTED
+        _error(f"unexpected {type(exc).__name__}: {exc} - this is a bug in microagg, not in "
+               "your input: please report it with the command line (MICROAGG_DEBUG=1 shows "
+               "the traceback); no output was written")
+        return 2
     code = code if isinstance(code, int) else 0
     if code == INTERRUPTED:  # Typer's own answer to Ctrl-C
         _error(INTERRUPTED_MESSAGE)
@@ -1204,8 +1210,6 @@ def entry() -> None:
     stop an interrupted Dask cluster is left unsaid."""
     code = main()
     if code == INTERRUPTED:
-        import os
-
         sys.stderr.flush()
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 2)
