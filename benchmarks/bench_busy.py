@@ -52,8 +52,8 @@ def main() -> None:
     parser.add_argument("--competitors", default="1,4")
     args = parser.parse_args()
 
+    from microagg.core.threads import available_threads
     from microagg.partition.mdav import mdav
-    from microagg.threads import available_threads
 
     width = available_threads()
     warm = np.random.default_rng(1).standard_normal((200, args.d))

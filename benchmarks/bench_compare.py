@@ -21,8 +21,8 @@ from _harness import measure, median_of_runs
 
 def one(case: dict) -> dict:
     from microagg import datasets
-    from microagg.compare import compare
-    from microagg.report import comparison_html
+    from microagg.evaluation.compare import compare
+    from microagg.evaluation.html import comparison_html
 
     data = datasets.load(case["dataset"])
     columns = (["MONTH", *data.schema.quasi_identifiers] if case["dataset"] == "eia"

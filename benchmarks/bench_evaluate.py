@@ -18,7 +18,7 @@ from _harness import peak_rss_mib
 
 def main() -> None:
     from microagg import datasets
-    from microagg.metrics.evaluate import evaluate
+    from microagg.evaluation.evaluate import evaluate
     from microagg.release import microaggregate
 
     adult = datasets.load("adult", drop_incomplete=True)

@@ -90,7 +90,7 @@ def _cluster_case(case: dict) -> dict:
 
 
 def _sse_case(case: dict) -> dict:
-    from microagg.aggregate import replace_by_means
+    from microagg.core.aggregate import replace_by_means
     from microagg.partition.blocks import block_mdav
     from microagg.partition.mdav import mdav
 

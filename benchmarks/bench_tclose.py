@@ -34,7 +34,7 @@ def data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def one(case: dict) -> dict:
-    from microagg.emd import GroundModel
+    from microagg.core.emd import GroundModel
     from microagg.partition.mdav import mdav
     from microagg.partition.tcloseness import cluster_size, t_close_partition
 

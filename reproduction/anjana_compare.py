@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from microagg import datasets
+from microagg.data.schema import Schema
 from microagg.release import tclose
-from microagg.schema import Schema
 
 
 @dataclass(frozen=True)

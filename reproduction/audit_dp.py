@@ -1,5 +1,5 @@
 """End-to-end privacy audit of every DP release on its table as written (docs/algorithms.md,
-threat model): the worst-case neighbours of microagg.audit.scenarios, many runs each.
+threat model): the worst-case neighbours of microagg.evaluation.audit.scenarios, many runs each.
 
 Usage: python reproduction/audit_dp.py [--trials 4000]
 Prints one JSON object per release: the claimed ε, the event counts on both neighbours, and
@@ -14,8 +14,8 @@ import argparse
 import json
 import warnings
 
-from microagg.audit import audit, scenarios
 from microagg.errors import PrivacyLeakWarning
+from microagg.evaluation.audit import audit, scenarios
 
 
 def main() -> None:

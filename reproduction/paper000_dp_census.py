@@ -31,12 +31,12 @@ import numpy as np
 import pandas as pd
 
 from microagg import datasets
-from microagg.aggregate import cluster_means, replace_by_means
-from microagg.distance import scale
+from microagg.core.aggregate import cluster_means, replace_by_means
+from microagg.core.distance import scale
+from microagg.core.mechanisms import laplace_mechanism
 from microagg.errors import PrivacyLeakWarning
-from microagg.mechanisms import laplace_mechanism
-from microagg.metrics.risk import record_linkage
-from microagg.metrics.utility import mean_variation, sse, variance_variation
+from microagg.evaluation.risk import record_linkage
+from microagg.evaluation.utility import mean_variation, sse, variance_variation
 from microagg.options import Calibration
 from microagg.partition.insensitive import insensitive
 from microagg.partition.mdav import mdav

@@ -14,10 +14,10 @@ import json
 import numpy as np
 
 from microagg import datasets
-from microagg.aggregate import replace_by_means
-from microagg.distance import scale
-from microagg.metrics.risk import record_linkage
-from microagg.metrics.utility import sse
+from microagg.core.aggregate import replace_by_means
+from microagg.core.distance import scale
+from microagg.evaluation.risk import record_linkage
+from microagg.evaluation.utility import sse
 from microagg.partition.mdav import mdav
 
 COLUMNS = ["FICA", "FEDTAX", "INTVAL", "POTHVAL"]

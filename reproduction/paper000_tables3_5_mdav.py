@@ -18,11 +18,11 @@ import json
 import numpy as np
 
 from microagg import datasets
-from microagg.aggregate import replace_by_centroids, replace_by_means
-from microagg.distance import Categorical, scale
-from microagg.metrics.risk import record_linkage
+from microagg.core.aggregate import replace_by_centroids, replace_by_means
+from microagg.core.distance import Categorical, scale
+from microagg.data.table import encode
+from microagg.evaluation.risk import record_linkage
 from microagg.partition.mdav import mdav
-from microagg.table import encode
 
 PAPER = {
     "adult-categorical": {2: (10.1, 0.95), 174: (466, 0.057), 348: (650, 0.044)},

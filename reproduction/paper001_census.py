@@ -34,9 +34,9 @@ import numpy as np
 import pandas as pd
 
 from microagg import datasets
-from microagg.aggregate import replace_by_means
+from microagg.core.aggregate import replace_by_means
 from microagg.errors import PrivacyLeakWarning
-from microagg.metrics.utility import jsd, relative_error, variance_variation
+from microagg.evaluation.utility import jsd, relative_error, variance_variation
 from microagg.partition.insensitive import insensitive
 from microagg.partition.univariate import individual_ranking
 from microagg.release.baselines import dp_laplace

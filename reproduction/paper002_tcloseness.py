@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from microagg import datasets
-from microagg.distance import scale
-from microagg.emd import GroundModel
+from microagg.core.distance import scale
+from microagg.core.emd import GroundModel
 from microagg.partition.mdav import mdav
 from microagg.partition.tcloseness import t_close_partition
 

@@ -20,9 +20,9 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from microagg import datasets
-from microagg.compare import candidates, compare
-from microagg.metrics.risk import rank_risk
-from microagg.metrics.utility import emd
+from microagg.evaluation.compare import candidates, compare
+from microagg.evaluation.risk import rank_risk
+from microagg.evaluation.utility import emd
 from microagg.options import CompareMethod
 
 GRIDS = {

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 
 from microagg import datasets
-from microagg.aggregate import replace_by_means
-from microagg.distance import scale
-from microagg.metrics.utility import sse, sse_percent
+from microagg.core.aggregate import replace_by_means
+from microagg.core.distance import scale
+from microagg.evaluation.utility import sse, sse_percent
 from microagg.partition.mdav import mdav
 
 FOUR = {2: 1.97187e9, 5: 7.14755e9, 33: 3.27162e10, 66: 5.05489e10}

@@ -1,7 +1,7 @@
 """Direct, unoptimized implementations of the definitions, for tests to compare against.
 
 A record is a row of numeric values plus, optionally, one concept per categorical attribute
-(a :class:`microagg.distance.Categorical`). Squared distances are summed over the numeric
+(a :class:`microagg.core.distance.Categorical`). Squared distances are summed over the numeric
 attributes in column order, then over the categorical ones, like the compiled kernels, so that
 the comparison is exact (bit-for-bit equal distances, hence identical tie-breaking).
 """
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from microagg.distance import Categorical, no_categories
+from microagg.core.distance import Categorical, no_categories
 
 
 def _cat(X, categorical):

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from microagg.aggregate import cluster_means, cluster_sizes, replace_by_means
-from microagg.distance import domain_normalize, scale
+from microagg.core.aggregate import cluster_means, cluster_sizes, replace_by_means
+from microagg.core.distance import domain_normalize, scale
 from microagg.errors import InputError
 
 

@@ -311,7 +311,7 @@ def test_datasets_export_writes_all_outputs_or_none(run_cli, tmp_path):
 
 
 def test_exported_taxonomy_paths_are_relative_to_the_schema(tmp_path):
-    from microagg.schema import Attribute, Kind, Role, Schema
+    from microagg.data.schema import Attribute, Kind, Role, Schema
 
     (tmp_path / "tax").mkdir()
     (tmp_path / "tax" / "job.csv").write_text("a;A\nb;A\n")

@@ -88,8 +88,8 @@ def test_outputs_appear_together_or_not_at_all(tmp_path, monkeypatch):
     """A rename that fails half way puts back what was there and removes what was new."""
     import os
 
+    from microagg.data.io import write_all
     from microagg.errors import InputError
-    from microagg.io import write_all
 
     first, second = tmp_path / "a.csv", tmp_path / "a.csv.privacy.json"
     first.write_text("old table")

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microagg.audit import epsilon_lower_bound
+from microagg.core.mechanisms import Budget
 from microagg.errors import InputError, PrivacyError, PrivacyLeakWarning
-from microagg.mechanisms import Budget
+from microagg.evaluation.audit import epsilon_lower_bound
 from microagg.release import clipping as clipping_module
 from microagg.release import dp_cross_moment, dp_individual_ranking, dp_insensitive, dp_laplace
 from microagg.release.clipping import (
@@ -69,7 +69,7 @@ def test_choice_probabilities_are_the_exponential_mechanisms():
     chosen = np.array([private_bound(x, 0.5, low=0.0, high=1.0, upper=True, epsilon=epsilon,
                                      rng=rng)[0] for _ in range(1_000)])
     # many draws at once through the same mechanism, for the frequencies
-    from microagg.mechanisms import exponential_mechanism
+    from microagg.core.mechanisms import exponential_mechanism
     picks, _ = exponential_mechanism(np.tile(quality, (draws, 1)), sensitivity=1.0,
                                      epsilon=epsilon, rng=4)
     for lo, hi in ((0.0, 0.1), (0.1, 0.6), (0.6, 0.95), (0.95, 1.01)):
@@ -229,7 +229,7 @@ def test_clipping_refuses_what_it_cannot_compose_with():
             dp_insensitive(frame, epsilon=1.0, k=10, calibration="paper", bounds=bounds,
                            clip=Clipping(0.0, 0.9))
     categories = pd.DataFrame({"c": ["a", "b"] * 5})
-    from microagg.schema import Attribute, Kind, Role, Schema
+    from microagg.data.schema import Attribute, Kind, Role, Schema
     schema = Schema((Attribute("c", Role.QUASI, Kind.NOMINAL, domain=("a", "b")),))
     with pytest.raises(InputError, match="numeric"):
         dp_laplace(categories, epsilon=1.0, schema=schema, clip=Clipping(0.0, 0.9))

@@ -12,12 +12,12 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 from scipy.stats import rankdata, wasserstein_distance
 
-from microagg.compare import candidates, compare, parse_target
 from microagg.errors import InputError
-from microagg.metrics.risk import nearest_rank_distances, permutation_distances, rank_risk
-from microagg.metrics.utility import emd
+from microagg.evaluation.compare import candidates, compare, parse_target
+from microagg.evaluation.html import comparison_html
+from microagg.evaluation.risk import nearest_rank_distances, permutation_distances, rank_risk
+from microagg.evaluation.utility import emd
 from microagg.options import CompareMethod, MatchStatus, Target
-from microagg.report import comparison_html
 
 # -- risk ----------------------------------------------------------------------------------
 
@@ -171,7 +171,7 @@ def test_compare_matches_within_the_band_and_ranks_by_emd(comparison):
 
 
 def test_matched_value_reproduces_the_target_with_fresh_seeds(comparison):
-    from microagg.compare import candidates
+    from microagg.evaluation.compare import candidates
 
     frame = _frame()
     X = frame.to_numpy(float)
@@ -392,7 +392,7 @@ def test_census_matches_the_papers_parameters(census):
 
 
 def test_a_target_just_beyond_the_range_but_within_tolerance_is_matched():
-    from microagg.compare import GRID_POINTS, _position, _value, candidates
+    from microagg.evaluation.compare import GRID_POINTS, _position, _value, candidates
 
     frame = _frame(120)
     X = frame.to_numpy(float)

@@ -8,9 +8,9 @@ import pytest
 from scipy.stats import skew
 
 from microagg import datasets
+from microagg.data.schema import Kind, Role, Schema
+from microagg.data.table import encode
 from microagg.errors import DataNotFoundError, InputError
-from microagg.schema import Kind, Role, Schema
-from microagg.table import encode
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "datasets.md"

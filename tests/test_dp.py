@@ -12,20 +12,20 @@ import pytest
 from scipy.stats import beta
 
 from microagg import datasets
-from microagg.aggregate import cluster_means
-from microagg.audit import audit
-from microagg.audit import scenarios as audit_scenarios
-from microagg.audit import type_scenarios as audit_type_scenarios
+from microagg.core.aggregate import cluster_means
+from microagg.core.mechanisms import exponential_mechanism, laplace_mechanism
+from microagg.data.schema import Attribute, Kind, Role, Schema
+from microagg.data.taxonomy import CategoryMetric, Taxonomy
 from microagg.errors import InputError, PrivacyError, PrivacyLeakWarning
-from microagg.mechanisms import exponential_mechanism, laplace_mechanism
+from microagg.evaluation.audit import audit
+from microagg.evaluation.audit import scenarios as audit_scenarios
+from microagg.evaluation.audit import type_scenarios as audit_type_scenarios
 from microagg.partition.insensitive import insensitive
 from microagg.partition.univariate import individual_ranking
 from microagg.release.baselines import dp_laplace
 from microagg.release.categorical import category_sensitivity, marginality_quality
 from microagg.release.dp_insensitive import dp_insensitive
 from microagg.release.dp_ranking import dp_individual_ranking
-from microagg.schema import Attribute, Kind, Role, Schema
-from microagg.taxonomy import CategoryMetric, Taxonomy
 
 LOWS, HIGHS = np.array([0.0, -5.0]), np.array([10.0, 5.0])
 
@@ -189,7 +189,7 @@ def test_the_type_audit_catches_types_that_follow_the_input(scenario):
     """Power of the column-type audit: the same releases, their written columns given the
     input's types where the values allow it (what releases wrote before their types came
     from the schema), prove a loss far above the claim; as released, they prove none."""
-    from microagg.table import category_labels
+    from microagg.data.table import category_labels
 
     def input_typed(frame, rng):
         release = scenario.release(frame, rng)

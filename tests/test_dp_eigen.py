@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from microagg.aggregate import cluster_moments, moment_indices
+from microagg.core.aggregate import cluster_moments, moment_indices
 from microagg.release.dp_eigen import (
     coefficients_of,
     eigen_pairs,

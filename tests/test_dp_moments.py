@@ -11,7 +11,16 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import skew
 
-from microagg.aggregate import cluster_moments, moment_indices
+from microagg.core.aggregate import cluster_moments, moment_indices
+from microagg.core.synthesis import (
+    SKEWNESS_LIMIT,
+    covariance_bound,
+    nearest_covariance,
+    sample_normal,
+    sample_skew_normal,
+    skew_normal_parameters,
+)
+from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.errors import InputError, PrivacyLeakWarning
 from microagg.options import CoskewnessTerms, MomentVariant
 from microagg.partition.insensitive import insensitive
@@ -21,15 +30,6 @@ from microagg.release.dp_moments import (
     dp_cross_moment,
     joint_sensitivity,
     statistic_blocks,
-)
-from microagg.schema import Attribute, Kind, Role, Schema
-from microagg.synthesis import (
-    SKEWNESS_LIMIT,
-    covariance_bound,
-    nearest_covariance,
-    sample_normal,
-    sample_skew_normal,
-    skew_normal_parameters,
 )
 
 # -- the moments -------------------------------------------------------------------------------
@@ -454,7 +454,7 @@ def _naive_tau_a(x, y):
 
 
 def test_kendall_tau_a_matches_the_pair_count_with_ties():
-    from microagg.aggregate import cluster_kendall, kendall_tau_a
+    from microagg.core.aggregate import cluster_kendall, kendall_tau_a
 
     rng = np.random.default_rng(12)
     for _ in range(300):
@@ -478,7 +478,7 @@ def test_kendall_sensitivity_is_four_over_k_reached_and_never_exceeded(k):
     """Replacing one record of a cluster moves τ_a by at most 4/k: a record concordant with
     every other moved to where it is discordant with every other reaches it; 2,000 random
     replacements (domain corners included) never exceed it, and some exceed 2/k."""
-    from microagg.aggregate import kendall_tau_a
+    from microagg.core.aggregate import kendall_tau_a
     from microagg.release.dp_moments import KENDALL_SENSITIVITY
 
     x = y = np.arange(k, dtype=float) / k
@@ -501,7 +501,7 @@ def test_kendall_sensitivity_is_four_over_k_reached_and_never_exceeded(k):
 def test_kendall_variant_releases_variances_and_rank_correlations(data):
     """The block of variances and τ_a / 4 has sensitivity (d + pairs) / k; with almost no
     noise the released τ are the data's and the records' rank correlations follow them."""
-    from microagg.aggregate import kendall_tau_a
+    from microagg.core.aggregate import kendall_tau_a
 
     schema = _schema("a", "b", "c", high=100.0)
     release = dp_cross_moment(data, epsilon=1e7, k=600, moments=1, variant="kendall",

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 from scipy.stats import wasserstein_distance
 
-from microagg.emd import GroundModel, class_emd, emd_by_class, stack
+from microagg.core.emd import GroundModel, class_emd, emd_by_class, stack
 from microagg.options import GroundDistance
 from tests.reference import class_emd_direct
 

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from microagg.data.io import atomic_path, read_table, table_format, write_json, write_table
 from microagg.errors import InputError
-from microagg.io import atomic_path, read_table, table_format, write_json, write_table
 
 
 @pytest.mark.parametrize("name", ["t.csv", "t.parquet", "t.pq"])

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from microagg.core.masking import _swap_column, correlated_noise, multiplicative_noise, rank_swap
 from microagg.errors import InputError
-from microagg.masking import _swap_column, correlated_noise, multiplicative_noise, rank_swap
 from microagg.release import mask
 
 
@@ -101,7 +101,7 @@ def test_mask_release_keeps_rows_and_drops_identifiers():
     X = _data(100)
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     frame.insert(0, "name", [f"p{i}" for i in range(100)])
-    from microagg.schema import Attribute, Kind, Role, Schema
+    from microagg.data.schema import Attribute, Kind, Role, Schema
 
     schema = Schema((Attribute("name", Role.IDENTIFIER, Kind.NOMINAL),
                      Attribute("a", Role.QUASI, Kind.NUMERIC),

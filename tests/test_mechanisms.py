@@ -3,13 +3,13 @@ import math
 import numpy as np
 import pytest
 
-from microagg.errors import InputError, PrivacyError
-from microagg.mechanisms import (
+from microagg.core.mechanisms import (
     Budget,
     discrete_laplace,
     exponential_mechanism,
     laplace_mechanism,
 )
+from microagg.errors import InputError, PrivacyError
 
 
 @pytest.mark.parametrize("scale", [1, 3, 10])
@@ -96,7 +96,7 @@ def test_exponential_mechanism_probabilities():
 
 @pytest.mark.parametrize(("numerator", "denominator"), [(0, 3), (1, 3), (3, 3), (7, 2), (1, 1)])
 def test_bernoulli_exp_is_exact(numerator, denominator):
-    from microagg.mechanisms import _bernoulli_exp
+    from microagg.core.mechanisms import _bernoulli_exp
 
     rng = np.random.default_rng(numerator * 10 + denominator)
     block = np.empty(4096, dtype=np.int64)

@@ -4,10 +4,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from microagg.data.schema import Attribute, Schema
 from microagg.errors import InputError
-from microagg.metrics.evaluate import evaluate
-from microagg.metrics.risk import record_linkage
-from microagg.metrics.utility import (
+from microagg.evaluation.evaluate import evaluate
+from microagg.evaluation.risk import record_linkage
+from microagg.evaluation.utility import (
     jsd,
     mean_variation,
     relative_error,
@@ -15,7 +16,6 @@ from microagg.metrics.utility import (
     sse_percent,
     variance_variation,
 )
-from microagg.schema import Attribute, Schema
 
 
 def test_sse_hand_example():

@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import wasserstein_distance
 
-from microagg.emd import GroundModel, emd_by_class
+from microagg.core.emd import GroundModel, emd_by_class
+from microagg.core.verifiers import equivalence_classes, k_anonymity, t_closeness
 from microagg.errors import InputError
-from microagg.models import equivalence_classes, k_anonymity, t_closeness
 
 
 def test_k_anonymity_hand_example():

@@ -3,11 +3,11 @@ import pandas as pd
 import pytest
 
 from microagg import datasets
+from microagg.core.verifiers import k_anonymity
+from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.errors import InputError
-from microagg.models import k_anonymity
 from microagg.options import Method
 from microagg.release import microaggregate
-from microagg.schema import Attribute, Kind, Role, Schema
 
 
 @pytest.fixture(scope="module")

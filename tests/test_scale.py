@@ -15,13 +15,13 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from microagg.aggregate import cluster_means
 from microagg.at_scale.anonymize import block_microaggregate, cut_tree, merge_small
 from microagg.at_scale.dataset import open_dataset, spill_folder, write_dataset
 from microagg.at_scale.dp import dp_release_at_scale
 from microagg.at_scale.evaluate import evaluate_at_scale
 from microagg.at_scale.shuffle import shuffled_partitions, transfer_table
 from microagg.at_scale.sort import Sortable, group_sums
+from microagg.core.aggregate import cluster_means
 from microagg.errors import InputError, PrivacyLeakWarning
 from microagg.partition.blocks import block_mdav, median_blocks
 from microagg.partition.insensitive import insensitive, order_keys
@@ -280,7 +280,7 @@ def test_categorical_insensitive_release_equals_the_single_machine_release(clien
     """Numeric, nominal and ordinal columns with declared categories: the same seeded release
     (the same multiset of records) on the cluster as on one machine, whose categories are
     concepts of the declared domains only."""
-    from microagg.schema import Attribute, Kind, Role, Schema
+    from microagg.data.schema import Attribute, Kind, Role, Schema
 
     rng = np.random.default_rng(5)
     frames = []
@@ -378,8 +378,8 @@ def test_written_order_is_a_uniform_permutation(tmp_path):
 
 def test_evaluation_at_scale_matches_the_single_machine_measures(client, numeric_parts,
                                                                  tmp_path):
-    from microagg.metrics.risk import record_linkage
-    from microagg.metrics.utility import jsd, sse_percent
+    from microagg.evaluation.risk import record_linkage
+    from microagg.evaluation.utility import jsd, sse_percent
 
     folder, whole = numeric_parts
     dataset = open_dataset(folder, rows_per_partition=1000)

@@ -3,8 +3,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.errors import InputError, SchemaError
-from microagg.schema import Attribute, Kind, Role, Schema
 
 
 def test_attribute_parses_role_and_kind_from_strings():
@@ -150,8 +150,8 @@ def test_select_and_with_roles():
 def test_numbers_read_as_text_are_refused(tmp_path, text, fragment):
     """One odd cell would turn a numeric column into categories (and, before every column
     was masked, into a column released raw)."""
+    from microagg.data.io import read_table
     from microagg.errors import InputError
-    from microagg.io import read_table
 
     path = tmp_path / "t.csv"
     path.write_text(text)

@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import pandas as hpd
 
+from microagg.data.schema import Attribute, Kind, Role, Schema
+from microagg.data.table import decode, encode
 from microagg.errors import InputError
-from microagg.schema import Attribute, Kind, Role, Schema
-from microagg.table import decode, encode
 
 
 def _frame():

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from microagg.data.taxonomy import CategoryMetric, Taxonomy, marginality, semantic_distances
 from microagg.errors import SchemaError
-from microagg.taxonomy import CategoryMetric, Taxonomy, marginality, semantic_distances
 
 # root ─┬─ A ─┬─ a1
 #       │     └─ a2

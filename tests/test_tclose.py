@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 
 from microagg import datasets
+from microagg.core.verifiers import k_anonymity, t_closeness
+from microagg.data.schema import Attribute, Kind, Role, Schema
+from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError
-from microagg.models import k_anonymity, t_closeness
 from microagg.options import TClosenessMethod
 from microagg.release import tclose
-from microagg.schema import Attribute, Kind, Role, Schema
-from microagg.taxonomy import Taxonomy
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,10 @@ speed is measured in benchmarks/bench_busy.py, never in tests)."""
 import numpy as np
 import pytest
 
-from microagg import threads as threads_module
+from microagg.core import threads as threads_module
+from microagg.core.threads import SERIAL, ThreadChooser, check_threads
 from microagg.errors import InputError
 from microagg.partition.mdav import mdav
-from microagg.threads import SERIAL, ThreadChooser, check_threads
 
 SPLIT_MIN = 16_384
 ROWS = 100_000

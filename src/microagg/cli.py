@@ -87,7 +87,7 @@ def _names(value: str | None, option: str) -> list[str] | None:
         return None
     import csv
 
-    from microagg.io import column_name
+    from microagg.data.io import column_name
 
     try:
         fields = next(csv.reader([value], skipinitialspace=True), [])
@@ -101,14 +101,14 @@ def _names(value: str | None, option: str) -> list[str] | None:
 
 
 def _load(path: Path, schema_path: Path | None):
-    from microagg.io import read_table
+    from microagg.data.io import read_table
 
     schema = _schema(schema_path)
     return read_table(path), schema
 
 
 def _schema(schema_path: Path | None):
-    from microagg.schema import Schema
+    from microagg.data.schema import Schema
 
     return Schema.load(schema_path) if schema_path is not None else None
 
@@ -126,7 +126,7 @@ def _sources(*paths: Path | None, schema: Any = None) -> list[Path]:
 def _outputs(targets: list[Path | None], sources: list[Path]) -> Iterator[dict[Path, Path]]:
     """Reserve every output of a command before it computes (a bad path fails at once), and
     rename them all into place at the end, or none: yields each target's temporary file."""
-    from microagg.io import atomic_paths, table_format
+    from microagg.data.io import atomic_paths, table_format
 
     chosen = [t for t in targets if t is not None]
     for target in chosen:
@@ -143,7 +143,7 @@ def _require_columns(available: tuple[str, ...], names: tuple[str, ...] | list[s
 
 
 def _print_json(obj: Any) -> None:
-    from microagg.io import json_text
+    from microagg.data.io import json_text
 
     sys.stdout.write(json_text(obj))
 
@@ -161,7 +161,7 @@ def datasets_list(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """List the data sets and where their files are (docs/datasets.md: where to get them)."""
-    from microagg.datasets import DOCS, ENV_VAR, describe, search_path_text
+    from microagg.data.datasets import DOCS, ENV_VAR, describe, search_path_text
 
     rows = describe()
     if json_out:
@@ -204,8 +204,8 @@ def datasets_export(
                                     "(default 0)."),
 ) -> None:
     """Write a data set (and optionally its schema and taxonomies) to files, all or none."""
-    from microagg.datasets import load
-    from microagg.io import check_output, table_format, write_all
+    from microagg.data.datasets import load
+    from microagg.data.io import check_output, table_format, write_all
 
     given = {"--n": n, "--d": d, "--seed": seed}
     if name.strip().lower() != "synthetic" and any(v is not None for v in given.values()):
@@ -240,7 +240,7 @@ def _schema_outputs(schema: Any, schema_out: Path
     the ``(taxonomy, copy)`` pairs."""
     import shutil
 
-    from microagg.datasets import taxonomy_copies
+    from microagg.data.datasets import taxonomy_copies
 
     bundled, copies = taxonomy_copies(schema, schema_out)
     text = bundled.dumps(base_dir=schema_out.parent)
@@ -273,11 +273,11 @@ def check(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Verify k-anonymity and/or t-closeness of a table (exit 0 holds, 1 violated)."""
-    from microagg.models import k_anonymity, table_t_closeness
+    from microagg.core.verifiers import k_anonymity, table_t_closeness
+    from microagg.data.schema import Kind
+    from microagg.data.table import decode, encode
     from microagg.options import GroundDistance, parse
     from microagg.partition._validate import check_k
-    from microagg.schema import Kind
-    from microagg.table import decode, encode
 
     if k is None and t is None:
         raise InputError("nothing to check: give --k and/or --t")
@@ -365,8 +365,8 @@ def evaluate(
                                       "0: no record linkage)."),
 ) -> None:
     """Measure the utility loss and disclosure risk of a masked table."""
-    from microagg.io import read_table
-    from microagg.metrics.evaluate import evaluate as run_evaluation
+    from microagg.data.io import read_table
+    from microagg.evaluation.evaluate import evaluate as run_evaluation
 
     if _engine(engine, scheduler, workers, schema=schema):
         _evaluate_at_scale(original, masked, columns=_names(columns, "--columns"),
@@ -509,9 +509,9 @@ def microaggregate(
                                           "records per block of block MDAV (default 100000)."),
 ) -> None:
     """Replace quasi-identifiers by cluster means (k-anonymity by microaggregation)."""
-    from microagg.io import read_table
+    from microagg.core.threads import check_threads
+    from microagg.data.io import read_table
     from microagg.release import microaggregate as run
-    from microagg.threads import check_threads
 
     if _engine(engine, scheduler, workers, schema=schema, gamma=gamma, reference=reference,
                labels_out=labels_out, drop_incomplete=drop_incomplete, clamp=clamp,
@@ -631,9 +631,9 @@ def tclose(
 ) -> None:
     """Replace quasi-identifiers by class centroids so that every class has at least k
     records and every confidential attribute an EMD of at most t (k-anonymous t-closeness)."""
-    from microagg.io import read_table
+    from microagg.core.threads import check_threads
+    from microagg.data.io import read_table
     from microagg.release import tclose as run
-    from microagg.threads import check_threads
 
     threads = check_threads(threads)
     schema_obj = _schema(schema)
@@ -677,7 +677,7 @@ def _warn(message: str) -> None:
 
 def _write_as(frame: Any, tmp: Path, target: Path, *, release: bool = True) -> None:
     """Write ``frame`` to ``tmp`` in the format of ``target``'s extension."""
-    from microagg.io import table_format, write_frame
+    from microagg.data.io import table_format, write_frame
 
     write_frame(frame, tmp, table_format(target), release=release)
 
@@ -819,11 +819,11 @@ def dp(
     Alg. 1; cross-moment: 004 Alg. 1-3; laplace: noise on every record)."""
     import warnings
 
+    from microagg.core.threads import check_threads
+    from microagg.data.io import json_text, read_table
     from microagg.errors import PrivacyLeakWarning
-    from microagg.io import json_text, read_table
     from microagg.release.clipping import Clipping
     from microagg.release.dp import dp_release
-    from microagg.threads import check_threads
 
     if seed is not None and seed < 0:
         raise InputError(f"--seed must be a non-negative integer, got {seed}")
@@ -922,8 +922,8 @@ def _dp_at_scale(input: Path, output: Path, *, method: str, epsilon: float, k: i
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
     from microagg.at_scale.dp import dp_release_at_scale
+    from microagg.data.io import json_text
     from microagg.errors import PrivacyLeakWarning
-    from microagg.io import json_text
 
     check_dataset_output(output, input)
     report_path = output.with_name(output.name + ".privacy.json")
@@ -962,7 +962,7 @@ def mask(
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Mask numeric columns with a method that has no ex-ante guarantee (measure its risk)."""
-    from microagg.io import read_table
+    from microagg.data.io import read_table
     from microagg.release import mask as run
 
     schema_obj = _schema(schema)
@@ -1028,9 +1028,9 @@ def compare(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Calibrate each method to the same risk (or utility), then rank by utility (or risk)."""
-    from microagg.compare import compare as run
-    from microagg.comparison import RAW_DATA_NOTICE
-    from microagg.io import read_table
+    from microagg.data.io import read_table
+    from microagg.evaluation.compare import compare as run
+    from microagg.evaluation.comparison import RAW_DATA_NOTICE
     from microagg.options import MatchStatus
 
     if report is not None and report.suffix.lower() not in (".html", ".htm"):
@@ -1045,7 +1045,7 @@ def compare(
                          tolerance=tolerance, seed=seed, scale=risk_scale,
                          aggregate=risk_aggregate, progress=progress, source=input.name)
         if report is not None:
-            from microagg.report import comparison_html
+            from microagg.evaluation.html import comparison_html
 
             files[report].write_text(comparison_html(result), encoding="utf-8")
     if json_out:
@@ -1077,9 +1077,9 @@ def demo(
     seed: int = typer.Option(0, "--seed", help="Seed of the synthetic data."),
 ) -> None:
     """End-to-end run on embedded synthetic data: MDAV -> check -> evaluate."""
-    from microagg.datasets import synthetic
-    from microagg.metrics.evaluate import evaluate as run_evaluation
-    from microagg.models import k_anonymity
+    from microagg.core.verifiers import k_anonymity
+    from microagg.data.datasets import synthetic
+    from microagg.evaluation.evaluate import evaluate as run_evaluation
     from microagg.release import microaggregate as run
 
     data = synthetic(n, 6, seed)

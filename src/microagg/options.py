@@ -124,7 +124,7 @@ class GroundDistance(StrEnum):
 
 
 class MaskMethod(StrEnum):
-    """Masking methods other than microaggregation (003 §5; masking.py)."""
+    """Masking methods other than microaggregation (003 §5; core/masking.py)."""
 
     CORRELATED_NOISE = "correlated-noise"  # parameter γ: Y = X + N(0, γΣ)
     MULTIPLICATIVE_NOISE = "multiplicative-noise"  # parameter s: Höhne's 1 ± N(0, s)
@@ -132,7 +132,7 @@ class MaskMethod(StrEnum):
 
 
 class CompareMethod(StrEnum):
-    """The candidates of a comparison at equal risk (003; compare.py)."""
+    """The candidates of a comparison at equal risk (003; evaluation/compare.py)."""
 
     MDAV = "mdav"  # k
     INDIVIDUAL_RANKING = "individual-ranking"  # k
@@ -144,7 +144,7 @@ class CompareMethod(StrEnum):
 
 
 class MatchStatus(StrEnum):
-    """How a method's calibration to a comparison's target ended (compare.py)."""
+    """How a method's calibration to a comparison's target ended (evaluation/compare.py)."""
 
     MATCHED = "matched"  # a value whose 95 % interval lies in the band: ranked
     EXCEEDS = "exceeds"  # better than the target over its whole range: ranked at the closest
@@ -160,14 +160,14 @@ class Target(StrEnum):
 
 
 class RankScale(StrEnum):
-    """The unit of the rank distances of 003's risk (metrics/risk.py)."""
+    """The unit of the rank distances of 003's risk (evaluation/risk.py)."""
 
     RANKS = "ranks"  # ranks 1..n
     UNIT = "unit"  # ranks divided by n
 
 
 class RankTies(StrEnum):
-    """How 003's risk ranks tied original values (metrics/risk.py, docs/algorithms.md)."""
+    """How 003's risk ranks tied original values (evaluation/risk.py, docs/algorithms.md)."""
 
     INTERVALS = "intervals"  # a tied value's rank is the interval its ties span (default)
     MIDRANKS = "midranks"  # the mean rank of its ties, as 003 §2.1 reads literally

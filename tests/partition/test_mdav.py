@@ -6,12 +6,12 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from microagg import datasets
-from microagg.aggregate import replace_by_means
-from microagg.distance import scale
+from microagg.core.aggregate import replace_by_means
+from microagg.core.distance import scale
+from microagg.core.verifiers import k_anonymity
 from microagg.errors import InputError
-from microagg.metrics.risk import record_linkage
-from microagg.metrics.utility import sse, sse_percent
-from microagg.models import k_anonymity
+from microagg.evaluation.risk import record_linkage
+from microagg.evaluation.utility import sse, sse_percent
 from microagg.partition import mdav as mdav_module
 from microagg.partition.mdav import mdav, vmdav
 from tests import reference

@@ -6,12 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from microagg.distance import Categorical
+from microagg.core.distance import Categorical
+from microagg.data.taxonomy import CategoryMetric, Taxonomy
 from microagg.errors import InputError
 from microagg.partition.insensitive import corner_sequence, insensitive
 from microagg.partition.mdav import mdav, vmdav
 from microagg.partition.univariate import individual_ranking, optimal_univariate
-from microagg.taxonomy import CategoryMetric, Taxonomy
 from tests import reference
 
 OCCUPATION = Taxonomy.from_paths(
@@ -118,9 +118,9 @@ def test_adult_categorical_record_linkage_close_to_paper_000_table_3():
     taxonomies the categorical SSE differs (docs/reproduction.md), but RL is driven by
     duplicate records and must come out close."""
     from microagg import datasets
-    from microagg.aggregate import replace_by_centroids
-    from microagg.metrics.risk import record_linkage
-    from microagg.table import encode
+    from microagg.core.aggregate import replace_by_centroids
+    from microagg.data.table import encode
+    from microagg.evaluation.risk import record_linkage
 
     data = datasets.load("adult-categorical")
     table = encode(data.frame, data.schema)

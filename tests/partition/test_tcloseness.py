@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from microagg.distance import Categorical
-from microagg.emd import GroundModel, class_emd, largest_emd, stack
+from microagg.core.distance import Categorical
+from microagg.core.emd import GroundModel, class_emd, largest_emd, stack
+from microagg.data.taxonomy import CategoryMetric, Taxonomy
 from microagg.errors import InputError
 from microagg.partition import _subsets
 from microagg.partition.mdav import mdav
@@ -19,7 +20,6 @@ from microagg.partition.tcloseness import (
     t_close_partition,
     t_closeness_first,
 )
-from microagg.taxonomy import CategoryMetric, Taxonomy
 from tests import reference
 
 PAPER_T = (0.01, 0.05, 0.09, 0.13, 0.17, 0.21, 0.25)

@@ -4,9 +4,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from microagg.aggregate import replace_by_means
+from microagg.core.aggregate import replace_by_means
 from microagg.errors import InputError
-from microagg.metrics.utility import sse
+from microagg.evaluation.utility import sse
 from microagg.partition.univariate import individual_ranking, optimal_univariate
 
 

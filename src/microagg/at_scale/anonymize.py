@@ -4,7 +4,7 @@ The records never meet in one process. Four passes over the partitions:
 
 1. **Moments and a sample**: per partition, counts, sums and sums of squares of the
    quasi-identifiers (for z-scores, population standard deviation as in
-   :func:`~microagg.distance.scale`) and a Bernoulli sample of about 64 records per future
+   :func:`~microagg.core.distance.scale`) and a Bernoulli sample of about 64 records per future
    block, drawn from a generator seeded by (seed, partition).
 2. **Cut tree** (in this process, on the sample only): recursive median cuts along the widest
    z-scored attribute until a leaf holds about B·(sample/n) sample records, i.e. about B records.
@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.aggregate import cluster_means
 from microagg.at_scale.dataset import (
     Dataset,
     Piece,
@@ -44,11 +43,12 @@ from microagg.at_scale.dataset import (
     write_dataset,
 )
 from microagg.at_scale.exchange import exchange, gather_pieces, spill_pieces, split_by
+from microagg.core.aggregate import cluster_means
+from microagg.data.schema import Role, Schema
 from microagg.errors import InputError
 from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size, median_blocks
 from microagg.partition.mdav import mdav
 from microagg.release.inputs import masked_columns
-from microagg.schema import Role, Schema
 
 __all__ = ["BlockReport", "CutTree", "block_microaggregate", "cut_tree"]
 

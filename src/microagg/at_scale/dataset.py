@@ -32,14 +32,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.errors import InputError
-from microagg.io import (
+from microagg.data.io import (
     check_output,
     read_table,
     remove_stale_temporaries,
     table_format,
     temporary_prefix,
 )
+from microagg.errors import InputError
 
 __all__ = ["Dataset", "Piece", "open_dataset", "read_matrix", "read_piece", "remove_folder",
            "spill_folder", "write_dataset"]

@@ -42,9 +42,11 @@ from microagg.at_scale.dataset import (
 )
 from microagg.at_scale.shuffle import shuffled_partitions
 from microagg.at_scale.sort import Sortable, group_sums
-from microagg.distance import Categorical
+from microagg.core.distance import Categorical
+from microagg.core.mechanisms import Budget, attribute_budgets, make_rng
+from microagg.data.schema import Schema
+from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError
-from microagg.mechanisms import Budget, attribute_budgets, make_rng
 from microagg.options import Calibration, DPMethod, Linkage, Reference, parse
 from microagg.partition._validate import check_k
 from microagg.partition.insensitive import order_keys
@@ -55,8 +57,6 @@ from microagg.release.inputs import DPInput, prepare_dp
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import privacy_report
 from microagg.release.report import PrivacyReport, categorical_noise
-from microagg.schema import Schema
-from microagg.taxonomy import CategoryMetric
 
 __all__ = ["ScaleRelease", "dp_release_at_scale"]
 

@@ -3,7 +3,7 @@
 * **By map-reduce** (every partition returns a few sums): means, variances, their variations,
   the JSD per attribute on ``bins`` equal bins of the original's range, and, when the masked
   data set is row-aligned with the original (same partition sizes, e.g. a block-MDAV output),
-  SSE and SSE/SST as in :func:`~microagg.metrics.utility.sse_percent`.
+  SSE and SSE/SST as in :func:`~microagg.evaluation.utility.sse_percent`.
 * **Record linkage** (000 §5.2) on a uniform random sample of masked records, each linked to
   its nearest original over *all* originals, partition by partition (a k-d tree per original
   partition, then exact squared distances among the originals near the nearest); ties at the
@@ -23,7 +23,7 @@ import pandas as pd
 
 from microagg.at_scale.dataset import Dataset, Piece, read_matrix
 from microagg.errors import InputError
-from microagg.metrics.utility import js_divergence
+from microagg.evaluation.utility import js_divergence
 
 __all__ = ["ScaleEvaluation", "evaluate_at_scale"]
 
@@ -107,7 +107,7 @@ def _ties(piece: Piece, columns: Sequence[str], widths: np.ndarray, queries: np.
 
 def _squared(points: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Squared distances summed attribute by attribute, the same way for every pair (so equal
-    distances compare equal, as in :func:`~microagg.metrics.risk.record_linkage`)."""
+    distances compare equal, as in :func:`~microagg.evaluation.risk.record_linkage`)."""
     total = np.zeros(points.shape[0])
     for j in range(points.shape[1]):
         total += (points[:, j] - query[j]) ** 2

@@ -17,7 +17,7 @@ Their only data-dependent step is the sort, which this module distributes:
 4. the groups cut by a bucket boundary are summed here from their members.
 
 Inside a group the values are added in input row order, one after the other, as
-:func:`~microagg.aggregate.cluster_means` adds them on one machine: the sums, hence the means
+:func:`~microagg.core.aggregate.cluster_means` adds them on one machine: the sums, hence the means
 and (with the same seed) the noisy release, are bit-identical to the single-machine ones. The
 splitters only balance the work; they never change a group. The spill folder must be
 readable by every worker (a local folder for a LocalCluster, a shared one on a cluster, as

@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from microagg.threads import ThreadChooser, numba_threads
+from microagg.core.threads import ThreadChooser, numba_threads
 
 # A pass is split in chunks of at least this many rows, one per thread (smaller chunks cost
 # more in thread start-up and barriers than they save). Passing a larger value to the kernels
@@ -549,7 +549,7 @@ def run_batches(chooser: ThreadChooser, batch: Callable[[int, int, int], tuple[i
     ``batch(budget, stop_below, parallel_min)`` forms up to ``budget`` clusters, stopping
     once at most ``stop_below`` rows remain, and returns (rows left, clusters formed). The
     chooser sets the budget (batches of a few hundredths of a second) and whether the passes
-    of the batch are split between threads (:mod:`microagg.threads`). ``recode_rows(m)``
+    of the batch are split between threads (:mod:`microagg.core.threads`). ``recode_rows(m)``
     codes the m remaining rows afresh; ``progress`` gets the number of rows clustered."""
     remaining = coded = n
     with numba_threads(chooser.width):

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from microagg.distance import Categorical, no_categories
+from microagg.core.distance import Categorical, no_categories
 from microagg.errors import InputError
 
 

@@ -29,7 +29,8 @@ from functools import lru_cache
 import numba
 import numpy as np
 
-from microagg.distance import Categorical, domain_normalize
+from microagg.core.distance import Categorical, domain_normalize
+from microagg.core.threads import ThreadChooser
 from microagg.errors import InputError
 from microagg.options import Reference, parse
 from microagg.partition import _kernels
@@ -43,7 +44,6 @@ from microagg.partition._kernels import (
     work_buffers,
 )
 from microagg.partition._validate import prepare
-from microagg.threads import ThreadChooser
 
 __all__ = ["corner_sequence", "insensitive", "order_keys", "total_order"]
 Progress = Callable[[int], None]
@@ -292,7 +292,7 @@ def insensitive(X: np.ndarray | None, k: int, lows: np.ndarray, highs: np.ndarra
     """Insensitive microaggregation (000 Alg. 2) of records with numeric attributes X, whose
     declared domains are [lows_j, highs_j], and ``categorical`` attributes (000 §4.4). Returns
     int64 labels numbering clusters in the order they are formed; every cluster has k records
-    except the last (k..2k-1). ``threads``: see :mod:`microagg.threads`."""
+    except the last (k..2k-1). ``threads``: see :mod:`microagg.core.threads`."""
     X, categorical, k = prepare(X, k, categorical)
     reference = parse(Reference, reference, "reference")
     U = domain_normalize(X, lows, highs)

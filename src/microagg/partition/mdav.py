@@ -12,9 +12,9 @@ MDAV (Domingo-Ferrer & Torra 2005; paper 000, Algorithm 1). On the rows not yet 
         cluster the row farthest from the centroid with its k-1 nearest
     the remaining k..2k-1 rows form the last cluster
 
-Distances are Euclidean on the matrix given (scale it first; see :mod:`microagg.distance`),
+Distances are Euclidean on the matrix given (scale it first; see :mod:`microagg.core.distance`),
 plus, for categorical attributes, the normalized semantic or rank distances of paper 000 eq. 8
-(:class:`microagg.distance.Categorical`); the "average record" then takes, for each categorical
+(:class:`microagg.core.distance.Categorical`); the "average record" then takes, for each categorical
 attribute, the marginality centroid of the remaining values (000 eq. 5).
 Ties are broken by the lowest row number, for the farthest and for the nearest rows alike.
 x_s is taken among the rows left after x_r's cluster is removed: this is the same row as "the
@@ -35,7 +35,8 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from microagg.distance import Categorical
+from microagg.core.distance import Categorical
+from microagg.core.threads import ThreadChooser
 from microagg.errors import InputError
 from microagg.partition import _kernels
 from microagg.partition._kernels import (
@@ -54,7 +55,6 @@ from microagg.partition._kernels import (
     work_buffers,
 )
 from microagg.partition._validate import prepare
-from microagg.threads import ThreadChooser
 
 __all__ = ["mdav", "vmdav"]
 
@@ -70,7 +70,7 @@ def _category_centroid(counts, delta, parent, ordinal):
     concepts of the minimal sub-taxonomy covering it (for an ordinal chain, the levels between
     its smallest and largest), the least marginal; ties to the lowest concept number.
     Marginality sums run over the sample's concepts in increasing order (as
-    :func:`microagg.taxonomy.marginality`)."""
+    :func:`microagg.data.taxonomy.marginality`)."""
     size = counts.shape[0]
     first = -1
     lowest = size
@@ -351,7 +351,7 @@ def mdav(X: np.ndarray | None, k: int, *, categorical: Categorical | None = None
     ``X`` holds the (scaled) numeric attributes, ``categorical`` the categorical ones (000
     eq. 8). Returns int64 labels, one per row, numbering clusters in the order they are
     formed. ``progress`` is called with the number of rows clustered so far. ``threads``:
-    see :mod:`microagg.threads` (default: chosen by measurement).
+    see :mod:`microagg.core.threads` (default: chosen by measurement).
     """
     X, categorical, k = prepare(X, k, categorical)
     state = _State(X, k, categorical, threads)

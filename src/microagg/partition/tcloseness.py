@@ -2,7 +2,7 @@
 
 All three take the quasi-identifiers (scaled numbers ``X`` and, for mixed data, the categorical
 part of the record distance of 000 eq. 8) and the confidential attributes as
-:class:`microagg.emd.GroundModel`; each class must have an EMD of at most t to the whole table
+:class:`microagg.core.emd.GroundModel`; each class must have an EMD of at most t to the whole table
 for every confidential attribute.
 
 * :func:`merge` (Alg. 1, after any microaggregation): while a class violates t, take the class
@@ -40,8 +40,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from microagg.distance import Categorical
-from microagg.emd import EMDTables, GroundModel, attribute_emd, class_emd, stack
+from microagg.core.distance import Categorical
+from microagg.core.emd import EMDTables, GroundModel, attribute_emd, class_emd, stack
+from microagg.core.threads import ThreadChooser
 from microagg.errors import InputError
 from microagg.options import TClosenessMethod, parse
 from microagg.partition import _kdtree, _kernels, _subsets
@@ -54,12 +55,11 @@ from microagg.partition.mdav import (
     _move_anchor,
     _reanchor,
 )
-from microagg.threads import ThreadChooser
 
 __all__ = ["TClosePartition", "check_t", "cluster_size", "k_anonymity_first", "merge",
            "smallest_t", "t_close_partition", "t_closeness_first"]
 
-# A class whose EMD exceeds t by less than this satisfies t (as in microagg.models).
+# A class whose EMD exceeds t by less than this satisfies t (as in microagg.core.verifiers).
 _TOLERANCE = 1e-9
 
 Microaggregate = Callable[[int], np.ndarray]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from microagg.distance import Categorical
+from microagg.core.distance import Categorical
 from microagg.errors import InputError
 from microagg.partition._kernels import _two_sum
 from microagg.partition._validate import check_matrix, prepare

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.mechanisms import Budget, attribute_budgets, exponential_mechanism, make_rng
+from microagg.core.mechanisms import Budget, attribute_budgets, exponential_mechanism, make_rng
+from microagg.data.schema import Schema
 from microagg.options import Calibration, parse
 from microagg.release.base import Release
 from microagg.release.categorical import category_sensitivity
@@ -29,7 +30,6 @@ from microagg.release.inputs import prepare_dp
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import publish_dp
 from microagg.release.report import categorical_noise
-from microagg.schema import Schema
 
 __all__ = ["dp_laplace"]
 

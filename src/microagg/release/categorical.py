@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from microagg.mechanisms import exponential_mechanism
-from microagg.taxonomy import CategoryMetric
+from microagg.core.mechanisms import exponential_mechanism
+from microagg.data.taxonomy import CategoryMetric
 
 __all__ = ["category_sensitivity", "marginality_quality", "private_centroids",
            "private_concepts"]

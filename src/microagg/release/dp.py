@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from microagg.data.schema import Schema
 from microagg.errors import InputError
 from microagg.options import DPMethod, parse
 from microagg.release.base import Release
@@ -16,7 +17,6 @@ from microagg.release.clipping import Clipping
 from microagg.release.dp_insensitive import dp_insensitive
 from microagg.release.dp_moments import dp_cross_moment
 from microagg.release.dp_ranking import dp_individual_ranking
-from microagg.schema import Schema
 
 __all__ = ["dp_release"]
 

@@ -48,9 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from microagg.aggregate import ClusterMoments
-from microagg.mechanisms import laplace_mechanism
-from microagg.synthesis import covariance_bound
+from microagg.core.aggregate import ClusterMoments
+from microagg.core.mechanisms import laplace_mechanism
+from microagg.core.synthesis import covariance_bound
 
 __all__ = ["EigenPairs", "coefficients_of", "eigen_pairs", "eigenvalue_sensitivity",
            "eigenvector_bounds", "entry_bound", "perturb_eigen", "symmetric_matrices"]

@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.aggregate import cluster_means
-from microagg.mechanisms import Budget, attribute_budgets, make_rng
+from microagg.core.aggregate import cluster_means
+from microagg.core.mechanisms import Budget, attribute_budgets, make_rng
+from microagg.data.schema import Schema
 from microagg.options import Calibration, Reference, parse
 from microagg.partition._validate import check_k
 from microagg.partition.insensitive import insensitive
@@ -42,7 +43,6 @@ from microagg.release.inputs import prepare_dp
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import publish_dp
 from microagg.release.report import categorical_noise
-from microagg.schema import Schema
 
 __all__ = ["dp_insensitive", "small_k_warnings"]
 

@@ -10,7 +10,7 @@
    (Alg. 3): MDAV on each group of attributes separately (default: each attribute), ε
    split equally over the groups; which values of different groups share a record is
    data-dependent, so by default every group is written in its own random order.
-2. Statistics (004 §4.1 step 2, :func:`~microagg.aggregate.cluster_moments`): per cluster the
+2. Statistics (004 §4.1 step 2, :func:`~microagg.core.aggregate.cluster_moments`): per cluster the
    mean, for m >= 1 the covariance coefficients q_ij (``pure``: every i <= j; ``variances``:
    q_ii), for m = 2 the coskewness φ_ijl (``marginal`` φ_iii, which the sampler uses, 004
    §5.2; or ``all``). ``eigen`` releases instead the eigenvalues and eigenvectors of the
@@ -25,14 +25,14 @@
    do not apply Theorem 11 in data units: Λ̂ would add widths, squared widths and cubed
    widths, and the noise on a mean would grow with the cube of the other domains (see
    docs/algorithms.md).
-4. Noise (all through :func:`~microagg.mechanisms.laplace_mechanism`, exact discrete
+4. Noise (all through :func:`~microagg.core.mechanisms.laplace_mechanism`, exact discrete
    Laplace): ``joint`` (Alg. 1) perturbs the r coefficients of a cluster with one scale
    r / (k_i ε); ``separate`` (Alg. 2) gives each statistic (mean, covariance, coskewness)
    its share of ε by a masking strategy and the scale (its coefficients) / (k_i ε_s).
    One draw per cluster and coefficient, never per record (004 §4.3).
 5. Post-processing (free): means clamped to [0, 1]; the covariance made the nearest PSD
    matrix inside the box a sample covariance with the released means can reach (variances
-   at most μ (1 − μ) k / (k − 1), Bhatia-Davis; :mod:`microagg.synthesis`); marginal
+   at most μ (1 − μ) k / (k − 1), Bhatia-Davis; :mod:`microagg.core.synthesis`); marginal
    skewness φ_iii / q_ii^{3/2} kept inside the skew-normal's range.
 6. Records: k_i draws per cluster from N(mean, cov) (m = 1) or Azzalini's skew-normal
    (m = 2), or the mean itself (m = 0), clamped to the domain; written in random order.
@@ -49,9 +49,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.aggregate import ClusterMoments, cluster_kendall, cluster_moments, moment_indices
+from microagg.core.aggregate import ClusterMoments, cluster_kendall, cluster_moments, moment_indices
+from microagg.core.mechanisms import Budget, laplace_mechanism, make_rng
+from microagg.core.synthesis import (
+    covariance_bound,
+    nearest_covariance,
+    sample_normal,
+    sample_skew_normal,
+    skew_normal_parameters,
+)
+from microagg.data.schema import Schema
 from microagg.errors import InputError
-from microagg.mechanisms import Budget, laplace_mechanism, make_rng
 from microagg.options import (
     Clustering,
     CoskewnessTerms,
@@ -69,14 +77,6 @@ from microagg.release.dp_eigen import INDIVIDUAL, perturb_eigen
 from microagg.release.inputs import DPInput, prepare_dp
 from microagg.release.publish import publish_dp
 from microagg.release.report import numeric_noise
-from microagg.schema import Schema
-from microagg.synthesis import (
-    covariance_bound,
-    nearest_covariance,
-    sample_normal,
-    sample_skew_normal,
-    skew_normal_parameters,
-)
 
 __all__ = ["PAPER_STRATEGIES", "StatisticBlock", "coefficient_sensitivity", "dp_cross_moment",
            "joint_sensitivity", "statistic_blocks"]

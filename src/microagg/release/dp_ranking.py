@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.aggregate import cluster_means
-from microagg.mechanisms import Budget, laplace_mechanism, make_rng
+from microagg.core.aggregate import cluster_means
+from microagg.core.mechanisms import Budget, laplace_mechanism, make_rng
+from microagg.data.schema import Schema
 from microagg.options import Linkage, parse
 from microagg.partition._validate import check_k
 from microagg.partition.univariate import individual_ranking
@@ -42,7 +43,6 @@ from microagg.release.clipping import Clipping, clip_domains
 from microagg.release.inputs import prepare_dp
 from microagg.release.publish import publish_dp
 from microagg.release.report import categorical_noise, numeric_noise
-from microagg.schema import Schema
 
 __all__ = ["dp_individual_ranking", "noisy_ranked_means"]
 

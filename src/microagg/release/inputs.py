@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.distance import Categorical
+from microagg.core.distance import Categorical
+from microagg.data.schema import Role, Schema
+from microagg.data.table import Table, encode, require_rows_and_columns
 from microagg.errors import InputError, PrivacyError
 from microagg.release.categorical import category_sensitivity
-from microagg.schema import Role, Schema
-from microagg.table import Table, encode, require_rows_and_columns
 
 __all__ = ["DPInput", "check_clamp", "data_bounds", "dp_columns", "masked_columns",
            "prepare_dp", "require_known"]

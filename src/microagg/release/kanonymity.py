@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.aggregate import cluster_sizes, replace_by_centroids, replace_by_means
-from microagg.distance import Categorical, scale
+from microagg.core.aggregate import cluster_sizes, replace_by_centroids, replace_by_means
+from microagg.core.distance import Categorical, scale
+from microagg.core.verifiers import k_anonymity
+from microagg.data.schema import Role, Schema
+from microagg.data.table import Table, decode, encode, require_rows_and_columns
 from microagg.errors import InputError
-from microagg.models import k_anonymity
 from microagg.options import Method, Reference, Scaling, parse
 from microagg.partition._validate import check_k
 from microagg.partition.insensitive import insensitive
@@ -21,8 +23,6 @@ from microagg.partition.univariate import individual_ranking, optimal_univariate
 from microagg.release.base import Release
 from microagg.release.inputs import check_clamp, masked_columns
 from microagg.release.report import KAnonymityReport
-from microagg.schema import Role, Schema
-from microagg.table import Table, decode, encode, require_rows_and_columns
 
 __all__ = ["ClusterValues", "microaggregate", "partition_table", "replace_by_clusters"]
 

@@ -1,4 +1,4 @@
-"""A masked release by one of the methods of :mod:`microagg.masking` (003 §5): the chosen
+"""A masked release by one of the methods of :mod:`microagg.core.masking` (003 §5): the chosen
 numeric columns are masked, identifiers dropped, every other column and every row kept in
 order. A masking method gives no ex-ante guarantee; the report says so and points to the
 measures of its risk."""
@@ -11,15 +11,15 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from microagg.core.masking import correlated_noise, multiplicative_noise, rank_swap
+from microagg.core.mechanisms import make_rng
+from microagg.data.schema import Role, Schema
+from microagg.data.table import encode
 from microagg.errors import InputError
-from microagg.masking import correlated_noise, multiplicative_noise, rank_swap
-from microagg.mechanisms import make_rng
 from microagg.options import MaskMethod, parse
 from microagg.release.base import Release
 from microagg.release.inputs import masked_columns
 from microagg.release.report import MaskingReport
-from microagg.schema import Role, Schema
-from microagg.table import encode
 
 __all__ = ["PARAMETERS", "mask"]
 

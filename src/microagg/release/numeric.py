@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from microagg.mechanisms import laplace_mechanism
+from microagg.core.mechanisms import laplace_mechanism
 from microagg.options import Calibration
 from microagg.release.inputs import DPInput
 from microagg.release.report import numeric_noise
@@ -26,7 +26,7 @@ def private_numeric(values: np.ndarray, *, data: DPInput, factor: float, epsilon
     (000 §4) and ε; otherwise every column is a query of its own, of sensitivity
     factor · width_j and ε each (``epsilon`` is then already the per-attribute share).
     ``changing`` bounds the components that differ between neighbours, per query (see
-    :func:`~microagg.mechanisms.laplace_mechanism`). Returns the noisy matrix, the report's
+    :func:`~microagg.core.mechanisms.laplace_mechanism`). Returns the noisy matrix, the report's
     sensitivity entries and the noise level per attribute."""
     widths = data.widths
     if calibration is Calibration.CORRECT:

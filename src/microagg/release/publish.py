@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from microagg.core.mechanisms import Budget
+from microagg.data.table import declared_dtypes, decode
 from microagg.errors import PrivacyLeakWarning
-from microagg.mechanisms import Budget
 from microagg.options import Calibration, Linkage
 from microagg.release.base import Release
 from microagg.release.inputs import DPInput
 from microagg.release.report import PrivacyReport, guarantee_sentence, noise_warnings
-from microagg.table import declared_dtypes, decode
 
 __all__ = ["privacy_report", "publish_dp"]
 

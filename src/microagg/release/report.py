@@ -253,7 +253,7 @@ class MaskingReport:
 @dataclass(frozen=True)
 class TClosenessReport:
     """What a k-anonymous t-close microaggregation (paper 002) did, and what the written table
-    satisfies by the independent verifiers of :mod:`microagg.models`."""
+    satisfies by the independent verifiers of :mod:`microagg.core.verifiers`."""
 
     method: str
     k: int  # requested

@@ -8,10 +8,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from microagg.distance import scale
-from microagg.emd import emd_by_class
+from microagg.core.distance import scale
+from microagg.core.emd import emd_by_class
+from microagg.core.verifiers import equivalence_classes, ground_model, k_anonymity
+from microagg.data.schema import Kind, Role, Schema
+from microagg.data.table import decode, encode, require_rows_and_columns
 from microagg.errors import InputError
-from microagg.models import equivalence_classes, ground_model, k_anonymity
 from microagg.options import GroundDistance, Method, Scaling, TClosenessMethod, parse
 from microagg.partition._validate import check_k
 from microagg.partition.tcloseness import check_t, t_close_partition
@@ -25,8 +27,6 @@ from microagg.release.kanonymity import (
     resolve_scaling,
 )
 from microagg.release.report import TClosenessReport
-from microagg.schema import Kind, Role, Schema
-from microagg.table import decode, encode, require_rows_and_columns
 
 __all__ = ["tclose"]
 

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from microagg.data.yamlfile import load_yaml
 from microagg.errors import InputError, SchemaError
-from microagg.yamlfile import load_yaml
 
 __all__ = ["Attribute", "Kind", "Role", "Schema", "check_categories"]
 
@@ -366,7 +366,7 @@ class Schema:
 
     def save(self, path: str | Path) -> None:
         """Write the schema as YAML (atomically)."""
-        from microagg.io import write_text
+        from microagg.data.io import write_text
 
         path = Path(path)
         write_text(path, self.dumps(base_dir=path.parent))

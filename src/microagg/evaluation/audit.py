@@ -156,13 +156,13 @@ def scenarios() -> list[Scenario]:
 
     and, for every DP release type, the column-type attack of :func:`type_scenarios`.
     """
+    from microagg.data.schema import Attribute, Kind, Role, Schema
     from microagg.release import (
         dp_cross_moment,
         dp_individual_ranking,
         dp_insensitive,
         dp_laplace,
     )
-    from microagg.schema import Attribute, Kind, Role, Schema
 
     def numeric(*names: str) -> Schema:
         return Schema(tuple(Attribute(n, Role.QUASI, Kind.NUMERIC, domain=(0, 1))
@@ -233,13 +233,13 @@ def type_scenarios(epsilon: float = 0.5) -> list[Scenario]:
     types followed the input's would show it on D and never on D' (ε ≥ 4.5 for a claimed 0.5
     at 400 runs). The nominal case declares the categories ('1', '2', 'x') and moves one
     record from 1 to 'x', which turns the input column from int64 into text."""
+    from microagg.data.schema import Attribute, Kind, Role, Schema
     from microagg.release import (
         dp_cross_moment,
         dp_individual_ranking,
         dp_insensitive,
         dp_laplace,
     )
-    from microagg.schema import Attribute, Kind, Role, Schema
 
     schema = Schema(tuple(Attribute(n, Role.QUASI, Kind.NUMERIC, domain=(0, 2))
                           for n in ("x", "y")))

@@ -3,8 +3,8 @@
 For a target risk r, every candidate method's parameter is calibrated so that its release has
 risk r (003 §5.1); the methods are then ranked by the utility they keep at that risk (003
 §5.2). The dual fixes a utility level and ranks by risk. Risk is the rank-based record-linkage
-risk of 003 eq. 2 (:func:`microagg.metrics.risk.rank_risk`, larger = safer) and utility the
-EMD of eq. 1 (:func:`microagg.metrics.utility.emd`, smaller = better).
+risk of 003 eq. 2 (:func:`microagg.evaluation.risk.rank_risk`, larger = safer) and utility the
+EMD of eq. 1 (:func:`microagg.evaluation.utility.emd`, smaller = better).
 
 Calibration (docs/algorithms.md): a method's parameter moves along a documented range in the
 direction of more protection; a coarse grid of :data:`GRID_POINTS` values brackets the target
@@ -35,13 +35,21 @@ import pandas as pd
 from scipy import stats
 
 from microagg import __version__
-from microagg.aggregate import replace_by_means
-from microagg.comparison import EPSILON_MEANINGLESS, Comparison, Evaluation, MethodResult, Utility
+from microagg.core.aggregate import replace_by_means
+from microagg.core.masking import correlated_noise, multiplicative_noise, rank_swap
+from microagg.data.schema import Schema
+from microagg.data.table import encode
 from microagg.errors import InputError, PrivacyLeakWarning
-from microagg.masking import correlated_noise, multiplicative_noise, rank_swap
-from microagg.metrics.evaluate import attribute_domains, evaluation_columns
-from microagg.metrics.risk import rank_risk
-from microagg.metrics.utility import EMD_EXACT_LIMIT, EarthMovers, emd, jsd, sse_percent
+from microagg.evaluation.comparison import (
+    EPSILON_MEANINGLESS,
+    Comparison,
+    Evaluation,
+    MethodResult,
+    Utility,
+)
+from microagg.evaluation.evaluate import attribute_domains, evaluation_columns
+from microagg.evaluation.risk import rank_risk
+from microagg.evaluation.utility import EMD_EXACT_LIMIT, EarthMovers, emd, jsd, sse_percent
 from microagg.options import (
     CompareMethod,
     MatchStatus,
@@ -53,8 +61,6 @@ from microagg.options import (
 )
 from microagg.partition.mdav import mdav
 from microagg.partition.univariate import individual_ranking
-from microagg.schema import Schema
-from microagg.table import encode
 
 __all__ = ["DEFAULT_METHODS", "DP_RANKING_K", "Candidate", "Comparison", "Evaluation",
            "MethodResult", "Utility", "candidates", "compare", "parse_target"]
@@ -74,7 +80,7 @@ axis: the logarithm of the parameter when it spans decades)."""
 SCATTER_EMD_POINTS = 1000
 """The scatter measures the EMD of every evaluated release with groups of at most this many
 distinct records per data set (fast; each EMD carries its certified bound); the chosen values
-use :data:`~microagg.metrics.utility.EMD_EXACT_LIMIT`, and the release shared by both is
+use :data:`~microagg.evaluation.utility.EMD_EXACT_LIMIT`, and the release shared by both is
 measured once."""
 UTILITY_SEEDS = 3
 """Releases of a randomized method whose EMDs make its utility at the chosen value."""

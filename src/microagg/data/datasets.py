@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
+from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.errors import DataNotFoundError, InputError
-from microagg.schema import Attribute, Kind, Role, Schema
 
 __all__ = ["Dataset", "data_dir", "describe", "load", "names", "search_path_text", "synthetic",
            "taxonomy_copies"]

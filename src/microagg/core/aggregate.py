@@ -13,8 +13,8 @@ from itertools import combinations_with_replacement
 import numba
 import numpy as np
 
+from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError
-from microagg.taxonomy import CategoryMetric
 
 __all__ = ["ClusterMoments", "cluster_kendall", "cluster_means", "cluster_moments",
            "cluster_sizes", "kendall_tau_a", "moment_indices", "replace_by_centroids",

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError
 from microagg.options import Scaling, parse
-from microagg.taxonomy import CategoryMetric
 
 __all__ = ["Categorical", "domain_normalize", "scale"]
 

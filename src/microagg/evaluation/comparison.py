@@ -1,6 +1,7 @@
 """The result of a comparison at equal risk or utility (003 §3): typed results per method, the
-ranking with its ties, and the recommendation in plain words (:func:`microagg.compare.compare`
-computes them; :mod:`microagg.report` draws them).
+ranking with its ties, and the recommendation in plain words
+(:func:`microagg.evaluation.compare.compare` computes them; :mod:`microagg.evaluation.html`
+draws them).
 
 A comparison reads the original records: it is an analysis of the raw data for the data owner,
 not a release. Its results say so (:data:`RAW_DATA_NOTICE`) and never hold the extremes of the
@@ -135,10 +136,10 @@ def _plain(value: float) -> str:
 
 @dataclass(frozen=True)
 class Comparison:
-    """The result of :func:`~microagg.compare.compare`: the target, one :class:`MethodResult`
-    per method, the ranking of the ranked methods, best first (least EMD at equal risk, or most
-    risk — i.e. safest — at equal utility), and where the data came from (``provenance``: the
-    input, the date, the version, the columns left out)."""
+    """The result of :func:`~microagg.evaluation.compare.compare`: the target, one
+    :class:`MethodResult` per method, the ranking of the ranked methods, best first (least EMD
+    at equal risk, or most risk — i.e. safest — at equal utility), and where the data came from
+    (``provenance``: the input, the date, the version, the columns left out)."""
 
     target: Target
     target_value: float

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from microagg.data.schema import LARGEST_BOUND, Attribute, Kind, Role, Schema, check_categories
+from microagg.data.taxonomy import CategoryMetric, Taxonomy
 from microagg.errors import InputError
-from microagg.schema import LARGEST_BOUND, Attribute, Kind, Role, Schema, check_categories
-from microagg.taxonomy import CategoryMetric, Taxonomy
 
 # Larger magnitudes overflow the squares of distances and variances (1e154² ~ 1e308).
 LARGEST_VALUE = LARGEST_BOUND

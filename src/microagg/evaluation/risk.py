@@ -19,7 +19,7 @@ from scipy.spatial import cKDTree
 from scipy.stats import rankdata
 
 from microagg.errors import InputError
-from microagg.metrics.utility import paired_matrices
+from microagg.evaluation.utility import paired_matrices
 from microagg.options import RankScale, RankTies, RiskAggregate, parse
 from microagg.partition._kdtree import STACK, build
 

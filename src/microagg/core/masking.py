@@ -28,8 +28,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from microagg.core.mechanisms import make_rng
 from microagg.errors import InputError
-from microagg.mechanisms import make_rng
 
 __all__ = ["correlated_noise", "multiplicative_noise", "rank_swap"]
 

@@ -16,7 +16,7 @@ from html import escape
 
 from matplotlib.figure import Figure
 
-from microagg.comparison import (
+from microagg.evaluation.comparison import (
     PARAMETER_MEANINGS,
     RAW_DATA_NOTICE,
     Comparison,

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from microagg.data.yamlfile import load_yaml
 from microagg.errors import SchemaError
-from microagg.yamlfile import load_yaml
 
 __all__ = [
     "CategoryMetric",

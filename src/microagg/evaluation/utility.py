@@ -28,7 +28,7 @@ import ot
 from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
-from microagg.aggregate import cluster_means
+from microagg.core.aggregate import cluster_means
 from microagg.errors import InputError
 from microagg.partition.mdav import mdav
 

@@ -18,10 +18,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.distance import Categorical
+from microagg.core.distance import Categorical
+from microagg.data.schema import Role, Schema
+from microagg.data.table import Table, category_labels, encode
+from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError
-from microagg.metrics.risk import rank_risk, record_linkage
-from microagg.metrics.utility import (
+from microagg.evaluation.risk import rank_risk, record_linkage
+from microagg.evaluation.utility import (
     emd,
     js_divergence,
     jsd,
@@ -31,16 +34,13 @@ from microagg.metrics.utility import (
     sse_percent,
     variance_variation,
 )
-from microagg.schema import Role, Schema
-from microagg.table import Table, category_labels, encode
-from microagg.taxonomy import CategoryMetric
 
 __all__ = ["EVALUATE_EMD_POINTS", "attribute_domains", "evaluate", "evaluation_columns"]
 
 EVALUATE_EMD_POINTS = 2000
 """``evaluate`` computes the EMD exactly up to this many records and with MDAV clusters of
 ⌈n / 2000⌉ records above (with ``emd_bound``): a 32 MB problem, a fraction of a second.
-:func:`microagg.compare` uses the exact EMD up to 5,000 records."""
+:func:`microagg.evaluation.compare` uses the exact EMD up to 5,000 records."""
 
 
 def evaluation_columns(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None,

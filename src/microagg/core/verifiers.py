@@ -4,7 +4,7 @@ An *equivalence class* is a set of records sharing the same quasi-identifier val
 k-anonymous when every class has at least k records. It is t-close for a confidential attribute
 when the Earth Mover's Distance (EMD) between the attribute's distribution in every class and
 in the whole table is at most t (paper 002, Definition 2 and §2.2); the ground distances
-(ordered, equal, hierarchical) are those of :mod:`microagg.emd`. With several confidential
+(ordered, equal, hierarchical) are those of :mod:`microagg.core.emd`. With several confidential
 attributes, each must satisfy t.
 """
 
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from microagg.emd import GroundModel, emd_by_class
+from microagg.core.emd import GroundModel, emd_by_class
+from microagg.data.schema import Kind
+from microagg.data.table import Table
 from microagg.errors import InputError
 from microagg.options import GroundDistance, parse
-from microagg.schema import Kind
-from microagg.table import Table
 
 __all__ = [
     "KAnonymity",
@@ -173,7 +173,7 @@ def table_t_closeness(table: Table, quasi: Sequence[str], confidential: str,
                       distance: GroundDistance | str | None = None) -> TCloseness:
     """:func:`t_closeness` of an encoded table, with the schema's kinds and taxonomies (the
     order of ordinal levels, the tree of a nominal attribute for ``hierarchical``)."""
-    from microagg.table import decode
+    from microagg.data.table import decode
 
     if confidential in quasi:
         raise InputError(

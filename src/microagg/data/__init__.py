@@ -1,0 +1,1 @@
+"""Data in and out: schemas, tables, taxonomies, files, reference data sets."""
