@@ -21,9 +21,7 @@ from _harness import measure, run_cases
 
 def one(case: dict) -> dict:
     from microagg.core.mechanisms import discrete_laplace
-    from microagg.release.baselines import dp_laplace
-    from microagg.release.dp_insensitive import dp_insensitive
-    from microagg.release.dp_ranking import dp_individual_ranking
+    from microagg.release import dp_individual_ranking, dp_insensitive, dp_laplace
 
     if case["benchmark"] == "discrete-laplace":
         def draw(size: int) -> np.ndarray:

@@ -31,7 +31,7 @@ def _data(rows: int, d: int, seed: int) -> pd.DataFrame:
 def one(case: dict) -> dict:
     from microagg.partition.insensitive import insensitive
     from microagg.partition.mdav import mdav
-    from microagg.release.dp_moments import dp_cross_moment
+    from microagg.release import dp_cross_moment
 
     d, k = case["d"], case["k"]
     bounds = {f"x{j}": (0.0, 1.0) for j in range(d)}

@@ -40,8 +40,7 @@ from microagg.evaluation.utility import mean_variation, sse, variance_variation
 from microagg.options import Calibration
 from microagg.partition.insensitive import insensitive
 from microagg.partition.mdav import mdav
-from microagg.release.baselines import dp_laplace
-from microagg.release.dp_insensitive import dp_insensitive
+from microagg.release import dp_insensitive, dp_laplace
 
 COLUMNS = ["FICA", "FEDTAX", "INTVAL", "POTHVAL"]
 EPSILONS = [0.01, 0.1, 1.0, 10.0]

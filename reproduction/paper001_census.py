@@ -39,9 +39,7 @@ from microagg.errors import PrivacyLeakWarning
 from microagg.evaluation.utility import jsd, relative_error, variance_variation
 from microagg.partition.insensitive import insensitive
 from microagg.partition.univariate import individual_ranking
-from microagg.release.baselines import dp_laplace
-from microagg.release.dp_insensitive import dp_insensitive
-from microagg.release.dp_ranking import dp_individual_ranking
+from microagg.release import dp_individual_ranking, dp_insensitive, dp_laplace
 
 MS = [1, 4, 8, 13]
 EPSILONS = [0.1, 1.0, 10.0]

@@ -35,8 +35,7 @@ from scipy.optimize import linear_sum_assignment
 
 from microagg import datasets
 from microagg.errors import PrivacyLeakWarning
-from microagg.release.baselines import dp_laplace
-from microagg.release.dp_moments import dp_cross_moment
+from microagg.release import dp_cross_moment, dp_laplace
 
 FIG6 = {"census": ["FICA", "FEDTAX", "INTVAL", "POTHVAL"],
         "eia": ["RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES"]}

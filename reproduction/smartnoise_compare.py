@@ -37,9 +37,8 @@ from scipy.stats import wasserstein_distance
 
 from microagg import datasets
 from microagg.errors import PrivacyLeakWarning
-from microagg.release.baselines import dp_laplace
+from microagg.release import dp_cross_moment, dp_laplace
 from microagg.release.clipping import Clipping
-from microagg.release.dp_moments import dp_cross_moment
 
 COLUMNS = ["FICA", "FEDTAX", "INTVAL", "POTHVAL"]
 BINS = 20

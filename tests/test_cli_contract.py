@@ -140,9 +140,9 @@ def test_nonsense_masks_are_refused(run_cli, tmp_path):
     source = _numbers(tmp_path)
     for method, param, fragment in (("correlated-noise", "1e308", "overflows"),
                                     ("multiplicative-noise", "1e308", "overflows"),
-                                    ("rank-swap", "0", "must be positive"),
+                                    ("rank-swap", "0", "--fraction must be a number > 0"),
                                     ("rank-swap", "0.1", "changes no value"),
-                                    ("correlated-noise", "0", "must be positive")):
+                                    ("correlated-noise", "0", "--gamma must be a number > 0")):
         result = run_cli("mask", source, "-o", tmp_path / "m.csv", "--method", method,
                          "--param", param)
         assert result.code == 2 and fragment in result.stderr, (method, param, result.stderr)
@@ -308,7 +308,7 @@ def test_options_that_would_do_nothing_are_refused(run_cli, tmp_path):
          "needs the attribute's taxonomy"),
         (["tclose", table, "-o", tmp_path / "o.csv", "--k", "5", "--t", "0.5", "--quasi",
           "age,income", "--confidential", "savings", "--method", "k-anonymity-first",
-          "--threads", "2"], "k-anonymity-first runs on one thread"),
+          "--threads", "2"], "not k-anonymity-first (it runs on one thread)"),
         (["check", table, "--k", "2", "--distance", "equal"], "--distance applies with --t"),
         (["dp", table, "-o", tmp_path / "o.csv", "--epsilon", "1", "--k", "10", "--schema",
           schema, "--columns", "age", "--bounds", "income=0:10"],
@@ -397,17 +397,28 @@ def test_quoted_names_hold_commas_and_an_unchanged_release_says_so(run_cli, tmp_
 
 def test_an_unforeseen_failure_is_one_line_that_says_it_is_a_bug(run_cli, tmp_path,
                                                                  monkeypatch):
-    import microagg.release as release
+    import microagg.data.io as io
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("float division by zero")
 
-    monkeypatch.setattr(release, "microaggregate", broken)
+    monkeypatch.setattr(io, "read_table", broken)
     result = run_cli("microaggregate", _numbers(tmp_path), "-o", tmp_path / "o.csv", "--k",
                      "2")
-    assert result.code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert result.code == 3 and len(result.stderr.strip().splitlines()) == 1
     assert "unexpected ZeroDivisionError" in result.stderr and "bug in microagg" in result.stderr
     assert not (tmp_path / "o.csv").exists()
     monkeypatch.setenv("MICROAGG_DEBUG", "1")
     with pytest.raises(ZeroDivisionError):
         run_cli("microaggregate", _numbers(tmp_path), "-o", tmp_path / "o.csv", "--k", "2")
+
+
+def test_a_name_split_on_its_comma_gets_a_hint(run_cli, tmp_path):
+    data = tmp_path / "c.csv"
+    pd.DataFrame({"income, net": [1.0, 1.0, 2.0, 2.0], "b": [3.0, 3.0, 4.0, 4.0]}).to_csv(
+        data, index=False)
+    result = run_cli("microaggregate", data, "-o", tmp_path / "o.csv", "--k", "2",
+                     "--columns", "income, net")
+    assert result.code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "did you mean 'income, net'?" in result.stderr
+    assert "(the data has: 'income, net', b)" in result.stderr

@@ -98,9 +98,9 @@ def test_clipping_options_are_checked():
     assert Clipping.parse("0.05,0.9", 0.2) == Clipping(0.05, 0.9, 0.2)
     assert [side for side, _ in Clipping(0.05, 0.9).sides] == ["upper", "lower"]
     for text in ("x", "0.9,0.1", "1.2", "0,1", "0.1,0.5,0.9"):
-        with pytest.raises(InputError, match="--clip"):
+        with pytest.raises(InputError, match="`clip`"):
             Clipping.parse(text)
-    with pytest.raises(InputError, match="--clip-share"):
+    with pytest.raises(InputError, match="`clip_share`"):
         Clipping(0.0, 0.9, 1.0)
 
 
@@ -222,7 +222,7 @@ def test_clipping_refuses_what_it_cannot_compose_with():
     bounds = {c: (0.0, 1.5 * float(frame[c].max())) for c in frame}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        with pytest.raises(InputError, match="--clip needs --clustering insensitive"):
+        with pytest.raises(InputError, match="`clip` needs `clustering` insensitive"):
             dp_cross_moment(frame, epsilon=1.0, k=10, clustering="mdav", bounds=bounds,
                             clip=Clipping(0.0, 0.9))
         with pytest.raises(PrivacyError, match="nothing can be set aside"):

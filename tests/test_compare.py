@@ -190,9 +190,9 @@ def test_unreachable_target_and_bad_options_are_errors():
     frame = _frame(120)
     with pytest.raises(InputError, match="out of reach of every method: they reach"):
         compare(frame, target_risk=1e6, seeds=2)
-    with pytest.raises(InputError, match="seeds must be an integer from 1 to 1000"):
+    with pytest.raises(InputError, match="`seeds` must be an integer from 1 to 1000"):
         compare(frame, target_risk=5.0, seeds=0)
-    with pytest.raises(InputError, match="seeds must be an integer from 1 to 1000"):
+    with pytest.raises(InputError, match="`seeds` must be an integer from 1 to 1000"):
         compare(frame, target_risk=5.0, seeds=99_999_999_999)
     with pytest.raises(InputError, match="unknown method 'swap'"):
         compare(frame, target_risk=5.0, methods=["swap"])

@@ -22,10 +22,8 @@ from microagg.evaluation.audit import scenarios as audit_scenarios
 from microagg.evaluation.audit import type_scenarios as audit_type_scenarios
 from microagg.partition.insensitive import insensitive
 from microagg.partition.univariate import individual_ranking
-from microagg.release.baselines import dp_laplace
+from microagg.release import dp_individual_ranking, dp_insensitive, dp_laplace
 from microagg.release.categorical import category_sensitivity, marginality_quality
-from microagg.release.dp_insensitive import dp_insensitive
-from microagg.release.dp_ranking import dp_individual_ranking
 
 LOWS, HIGHS = np.array([0.0, -5.0]), np.array([10.0, 5.0])
 
@@ -383,19 +381,19 @@ def test_noise_that_swamps_the_data_is_said():
 
 
 def test_options_a_method_ignores_are_errors():
-    from microagg.release.dp import dp_release
+    from microagg.release import dp_release
 
     frame = pd.DataFrame({"v": [0.1, 0.2, 0.3, 0.5]})
     common = {"epsilon": 1.0, "bounds": {"v": (0.0, 1.0)}}
-    for method, option, fragment in (("laplace", {"k": 5}, "--k applies"),
-                                     ("laplace", {"linkage": "linked"}, "--linkage applies"),
+    for method, option, fragment in (("laplace", {"k": 5}, "`k` applies"),
+                                     ("laplace", {"linkage": "linked"}, "`linkage` applies"),
                                      ("individual-ranking", {"k": 2, "calibration": "paper"},
-                                      "--calibration applies"),
+                                      "`calibration` applies"),
                                      ("individual-ranking", {"k": 2, "reference": "single"},
-                                      "--reference applies"),
+                                      "`reference` applies"),
                                      ("insensitive", {"k": 2, "linkage": "unlinked"},
-                                      "--linkage applies"),
-                                     ("insensitive", {}, "needs --k")):
+                                      "`linkage` applies"),
+                                     ("insensitive", {}, "`k` is needed by")):
         with pytest.raises(InputError, match=fragment):
             dp_release(frame, method=method, **common, **option)
 
@@ -506,11 +504,11 @@ def test_dp_cli(run_cli, tmp_path):
     for args, fragment in (
         (["--epsilon", "1", "--k", "20"], "no declared domain"),
         (["--epsilon", "0", "--k", "20", "--schema", str(schema)], "epsilon must be"),
-        (["--epsilon", "1", "--schema", str(schema)], "needs --k"),
+        (["--epsilon", "1", "--schema", str(schema)], "--k is needed by"),
         (["--epsilon", "1", "--k", "5", "--method", "magic"], "unknown method"),
         (["--epsilon", "1", "--method", "laplace", "--bounds", "age=9"], "NAME=LO:HI"),
         (["--epsilon", "1", "--k", "5", "--calibration", "loose", "--schema", str(schema)],
-         "unknown calibration"),
+         "--calibration must be one of correct, per-attribute, paper, got 'loose'"),
         (["--epsilon", "1", "--k", "5", "--method", "individual-ranking", "--calibration",
           "paper", "--schema", str(schema)], "--calibration applies"),
         (["--epsilon", "1", "--k", "5", "--method", "laplace", "--schema", str(schema)],

@@ -25,9 +25,9 @@ from microagg.errors import InputError, PrivacyLeakWarning
 from microagg.options import CoskewnessTerms, MomentVariant
 from microagg.partition.insensitive import insensitive
 from microagg.partition.mdav import mdav
-from microagg.release.dp_moments import (
+from microagg.release import dp_cross_moment
+from microagg.release.moments import (
     coefficient_sensitivity,
-    dp_cross_moment,
     joint_sensitivity,
     statistic_blocks,
 )
@@ -374,26 +374,28 @@ def test_the_report_says_individual_dp_and_publishes_no_local_scale(data, cluste
     assert not np.array_equal(release.source_rows, np.arange(600))
 
 
-def test_eigen_with_means_only_is_plain_dp(data):
-    release = dp_cross_moment(data, epsilon=1.0, k=50, moments=0, variant="eigen",
-                              schema=_schema("a", "b", "c", high=100.0),
+def test_means_only_is_plain_dp_and_takes_no_variant(data):
+    schema = _schema("a", "b", "c", high=100.0)
+    release = dp_cross_moment(data, epsilon=1.0, k=50, moments=0, schema=schema,
                               rng=np.random.default_rng(3))
     assert release.report.differentially_private
+    with pytest.raises(InputError, match="`moments` 0 releases the means only"):
+        dp_cross_moment(data, epsilon=1.0, k=50, moments=0, variant="eigen", schema=schema)
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"moments": 3}, "--moments must be 0, 1 or 2"),
-    ({"moments": 2, "k": 2}, "at least 3 records"),
+    ({"moments": 3}, "`moments` must be an integer >= 0 and <= 2, got 3"),
+    ({"moments": 2, "k": 2}, "`k` must be at least 3 with `moments` 2"),
     ({"noise": "separate", "strategy": (0.5, 0.6)}, "sum to 1"),
     ({"noise": "separate", "strategy": (1.0,)}, "needs 2 shares"),
-    ({"strategy": (0.5, 0.5)}, "applies to --noise separate"),
-    ({"groups": [["a"], ["b", "c"]]}, "applies to --clustering ir-mdav"),
-    ({"clustering": "ir-mdav", "groups": [["a"], ["b"]]}, "'c' is in no group"),
+    ({"strategy": (0.5, 0.5)}, "`strategy` applies to `noise` separate only"),
+    ({"groups": [["a"], ["b", "c"]]}, "`groups` applies to `clustering` ir-mdav only"),
+    ({"clustering": "ir-mdav", "groups": [["a"], ["b"]]}, "puts column 'c' in no group"),
     ({"clustering": "ir-mdav", "groups": [["a", "b"], ["b", "c"]]}, "in two groups"),
-    ({"linkage": "linked"}, "--linkage applies"),
-    ({"variant": "eigenvalues"}, "unknown variant"),
-    ({"variant": "eigen", "moments": 2, "coskewness": "marginal"}, "leave out --coskewness"),
-    ({"variant": "kendall", "moments": 2}, "it is for --moments 1"),
+    ({"linkage": "linked"}, "`linkage` applies"),
+    ({"variant": "eigenvalues"}, "`variant` must be one of pure, variances, eigen, kendall"),
+    ({"variant": "eigen", "moments": 2, "coskewness": "marginal"}, "`coskewness` must be all"),
+    ({"variant": "kendall", "moments": 2}, "it is for `moments` 1"),
 ])
 def test_bad_options_are_one_line_errors(data, options, message):
     kwargs = {"epsilon": 1.0, "k": 10, "schema": _schema("a", "b", "c", high=100.0), **options}
@@ -479,7 +481,7 @@ def test_kendall_sensitivity_is_four_over_k_reached_and_never_exceeded(k):
     every other moved to where it is discordant with every other reaches it; 2,000 random
     replacements (domain corners included) never exceed it, and some exceed 2/k."""
     from microagg.core.aggregate import kendall_tau_a
-    from microagg.release.dp_moments import KENDALL_SENSITIVITY
+    from microagg.release.moments import KENDALL_SENSITIVITY
 
     x = y = np.arange(k, dtype=float) / k
     moved = y.copy()

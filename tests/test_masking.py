@@ -107,19 +107,27 @@ def test_mask_release_keeps_rows_and_drops_identifiers():
                      Attribute("a", Role.QUASI, Kind.NUMERIC),
                      Attribute("b", Role.QUASI, Kind.NUMERIC),
                      Attribute("c", Role.OTHER, Kind.NUMERIC)))
-    release = mask(frame, method="rank-swap", param=0.1, schema=schema, rng=0)
+    release = mask(frame, method="rank-swap", fraction=0.1, schema=schema, rng=0)
     assert list(release.frame.columns) == ["a", "b", "c"]
     assert np.array_equal(release.frame["c"].to_numpy(), X[:, 2])
     assert release.report.columns == ["a", "b"] and release.report.parameter == "fraction"
     assert sorted(release.frame["a"]) == sorted(X[:, 0])
     with pytest.raises(InputError, match="unknown method"):
-        mask(frame, method="swap", param=0.1)
+        mask(frame, method="swap", fraction=0.1)
 
 
 def test_mask_without_schema_masks_the_numeric_columns_and_lists_the_others():
     frame = pd.DataFrame({"x": np.arange(40.0), "region": ["n", "s"] * 20})
-    release = mask(frame, method="correlated-noise", param=0.1, rng=1)
+    release = mask(frame, method="correlated-noise", gamma=0.1, rng=1)
     assert release.report.columns == ["x"] and release.report.released_unchanged == ["region"]
     assert release.frame["region"].equals(frame["region"])
     with pytest.raises(InputError, match="column 'region' is not numeric"):
-        mask(frame, method="rank-swap", param=0.1, columns=["x", "region"])
+        mask(frame, method="rank-swap", fraction=0.1, columns=["x", "region"])
+
+
+def test_numbers_the_file_holds_as_text_are_named_rather_than_no_numeric_column():
+    frame = pd.DataFrame({"x": ["1,5", "2,5", "3,0", "4,0"], "y": ["2,5", "3,5", "1,0", "2,0"]})
+    with pytest.raises(InputError, match="column 'x' holds numbers written with a decimal comma"):
+        mask(frame, method="rank-swap", fraction=0.5, rng=0)
+    with pytest.raises(InputError, match="no numeric column to mask"):
+        mask(pd.DataFrame({"job": ["a", "b", "c", "d"]}), method="rank-swap", fraction=0.5)

@@ -7,7 +7,7 @@ from microagg.core.verifiers import k_anonymity
 from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.errors import InputError
 from microagg.options import Method
-from microagg.release import microaggregate
+from microagg.release import mask, microaggregate
 
 
 @pytest.fixture(scope="module")
@@ -88,11 +88,12 @@ def test_errors():
         microaggregate(frame, k=2, columns=["z"])
     with pytest.raises(InputError, match="exceeds the number of records"):
         microaggregate(frame, k=5)
-    with pytest.raises(InputError, match="--gamma applies to --method vmdav only"):
+    with pytest.raises(InputError, match="`gamma` applies to vmdav only, not mdav"):
         microaggregate(frame, k=2, gamma=0.5)
-    with pytest.raises(InputError, match="--reference applies"):
+    with pytest.raises(InputError, match="`reference` applies to insensitive only, not mdav"):
         microaggregate(frame, k=2, reference="single")
-    with pytest.raises(InputError, match="--standardize applies"):
+    with pytest.raises(InputError,
+                       match="`scaling` applies to mdav and vmdav only, not individual-ranking"):
         microaggregate(frame, k=2, method="individual-ranking", scaling="range")
 
 
@@ -120,3 +121,15 @@ def test_inner_concepts_are_released_and_reported(tmp_path):
     assert release.frame["job"].tolist() == ["A"] * 4 + ["b1"] * 4
     assert release.report.generalized_categories["job"] == ["A"]
     assert any("inner concepts" in note for note in release.report.notes)
+
+
+def test_a_schema_without_quasi_identifiers_is_not_read_as_mask_everything():
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [4.0, 3.0, 2.0, 1.0]})
+    schema = Schema((Attribute("x", Role.OTHER, Kind.NUMERIC),
+                     Attribute("y", Role.CONFIDENTIAL, Kind.NUMERIC)))
+    with pytest.raises(InputError, match="the schema declares no quasi-identifier"):
+        microaggregate(frame, k=2, schema=schema)
+    with pytest.raises(InputError, match="the schema declares no quasi-identifier"):
+        mask(frame, method="rank-swap", fraction=0.5, schema=schema, rng=0)
+    assert microaggregate(frame, k=2, schema=schema, columns=["x"]).frame["x"].tolist() == [
+        1.5, 1.5, 3.5, 3.5]

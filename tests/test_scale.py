@@ -27,7 +27,9 @@ from microagg.partition.blocks import block_mdav, median_blocks
 from microagg.partition.insensitive import insensitive, order_keys
 from microagg.partition.mdav import mdav
 from microagg.partition.univariate import individual_ranking
-from microagg.release.dp import dp_release
+from microagg.release import DPIndividualRanking, DPInsensitive, DPLaplace, dp_release
+from microagg.release.functions import make_method
+from microagg.release.methods import Family
 
 
 @pytest.fixture(scope="module")
@@ -255,11 +257,12 @@ def test_seeded_cluster_release_equals_the_single_machine_release(client, numeri
     dataset = open_dataset(folder, rows_per_partition=1000)
     bounds = {c: (-2.5, 2.5) for c in "abc"}
     extra = {"reference": "single"} if method == "insensitive" else {}
+    made = make_method(Family.DIFFERENTIAL_PRIVACY, method, {"epsilon": 2.0, "k": 5, **extra})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        scaled = dp_release_at_scale(client, dataset, tmp_path / "out", method=method,
-                                     epsilon=2.0, k=5, columns=list("abc"), bounds=bounds,
-                                     rng=11, rows_per_bucket=700, **extra)
+        scaled = dp_release_at_scale(client, dataset, tmp_path / "out", made,
+                                     columns=list("abc"), bounds=bounds, rng=11,
+                                     rows_per_bucket=700)
         single = dp_release(whole, method=method, epsilon=2.0, k=5, columns=list("abc"),
                             bounds=bounds, rng=11, **extra)
     out = pd.read_parquet(tmp_path / "out")
@@ -298,13 +301,12 @@ def test_categorical_insensitive_release_equals_the_single_machine_release(clien
         Attribute("level", Role.QUASI, Kind.ORDINAL, domain=("low", "mid", "high")),
         Attribute("id", Role.IDENTIFIER, Kind.NUMERIC)))
     dataset = open_dataset(folder, rows_per_partition=500)
-    options = {"method": "insensitive", "reference": "single", "epsilon": 50.0, "k": 25,
-               "schema": schema, "rng": 4}
+    method = DPInsensitive(reference="single", epsilon=50.0, k=25)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        scaled = dp_release_at_scale(client, dataset, tmp_path / "out", rows_per_bucket=600,
-                                     **options)
-        single = dp_release(whole, **options)
+        scaled = dp_release_at_scale(client, dataset, tmp_path / "out", method,
+                                     rows_per_bucket=600, schema=schema, rng=4)
+        single = method.release(whole, schema=schema, rng=4)
     out = pd.read_parquet(tmp_path / "out")
     assert list(out.columns) == ["x", "colour", "level"] and len(out) == len(whole)
     columns = ["x", "colour", "level"]
@@ -314,25 +316,26 @@ def test_categorical_insensitive_release_equals_the_single_machine_release(clien
     assert scaled.report.sensitivities == single.report.sensitivities
     assert [e["mechanism"] for e in scaled.report.sensitivities].count("exponential") == 2
     with pytest.raises(InputError, match="individual ranking on a cluster"):
-        dp_release_at_scale(client, dataset, tmp_path / "o", method="individual-ranking",
-                            epsilon=1.0, k=5, schema=schema)
+        dp_release_at_scale(client, dataset, tmp_path / "o",
+                            DPIndividualRanking(epsilon=1.0, k=5), schema=schema)
 
 
 def test_cluster_dp_refuses_what_it_cannot_do(client, numeric_parts, tmp_path):
     folder, _ = numeric_parts
     dataset = open_dataset(folder)
     bounds = {c: (-3.0, 3.0) for c in "abc"}
-    common = {"epsilon": 1.0, "k": 5, "columns": list("abc"), "bounds": bounds}
+    common = {"columns": list("abc"), "bounds": bounds}
     with pytest.raises(InputError, match="linked"):
-        dp_release_at_scale(client, dataset, tmp_path / "o", method="individual-ranking",
-                            linkage="linked", **common)
-    with pytest.raises(InputError, match="reference single"):
-        dp_release_at_scale(client, dataset, tmp_path / "o", method="insensitive", **common)
-    with pytest.raises(InputError, match="not available"):
-        dp_release_at_scale(client, dataset, tmp_path / "o", method="laplace", **common)
+        dp_release_at_scale(client, dataset, tmp_path / "o",
+                            DPIndividualRanking(epsilon=1.0, k=5, linkage="linked"), **common)
+    with pytest.raises(InputError, match="reference` single"):
+        dp_release_at_scale(client, dataset, tmp_path / "o",
+                            DPInsensitive(epsilon=1.0, k=5), **common)
+    with pytest.raises(InputError, match="cannot run laplace: it runs on one machine only"):
+        dp_release_at_scale(client, dataset, tmp_path / "o", DPLaplace(epsilon=1.0), **common)
     with pytest.raises(Exception, match="domain"):
-        dp_release_at_scale(client, dataset, tmp_path / "o", method="individual-ranking",
-                            epsilon=1.0, k=5, columns=list("abc"))
+        dp_release_at_scale(client, dataset, tmp_path / "o",
+                            DPIndividualRanking(epsilon=1.0, k=5), columns=list("abc"))
     assert not (tmp_path / "o").exists()
 
 

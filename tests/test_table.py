@@ -77,7 +77,7 @@ def test_missing_value_names_column_and_row(bad):
     with pytest.raises(InputError) as info:
         encode(frame, _schema())
     assert "column 'job'" in str(info.value) and "row 2" in str(info.value)
-    assert "--drop-incomplete" in str(info.value)
+    assert "`drop_incomplete`" in str(info.value)
 
 
 def test_drop_incomplete_keeps_positions_and_index():

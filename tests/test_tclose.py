@@ -87,14 +87,14 @@ def test_hierarchical_distance_from_the_schema(tmp_path, data):
 
 
 @pytest.mark.parametrize("kwargs, fragment", [
-    ({"t": 0.0}, "t must lie in (0, 1]"),
-    ({"t": 1.5}, "t must lie in (0, 1]"),
+    ({"t": 0.0}, "`t` must be a number > 0 and <= 1, got 0"),
+    ({"t": 1.5}, "`t` must be a number > 0 and <= 1, got 1.5"),
     ({"confidential": ["age"]}, "both quasi-identifier and confidential"),
     ({"k": 500}, "exceeds the number of records"),
     ({"t": 0.001}, "below what 301 records allow"),
     ({"confidential": ["constant"]}, "'constant' is constant"),
     ({"method": "fastest"}, "unknown method 'fastest'"),
-    ({"distance": "ordered"}, "--distance chooses the EMD of nominal"),
+    ({"distance": "ordered"}, "`distance` chooses the EMD of nominal"),
 ])
 def test_bad_input(data, kwargs, fragment):
     frame = data.assign(constant=1.0)
@@ -146,7 +146,8 @@ def test_cli_bad_t_is_one_line_exit_2_and_no_file(run_cli, tmp_path, data):
     result = run_cli("tclose", source, "-o", out, "--k", "3", "--t", "0", "--quasi", "age",
                      "--confidential", "salary")
     assert result.code == 2
-    assert result.stderr.count("\n") == 1 and "t must lie in (0, 1]" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "--t must be a number > 0 and <= 1, got 0" in result.stderr
     assert not out.exists()
     threads = run_cli("tclose", source, "-o", out, "--k", "3", "--t", "0.1", "--quasi", "age",
                       "--confidential", "salary", "--threads", "0")

@@ -1,6 +1,6 @@
 """microagg: publish microdata with a stated privacy guarantee through microaggregation.
 
-The public API is re-exported here; see the README for a tour and DESIGN.md for the map.
+The public API is re-exported here; see the README for a tour and docs/design.md for the map.
 Names are imported on first use (PEP 562), so that ``microagg --version`` and ``--help`` do
 not load pandas, scipy and numba.
 """
@@ -88,6 +88,9 @@ _EXPORTS = {
     "write_table": "microagg.data.io",
 }
 
+# Names that are modules themselves rather than something a module defines.
+_SUBMODULES = frozenset({"datasets"})
+
 __all__ = ["__version__", *sorted(_EXPORTS, key=str.lower)]
 
 def __getattr__(name: str) -> Any:
@@ -95,7 +98,7 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'microagg' has no attribute '{name}'")
     loaded = importlib.import_module(module)
-    value = loaded if module.rsplit(".", 1)[-1] == name else getattr(loaded, name)
+    value = loaded if name in _SUBMODULES else getattr(loaded, name)
     globals()[name] = value
     return value
 

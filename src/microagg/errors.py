@@ -1,5 +1,8 @@
 """Exceptions and warnings raised by microagg.
 
+Messages name a parameter by its Python name between backticks (```columns```); the command
+line writes the parameter's flag in its place.
+
 Every error a data owner can cause (a bad file, a bad schema, an impossible parameter) is a
 :class:`MicroaggError`; the command line turns it into a one-line message and exit code 2.
 Errors about bad values also derive from :class:`ValueError`, so callers that catch
@@ -16,6 +19,17 @@ class MicroaggError(Exception):
 
 class InputError(MicroaggError, ValueError):
     """The data or a parameter is unusable (missing file, NaN, unknown column, k > n ...)."""
+
+
+class ParameterError(InputError):
+    """A parameter's value is unusable. ``parameter`` is its Python name and ``detail`` what
+    is wrong with it. Messages write a parameter's name between backticks (here
+    ``"`k` must be ..."``); the command line writes its flag in their place (``--k``)."""
+
+    def __init__(self, parameter: str, detail: str) -> None:
+        self.parameter = parameter
+        self.detail = detail
+        super().__init__(f"`{parameter}` {detail}")
 
 
 class SchemaError(MicroaggError, ValueError):

@@ -249,7 +249,7 @@ def _columns(dataset: Dataset, columns: Sequence[str] | None) -> tuple[list[str]
     if categorical:
         raise InputError(f"column '{categorical[0]}' is categorical; block MDAV on a cluster "
                          "microaggregates numeric quasi-identifiers only (name them with "
-                         "--columns)")
+                         "`columns`)")
     identifiers = [a.name for a in schema if a.role is Role.IDENTIFIER]
     return chosen, identifiers
 
@@ -264,7 +264,7 @@ def block_microaggregate(client: Any, dataset: Dataset, output: str | Path, *, k
     import dask
 
     if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
+        raise InputError(f"`k` must be at least 1, got {k}")
     if dataset.n < k:
         raise InputError(f"k = {k} is larger than the {dataset.n} records")
     block_size = check_block_size(block_size, k)

@@ -21,7 +21,7 @@ def require_dask() -> None:
         import dask  # noqa: F401
         import distributed  # noqa: F401
     except ImportError:
-        raise InputError('--engine dask needs Dask: pip install "microagg[scale]"') from None
+        raise InputError('`engine` dask needs Dask: pip install "microagg[scale]"') from None
 
 
 @contextlib.contextmanager
@@ -36,10 +36,10 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     from distributed import Client, LocalCluster
 
     if scheduler is not None and workers is not None:
-        raise InputError("--workers sizes a local cluster; with --scheduler the cluster "
+        raise InputError("`workers` sizes a local cluster; with `scheduler` the cluster "
                          "already exists")
     if workers is not None and workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}")
+        raise InputError(f"`workers` must be at least 1, got {workers}")
     if scheduler is not None:
         try:
             client = Client(scheduler, timeout="20s")

@@ -83,7 +83,7 @@ def read_matrix(piece: Piece, columns: Sequence[str]) -> np.ndarray:
                                        and not pd.api.types.is_bool_dtype(frame[c]))]
     if text:
         raise InputError(f"column '{text[0]}' of {piece.path} is not numeric; the cluster path "
-                         "works on numeric columns (name others with --columns)")
+                         "works on numeric columns (name others with `columns`)")
     X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(X)
     if bad.any():

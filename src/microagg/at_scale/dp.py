@@ -47,13 +47,17 @@ from microagg.core.mechanisms import Budget, attribute_budgets, make_rng
 from microagg.data.schema import Schema
 from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError
-from microagg.options import Calibration, DPMethod, Linkage, Reference, parse
+from microagg.options import Calibration, Linkage, parse
 from microagg.partition._validate import check_k
 from microagg.partition.insensitive import order_keys
 from microagg.release.categorical import private_concepts
-from microagg.release.dp_insensitive import small_k_warnings
-from microagg.release.dp_ranking import noisy_ranked_means
+from microagg.release.dp import small_k_warnings
 from microagg.release.inputs import DPInput, prepare_dp
+from microagg.release.methods.dp_individual_ranking import (
+    DPIndividualRanking,
+    noisy_ranked_means,
+)
+from microagg.release.methods.dp_insensitive import DPInsensitive
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import privacy_report
 from microagg.release.report import PrivacyReport, categorical_noise
@@ -151,7 +155,7 @@ class _NoisyGroups:
     warnings: list[str]
 
 
-def _noisy_groups(method: DPMethod, sums: list[np.ndarray], *, data: DPInput, k: int,
+def _noisy_groups(ranking: bool, sums: list[np.ndarray], *, data: DPInput, k: int,
                   sizes: np.ndarray, epsilon: float, calibration: Calibration | str | None,
                   rng: np.random.Generator) -> _NoisyGroups:
     """The noisy group values from the group sums, in this process and with the
@@ -160,7 +164,7 @@ def _noisy_groups(method: DPMethod, sums: list[np.ndarray], *, data: DPInput, k:
     groups = sizes.size
     n = int(sizes.sum())
     budget = Budget(epsilon)
-    if method is DPMethod.INDIVIDUAL_RANKING:
+    if ranking:
         shares = budget.split({name: 1.0 for name in names},
                               "sequential composition over the m protected attributes (001 "
                               "Lemma 2)")
@@ -196,8 +200,10 @@ def _noisy_groups(method: DPMethod, sums: list[np.ndarray], *, data: DPInput, k:
             counts[:, :metric.n_leaves] = sums[0][:, start:start + metric.n_leaves]
             start += metric.n_leaves
             chosen, entry = private_concepts(
-                -(counts @ metric.distances), metric, epsilon=category_epsilon[name], rng=rng,
-                name=name, groups="cluster", source="000 Alg. 4, eq. 6 with c for n/k")
+                -(counts @ metric.distances), metric, budget=budget,
+                part=None if calibration_used is Calibration.PAPER else name,
+                epsilon=category_epsilon[name], rng=rng, name=name, groups="cluster",
+                source="000 Alg. 4, eq. 6 with c for n/k")
             sensitivities.append(entry)
             noise[name] = categorical_noise(entry["exact_sampling"]["epsilon"], k,
                                             metric.n_concepts)
@@ -211,52 +217,32 @@ def _noisy_groups(method: DPMethod, sums: list[np.ndarray], *, data: DPInput, k:
                         calibration_used, warnings_)
 
 
-def _refuse(option: str, value: object, method: DPMethod, why: str) -> None:
-    if value is not None:
-        raise InputError(f"{option} {value} is not available with --engine dask for --method "
-                         f"{method.value}: {why}")
-
-
-def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
-                        method: DPMethod | str, epsilon: float, k: int,
+def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path,
+                        method: DPInsensitive | DPIndividualRanking, *,
                         columns: Sequence[str] | None = None, schema: Schema | None = None,
                         bounds: Mapping[str, tuple[float, float]] | None = None,
-                        reference: Reference | str | None = None,
-                        calibration: Calibration | str | None = None,
-                        linkage: Linkage | str | None = None,
                         rng: np.random.Generator | int | None = None,
                         rows_per_bucket: int = ROWS_PER_BUCKET,
                         progress: Callable[[int], None] | None = None) -> ScaleRelease:
-    """The ε-DP release of ``method`` (``individual-ranking`` or ``insensitive``) of
-    ``dataset``, written as the Parquet data set ``output`` (module docstring). Columns,
-    ``schema``, ``bounds`` and ``rng`` as in :func:`microagg.release.dp.dp_release`."""
-    method = parse(DPMethod, method, "method")
-    if method is DPMethod.INDIVIDUAL_RANKING:
-        if linkage is not None and parse(Linkage, linkage, "linkage") is Linkage.LINKED:
-            raise InputError("--linkage linked is not available with --engine dask: it needs "
-                             "every record's groups back in one row; the default, unlinked, "
-                             "is the DP table")
-        _refuse("--reference", reference, method, "it applies to insensitive only")
-        _refuse("--calibration", calibration, method, "individual ranking gives every "
-                "attribute epsilon/m")
-    elif method is DPMethod.INSENSITIVE:
-        if reference is None or parse(Reference, reference, "reference") is not \
-                Reference.SINGLE:
-            raise InputError("--engine dask runs insensitive microaggregation with "
-                             "--reference single only (one total order, one distributed "
-                             "sort); the corner sequence changes the order per cluster")
-        _refuse("--linkage", linkage, method, "it applies to individual ranking only")
-    else:
-        raise InputError(f"--method {method.value} is not available with --engine dask; use "
-                         "individual-ranking or insensitive")
+    """The ε-DP release by ``method`` (individual ranking, or insensitive microaggregation
+    with the single reference point) of ``dataset``, written as the Parquet data set
+    ``output`` (module docstring). Columns, ``schema``, ``bounds`` and ``rng`` as in
+    :meth:`microagg.release.dp.DPMethod.release`. The method says itself whether it can run
+    here (:meth:`~microagg.release.methods.base.ReleaseMethod.at_scale_refusal`)."""
+    refusal = method.at_scale_refusal()
+    if refusal:
+        raise InputError(f"`engine` dask cannot run {method.name}: {refusal}")
+    ranking = isinstance(method, DPIndividualRanking)
+    epsilon, k = method.epsilon, method.k
+    calibration = None if ranking else method.calibration  # type: ignore[union-attr]
     seeded = rng is not None and not isinstance(rng, np.random.Generator)
     rng = make_rng(rng)
     data = prepare_dp(dataset.head(), schema=schema, columns=columns, bounds=bounds,
                       bounds_from_data=False)
-    if data.categorical and method is DPMethod.INDIVIDUAL_RANKING:
+    if data.categorical and ranking:
         raise InputError(f"column '{data.categorical[0]}' is categorical; individual ranking "
                          "on a cluster protects numeric columns only (name them with "
-                         "--columns, or use --method insensitive --reference single)")
+                         "`columns`, or use `method` insensitive `reference` single)")
     head = dataset.head()
     completed = (Schema.infer(head) if schema is None else schema).complete(head)
     spec = _Columns(list(data.numeric), data.lows, data.highs, list(data.categorical),
@@ -272,7 +258,7 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
 
     offsets = [int(o) for o in dataset.offsets]
     metrics = tuple(data.part.metrics)
-    sort = (_ranked if method is DPMethod.INDIVIDUAL_RANKING else
+    sort = (_ranked if ranking else
             functools.partial(_insensitive, lows=lows, highs=highs, metrics=metrics))
 
     def sources() -> list[Any]:
@@ -281,12 +267,12 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
 
     clamped = dask.delayed(_clamped_total)([dask.delayed(_clamped)(p, spec)
                                             for p in dataset.pieces])
-    widths = ([1] * len(names) if method is DPMethod.INDIVIDUAL_RANKING else
+    widths = ([1] * len(names) if ranking else
               [len(names) + sum(m.n_leaves for m in metrics)])
     with spill_folder(check_dataset_output(output, dataset.source)) as spill:
         sums, (counts,) = group_sums(client, sources(), sources, n=n, k=k, widths=widths,
                                      buckets=buckets, spill=spill, extra=[clamped])
-        noisy = _noisy_groups(method, sums, data=data, k=k, sizes=sizes, epsilon=epsilon,
+        noisy = _noisy_groups(ranking, sums, data=data, k=k, sizes=sizes, epsilon=epsilon,
                               calibration=calibration, rng=rng)
         parts = max(1, math.ceil(n / rows_per_bucket))
         out_rows = np.diff(np.linspace(0, n, parts + 1).round().astype(np.int64))
@@ -299,7 +285,7 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path, *,
         data, records=n, method=noisy.described, budget=noisy.budget, k=k, groups=groups,
         sensitivities=noisy.sensitivities, noise=noisy.noise, seeded=seeded,
         calibration=noisy.calibration,
-        reference="single" if method is DPMethod.INSENSITIVE else None, linkage=noisy.linkage,
+        reference=None if ranking else "single", linkage=noisy.linkage,
         unlinked=noisy.linkage is Linkage.UNLINKED and len(data.columns) > 1,
         warnings_=noisy.warnings)
     notices = tuple(f"{int(c):,} value(s) of '{name}' lay outside its declared domain and were "

@@ -3,7 +3,7 @@ without any process holding all the rows, and with nothing but small files excha
 
 A DP release of grouped records is a multiset: every group's noisy row, repeated by the group
 size (k, the last k..2k-1, public given n). Its rows must go out in a uniformly random order
-(DESIGN.md, "What is written is what is protected"). On one machine that is one permutation;
+(docs/design.md, "What is written is what is protected"). On one machine that is one permutation;
 here it is drawn in three steps with exactly the same distribution:
 
 1. the groups are cut into chunks of consecutive groups (about one output partition's rows

@@ -1,6 +1,6 @@
 """Aggregation: replace each record's values by the statistics of its cluster.
 
-A partition is an int64 array of cluster labels, one per row (see DESIGN.md). Individual
+A partition is an int64 array of cluster labels, one per row (see docs/design.md). Individual
 ranking produces one partition per attribute, i.e. a label *matrix* of the data's shape.
 """
 

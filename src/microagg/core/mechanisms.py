@@ -186,6 +186,23 @@ class Budget:
             raise PrivacyError("budget split exceeds epsilon")
         return shares
 
+    def per_group(self, part: str | None, epsilon: float, groups: int, reason: str) -> float:
+        """Divide the ``epsilon`` of ledger entry ``part`` equally over ``groups`` queries
+        composed sequentially (one per cluster when one changed record may change every
+        cluster, 000 eq. 6) and return each one's share; the ledger entry records the
+        division. ``part`` None: ``epsilon`` is not a ledger entry of its own (the paper
+        calibration's full ε, recorded as reused)."""
+        if groups < 1:
+            raise InputError(f"cannot divide a budget over {groups} groups")
+        share = epsilon / groups
+        if part is not None:
+            entries = [e for e in self.ledger if e["part"] == part]
+            if len(entries) != 1 or not math.isclose(entries[0]["epsilon"], epsilon):
+                raise PrivacyError(f"no budget part '{part}' of epsilon {epsilon:g}")
+            entries[0].update({"divided_into": int(groups), "each": share,
+                               "division": reason})
+        return share
+
     def reuse(self, part: str, times: int, reason: str) -> float:
         """Spend the whole ε ``times`` times over (paper 000's baseline): the privacy loss is
         then times · ε, which the ledger records. Returns ε."""

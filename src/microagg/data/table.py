@@ -162,7 +162,7 @@ def encode(
             row = int(np.flatnonzero(column_missing)[0]) + 1
             raise InputError(
                 f"column '{attribute.name}' has a missing value in row {row}; fill it, or drop "
-                "incomplete rows explicitly (--drop-incomplete)"
+                "incomplete rows explicitly (`drop_incomplete`)"
             )
         missing |= column_missing
     keep = np.flatnonzero(~missing)
@@ -241,7 +241,7 @@ def _encode_numeric(
                 i = int(np.flatnonzero(outside)[0])
                 raise InputError(
                     f"column '{name}': value {values[i]:g} in row {positions[i] + 1} is outside "
-                    f"the declared domain [{lo:g}, {hi:g}]; clamp it explicitly (--clamp) or "
+                    f"the declared domain [{lo:g}, {hi:g}]; clamp it explicitly (`clamp`) or "
                     "widen the domain"
                 )
             return np.clip(values, lo, hi), int(outside.sum())

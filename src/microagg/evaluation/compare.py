@@ -123,7 +123,7 @@ def _standardized(X: np.ndarray) -> np.ndarray:
 def _dp_release(method: str, X: np.ndarray, epsilon: float, rng: np.random.Generator,
                 lows: np.ndarray, highs: np.ndarray, declared: bool, **options: Any
                 ) -> np.ndarray:
-    from microagg.release.dp import dp_release
+    from microagg.release.functions import dp_release
 
     names = [f"a{j}" for j in range(X.shape[1])]
     with warnings.catch_warnings():
@@ -366,7 +366,7 @@ def _outcome(search: _Search, best: Evaluation, bracketed: bool
     reason = f"the closest {what} found is {best.mean:.4g}"
     if c.randomized and best.ci[1] - best.ci[0] > search.band[1] - search.band[0]:
         reason += (f", with a 95 % interval [{best.ci[0]:.4g}, {best.ci[1]:.4g}] wider than "
-                   "the band: use more --seeds or a larger --tolerance")
+                   "the band: use more `seeds` or a larger `tolerance`")
     elif c.integer:
         reason += f" ({c.parameter} is an integer)"
     return MatchStatus.UNSETTLED, reason
@@ -420,7 +420,7 @@ def _matrix(frame: pd.DataFrame, schema: Schema | None, columns: Sequence[str] |
     text = [a.name for a in selected if not a.is_numeric]
     if text:
         raise InputError(f"column '{text[0]}' is not numeric; the compared methods mask numeric "
-                         "attributes only (choose others with --columns)")
+                         "attributes only (choose others with `columns`)")
     undeclared = Schema(tuple(replace(a, domain=None) for a in selected))
     X = encode(frame[names], undeclared).numeric_matrix(names)
     if X.shape[0] < 4:
@@ -460,22 +460,22 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
     ``seed`` fixes every random draw; ``progress`` is called with a description before each
     evaluation; ``source`` names the input in the result's provenance."""
     if (target_risk is None) == (target_utility is None):
-        raise InputError("give exactly one of --target-risk and --target-utility")
+        raise InputError("give exactly one of `target_risk` and `target_utility`")
     target = Target.RISK if target_risk is not None else Target.UTILITY
     spec = parse_target(target_risk if target_risk is not None else target_utility)
     if (isinstance(seeds, bool) or not isinstance(seeds, int | np.integer)
             or not 1 <= seeds <= MAX_SEEDS):
-        raise InputError(f"--seeds must be an integer from 1 to {MAX_SEEDS}, got {seeds}")
+        raise InputError(f"`seeds` must be an integer from 1 to {MAX_SEEDS}, got {seeds}")
     if not (0 < tolerance < 1):
-        raise InputError(f"--tolerance is relative and must lie in (0, 1), got {tolerance}")
+        raise InputError(f"`tolerance` is relative and must lie in (0, 1), got {tolerance}")
     chosen = [parse(CompareMethod, m, "method") for m in (methods or DEFAULT_METHODS)]
     if not chosen:
-        raise InputError("--methods names no method")
+        raise InputError("`methods` names no method")
     twice = next((m for i, m in enumerate(chosen) if m in chosen[:i]), None)
     if twice is not None:
-        raise InputError(f"--methods names {twice.value} twice")
+        raise InputError(f"`methods` names {twice.value} twice")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise InputError(f"--seed must be a non-negative integer, got {seed}")
+        raise InputError(f"`seed` must be a non-negative integer, got {seed}")
     names, selected, X = _matrix(frame, schema, columns)
     lows, highs, sources = attribute_domains(selected, X)
     table = candidates(X, lows, highs, declared=all(s == "schema" for s in sources))

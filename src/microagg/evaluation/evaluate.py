@@ -63,14 +63,14 @@ def evaluation_columns(original: pd.DataFrame, masked: pd.DataFrame, schema: Sch
                   if pd.api.types.is_numeric_dtype(original[c])
                   and not pd.api.types.is_bool_dtype(original[c])]
     if not chosen:
-        raise InputError("no column to compare; name them with --columns")
+        raise InputError("no column to compare; name them with `columns`")
     absent = [c for c in chosen if c not in masked.columns]
     if absent:
         kept = [c for c in chosen if c in masked.columns]
         raise InputError(f"the masked table lacks {len(absent)} of the {len(chosen)} columns "
                          f"to compare ({', '.join(absent[:5])}{', ...' if len(absent) > 5 else ''}"
                          "): it is not a release of all of them; name the columns to compare "
-                         f"with --columns{' (it has ' + ', '.join(kept[:5]) + ')' if kept else ''}")
+                         f"with `columns`{' (it has ' + ', '.join(kept[:5]) + ')' if kept else ''}")
     return chosen
 
 

@@ -337,7 +337,7 @@ def emd(original: np.ndarray, masked: np.ndarray, lows: np.ndarray, highs: np.nd
     """
     x, y = paired_matrices(original, masked, aligned=False, finite_for="the EMD")
     if max_points < 1:
-        raise InputError(f"max_points must be at least 1, got {max_points}")
+        raise InputError(f"`max_points` must be at least 1, got {max_points}")
     lows = np.broadcast_to(np.asarray(lows, dtype=np.float64), (x.shape[1],))
     widths = np.broadcast_to(np.asarray(highs, dtype=np.float64), (x.shape[1],)) - lows
     if np.any(~(widths > 0)):

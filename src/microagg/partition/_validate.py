@@ -17,7 +17,7 @@ def check_k(k: object, n: int, *, least: int = 1) -> int:
         raise InputError(f"k must be an integer, got {k!r}")
     k = int(k)
     if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
+        raise InputError(f"`k` must be at least 1, got {k}")
     if k < least:
         raise InputError(f"k = {k} leaves every record as it is and would call the table "
                          f"protected: a k-anonymous release needs k >= {least}")

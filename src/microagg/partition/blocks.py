@@ -28,7 +28,7 @@ def check_block_size(block_size: int, k: int) -> int:
     """``block_size`` as an int, refused below 2k (a split must leave k on both sides)."""
     block_size = int(block_size)
     if block_size < 2 * k:
-        raise InputError(f"--block-size must be at least 2k = {2 * k}, got {block_size}")
+        raise InputError(f"`block_size` must be at least 2k = {2 * k}, got {block_size}")
     return block_size
 
 

@@ -1,12 +1,36 @@
-"""End-to-end releases: a masked table plus a report of what was done to it."""
+"""Releases: a masked table plus a report of what was done to it. Every release method is an
+object of :mod:`microagg.release.methods`; the functions here are their one-line twins."""
 
 from microagg.release.base import Release
-from microagg.release.baselines import dp_laplace
-from microagg.release.dp_insensitive import dp_insensitive
-from microagg.release.dp_moments import dp_cross_moment
-from microagg.release.dp_ranking import dp_individual_ranking
-from microagg.release.kanonymity import microaggregate
-from microagg.release.masking import mask
+from microagg.release.functions import (
+    dp_cross_moment,
+    dp_individual_ranking,
+    dp_insensitive,
+    dp_laplace,
+    dp_release,
+    mask,
+    microaggregate,
+    tclose,
+)
+from microagg.release.methods import (
+    MDAV,
+    METHODS,
+    VMDAV,
+    CorrelatedNoise,
+    CrossMoment,
+    DPIndividualRanking,
+    DPInsensitive,
+    DPLaplace,
+    IndividualRanking,
+    Insensitive,
+    KAnonymityFirst,
+    Merge,
+    MultiplicativeNoise,
+    OptimalUnivariate,
+    RankSwap,
+    ReleaseMethod,
+    TClosenessFirst,
+)
 from microagg.release.report import (
     GuaranteeScope,
     KAnonymityReport,
@@ -14,8 +38,11 @@ from microagg.release.report import (
     PrivacyReport,
     TClosenessReport,
 )
-from microagg.release.tcloseness import tclose
 
-__all__ = ["GuaranteeScope", "KAnonymityReport", "MaskingReport", "PrivacyReport", "Release",
-           "TClosenessReport", "dp_cross_moment", "dp_individual_ranking", "dp_insensitive",
-           "dp_laplace", "mask", "microaggregate", "tclose"]
+__all__ = ["MDAV", "METHODS", "VMDAV", "CorrelatedNoise", "CrossMoment", "DPIndividualRanking",
+           "DPInsensitive", "DPLaplace", "GuaranteeScope", "IndividualRanking", "Insensitive",
+           "KAnonymityFirst", "KAnonymityReport", "MaskingReport", "Merge",
+           "MultiplicativeNoise", "OptimalUnivariate", "PrivacyReport", "RankSwap", "Release",
+           "ReleaseMethod", "TClosenessFirst", "TClosenessReport", "dp_cross_moment",
+           "dp_individual_ranking", "dp_insensitive", "dp_laplace", "dp_release", "mask",
+           "microaggregate", "tclose"]

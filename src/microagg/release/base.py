@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -14,9 +15,11 @@ from microagg.release.report import (
     TClosenessReport,
 )
 
+R = TypeVar("R", KAnonymityReport, MaskingReport, PrivacyReport, TClosenessReport)
+
 
 @dataclass(frozen=True, eq=False)
-class Release:
+class Release(Generic[R]):
     """A masked table and how it was made.
 
     ``frame`` is the table as it is written. A k-anonymous release keeps the input's rows (minus
@@ -25,6 +28,7 @@ class Release:
     (the order of the input would show which records were clustered together), and for an
     unlinked release each column in its own order.
 
+    ``report`` is the family's report (``Release[PrivacyReport]`` for a DP release …).
     ``labels`` is the partition, in input row order: one cluster label per row, or one per row
     and attribute for univariate methods. ``source_rows`` maps the written rows back to the
     input (``None``: same order; 1-D: the input position of every row; 2-D: the same per
@@ -37,7 +41,7 @@ class Release:
 
     frame: pd.DataFrame
     labels: np.ndarray
-    report: KAnonymityReport | MaskingReport | PrivacyReport | TClosenessReport
+    report: R
     source_rows: np.ndarray | None = None
     source_index: pd.Index | None = None
     notices: tuple[str, ...] = ()

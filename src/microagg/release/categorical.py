@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from microagg.core.mechanisms import exponential_mechanism
+from microagg.core.mechanisms import Budget, exponential_mechanism
 from microagg.data.taxonomy import CategoryMetric
 
 __all__ = ["category_sensitivity", "marginality_quality", "private_centroids",
@@ -32,18 +32,20 @@ def marginality_quality(codes: np.ndarray, labels: np.ndarray, metric: CategoryM
     return -(counts @ metric.distances)
 
 
-def private_concepts(quality: np.ndarray, metric: CategoryMetric, *, epsilon: float,
-                     rng: np.random.Generator, name: str, groups: str, source: str
-                     ) -> tuple[np.ndarray, dict[str, Any]]:
+def private_concepts(quality: np.ndarray, metric: CategoryMetric, *, budget: Budget,
+                     part: str | None, epsilon: float, rng: np.random.Generator, name: str,
+                     groups: str, source: str) -> tuple[np.ndarray, dict[str, Any]]:
     """One concept per row of ``quality`` (clusters × concepts, −m(S_c, a)), chosen among all
     concepts of the taxonomy by the exponential mechanism with sensitivity the diameter D
     (000 Alg. 4). One changed record may change every cluster, so each choice gets ε / c
-    (sequential composition; eq. 6 with c for n/k). Returns the concept of every cluster and
-    the report entry; ``groups`` names the clusters ("cluster", "ranked group") and
-    ``source`` the paper's step."""
+    (sequential composition; eq. 6 with c for n/k), divided in the ``budget``'s ledger entry
+    ``part`` (``epsilon`` is its share). Returns the concept of every cluster and the report
+    entry; ``groups`` names the clusters ("cluster", "ranked group") and ``source`` the
+    paper's step."""
     clusters = quality.shape[0]
     diameter = category_sensitivity(metric)
-    per_cluster = epsilon / clusters
+    per_cluster = budget.per_group(part, epsilon, clusters,
+                                   f"one exponential mechanism per {groups} (000 eq. 6)")
     chosen, info = exponential_mechanism(quality, sensitivity=diameter, epsilon=per_cluster,
                                          rng=rng)
     return chosen, {
@@ -57,11 +59,12 @@ def private_concepts(quality: np.ndarray, metric: CategoryMetric, *, epsilon: fl
 
 
 def private_centroids(codes: np.ndarray, labels: np.ndarray, metric: CategoryMetric, *,
-                      epsilon: float, rng: np.random.Generator, name: str, groups: str,
+                      budget: Budget, part: str | None, epsilon: float,
+                      rng: np.random.Generator, name: str, groups: str,
                       source: str) -> tuple[np.ndarray, dict[str, Any]]:
     """:func:`private_concepts` for the clusters ``labels`` of the category codes ``codes``;
     returns the concept of every record and the report entry."""
     chosen, entry = private_concepts(marginality_quality(codes, labels, metric), metric,
-                                     epsilon=epsilon, rng=rng, name=name, groups=groups,
-                                     source=source)
+                                     budget=budget, part=part, epsilon=epsilon, rng=rng,
+                                     name=name, groups=groups, source=source)
     return chosen[labels], entry

@@ -6,7 +6,7 @@ safe to declare is much wider than where the records lie (Census INTVAL: [0, 1.5
 standard deviations wide), and the noise on a covariance then exceeds the covariance itself.
 Clamping every value into a narrower domain [a, b] divides the noise by Λ / (b − a) per
 attribute, at the cost of a bias on the clipped tail. The narrower bounds must not come from
-the data (DESIGN.md), so each is chosen by the exponential mechanism with a share of ε.
+the data (docs/design.md), so each is chosen by the exponential mechanism with a share of ε.
 
 **Upper bound at quantile q** (a private quantile in the manner of Smith, "Privacy-preserving
 statistical estimation with optimal convergence rates", STOC 2011, on a fixed grid instead of
@@ -74,13 +74,13 @@ class Clipping:
 
     def __post_init__(self) -> None:
         if not (0.0 <= self.low < self.high <= 1.0):
-            raise InputError(f"--clip: quantiles must satisfy 0 <= low < high <= 1, got "
+            raise InputError(f"`clip`: quantiles must satisfy 0 <= low < high <= 1, got "
                              f"{self.low:g}, {self.high:g}")
         if self.low == 0.0 and self.high == 1.0:
-            raise InputError("--clip: quantiles 0 and 1 keep the declared domain; name a "
-                             "quantile to clip at, e.g. --clip 0.95")
+            raise InputError("`clip`: quantiles 0 and 1 keep the declared domain; name a "
+                             "quantile to clip at, e.g. `clip` 0.95")
         if not (0.0 < self.share < 1.0):
-            raise InputError(f"--clip-share must lie strictly between 0 and 1, got "
+            raise InputError(f"`clip_share` must lie strictly between 0 and 1, got "
                              f"{self.share:g}")
 
     @classmethod
@@ -89,9 +89,9 @@ class Clipping:
         try:
             values = [float(v) for v in text.split(",")]
         except ValueError:
-            raise InputError(f"--clip takes Q or P,Q (quantiles), got '{text}'") from None
+            raise InputError(f"`clip` takes Q or P,Q (quantiles), got '{text}'") from None
         if len(values) not in (1, 2):
-            raise InputError(f"--clip takes Q or P,Q (quantiles), got '{text}'")
+            raise InputError(f"`clip` takes Q or P,Q (quantiles), got '{text}'")
         low, high = (0.0, values[0]) if len(values) == 1 else (values[0], values[1])
         return cls(low, high, DEFAULT_SHARE if share is None else share)
 
@@ -158,7 +158,7 @@ def clip_domains(data: DPInput, clipping: Clipping | None, budget: Budget,
     if clipping is None:
         return data, []
     if not data.numeric:
-        raise InputError("--clip applies to numeric columns; the release protects none")
+        raise InputError("`clip` applies to numeric columns; the release protects none")
     parts = {(name, side): f"domain clipping: {side} bound of {name}"
              for name in data.numeric for side, _ in clipping.sides}
     shares = budget.set_aside(

@@ -1,92 +1,165 @@
-"""One entry point for the DP releases, which checks that every option given applies to the
-chosen method (an option a method would ignore is an error, not silence)."""
+"""The differentially private releases: the family's pipeline, which holds every shared rule
+once (docs/design.md, "Differential privacy: the rules"), around each method's own step.
+
+:meth:`DPMethod.release`: the rng and whether it was seeded; the input prepared under declared
+domains (:func:`~microagg.release.inputs.prepare_dp`: identifiers and unprotected columns
+dropped, values clamped); the check of k against n; the ε ledger
+(:class:`~microagg.core.mechanisms.Budget`, where every split of ε is made); the domains
+clipped at DP quantiles when asked (:mod:`~microagg.release.clipping`); the method's step
+(:meth:`DPMethod.step`), which returns a :class:`DPStep`; and the written table, in random row
+order with types from the schema, with its privacy report and, when the release is weaker than
+plain ε-DP, one :class:`~microagg.errors.PrivacyLeakWarning` pointing at the caller's line
+(:func:`~microagg.release.publish.publish_dp`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from microagg.core.mechanisms import MAX_EPSILON, Budget, make_rng
 from microagg.data.schema import Schema
-from microagg.errors import InputError
-from microagg.options import DPMethod, parse
+from microagg.errors import ParameterError
+from microagg.options import Calibration, Linkage
+from microagg.partition._validate import check_k
 from microagg.release.base import Release
-from microagg.release.baselines import dp_laplace
-from microagg.release.clipping import Clipping
-from microagg.release.dp_insensitive import dp_insensitive
-from microagg.release.dp_moments import dp_cross_moment
-from microagg.release.dp_ranking import dp_individual_ranking
+from microagg.release.clipping import DEFAULT_SHARE, Clipping, clip_domains
+from microagg.release.inputs import DPInput, prepare_dp
+from microagg.release.methods.base import Family, ReleaseMethod
+from microagg.release.params import Interval, Optional, Predicate, param
+from microagg.release.report import PrivacyReport
 
-__all__ = ["dp_release"]
+__all__ = ["DPMethod", "DPStep", "small_k_warnings"]
 
-
-def _refuse(option: str, value: object, method: DPMethod, applies: str) -> None:
-    if value is not None:
-        raise InputError(f"{option} applies to {applies} only, not --method {method.value}")
+Progress = Callable[[int], None]
 
 
-def dp_release(frame: pd.DataFrame, *, method: DPMethod | str, epsilon: float,
-               k: int | None = None, schema: Schema | None = None,
-               columns: Sequence[str] | None = None, carry: Sequence[str] = (),
-               bounds: Mapping[str, tuple[float, float]] | None = None,
-               bounds_from_data: bool = False, reference: str | None = None,
-               calibration: str | None = None, linkage: str | None = None,
-               rng: np.random.Generator | int | None = None, drop_incomplete: bool = False,
-               threads: int | None = None,
-               progress: Callable[[int], None] | None = None,
-               moments: int | None = None, noise: str | None = None,
-               strategy: Sequence[float] | None = None, clustering: str | None = None,
-               variant: str | None = None, coskewness: str | None = None,
-               groups: Sequence[Sequence[str]] | None = None,
-               clip: Clipping | None = None) -> Release:
-    """The DP release of ``method`` (``insensitive``: 000 Alg. 3-4; ``individual-ranking``:
-    001 Alg. 1-2; ``laplace``: noise on every record; ``cross-moment``: 004 Alg. 1-3).
-    Options left ``None`` take the method's default; an option the method does not use is
-    refused. ``clip`` (every method) first clips the numeric domains at DP quantiles."""
-    method = parse(DPMethod, method, "method")
-    common = {"schema": schema, "columns": columns, "carry": carry, "bounds": bounds,
-              "bounds_from_data": bounds_from_data, "rng": rng,
-              "drop_incomplete": drop_incomplete, "clip": clip}
-    if method not in (DPMethod.INSENSITIVE, DPMethod.CROSS_MOMENT):
-        _refuse("--threads", threads, method, "--method insensitive and cross-moment")
-    if method is not DPMethod.INSENSITIVE:
-        _refuse("--reference", reference, method, "--method insensitive")
-    if method is not DPMethod.CROSS_MOMENT:
-        for option, value in (("--moments", moments), ("--noise", noise),
-                              ("--strategy", strategy), ("--clustering", clustering),
-                              ("--variant", variant), ("--coskewness", coskewness),
-                              ("--groups", groups)):
-            _refuse(option, value, method, "--method cross-moment")
-    if method not in (DPMethod.INDIVIDUAL_RANKING, DPMethod.CROSS_MOMENT):
-        _refuse("--linkage", linkage, method, "--method individual-ranking and cross-moment")
-    if method is DPMethod.LAPLACE:
-        _refuse("--k", k, method, "microaggregation methods (insensitive, individual-ranking)")
-        return dp_laplace(frame, epsilon=epsilon, calibration=calibration or "correct",
-                          **common)
-    if k is None:
-        raise InputError(f"--method {method.value} needs --k")
-    if method is DPMethod.CROSS_MOMENT:
-        if moments == 0:
-            for option, value in (("--variant", variant), ("--noise", noise),
-                                  ("--strategy", strategy)):
-                if value is not None:
-                    raise InputError(f"{option} shapes the covariance and higher moments; "
-                                     "--moments 0 releases the means only")
-        _refuse("--calibration", calibration, method,
-                "--method insensitive and laplace (cross-moment works on the unit domain, "
-                "docs/algorithms.md)")
-        return dp_cross_moment(
-            frame, epsilon=epsilon, k=k, moments=1 if moments is None else moments,
-            noise=noise or "joint", strategy=strategy, clustering=clustering or "insensitive",
-            variant=variant or "pure", coskewness=coskewness, groups=groups,
-            linkage=linkage, threads=threads, progress=progress, **common)
-    if method is DPMethod.INDIVIDUAL_RANKING:
-        _refuse("--calibration", calibration, method,
-                "--method insensitive and laplace (individual ranking always gives each "
-                "attribute ε/m, 001 Alg. 1)")
-        return dp_individual_ranking(frame, epsilon=epsilon, k=k,
-                                     linkage=linkage or "unlinked", **common)
-    return dp_insensitive(frame, epsilon=epsilon, k=k, reference=reference or "corners",
-                          calibration=calibration or "correct", threads=threads,
-                          progress=progress, **common)
+def small_k_warnings(k: int, n: int) -> list[str]:
+    """The report's warning when k < √n (000 §4): then plain noise would be smaller."""
+    if k * k >= n:
+        return []
+    return [f"k = {k} is below sqrt(n) = {n ** 0.5:.1f}: the centroids' sensitivity "
+            "c * sum(width) / k exceeds a single record's, so plain Laplace noise on the "
+            "records would add less noise (000 §4)"]
+
+
+@dataclass(frozen=True)
+class DPStep:
+    """What a DP method's step gives the pipeline to publish: the released numeric values
+    and category concepts per record (in input row order), the partition, the report's
+    entries (sensitivities, noise levels, warnings) and how the guarantee reads."""
+
+    numeric_values: np.ndarray
+    concepts: np.ndarray
+    labels: np.ndarray
+    description: str
+    groups: int | None
+    sensitivities: list[dict[str, Any]]
+    noise: dict[str, dict[str, Any]]
+    calibration: Calibration | None = None
+    reference: str | None = None
+    linkage: Linkage | None = None
+    column_groups: Sequence[Sequence[str]] | None = None
+    parts: list[tuple[str, float]] | None = None
+    microaggregated: str | None = None
+    individual: str | None = None
+    moments: dict[str, Any] | None = None
+    statistics: pd.DataFrame | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _clipping(name: str, value: Any) -> Clipping | None:
+    """``clip``: a :class:`Clipping`, a quantile Q (the upper bound), a pair (P, Q), or the
+    text "Q" or "P,Q"."""
+    if value is None or isinstance(value, Clipping):
+        return value
+    try:
+        if isinstance(value, str):
+            return Clipping.parse(value)
+        if isinstance(value, int | float):
+            return Clipping(0.0, float(value))
+        low, high = value
+        return Clipping(float(low), float(high))
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(name, f"takes a quantile Q or a pair P, Q: {exc}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DPMethod(ReleaseMethod):
+    """An ε-differentially private release: the pipeline of the module docstring around the
+    method's :meth:`step`. Every method has the budget ``epsilon`` and may clip its numeric
+    domains at DP quantiles first (``clip``, ``clip_share``)."""
+
+    family: ClassVar[Family] = Family.DIFFERENTIAL_PRIVACY
+    uses_threads: ClassVar[bool] = False
+    description: ClassVar[str]
+
+    epsilon: float = param(Interval(float, 0, MAX_EPSILON, closed="right",
+                                    hint="a guarantee of e^epsilon beyond that protects "
+                                         "nothing, and the noise computations lose their "
+                                         "precision"),
+                           help="Privacy budget epsilon (> 0).")
+    clip: Clipping | None = param(
+        Predicate(_clipping, "a quantile Q, or P,Q"), default=None,
+        help="Clip the numeric domains at differentially private quantiles first: Q (upper "
+             "bound at quantile Q, e.g. 0.95) or P,Q (both ends). Less noise on heavy-tailed "
+             "columns, values beyond the bounds clamped.")
+    clip_share: float | None = param(
+        Optional(Interval(float, 0, 1, closed="neither")), default=None,
+        help=f"With --clip: the share of epsilon spent on the bounds (default {DEFAULT_SHARE}).")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.clip_share is not None:
+            if self.clip is None:
+                raise ParameterError("clip_share", "applies with `clip` only")
+            object.__setattr__(self, "clip", Clipping(self.clip.low, self.clip.high,
+                                                      self.clip_share))
+
+    @property
+    def k_or_none(self) -> int | None:
+        return getattr(self, "k", None)
+
+    def step(self, data: DPInput, budget: Budget, rng: np.random.Generator, *,
+             threads: int | None, progress: Progress | None) -> DPStep:
+        """The method's own work on the prepared input: spend ``budget`` (what clipping left
+        of it) and return what to publish."""
+        raise NotImplementedError
+
+    def release(self, frame: pd.DataFrame, *, schema: Schema | None = None,
+                columns: Sequence[str] | None = None, carry: Sequence[str] = (),
+                bounds: Mapping[str, tuple[float, float]] | None = None,
+                bounds_from_data: bool = False, rng: np.random.Generator | int | None = None,
+                drop_incomplete: bool = False, threads: int | None = None,
+                progress: Progress | None = None) -> Release[PrivacyReport]:
+        """The ε-DP release of ``frame``.
+
+        Protects ``columns`` (default: every non-identifier column) and drops the others
+        but ``carry``, copied unchanged (the table is then not DP). Domains are declared in
+        the ``schema`` or ``bounds`` (never read off the data unless ``bounds_from_data``,
+        and the report then says the release is not DP). Rows are written in random order.
+        An integer ``rng`` is a seed: the report and a
+        :class:`~microagg.errors.PrivacyLeakWarning` say that a known seed removes the noise;
+        without one, OS entropy. ``threads`` caps the threads of the methods that split
+        their passes; ``progress`` is called with the records clustered so far.
+        """
+        from microagg.release.publish import publish_dp
+
+        if threads is not None and not self.uses_threads:
+            raise ParameterError("threads", f"applies to the methods that split their passes "
+                                 f"between threads, not {self.name}")
+        seeded = rng is not None and not isinstance(rng, np.random.Generator)
+        generator = make_rng(rng)
+        data = prepare_dp(frame, schema=schema, columns=columns, carry=carry, bounds=bounds,
+                          bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
+        if self.k_or_none is not None:
+            check_k(self.k_or_none, data.n)
+        budget = Budget(self.epsilon)
+        data, clip_entries = clip_domains(data, self.clip, budget, generator)
+        step = self.step(data, budget, generator, threads=threads, progress=progress)
+        return publish_dp(data, step, budget=budget, k=self.k_or_none, rng=generator,
+                          seeded=seeded, clip_entries=clip_entries)

@@ -35,11 +35,26 @@ def require_known(schema: Schema, names: Sequence[str], option: str) -> None:
     """Refuse a name that is not a column, and an identifier (identifiers are dropped)."""
     for name in names:
         if name not in schema:
-            raise InputError(f"{option}: unknown column '{name}' (the data has: "
-                             f"{', '.join(schema.names)})")
+            raise InputError(f"{option}: unknown column '{name}'{_comma_hint(schema, name)} "
+                             f"(the data has: {_listed(schema.names)})")
         if schema[name].role is Role.IDENTIFIER:
             raise InputError(f"{option}: column '{name}' is an identifier; identifiers are "
                              "dropped from every release")
+
+
+def _listed(names: Sequence[str]) -> str:
+    """Column names joined by commas, a name that holds one between quotes."""
+    return ", ".join(f"'{n}'" if "," in n else n for n in names)
+
+
+def _comma_hint(schema: Schema, name: str) -> str:
+    """A hint when ``name`` is a piece of a column name that holds a comma (a list split on
+    its commas)."""
+    for known in schema.names:
+        if "," in known and name in (part.strip() for part in known.split(",")):
+            return (f"; did you mean '{known}'? On the command line a name that holds a comma "
+                    'is written in double quotes (--columns \'"a, b",c\')')
+    return ""
 
 
 def _numeric_first(schema: Schema, names: Sequence[str]) -> list[str]:
@@ -53,24 +68,28 @@ def check_clamp(schema: Schema, columns: Sequence[str]) -> None:
     into (the option would do nothing)."""
     numeric = [c for c in columns if schema[c].is_numeric]
     if not any(schema[c].bounds is not None for c in numeric):
-        raise InputError("--clamp clamps values into their declared domains, and none of the "
+        raise InputError("`clamp` clamps values into their declared domains, and none of the "
                          "masked numeric columns declares one (in a schema)")
 
 
 def masked_columns(schema: Schema, columns: Sequence[str] | None, *, declared: bool
                    ) -> list[str]:
     """The columns a k-anonymous release masks, numeric first: ``columns``, else the schema's
-    quasi-identifiers when the schema was ``declared`` by the user, else every non-identifier
-    column (without a schema nothing may be left unmasked by default)."""
+    quasi-identifiers when the schema was ``declared`` by the user (one that declares none is
+    refused rather than read as "mask everything"), else every non-identifier column (without a
+    schema nothing may be left unmasked by default)."""
     if columns:
-        require_known(schema, columns, "--columns")
+        require_known(schema, columns, "`columns`")
         chosen = list(dict.fromkeys(columns))
-    elif declared and schema.quasi_identifiers:
+    elif declared:
+        if not schema.quasi_identifiers:
+            raise InputError("the schema declares no quasi-identifier: declare them (role "
+                             "quasi) or name the columns to mask with `columns`")
         chosen = list(schema.quasi_identifiers)
     else:
         chosen = [a.name for a in schema if a.role is not Role.IDENTIFIER]
     if not chosen:
-        raise InputError("no column to microaggregate: name them with --columns or declare "
+        raise InputError("no column to microaggregate: name them with `columns` or declare "
                          "quasi-identifiers in the schema")
     return _numeric_first(schema, chosen)
 
@@ -79,19 +98,19 @@ def dp_columns(schema: Schema, columns: Sequence[str] | None, carry: Sequence[st
                ) -> tuple[list[str], list[str]]:
     """(protected columns numeric first, carried columns) of a DP release."""
     carry = list(dict.fromkeys(carry))
-    require_known(schema, carry, "--carry")
+    require_known(schema, carry, "`carry`")
     if columns:
-        require_known(schema, columns, "--columns")
+        require_known(schema, columns, "`columns`")
         protected = list(dict.fromkeys(columns))
     else:
         protected = [a.name for a in schema
                      if a.role is not Role.IDENTIFIER and a.name not in carry]
     both = [c for c in carry if c in protected]
     if both:
-        raise InputError(f"column '{both[0]}' is both protected (--columns) and carried "
-                         "(--carry)")
+        raise InputError(f"column '{both[0]}' is both protected (`columns`) and carried "
+                         "(`carry`)")
     if not protected:
-        raise InputError("no column to protect: name them with --columns")
+        raise InputError("no column to protect: name them with `columns`")
     return _numeric_first(schema, protected), carry
 
 
@@ -160,12 +179,12 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     bounds = dict(bounds or {})
     for name in bounds:
         if name not in schema:
-            raise InputError(f"--bounds names unknown column '{name}'")
+            raise InputError(f"`bounds` names unknown column '{name}'")
         if not schema[name].is_numeric:
-            raise InputError(f"--bounds: column '{name}' is {schema[name].kind}; bounds are "
+            raise InputError(f"`bounds`: column '{name}' is {schema[name].kind}; bounds are "
                              "for numeric columns (categories take their list or taxonomy)")
         if name not in protected:
-            raise InputError(f"--bounds names column '{name}', which this release does not "
+            raise InputError(f"`bounds` names column '{name}', which this release does not "
                              "protect (it is " + ("carried unchanged)" if name in carried
                                                   else "dropped)"))
     schema = _with_domains(schema, bounds)
@@ -176,13 +195,13 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
                   and (schema[c].is_numeric or schema[c].taxonomy is None)]
     if undeclared and not bounds_from_data:
         name = undeclared[0]
-        how = (f"declare it in the schema or pass --bounds {name}=LO:HI"
+        how = (f"declare it in the schema or pass `bounds` {name}=LO:HI"
                if schema[name].is_numeric else
                "list its categories (or a taxonomy) in the schema: a category seen only in "
                "the data would reveal that someone has it")
         raise PrivacyError(
             f"column '{name}' has no declared domain; differential privacy needs a domain "
-            f"that does not come from the data: {how} (--bounds-from-data reproduces the "
+            f"that does not come from the data: {how} (`bounds_from_data` reproduces the "
             "papers but is not DP)")
     sources = {c: ("--bounds" if c in bounds else "schema") for c in protected}
     if undeclared:

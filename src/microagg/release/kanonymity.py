@@ -4,27 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from microagg.core.aggregate import cluster_sizes, replace_by_centroids, replace_by_means
-from microagg.core.distance import Categorical, scale
+from microagg.core.distance import Categorical
+from microagg.core.threads import check_threads
 from microagg.core.verifiers import k_anonymity
 from microagg.data.schema import Role, Schema
 from microagg.data.table import Table, decode, encode, require_rows_and_columns
-from microagg.errors import InputError
-from microagg.options import Method, Reference, Scaling, parse
+from microagg.errors import ParameterError
+from microagg.options import Scaling, parse
 from microagg.partition._validate import check_k
-from microagg.partition.insensitive import insensitive
-from microagg.partition.mdav import mdav, vmdav
-from microagg.partition.univariate import individual_ranking, optimal_univariate
 from microagg.release.base import Release
 from microagg.release.inputs import check_clamp, masked_columns
+from microagg.release.methods.base import Family, ReleaseMethod
+from microagg.release.params import Interval, param
 from microagg.release.report import KAnonymityReport
 
-__all__ = ["ClusterValues", "microaggregate", "partition_table", "replace_by_clusters"]
+__all__ = ["ClusterValues", "KAnonymityMethod", "categorical_part", "cluster_summary",
+           "numeric_part", "replace_by_clusters", "resolve_scaling"]
 
 Progress = Callable[[int], None]
 
@@ -37,48 +38,20 @@ def resolve_scaling(scaling: Scaling | str, has_categories: bool) -> Scaling:
     return scaling
 
 
+def numeric_part(table: Table, columns: Sequence[str]
+                 ) -> tuple[np.ndarray, list[tuple[float, float] | None]]:
+    """The numeric attributes among ``columns`` as a matrix, and their declared domains."""
+    numeric = [c for c in columns if table.schema[c].is_numeric]
+    X = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
+    return X, [table.schema[c].bounds for c in numeric]
+
+
 def categorical_part(table: Table, columns: Sequence[str]) -> Categorical:
     """The categorical attributes among ``columns`` as a record-distance part."""
     names = [c for c in columns if table.schema[c].is_categorical]
     codes = (np.column_stack([table.code_column(c) for c in names]) if names
              else np.empty((table.n_rows, 0), dtype=np.int64))
     return Categorical(codes, tuple(table.metric(c) for c in names))
-
-
-def partition_table(table: Table, columns: Sequence[str], k: int, *,
-                    method: Method | str = Method.MDAV, scaling: Scaling | str = Scaling.AUTO,
-                    gamma: float = 0.2, reference: Reference | str = Reference.CORNERS,
-                    threads: int | None = None, progress: Progress | None = None) -> np.ndarray:
-    """Cluster labels of the table's rows over ``columns`` (numeric first, then categorical)
-    with ``method``."""
-    method = parse(Method, method, "method")
-    reference = parse(Reference, reference, "reference")
-    numeric = [c for c in columns if table.schema[c].is_numeric]
-    k = check_k(k, table.n_rows)
-    X = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
-    categorical = categorical_part(table, columns)
-    scaling = resolve_scaling(scaling, bool(categorical.metrics))
-    bounds = [table.schema[c].bounds for c in numeric]
-    if method is Method.MDAV:
-        return mdav(scale(X, scaling, bounds), k, categorical=categorical, threads=threads,
-                    progress=progress)
-    if method is Method.VMDAV:
-        return vmdav(scale(X, scaling, bounds), k, gamma, categorical=categorical,
-                     threads=threads, progress=progress)
-    if method is Method.INDIVIDUAL_RANKING:
-        return individual_ranking(X, k, categorical=categorical)
-    if method is Method.OPTIMAL_UNIVARIATE:
-        return optimal_univariate(X, k, categorical=categorical)
-    undeclared = [c for c, b in zip(numeric, bounds, strict=True) if b is None]
-    if undeclared:
-        raise InputError(
-            f"insensitive microaggregation needs a declared domain for every numeric column; "
-            f"'{undeclared[0]}' has none (declare it in the schema: its order must not "
-            "depend on the data)")
-    lows = np.array([b[0] for b in bounds])
-    highs = np.array([b[1] for b in bounds])
-    return insensitive(X, k, lows, highs, categorical=categorical, reference=reference,
-                       threads=threads, progress=progress)
 
 
 @dataclass(frozen=True)
@@ -121,68 +94,71 @@ def replace_by_clusters(table: Table, columns: Sequence[str], labels: np.ndarray
     return ClusterValues(numeric=numeric, codes=codes, concepts=concepts, generalized=inner)
 
 
-def _check_option_use(method: Method, *, scaling: Scaling | str, gamma: float | None,
-                      reference: Reference | str | None) -> None:
-    """An option the method ignores is an error, not silence."""
-    if gamma is not None and method is not Method.VMDAV:
-        raise InputError(f"--gamma applies to --method vmdav only, not {method.value}")
-    if reference is not None and method is not Method.INSENSITIVE:
-        raise InputError(f"--reference applies to --method insensitive only, not "
-                         f"{method.value}")
-    if (parse(Scaling, scaling, "scaling") is not Scaling.AUTO
-            and method not in (Method.MDAV, Method.VMDAV)):
-        raise InputError(f"--standardize applies to --method mdav and vmdav only, not "
-                         f"{method.value}")
+@dataclass(frozen=True, kw_only=True)
+class KAnonymityMethod(ReleaseMethod):
+    """A k-anonymous microaggregation: the family's pipeline (:meth:`release`) around the
+    method's own step, the partition of the records (:meth:`labels`).
 
-
-def microaggregate(frame: pd.DataFrame, *, k: int, schema: Schema | None = None,
-                   method: Method | str = Method.MDAV, columns: Sequence[str] | None = None,
-                   scaling: Scaling | str = Scaling.AUTO, gamma: float | None = None,
-                   reference: Reference | str | None = None, drop_incomplete: bool = False,
-                   clamp: bool = False, threads: int | None = None,
-                   progress: Progress | None = None) -> Release:
-    """Microaggregate the quasi-identifiers of ``frame`` into clusters of at least k records.
-
-    ``columns`` defaults to the schema's quasi-identifiers; without a schema (or one that
-    declares none) every non-identifier column is masked, categorical ones with a flat
-    taxonomy. Numeric values are replaced by their cluster mean, categorical ones by their
-    cluster's marginality centroid (000 eq. 5), which may be an inner concept of the
-    attribute's taxonomy (the report lists those). Identifiers are dropped; other columns are
-    written unchanged, and the report lists them and gives k-anonymity over every written
-    column as well as over the masked ones. Methods: ``mdav`` (default), ``vmdav`` (with
-    ``gamma``, default 0.2), ``individual-ranking`` and ``optimal-univariate`` (attribute by
-    attribute: the release is then *not* k-anonymous as a whole, and the report says so),
-    ``insensitive`` (declared numeric domains required; ``reference`` "corners" (default) or
-    "single"). ``scaling`` applies to the numeric part of the distances of mdav and vmdav;
-    ``auto`` means z-scores for numeric data and domain widths (000 eq. 8) when categorical
-    attributes take part. An option the method ignores is refused.
+    Every method of the family has the cluster size ``k``; ``univariate`` methods group each
+    attribute on its own (their release is not k-anonymous as a whole), and only methods with
+    ``uses_threads`` take a ``threads`` cap.
     """
-    method = parse(Method, method, "method")
-    _check_option_use(method, scaling=scaling, gamma=gamma, reference=reference)
-    gamma = 0.2 if gamma is None else gamma
-    reference = parse(Reference, Reference.CORNERS if reference is None else reference,
-                      "reference")
-    require_rows_and_columns(frame)
-    declared = schema is not None
-    schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
-    chosen = masked_columns(schema, columns, declared=declared)
-    if clamp:
-        check_clamp(schema, chosen)
-    schema = schema.with_roles({c: Role.QUASI for c in chosen})
-    table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
-    check_k(k, table.n_rows, least=2)
-    labels = partition_table(table, chosen, k, method=method, scaling=scaling, gamma=gamma,
-                             reference=reference, threads=threads, progress=progress)
-    masked = replace_by_clusters(table, chosen, labels)
-    same = (np.array_equal(masked.numeric, table.numeric)
-            and np.array_equal(masked.codes, table.codes))
-    categorical_chosen = [c for c in chosen if table.schema[c].is_categorical]
-    inner = masked.generalized
-    kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
-    masked = decode(table, numeric=masked.numeric, codes=masked.codes,
-                    categories=masked.concepts, columns=kept)
-    unchanged = [c for c in kept if c not in chosen]
-    k = int(k)
+
+    family: ClassVar[Family] = Family.K_ANONYMITY
+    univariate: ClassVar[bool] = False
+    uses_threads: ClassVar[bool] = False
+
+    k: int = param(Interval(int, 2, hint="with k = 1 every record stays as it is, and a "
+                                         "k-anonymous release needs k >= 2"),
+                   help="Smallest cluster size.")
+
+    def labels(self, table: Table, columns: Sequence[str], *, threads: int | None = None,
+               progress: Progress | None = None) -> np.ndarray:
+        """The partition of the table's rows over ``columns`` (numeric first): one label per
+        row, or one per row and column for a univariate method."""
+        raise NotImplementedError
+
+    def reported(self, has_categories: bool) -> dict[str, Any]:
+        """The method's parameters as the report states them (``scaling`` resolved)."""
+        return {}
+
+    def release(self, frame: pd.DataFrame, *, schema: Schema | None = None,
+                columns: Sequence[str] | None = None, drop_incomplete: bool = False,
+                clamp: bool = False, threads: int | None = None,
+                progress: Progress | None = None) -> Release[KAnonymityReport]:
+        """Microaggregate the quasi-identifiers of ``frame`` into clusters of at least k
+        records.
+
+        ``columns`` defaults to the schema's quasi-identifiers; without a schema (or one that
+        declares none) every non-identifier column is masked, categorical ones with a flat
+        taxonomy. Numeric values are replaced by their cluster mean, categorical ones by
+        their cluster's marginality centroid (000 eq. 5), which may be an inner concept of the
+        attribute's taxonomy (the report lists those). Identifiers are dropped; other columns
+        are written unchanged, and the report lists them and gives k-anonymity over every
+        written column as well as over the masked ones. ``drop_incomplete`` drops the rows
+        with a missing value first; ``clamp`` clamps values into their declared domains;
+        ``threads`` caps the partitioner's threads; ``progress`` is called with the records
+        clustered so far.
+        """
+        if threads is not None and not self.uses_threads:
+            raise ParameterError("threads", f"applies to methods that split their passes "
+                                 f"between threads, not {self.name}")
+        threads = check_threads(threads)
+        require_rows_and_columns(frame)
+        declared = schema is not None
+        schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
+        chosen = masked_columns(schema, columns, declared=declared)
+        if clamp:
+            check_clamp(schema, chosen)
+        schema = schema.with_roles({c: Role.QUASI for c in chosen})
+        table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
+        check_k(self.k, table.n_rows, least=2)
+        labels = self.labels(table, chosen, threads=threads, progress=progress)
+        return _kanonymous_release(self, frame, table, chosen, labels)
+
+
+def _notes(method: KAnonymityMethod, inner: dict[str, list[str]], unchanged: list[str],
+           same: bool) -> list[str]:
     notes = []
     if inner:
         notes.append("some categorical values were replaced by inner concepts of their "
@@ -198,18 +174,31 @@ def microaggregate(frame: pd.DataFrame, *, k: int, schema: Schema | None = None,
     if same:
         notes.append("no value changed: every cluster's records already shared their values "
                      "(the data were k-anonymous over these columns as they are)")
+    return notes
+
+
+def _kanonymous_release(method: KAnonymityMethod, frame: pd.DataFrame, table: Table,
+                        chosen: list[str], labels: np.ndarray) -> Release[KAnonymityReport]:
+    """The masked table of ``labels`` and its report."""
+    values = replace_by_clusters(table, chosen, labels)
+    same = (np.array_equal(values.numeric, table.numeric)
+            and np.array_equal(values.codes, table.codes))
+    kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
+    masked = decode(table, numeric=values.numeric, codes=values.codes,
+                    categories=values.concepts, columns=kept)
+    unchanged = [c for c in kept if c not in chosen]
+    reported = method.reported(any(table.schema[c].is_categorical for c in chosen))
     report = KAnonymityReport(
-        method=method.value, k=k, columns=chosen, records=table.n_rows,
+        method=method.name, k=method.k, columns=chosen, records=table.n_rows,
         rows_dropped_as_incomplete=int(len(frame) - table.n_rows),
         identifiers_dropped=[a.name for a in table.schema if a.role is Role.IDENTIFIER],
         released_unchanged=unchanged, clusters=cluster_summary(labels, chosen),
-        k_anonymity=_anonymity(masked, chosen, k),
-        k_anonymity_as_written=_anonymity(masked, kept, k),
-        scaling=(resolve_scaling(scaling, bool(categorical_chosen)).value
-                 if method in (Method.MDAV, Method.VMDAV) else None),
-        reference=reference.value if method is Method.INSENSITIVE else None,
-        gamma=gamma if method is Method.VMDAV else None,
-        generalized_categories=inner, clamped=dict(table.clamped), notes=notes)
+        k_anonymity=_anonymity(masked, chosen, method.k),
+        k_anonymity_as_written=_anonymity(masked, kept, method.k),
+        scaling=reported.get("scaling"), reference=reported.get("reference"),
+        gamma=reported.get("gamma"), generalized_categories=values.generalized,
+        clamped=dict(table.clamped),
+        notes=_notes(method, values.generalized, unchanged, same))
     return Release(frame=masked, labels=labels, report=report)
 
 

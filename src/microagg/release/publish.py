@@ -1,4 +1,4 @@
-"""How a DP release is written: the rules of DESIGN.md ("What is written is what is
+"""How a DP release is written: the rules of docs/design.md ("What is written is what is
 protected") in one place, so that every DP release inherits them.
 
 * Rows go out in a uniformly random order drawn from the release's generator, with a fresh
@@ -20,6 +20,7 @@ protected") in one place, so that every DP release inherits them.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -32,10 +33,11 @@ from microagg.data.table import declared_dtypes, decode
 from microagg.errors import PrivacyLeakWarning
 from microagg.options import Calibration, Linkage
 from microagg.release.base import Release
+from microagg.release.dp import DPStep
 from microagg.release.inputs import DPInput
 from microagg.release.report import PrivacyReport, guarantee_sentence, noise_warnings
 
-__all__ = ["privacy_report", "publish_dp"]
+__all__ = ["caller_stacklevel", "privacy_report", "publish_dp"]
 
 SEED_WARNING = ("the noise was drawn from a given seed: anyone who learns or guesses the seed "
                 "can regenerate the noise and remove it; publish only releases drawn from OS "
@@ -113,7 +115,7 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
     if weaker:
         warnings.warn("this release is weaker than plain epsilon-differential privacy: "
                       + "; ".join(weaker) + " (see the privacy report)", PrivacyLeakWarning,
-                      stacklevel=4)
+                      stacklevel=caller_stacklevel())
     return PrivacyReport(
         method=method, differentially_private=private, guarantee_scope=scope,
         guarantee=sentence, epsilon=budget.epsilon, epsilon_split=budget.ledger, k=k,
@@ -127,29 +129,21 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
                    else "uniformly random permutation, fresh index"))
 
 
-def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarray,
-               labels: np.ndarray, method: str, budget: Budget, k: int | None,
-               groups: int | None, sensitivities: list[dict[str, Any]],
-               noise: dict[str, dict[str, Any]], rng: np.random.Generator, seeded: bool,
-               calibration: Calibration | None = None, reference: str | None = None,
-               linkage: Linkage | None = None, warnings_: Sequence[str] = (),
-               column_groups: Sequence[Sequence[str]] | None = None,
-               parts: list[tuple[str, float]] | None = None,
-               microaggregated: str | None = None, individual: str | None = None,
-               moments: dict[str, Any] | None = None,
-               statistics: pd.DataFrame | None = None) -> Release:
-    """The Release of a DP mechanism's output: the written table in random row order (per
-    column, or per group of ``column_groups``, when unlinked), its privacy report, the owner's
-    notices, and a :class:`PrivacyLeakWarning` when the guarantee is weaker than plain ε-DP.
-    ``parts``, ``microaggregated`` and ``individual`` go to :func:`guarantee_sentence`;
-    ``statistics`` is a released table of noisy statistics, already in random order."""
+def publish_dp(data: DPInput, step: DPStep, *, budget: Budget, k: int | None,
+               rng: np.random.Generator, seeded: bool,
+               clip_entries: Sequence[dict[str, Any]] = ()) -> Release[PrivacyReport]:
+    """The Release of a DP method's ``step``: the written table in random row order (per
+    column, or per group of its ``column_groups``, when unlinked), its privacy report, the
+    owner's notices, and a :class:`PrivacyLeakWarning` when the guarantee is weaker than plain
+    ε-DP. ``clip_entries`` are the sensitivity entries of the clipped domains."""
     # back from the unit domain, low + u (high − low) can miss the bounds by an ulp
-    numeric_values = np.clip(numeric_values, data.lows, data.highs)
-    frame = _released_columns(data, numeric_values, concepts)
+    numeric_values = np.clip(step.numeric_values, data.lows, data.highs)
+    frame = _released_columns(data, numeric_values, step.concepts)
     n = data.n
-    sets = ([list(g) for g in column_groups] if column_groups else [[c] for c in data.columns])
-    unlinked = linkage is Linkage.UNLINKED and len(sets) > 1
-    linked = linkage is Linkage.LINKED and len(sets) > 1
+    sets = ([list(g) for g in step.column_groups] if step.column_groups
+            else [[c] for c in data.columns])
+    unlinked = step.linkage is Linkage.UNLINKED and len(sets) > 1
+    linked = step.linkage is Linkage.LINKED and len(sets) > 1
     positions = data.table.row_positions
     if unlinked:
         set_of = {c: j for j, names in enumerate(sets) for c in names}
@@ -167,14 +161,28 @@ def publish_dp(data: DPInput, *, numeric_values: np.ndarray, concepts: np.ndarra
         source_rows = positions[order]
     frame = frame.reset_index(drop=True)
     report = privacy_report(
-        data, records=n, method=method, budget=budget, k=k, groups=groups,
-        sensitivities=sensitivities, noise=noise, seeded=seeded, calibration=calibration,
-        reference=reference, linkage=linkage, linked=linked, unlinked=unlinked,
-        warnings_=warnings_, parts=parts, microaggregated=microaggregated,
-        individual=individual, moments=moments)
+        data, records=n, method=step.description, budget=budget, k=k, groups=step.groups,
+        sensitivities=[*clip_entries, *step.sensitivities], noise=step.noise, seeded=seeded,
+        calibration=step.calibration, reference=step.reference, linkage=step.linkage,
+        linked=linked, unlinked=unlinked, warnings_=step.warnings, parts=step.parts,
+        microaggregated=step.microaggregated, individual=step.individual,
+        moments=step.moments)
     notices = tuple(f"{count:,} value(s) of '{name}' lay outside its declared domain and were "
                     "clamped into it" for name, count in data.clamped.items())
     notices += tuple(f"{count:,} value(s) of '{name}' lay outside its clipped domain and were "
                      "clamped into it" for name, count in data.clipped.items() if count)
-    return Release(frame=frame, labels=labels, report=report, source_rows=source_rows,
-                   source_index=data.table.index, notices=notices, statistics=statistics)
+    return Release(frame=frame, labels=step.labels, report=report, source_rows=source_rows,
+                   source_index=data.table.index, notices=notices,
+                   statistics=step.statistics)
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` of a warning raised here that points at the first frame outside
+    microagg: the line of the caller's code that asked for the release, however many of
+    microagg's own functions lie between."""
+    level = 1
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("microagg."):
+        frame = frame.f_back
+        level += 1
+    return level

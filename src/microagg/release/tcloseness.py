@@ -4,31 +4,37 @@ clusters whose confidential distributions are within EMD t of the whole table's.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
 from microagg.core.distance import scale
-from microagg.core.emd import emd_by_class
+from microagg.core.emd import GroundModel, emd_by_class
+from microagg.core.threads import check_threads
 from microagg.core.verifiers import equivalence_classes, ground_model, k_anonymity
 from microagg.data.schema import Kind, Role, Schema
-from microagg.data.table import decode, encode, require_rows_and_columns
-from microagg.errors import InputError
-from microagg.options import GroundDistance, Method, Scaling, TClosenessMethod, parse
+from microagg.data.table import Table, decode, encode, require_rows_and_columns
+from microagg.errors import InputError, ParameterError
+from microagg.options import GroundDistance, Scaling, TClosenessMethod
 from microagg.partition._validate import check_k
-from microagg.partition.tcloseness import check_t, t_close_partition
+from microagg.partition.tcloseness import TClosePartition, t_close_partition
 from microagg.release.base import Release
 from microagg.release.inputs import check_clamp, require_known
 from microagg.release.kanonymity import (
     categorical_part,
     cluster_summary,
-    partition_table,
+    numeric_part,
     replace_by_clusters,
     resolve_scaling,
 )
+from microagg.release.methods.base import Family, ReleaseMethod
+from microagg.release.methods.mdav import SCALING_HELP
+from microagg.release.params import Choice, Interval, Optional, param
 from microagg.release.report import TClosenessReport
 
-__all__ = ["tclose"]
+__all__ = ["TCloseMethod"]
 
 Progress = Callable[[int], None]
 
@@ -39,13 +45,13 @@ def _roles(schema: Schema, quasi: Sequence[str] | None, confidential: Sequence[s
     confidential = (list(dict.fromkeys(confidential)) if confidential
                     else list(schema.names_with_role(Role.CONFIDENTIAL)))
     if not quasi:
-        raise InputError("no quasi-identifier: name them with --quasi or declare them in the "
+        raise InputError("no quasi-identifier: name them with `quasi` or declare them in the "
                          "schema")
     if not confidential:
-        raise InputError("no confidential attribute: name it with --confidential or declare "
+        raise InputError("no confidential attribute: name it with `confidential` or declare "
                          "it in the schema")
-    require_known(schema, quasi, "--quasi")
-    require_known(schema, confidential, "--confidential")
+    require_known(schema, quasi, "`quasi`")
+    require_known(schema, confidential, "`confidential`")
     both = [c for c in confidential if c in quasi]
     if both:
         raise InputError(f"column '{both[0]}' cannot be both quasi-identifier and "
@@ -55,39 +61,89 @@ def _roles(schema: Schema, quasi: Sequence[str] | None, confidential: Sequence[s
     return numeric_first, confidential
 
 
-def tclose(frame: pd.DataFrame, *, k: int, t: float, quasi: Sequence[str] | None = None,
-           confidential: Sequence[str] | None = None,
-           method: TClosenessMethod | str = TClosenessMethod.T_CLOSENESS_FIRST,
-           schema: Schema | None = None, distance: GroundDistance | str | None = None,
-           microaggregation: Method | str = Method.MDAV,
-           scaling: Scaling | str = Scaling.AUTO, drop_incomplete: bool = False,
-           clamp: bool = False, threads: int | None = None,
-           progress: Progress | None = None) -> Release:
-    """A k-anonymous t-close release by microaggregation (paper 002).
+@dataclass(frozen=True, kw_only=True)
+class TCloseMethod(ReleaseMethod):
+    """A k-anonymous t-close release by microaggregation (paper 002): the family's pipeline
+    (:meth:`release`) around the method's partition algorithm (``algorithm``).
 
-    Quasi-identifiers (``quasi``, default the schema's) are replaced by the centroid of their
-    class (means; marginality centroids for categories); the confidential attributes
-    (``confidential``, default the schema's) and other non-identifier columns are written as
-    they are, rows in input order. Every class has at least k records and, for every
-    confidential attribute, an EMD of at most t to the whole table: ordered distance for
-    numeric and ordinal attributes, ``distance`` (``equal``, the default, or ``hierarchical``
-    on the taxonomy) for nominal ones. ``method``: ``t-closeness-first`` (Alg. 3, default),
-    ``k-anonymity-first`` (Alg. 2) or ``merge`` (Alg. 1 after ``microaggregation``, any
-    partitioner of :func:`microagg.microaggregate`); Alg. 2 and 3 are followed by Alg. 1's
-    merging of any class still above t. The report is computed on the written table.
-    ``threads`` caps the threads of Alg. 3 and of the microaggregation ``merge`` starts
-    from; Alg. 2 runs on one thread.
+    Every method has the class size ``k``, the largest EMD ``t``, the EMD of nominal
+    confidential attributes (``distance``: equal, or hierarchical on the schema's taxonomy)
+    and the ``scaling`` of the numeric quasi-identifiers.
     """
-    method = parse(TClosenessMethod, method, "method")
-    microaggregation = parse(Method, microaggregation, "microaggregation")
-    if microaggregation is not Method.MDAV and method is not TClosenessMethod.MERGE:
-        raise InputError(f"--microaggregation applies to --method merge only, not "
-                         f"{method.value}")
-    nominal = None if distance is None else parse(GroundDistance, distance, "distance")
-    if nominal is GroundDistance.ORDERED:
-        raise InputError("--distance chooses the EMD of nominal attributes: equal or "
-                         "hierarchical (numeric and ordinal ones always use the ordered one)")
-    t = check_t(t)
+
+    family: ClassVar[Family] = Family.T_CLOSENESS
+    algorithm: ClassVar[TClosenessMethod]
+    uses_threads: ClassVar[bool] = True
+
+    k: int = param(Interval(int, 2), help="Smallest class size.")
+    t: float = param(Interval(float, 0, 1, closed="right"),
+                     help="Largest EMD of a class to the whole table, in (0, 1].")
+    distance: GroundDistance | None = param(
+        Optional(Choice(GroundDistance)), default=None,
+        help="EMD of nominal confidential attributes: equal (default) | hierarchical (on the "
+             "schema's taxonomy).")
+    scaling: Scaling = param(Choice(Scaling), default=Scaling.AUTO, help=SCALING_HELP,
+                             aliases=("--standardize",))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.distance is GroundDistance.ORDERED:
+            raise ParameterError("distance", "chooses the EMD of nominal attributes: equal or "
+                                 "hierarchical (numeric and ordinal ones always use the "
+                                 "ordered one)")
+
+    def microaggregation_labels(self, table: Table, quasi: Sequence[str], size: int, *,
+                                threads: int | None, progress: Progress | None
+                                ) -> np.ndarray:
+        """The microaggregation ``merge`` starts from (the other methods start from none)."""
+        raise InputError(f"{self.name} does not start from a microaggregation")
+
+    def release(self, frame: pd.DataFrame, *, quasi: Sequence[str] | None = None,
+                confidential: Sequence[str] | None = None, schema: Schema | None = None,
+                drop_incomplete: bool = False, clamp: bool = False,
+                threads: int | None = None,
+                progress: Progress | None = None) -> Release[TClosenessReport]:
+        """A k-anonymous t-close release of ``frame``.
+
+        Quasi-identifiers (``quasi``, default the schema's) are replaced by the centroid of
+        their class (means; marginality centroids for categories); the confidential
+        attributes (``confidential``, default the schema's) and other non-identifier columns
+        are written as they are, rows in input order. Every class has at least k records and,
+        for every confidential attribute, an EMD of at most t to the whole table: ordered
+        distance for numeric and ordinal attributes, ``distance`` for nominal ones. The report
+        is computed on the written table. ``threads`` caps the threads of Alg. 3 and of the
+        microaggregation ``merge`` starts from.
+        """
+        if threads is not None and not self.uses_threads:
+            raise ParameterError("threads", f"applies to methods that split their passes "
+                                 f"between threads, not {self.name} (it runs on one thread)")
+        threads = check_threads(threads)
+        table, quasi, confidential = _encoded(self, frame, quasi, confidential, schema,
+                                              drop_incomplete, clamp)
+        check_k(self.k, table.n_rows, least=2)
+        models = _ground_models(table, confidential, self.distance)
+        categorical = categorical_part(table, quasi)
+        X, bounds = numeric_part(table, quasi)
+        X = scale(X, resolve_scaling(self.scaling, bool(categorical.metrics)), bounds)
+
+        def microaggregate(size: int) -> np.ndarray:
+            return self.microaggregation_labels(table, quasi, size, threads=threads,
+                                                progress=progress)
+
+        partition = t_close_partition(X, models, self.k, self.t, method=self.algorithm,
+                                      categorical=categorical, microaggregate=microaggregate,
+                                      progress=progress, threads=threads)
+        return _tclose_release(self, frame, table, quasi, confidential, models, partition,
+                               bool(categorical.metrics))
+
+    def reported_microaggregation(self) -> str | None:
+        return None
+
+
+def _encoded(method: TCloseMethod, frame: pd.DataFrame, quasi: Sequence[str] | None,
+             confidential: Sequence[str] | None, schema: Schema | None,
+             drop_incomplete: bool, clamp: bool) -> tuple[Table, list[str], list[str]]:
+    """The table with its quasi-identifiers and confidential attributes, checked."""
     require_rows_and_columns(frame)
     schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
     quasi, confidential = _roles(schema, quasi, confidential)
@@ -95,14 +151,17 @@ def tclose(frame: pd.DataFrame, *, k: int, t: float, quasi: Sequence[str] | None
         check_clamp(schema, [*quasi, *confidential])
     schema = schema.with_roles({**{c: Role.QUASI for c in quasi},
                                 **{c: Role.CONFIDENTIAL for c in confidential}})
-    if nominal is not None and not any(schema[c].kind is Kind.NOMINAL for c in confidential):
-        raise InputError(f"--distance chooses the EMD of nominal confidential attributes; "
-                         f"{', '.join(confidential)} use the ordered distance")
-    if threads is not None and method is TClosenessMethod.K_ANONYMITY_FIRST:
-        raise InputError("--threads applies to t-closeness-first and merge; "
-                         "k-anonymity-first runs on one thread")
+    if (method.distance is not None
+            and not any(schema[c].kind is Kind.NOMINAL for c in confidential)):
+        raise ParameterError("distance", f"chooses the EMD of nominal confidential "
+                             f"attributes; {', '.join(confidential)} use the ordered distance")
     table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
-    k = check_k(k, table.n_rows, least=2)
+    return table, quasi, confidential
+
+
+def _ground_models(table: Table, confidential: Sequence[str],
+                   nominal: GroundDistance | None) -> list[GroundModel]:
+    """The EMD model of every confidential attribute; a constant one is refused."""
     models = []
     for name in confidential:
         chosen = nominal if table.schema[name].kind is Kind.NOMINAL else None
@@ -111,19 +170,14 @@ def tclose(frame: pd.DataFrame, *, k: int, t: float, quasi: Sequence[str] | None
             raise InputError(f"confidential attribute '{name}' is constant: it discloses "
                              "nothing and t-closeness cannot be measured on it")
         models.append(model)
-    numeric = [c for c in quasi if table.schema[c].is_numeric]
-    categorical = categorical_part(table, quasi)
-    resolved = resolve_scaling(scaling, bool(categorical.metrics))
-    X = scale(table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0)),
-              resolved, [table.schema[c].bounds for c in numeric])
+    return models
 
-    def microaggregate(size: int) -> np.ndarray:
-        return partition_table(table, quasi, size, method=microaggregation, scaling=scaling,
-                               threads=threads, progress=progress)
 
-    partition = t_close_partition(X, models, k, t, method=method, categorical=categorical,
-                                  microaggregate=microaggregate, progress=progress,
-                                  threads=threads)
+def _tclose_release(method: TCloseMethod, frame: pd.DataFrame, table: Table,
+                    quasi: list[str], confidential: list[str], models: list[GroundModel],
+                    partition: TClosePartition, has_categories: bool
+                    ) -> Release[TClosenessReport]:
+    """The written table of a t-close partition and its report, verified on the table."""
     labels = partition.labels
     values = replace_by_clusters(table, quasi, labels)
     kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
@@ -135,13 +189,13 @@ def tclose(frame: pd.DataFrame, *, k: int, t: float, quasi: Sequence[str] | None
     notes = []
     if partition.merges:
         notes.append(f"{partition.merges} merge(s) of Alg. 1 brought every class within t"
-                     + ("" if method is TClosenessMethod.MERGE else
-                        f" after {method.value} ({partition.classes_before_merging} classes)"))
+                     + ("" if method.algorithm is TClosenessMethod.MERGE else
+                        f" after {method.name} ({partition.classes_before_merging} classes)"))
     if values.generalized:
         notes.append("some categorical quasi-identifiers were replaced by inner concepts of "
                      "their taxonomy; they are listed under generalized_categories")
     report = TClosenessReport(
-        method=method.value, k=k, effective_k=partition.effective_k, t=t,
+        method=method.name, k=method.k, effective_k=partition.effective_k, t=method.t,
         quasi_identifiers=quasi, confidential=confidential,
         distances={m.name: m.distance.value for m in models}, records=table.n_rows,
         rows_dropped_as_incomplete=int(len(frame) - table.n_rows),
@@ -151,12 +205,11 @@ def tclose(frame: pd.DataFrame, *, k: int, t: float, quasi: Sequence[str] | None
         classes_before_merging=partition.classes_before_merging, merges=partition.merges,
         largest_emd=largest,
         k_anonymity={"smallest_class": anonymity.smallest_class,
-                     "classes": anonymity.classes, "holds": anonymity.holds(k)},
-        t_closeness_holds=all(v <= t + 1e-9 for v in largest.values()),
-        microaggregation=(microaggregation.value if method is TClosenessMethod.MERGE
-                          else None),
-        scaling=resolved.value, generalized_categories=values.generalized,
-        clamped=dict(table.clamped), notes=notes)
+                     "classes": anonymity.classes, "holds": anonymity.holds(method.k)},
+        t_closeness_holds=all(v <= method.t + 1e-9 for v in largest.values()),
+        microaggregation=method.reported_microaggregation(),
+        scaling=resolve_scaling(method.scaling, has_categories).value,
+        generalized_categories=values.generalized, clamped=dict(table.clamped), notes=notes)
     if not (report.k_anonymity["holds"] and report.t_closeness_holds):
         raise AssertionError("the written table fails its own k-anonymity or t-closeness")
     return Release(frame=masked, labels=labels, report=report)

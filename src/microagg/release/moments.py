@@ -1,4 +1,6 @@
-"""ε-DP microdata through cross-moment microaggregation (paper 004, Algorithms 1-3).
+"""The statistics of cross-moment microaggregation (paper 004, Algorithms 1-3) and their
+noise, post-processing and sampling; the method and its options are
+:class:`~microagg.release.methods.cross_moment.CrossMoment`.
 
 1. Partition (004 §4.1 step 1). ``insensitive`` (000 Alg. 2, the default): on neighbouring
    data sets the i-th clusters differ in at most one record, so every cluster's statistics
@@ -42,15 +44,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from microagg.core.aggregate import ClusterMoments, cluster_kendall, cluster_moments, moment_indices
-from microagg.core.mechanisms import Budget, laplace_mechanism, make_rng
+from microagg.core.aggregate import ClusterMoments, moment_indices
+from microagg.core.mechanisms import laplace_mechanism
 from microagg.core.synthesis import (
     covariance_bound,
     nearest_covariance,
@@ -58,32 +60,31 @@ from microagg.core.synthesis import (
     sample_skew_normal,
     skew_normal_parameters,
 )
-from microagg.data.schema import Schema
-from microagg.errors import InputError
 from microagg.options import (
-    Clustering,
     CoskewnessTerms,
-    Linkage,
-    MomentNoise,
     MomentVariant,
-    parse,
 )
-from microagg.partition._validate import check_k
-from microagg.partition.insensitive import insensitive
-from microagg.partition.mdav import mdav
-from microagg.release.base import Release
-from microagg.release.clipping import Clipping, clip_domains
-from microagg.release.dp_eigen import INDIVIDUAL, perturb_eigen
-from microagg.release.inputs import DPInput, prepare_dp
-from microagg.release.publish import publish_dp
-from microagg.release.report import numeric_noise
 
-__all__ = ["PAPER_STRATEGIES", "StatisticBlock", "coefficient_sensitivity", "dp_cross_moment",
-           "joint_sensitivity", "statistic_blocks"]
+__all__ = [
+    "EIGEN_NOISE_NOTE",
+    "KENDALL",
+    "PAPER_STRATEGIES",
+    "STATISTICS",
+    "Released",
+    "StatisticBlock",
+    "coefficient_sensitivity",
+    "joint_sensitivity",
+    "perturb",
+    "post_process",
+    "records",
+    "share_of",
+    "statistic_blocks",
+    "statistics_frame",
+]
 
 # The masking strategies of 004 §5.1 (shares of ε for mean, covariance[, coskewness]).
 PAPER_STRATEGIES = {1: ((0.5, 0.5), (0.75, 0.25)), 2: ((0.5, 0.3, 0.2), (0.75, 0.15, 0.10))}
-_STATISTICS = ("mean", "covariance", "coskewness")
+STATISTICS = ("mean", "covariance", "coskewness")
 # Kendall's τ_a of a cluster of k records: replacing one record changes the sign product of
 # its k − 1 pairs, each by at most 2, over k (k − 1) / 2 pairs: 4 / k (reached when a record
 # concordant with every other becomes discordant with every other). The block is released as
@@ -149,7 +150,7 @@ def joint_sensitivity(widths: np.ndarray, blocks: Sequence[StatisticBlock], k: i
                      for block in blocks for row in block.index)
 
 
-def _share_of(block: StatisticBlock) -> str:
+def share_of(block: StatisticBlock) -> str:
     """The statistic whose share of ε a block spends (Alg. 2): Kendall's τ_a stands for the
     covariances, so it spends the covariance share together with the variances."""
     return "covariance" if block.statistic == KENDALL else block.statistic
@@ -190,7 +191,7 @@ def _formula(members: Sequence[StatisticBlock]) -> str:
                          if ranks else []))
 
 
-def _perturb(computed: ClusterMoments, members: Sequence[StatisticBlock], *, epsilon: float,
+def perturb(computed: ClusterMoments, members: Sequence[StatisticBlock], *, epsilon: float,
              across_clusters: bool, rng: np.random.Generator, what: str
              ) -> tuple[dict[str, np.ndarray], list[dict[str, Any]], float]:
     """Laplace noise on the (clusters × coefficients) matrix of the statistics ``members``.
@@ -242,7 +243,7 @@ def _perturb(computed: ClusterMoments, members: Sequence[StatisticBlock], *, eps
 
 
 @dataclass(frozen=True, eq=False)
-class _Released:
+class Released:
     """The post-processed statistics of a group's clusters on the unit domain."""
 
     sizes: np.ndarray
@@ -256,8 +257,8 @@ class _Released:
     kendall_index: np.ndarray | None = None
 
 
-def _post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarray],
-                  sizes: np.ndarray, d: int) -> _Released:
+def post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarray],
+                  sizes: np.ndarray, d: int) -> Released:
     """004 §4.3 line 12 / §5.2: a PSD covariance within reach of a sample covariance, and a
     marginal skewness the skew-normal accepts."""
     means = noisy["mean"]
@@ -297,15 +298,15 @@ def _post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarr
         with np.errstate(divide="ignore", invalid="ignore"):
             skewness = np.where(variances > 1e-12,
                                 coskewness[:, marginal] / variances ** 1.5, 0.0)
-    return _Released(sizes=sizes, means=means, covariance=covariance,
+    return Released(sizes=sizes, means=means, covariance=covariance,
                      covariance_index=pairs, coskewness=coskewness, coskewness_index=index,
                      skewness=skewness,
                      kendall=tau,
                      kendall_index=by_name[KENDALL].index if KENDALL in by_name else None)
 
 
-def _records(released: _Released, labels: np.ndarray, rng: np.random.Generator
-             ) -> tuple[np.ndarray, _Released]:
+def records(released: Released, labels: np.ndarray, rng: np.random.Generator
+             ) -> tuple[np.ndarray, Released]:
     """k_i records per cluster drawn from its released statistics (004 §5.2), clamped to the
     unit domain; the skew-normal's feasible skewness replaces the requested one."""
     if released.covariance is None:
@@ -319,7 +320,7 @@ def _records(released: _Released, labels: np.ndarray, rng: np.random.Generator
     return np.clip(values, 0.0, 1.0), released
 
 
-def _statistics_frame(released: _Released, names: Sequence[str], group: str,
+def statistics_frame(released: Released, names: Sequence[str], group: str,
                       lows: np.ndarray, widths: np.ndarray, rng: np.random.Generator
                       ) -> pd.DataFrame:
     """The released statistics in data units, one row per cluster and coefficient, clusters
@@ -356,238 +357,3 @@ def _statistics_frame(released: _Released, names: Sequence[str], group: str,
         add("skewness", moment_indices(d, 1, marginal=True), released.skewness)
     return pd.concat(parts, ignore_index=True).sort_values(
         "cluster", kind="stable", ignore_index=True)
-
-
-def _strategy(strategy: Sequence[float] | None, moments: int, noise: MomentNoise
-              ) -> tuple[float, ...]:
-    if noise is MomentNoise.JOINT:
-        if strategy is not None:
-            raise InputError("--strategy applies to --noise separate only (joint noise uses "
-                             "one scale for every statistic, 004 Alg. 1)")
-        return (1.0,)
-    if strategy is None:
-        return PAPER_STRATEGIES[moments][0] if moments else (1.0,)
-    strategy = tuple(float(s) for s in strategy)
-    if len(strategy) != moments + 1:
-        raise InputError(f"--strategy needs {moments + 1} shares (mean"
-                         f"{', covariance' if moments >= 1 else ''}"
-                         f"{', coskewness' if moments >= 2 else ''}) for --moments {moments}, "
-                         f"got {len(strategy)}")
-    if any(not (s > 0 and math.isfinite(s)) for s in strategy) or \
-            not math.isclose(sum(strategy), 1.0, rel_tol=0, abs_tol=1e-9):
-        raise InputError(f"--strategy: the shares must be positive and sum to 1 (fractions "
-                         f"of epsilon), got {','.join(f'{s:g}' for s in strategy)}")
-    return strategy
-
-
-def _column_groups(data: DPInput, groups: Sequence[Sequence[str]] | None,
-                   clustering: Clustering) -> list[list[str]]:
-    if clustering is not Clustering.IR_MDAV:
-        if groups is not None:
-            raise InputError("--groups applies to --clustering ir-mdav only")
-        return [list(data.numeric)]
-    if groups is None:
-        return [[name] for name in data.numeric]
-    seen: list[str] = []
-    for group in groups:
-        for name in group:
-            if name not in data.numeric:
-                raise InputError(f"--groups: '{name}' is not a protected column (protected: "
-                                 f"{', '.join(data.numeric)})")
-            if name in seen:
-                raise InputError(f"--groups: column '{name}' is in two groups")
-            seen.append(name)
-    missing = [c for c in data.numeric if c not in seen]
-    if missing:
-        raise InputError(f"--groups: column '{missing[0]}' is in no group (every protected "
-                         "column must be in exactly one)")
-    return [list(g) for g in groups if g]
-
-
-def _coskewness_terms(coskewness: CoskewnessTerms | str | None, variant: MomentVariant
-                      ) -> CoskewnessTerms:
-    """marginal by default; the eigen variant decomposes the whole coskewness (all)."""
-    if variant is not MomentVariant.EIGEN:
-        return parse(CoskewnessTerms, coskewness or "marginal", "coskewness")
-    terms = parse(CoskewnessTerms, coskewness or "all", "coskewness")
-    if terms is not CoskewnessTerms.ALL:
-        raise InputError("--variant eigen releases the eigen-decomposition of every "
-                         "coskewness slice, so all coefficients: leave out --coskewness or "
-                         "give 'all'")
-    return terms
-
-
-def _check_numeric(data: DPInput) -> None:
-    if data.categorical:
-        raise InputError(f"cross-moment microaggregation is for numeric attributes (paper "
-                         f"004); '{data.categorical[0]}' is categorical: leave it out with "
-                         "--columns")
-
-
-def dp_cross_moment(frame: pd.DataFrame, *, epsilon: float, k: int, moments: int = 1,
-                    noise: MomentNoise | str = "joint",
-                    strategy: Sequence[float] | None = None,
-                    clustering: Clustering | str = "insensitive",
-                    variant: MomentVariant | str = "pure",
-                    coskewness: CoskewnessTerms | str | None = None,
-                    groups: Sequence[Sequence[str]] | None = None,
-                    linkage: Linkage | str | None = None,
-                    schema: Schema | None = None, columns: Sequence[str] | None = None,
-                    carry: Sequence[str] = (),
-                    bounds: Mapping[str, tuple[float, float]] | None = None,
-                    bounds_from_data: bool = False,
-                    rng: np.random.Generator | int | None = None,
-                    drop_incomplete: bool = False, threads: int | None = None,
-                    progress: Callable[[int], None] | None = None,
-                    clip: Clipping | None = None) -> Release:
-    """ε-DP records (and statistics) from m-microaggregation (004 Alg. 1-3, module docstring).
-
-    ``moments`` m ∈ {0, 1, 2}; ``noise`` joint (Alg. 1) or separate (Alg. 2, with
-    ``strategy``: shares of ε for mean, covariance[, coskewness], summing to 1; default the
-    paper's strategy 1); ``clustering`` insensitive (ε-DP of the records), mdav or ir-mdav
-    (ε-DP of X^m; ``groups`` of attributes for ir-mdav, default one per attribute, and
-    ``linkage`` of their columns, default unlinked); ``variant`` pure, variances or eigen
-    (the eigenvalues and eigenvectors, :mod:`~microagg.release.dp_eigen`: ε-individual DP
-    only); ``coskewness`` marginal (default) or all (the eigen variant's only choice).
-    Columns, ``carry`` and ``rng`` as in :func:`~microagg.release.dp_insensitive.dp_insensitive`.
-    ``clip`` first clips the domains at DP quantiles with a share of ε
-    (:mod:`~microagg.release.clipping`; insensitive clusters only).
-    """
-    noise = parse(MomentNoise, noise, "noise")
-    clustering = parse(Clustering, clustering, "clustering")
-    variant = parse(MomentVariant, variant, "variant")
-    if moments not in (0, 1, 2):
-        raise InputError(f"--moments must be 0, 1 or 2, got {moments}")
-    if coskewness is not None and moments != 2:
-        raise InputError(f"--coskewness applies to --moments 2 only (the coskewness is the "
-                         f"third moment), not --moments {moments}")
-    coskewness = _coskewness_terms(coskewness, variant)
-    if variant is MomentVariant.KENDALL and moments == 2:
-        raise InputError("--variant kendall releases variances and rank correlations for a "
-                         "normal (Gaussian-copula) sampler: it is for --moments 1")
-    shares_of_statistics = _strategy(strategy, moments, noise)
-    seeded = rng is not None and not isinstance(rng, np.random.Generator)
-    rng = make_rng(rng)
-    data = prepare_dp(frame, schema=schema, columns=columns, carry=carry, bounds=bounds,
-                      bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
-    _check_numeric(data)
-    k = check_k(k, data.n)
-    if k < moments + 1:
-        raise InputError(f"--moments {moments} needs clusters of at least {moments + 1} "
-                         f"records (a {_STATISTICS[moments]} of fewer is undefined), got "
-                         f"k = {k}")
-    column_sets = _column_groups(data, groups, clustering)
-    eigen = variant is MomentVariant.EIGEN and moments >= 1
-    if linkage is not None and len(column_sets) < 2:
-        raise InputError("--linkage applies when attribute groups are clustered separately "
-                         "(--clustering ir-mdav with two groups or more)")
-    linkage = parse(Linkage, linkage or "unlinked", "linkage") if len(column_sets) > 1 else None
-    budget = Budget(epsilon)
-    if clip is not None and clustering is not Clustering.INSENSITIVE:
-        raise InputError("--clip needs --clustering insensitive: with a data-dependent "
-                         "partition the release is DP of X^m only, and bounds chosen on the "
-                         "records would not compose with that guarantee")
-    data, sensitivities = clip_domains(data, clip, budget, rng)
-    U = (data.X - data.lows) / data.widths
-    group_names = [", ".join(g) for g in column_sets]
-    group_epsilon = budget.split(
-        {name: 1.0 for name in group_names},
-        "sequential composition over attribute groups clustered separately (004 Alg. 3)"
-        if len(column_sets) > 1 else "the whole budget on the one attribute group")
-    labels = np.empty((data.n, len(data.numeric)), dtype=np.int64)
-    values = np.empty_like(U)
-    noise_levels: dict[str, dict[str, Any]] = {}
-    tables = []
-    parts = []
-    clusters = 0
-    for g, names in enumerate(column_sets):
-        columns_g = [data.numeric.index(c) for c in names]
-        d = len(columns_g)
-        step = (None if progress is None else
-                (lambda rows, g=g: progress((g * data.n + rows) // len(column_sets))))
-        if clustering is Clustering.INSENSITIVE:
-            group_labels = insensitive(data.X, k, data.lows, data.highs, threads=threads,
-                                       progress=step)
-        else:
-            group_labels = mdav(U[:, columns_g], k, threads=threads, progress=step)
-        blocks = statistic_blocks(d, moments, variant, coskewness)
-        computed = cluster_moments(
-            U[:, columns_g], group_labels,
-            covariance=next((b.index for b in blocks if b.statistic == "covariance"), None),
-            coskewness=next((b.index for b in blocks if b.statistic == "coskewness"), None))
-        rank_pairs = next((b.index for b in blocks if b.statistic == KENDALL), None)
-        if rank_pairs is not None:
-            computed = replace(computed, kendall=cluster_kendall(U[:, columns_g], group_labels,
-                                                                 rank_pairs))
-        sizes = computed.sizes
-        clusters += sizes.size
-        if noise is MomentNoise.JOINT:
-            shares = {"all statistics": group_epsilon[group_names[g]]}
-            plan = [("all statistics", blocks)]
-        else:
-            statistics = list(dict.fromkeys(_share_of(b) for b in blocks))
-            shares = budget.split_part(
-                group_names[g], dict(zip(statistics, shares_of_statistics, strict=True)),
-                "sequential composition over the statistics of a cluster (004 Alg. 2)")
-            plan = [(name, [b for b in blocks if _share_of(b) == name]) for name in statistics]
-        noisy: dict[str, np.ndarray] = {}
-        for part, members in plan:
-            what = (f"{part} ({', '.join(b.statistic for b in members)}) of [{names[0]}"
-                    f"{', ...' if d > 1 else ''}] on the unit domain")
-            across = clustering is Clustering.INSENSITIVE
-            if eigen and any(b.statistic != "mean" for b in members):
-                part_noisy, entries, sd = perturb_eigen(
-                    computed, [b.statistic for b in members], epsilon=shares[part],
-                    across_clusters=across, rng=rng, what=what)
-            else:
-                part_noisy, entries, sd = _perturb(computed, members, epsilon=shares[part],
-                                                   across_clusters=across, rng=rng, what=what)
-            noisy.update(part_noisy)
-            sensitivities += entries
-            if "mean" in part_noisy:
-                for j in columns_g:
-                    noise_levels[data.numeric[j]] = numeric_noise(
-                        float(data.widths[j]), sd * float(data.widths[j]))
-                    if eigen and len(members) > 1:
-                        noise_levels[data.numeric[j]]["note"] = EIGEN_NOISE_NOTE
-        released = _post_process(blocks, noisy, sizes, d)
-        group_values, released = _records(released, group_labels, rng)
-        values[:, columns_g] = group_values
-        labels[:, columns_g] = group_labels[:, None]
-        tables.append(_statistics_frame(released, names, group_names[g],
-                                        data.lows[columns_g], data.widths[columns_g], rng))
-        parts.append((f"({group_names[g]})", group_epsilon[group_names[g]]))
-    numeric_values = data.lows + values * data.widths
-    statistics = pd.concat(tables, ignore_index=True)
-    target = None
-    if clustering is not Clustering.INSENSITIVE:
-        target = ("the m-microaggregated data set X^m (the records replaced by the "
-                  f"statistics of their {clustering.value.upper()} clusters)")
-    options = {"m": moments, "noise": noise.value, "clustering": clustering.value,
-               "variant": variant.value if moments >= 1 else None,
-               "coskewness": coskewness.value if moments >= 2 else None,
-               "strategy": list(shares_of_statistics) if noise is MomentNoise.SEPARATE
-               else None, "groups": [list(g) for g in column_sets],
-               "clipping": clip.as_dict() if clip is not None else None,
-               "unit_domain": "every attribute scaled to [0, 1] by its "
-                              + ("clipped" if clip is not None else "declared") + " domain: "
-                              "each coefficient's sensitivity is 1/k_i (Prop. 5, 6, 8 "
-                              "with Λ = 1)",
-               "statistics_released": ("coefficients rebuilt from the noisy eigenvalues and "
-                                       "eigenvectors, " if eigen else "") +
-                                      "post-processed (PSD covariance, feasible skewness); "
-                                      "the records are drawn from them, so the guarantee "
-                                      "covers the statistics and the records together"}
-    algorithm = ("Alg. 3, attribute groups" if len(column_sets) > 1 else
-                 "Alg. 1, joint noise" if noise is MomentNoise.JOINT else
-                 "Alg. 2, separate noise")
-    return publish_dp(
-        data, numeric_values=numeric_values, concepts=np.empty((data.n, 0), dtype=np.int64),
-        labels=labels[:, 0] if len(column_sets) == 1 else labels,
-        method=f"cross-moment microaggregation, m = {moments} (paper 004, {algorithm}; "
-               f"{clustering.value} clusters)",
-        budget=budget, k=k, groups=clusters,
-        sensitivities=sensitivities, noise=noise_levels, rng=rng, seeded=seeded,
-        linkage=linkage, column_groups=column_sets, parts=parts, microaggregated=target,
-        individual=INDIVIDUAL if eigen else None,
-        moments=options, statistics=statistics)

@@ -1,0 +1,186 @@
+"""What the commands share: reading inputs, reserving outputs, printing, progress, and the
+engine switch. The library speaks Python; these helpers turn the command line's text into its
+arguments and its results into lines."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from microagg.errors import InputError
+
+__all__ = ["ENGINE_HELP", "PROGRESS_MIN_ROWS", "SCHEDULER_HELP", "THREADS_HELP", "WORKERS_HELP",
+           "compile_notice", "engine_is_dask", "fmt", "load", "names", "outputs", "print_json",
+           "progress_bar", "schema_of", "sources", "steps", "warn", "write_as"]
+
+# Runs on fewer records finish too quickly for a progress bar to help.
+PROGRESS_MIN_ROWS = 20_000
+
+ENGINE_HELP = ("local (default) | dask: run on a Dask cluster; IN is then a folder or glob of "
+               "Parquet (or CSV) files and OUT a Parquet data set (a folder).")
+SCHEDULER_HELP = "With --engine dask: the scheduler's address (default: start a LocalCluster)."
+WORKERS_HELP = "With --engine dask and no --scheduler: LocalCluster workers (default: CPUs)."
+
+
+THREADS_HELP = ("Threads of the partitioner (default: all available, split passes only "
+                "when measured to pay off).")
+
+
+def engine_is_dask(engine: str, scheduler: str | None, workers: int | None, **local_only: Any
+            ) -> bool:
+    """True for --engine dask. Options of the local engine only must keep their defaults."""
+    from microagg.options import Engine, parse
+
+    if parse(Engine, engine, "engine") is Engine.LOCAL:
+        if scheduler is not None or workers is not None:
+            raise InputError("--scheduler and --workers apply to --engine dask only")
+        return False
+    for option, value in local_only.items():
+        if value not in (None, False, "auto"):
+            raise InputError(f"--{option.replace('_', '-')} is not available with "
+                             "--engine dask")
+    return True
+
+
+def names(value: str | None, option: str) -> list[str] | None:
+    """Column names separated by commas; a name that holds a comma is written in double
+    quotes, as in a CSV header (--columns 'age,"income, net"')."""
+    if value is None:
+        return None
+    import csv
+
+    from microagg.data.io import column_name
+
+    try:
+        fields = next(csv.reader([value], skipinitialspace=True), [])
+    except csv.Error as exc:
+        raise InputError(f"{option}: cannot read '{value}' as comma-separated names: {exc}"
+                         ) from None
+    names = [column_name(v) for v in fields if v.strip()]
+    if not names:
+        raise InputError(f"{option} needs at least one column name")
+    return names
+
+
+def load(path: Path, schema_path: Path | None):
+    from microagg.data.io import read_table
+
+    schema = schema_of(schema_path)
+    return read_table(path), schema
+
+
+def schema_of(schema_path: Path | None):
+    from microagg.data.schema import Schema
+
+    return Schema.load(schema_path) if schema_path is not None else None
+
+
+def sources(*paths: Path | None, schema: Any = None) -> list[Path]:
+    """Every file a command reads, which no output may replace: its inputs, the schema file
+    and the taxonomy files the schema names."""
+    found = [p for p in paths if p is not None]
+    if schema is not None:
+        found += [a.taxonomy for a in schema if a.taxonomy is not None]
+    return found
+
+
+@contextlib.contextmanager
+def outputs(targets: list[Path | None], sources: list[Path]) -> Iterator[dict[Path, Path]]:
+    """Reserve every output of a command before it computes (a bad path fails at once), and
+    rename them all into place at the end, or none: yields each target's temporary file."""
+    from microagg.data.io import atomic_paths, table_format
+
+    chosen = [t for t in targets if t is not None]
+    for target in chosen:
+        if target.suffix.lower() not in (".json", ".html", ".htm", ".yaml", ".yml"):
+            table_format(target)
+    with atomic_paths(chosen, sources) as temporaries:
+        yield dict(zip(chosen, temporaries, strict=True))
+
+
+def print_json(obj: Any) -> None:
+    from microagg.data.io import json_text
+
+    sys.stdout.write(json_text(obj))
+
+
+def fmt(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.6g}"
+
+
+@contextlib.contextmanager
+def compile_notice() -> Iterator[None]:
+    """Say on stderr, once, when numba compiles microagg's kernels.
+
+    Every kernel is compiled with ``cache=True``, so numba compiles one only when its cache is
+    missing or stale: on the first run after an install or an upgrade, about 20 s. Later runs
+    load the kernels from the cache and compile nothing (tests/test_kernel_cache.py checks
+    it). Numba's own helpers say nothing: they take a fraction of a second.
+    """
+    from numba.core import event
+
+    class Notice(event.Listener):
+        said = False
+
+        def on_start(self, compile_event: event.Event) -> None:
+            dispatcher = (compile_event.data or {}).get("dispatcher")
+            module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
+            if not self.said and module.partition(".")[0] == "microagg":
+                self.said = True
+                sys.stderr.write("microagg: compiling the kernels (first run only, about "
+                                 "20 s)...\n")
+                sys.stderr.flush()
+
+        def on_end(self, _event: event.Event) -> None:
+            pass
+
+    with event.install_listener("numba:compile", Notice()):
+        yield
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, description: str) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on stderr for long runs on a terminal; a no-op otherwise."""
+    if total < PROGRESS_MIN_ROWS or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed:,}/{task.total:,} records"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done: bar.update(task, completed=done)
+
+
+@contextlib.contextmanager
+def steps(description: str) -> Iterator[Callable[[str], None] | None]:
+    """A spinner with the current evaluation on stderr for a terminal; a no-op otherwise."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                  TextColumn("{task.completed} evaluations"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda text: bar.update(task, advance=1, description=text)
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"microagg: warning: {' '.join(message.split())}\n")
+
+
+def write_as(frame: Any, tmp: Path, target: Path, *, release: bool = True) -> None:
+    """Write ``frame`` to ``tmp`` in the format of ``target``'s extension."""
+    from microagg.data.io import table_format, write_frame
+
+    write_frame(frame, tmp, table_format(target), release=release)

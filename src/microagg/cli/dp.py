@@ -1,0 +1,204 @@
+"""``microagg dp``: ε-differentially private releases (on one machine, or individual ranking
+and insensitive microaggregation on a Dask cluster)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from microagg.cli.app import out
+from microagg.cli.common import (
+    ENGINE_HELP,
+    SCHEDULER_HELP,
+    THREADS_HELP,
+    WORKERS_HELP,
+    compile_notice,
+    engine_is_dask,
+    names,
+    outputs,
+    print_json,
+    progress_bar,
+    schema_of,
+    sources,
+    warn,
+    write_as,
+)
+from microagg.cli.methods import family_command
+from microagg.errors import InputError, ParameterError, PrivacyLeakWarning
+from microagg.release.methods import Family, family
+
+__all__ = ["dp"]
+
+METHODS_HELP = " | ".join(m.name for m in family(Family.DIFFERENTIAL_PRIVACY))
+SHOW_CLAMPED_HELP = ("Print on stderr how many values of each column lay outside its declared "
+                     "or clipped domain and were clamped. Those counts describe the data, not "
+                     "the release: they are for the data owner only (a log that others read "
+                     "would leak them), so they are never printed by default.")
+
+
+def parse_bounds(value: str | None) -> dict[str, tuple[float, float]]:
+    """--bounds NAME=LO:HI,NAME=LO:HI."""
+    if not value:
+        return {}
+    found: dict[str, tuple[float, float]] = {}
+    for item in value.split(","):
+        name, _, interval = item.partition("=")
+        lo, _, hi = interval.partition(":")
+        try:
+            low, high = float(lo), float(hi)
+        except ValueError:
+            raise ParameterError("bounds", f"'{item.strip()}' should read NAME=LO:HI") from None
+        if not name.strip() or not low < high:
+            raise ParameterError("bounds", f"'{item.strip()}' should read NAME=LO:HI with "
+                                 "LO < HI")
+        if name.strip() in found:
+            raise ParameterError("bounds", f"names column '{name.strip()}' twice")
+        found[name.strip()] = (low, high)
+    return found
+
+
+@family_command(Family.DIFFERENTIAL_PRIVACY, short_help="ε-differential privacy "
+                "(insensitive, individual-ranking, cross-moment, laplace).")
+def dp(
+    input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Released table (CSV or Parquet); "
+                                "the privacy report goes to OUTPUT.privacy.json."),
+    method: str = typer.Option("insensitive", "--method", help=METHODS_HELP),
+    columns: str | None = typer.Option(None, "--columns", help="The columns to protect, "
+                                       "comma-separated (default: every non-identifier "
+                                       "column). Other columns are dropped."),
+    carry: str | None = typer.Option(None, "--carry", help="Columns to copy unchanged, "
+                                     "comma-separated. The table is then NOT DP."),
+    schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    bounds: str | None = typer.Option(None, "--bounds", help="Domains NAME=LO:HI,... "
+                                      "(override the schema)."),
+    bounds_from_data: bool = typer.Option(False, "--bounds-from-data",
+                                          help="Take missing domains from the data (1.5 x "
+                                               "max; observed categories). The release is "
+                                               "then NOT DP."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the noise, for research "
+                                    "only: a known seed removes the noise (default: OS "
+                                    "entropy)."),
+    statistics_out: Path | None = typer.Option(None, "--statistics-out", help="Cross-moment: "
+                                               "also write the released cluster statistics "
+                                               "(CSV or Parquet)."),
+    drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
+                                         help="Drop rows with a missing value first."),
+    show_clamped: bool = typer.Option(False, "--show-clamped", help=SHOW_CLAMPED_HELP),
+    threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It runs "
+                               "individual-ranking (unlinked, numeric columns) and "
+                               "insensitive with --reference single."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
+    options: dict[str, Any] | None = None,
+) -> None:
+    """ε-differentially private release (insensitive: 000 Alg. 3; individual-ranking: 001
+    Alg. 1; cross-moment: 004 Alg. 1-3; laplace: noise on every record)."""
+    from microagg.data.io import json_text, read_table
+    from microagg.release.functions import make_method
+
+    if seed is not None and seed < 0:
+        raise ParameterError("rng", f"must be a non-negative integer, got {seed}")
+    made: Any = make_method(Family.DIFFERENTIAL_PRIVACY, method, options or {})
+    if engine_is_dask(engine, scheduler, workers, carry=carry, bounds_from_data=bounds_from_data,
+                      statistics_out=statistics_out, drop_incomplete=drop_incomplete,
+                      threads=threads):
+        _dp_at_scale(input, output, made, columns=names(columns, "--columns"),
+                     schema_path=schema, bounds=parse_bounds(bounds), seed=seed,
+                     scheduler=scheduler, workers=workers, json_out=json_out,
+                     show_clamped=show_clamped)
+        return
+    if statistics_out is not None and made.name != "cross-moment":
+        raise ParameterError("statistics_out", "applies to `method` cross-moment only")
+    schema_obj = schema_of(schema)
+    report_path = output.with_name(output.name + ".privacy.json")
+    with outputs([output, report_path, statistics_out],
+                 sources(input, schema, schema=schema_obj)) as files:
+        frame = read_table(input)
+        k = getattr(made, "k", None)
+        with compile_notice(), progress_bar(len(frame), f"{made.name} k={k}") as progress, \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
+            release = made.release(
+                frame, schema=schema_obj, columns=names(columns, "--columns"),
+                carry=names(carry, "--carry") or (), bounds=parse_bounds(bounds),
+                bounds_from_data=bounds_from_data, rng=seed, drop_incomplete=drop_incomplete,
+                threads=threads, progress=progress)
+        write_as(release.frame, files[output], output)
+        files[report_path].write_text(json_text(release.report.to_dict()), encoding="utf-8")
+        if statistics_out is not None:
+            if release.statistics is None:
+                raise InputError("this release publishes no statistics table; leave out "
+                                 "`statistics_out`")
+            write_as(release.statistics, files[statistics_out], statistics_out)
+    print_privacy(release.report, release.notices if show_clamped else (), output,
+                  report_path, json_out)
+
+
+def print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_path: Path,
+                  json_out: bool) -> None:
+    """The privacy report in lines (or as JSON), its warnings and the owner's notices."""
+    for notice in notices:
+        warn(notice + " (for the data owner only: not published)")
+    if not report.differentially_private:
+        warn(report.guarantee)
+    for weakness in report.weaker_than_plain_dp:
+        warn(f"weaker than plain epsilon-DP: {weakness}")
+    for warning in report.warnings:
+        warn(warning)
+    if json_out:
+        print_json(report.to_dict())
+        return
+    out.print(f"{report.method}: {report.records:,} records, columns "
+              f"{', '.join(report.columns)} -> {output}")
+    if report.dropped_columns:
+        out.print(f"  dropped (not protected): {', '.join(report.dropped_columns)}")
+    out.print(f"  {report.guarantee}")
+    for part in report.epsilon_split:
+        out.print(f"  ε for {part['part']}: {part['epsilon']:.6g}")
+    for name, domain in report.domains.items():
+        if "declared" in domain:
+            low, high = domain["declared"]
+            out.print(f"  domain of {name} clipped to [{domain['low']:.6g}, "
+                      f"{domain['high']:.6g}] (declared [{low:.6g}, {high:.6g}])")
+    for name, level in report.noise.items():
+        if "fraction_of_width" in level:
+            least = "at least " if "note" in level else ""
+            out.print(f"  noise on {name}: sd {least}{level['standard_deviation']:.4g} "
+                      f"({level['fraction_of_width']:.1%} of the domain width)")
+    out.print(f"  privacy report: {report_path}")
+
+
+def _dp_at_scale(input: Path, output: Path, method: Any, *, columns: list[str] | None,
+                 schema_path: Path | None, bounds: dict[str, tuple[float, float]],
+                 seed: int | None, scheduler: str | None, workers: int | None,
+                 json_out: bool, show_clamped: bool) -> None:
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import check_dataset_output, open_dataset
+    from microagg.at_scale.dp import dp_release_at_scale
+    from microagg.data.io import json_text
+
+    refusal = method.at_scale_refusal()
+    if refusal:
+        raise ParameterError("engine", f"dask cannot run {method.name}: {refusal}")
+    check_dataset_output(output, input)
+    schema = schema_of(schema_path)
+    report_path = output.with_name(output.name + ".privacy.json")
+    with outputs([report_path], sources(input, schema_path, schema=schema)) as files:
+        dataset = open_dataset(input)
+        with dask_client(scheduler, workers) as client, \
+                progress_bar(dataset.n, f"{method.name} k={method.k}") as progress, \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
+            release = dp_release_at_scale(client, dataset, output, method, columns=columns,
+                                          schema=schema, bounds=bounds, rng=seed,
+                                          progress=progress)
+        files[report_path].write_text(json_text(release.report.to_dict()),
+                                      encoding="utf-8")
+    print_privacy(release.report, release.notices if show_clamped else (), output,
+                  report_path, json_out)

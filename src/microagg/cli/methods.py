@@ -1,0 +1,95 @@
+"""Method options generated from the method objects' fields.
+
+A family command (``microaggregate``, ``tclose``, ``mask``, ``dp``) is written as a template
+function of its own options (input, output, schema …) and an ``options`` mapping; its method
+options are made here from the fields of every method of the family, so a new method's
+parameters appear in ``--help`` without editing the command. Which method takes an option is
+said in its help; an option given that the chosen method does not take is refused by the one
+rule of :func:`~microagg.release.methods.base.build`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import Field
+from typing import Any
+
+import typer
+
+from microagg.cli.app import app
+from microagg.release.methods import Family, family
+from microagg.release.params import (
+    Choice,
+    Constraint,
+    Interval,
+    Optional,
+    flag_of,
+    method_fields,
+)
+
+__all__ = ["family_command", "family_fields"]
+
+
+def family_fields(of: Family) -> dict[str, tuple[Field, list[str]]]:
+    """Every command-line field of the family's methods, by name, with the methods that take
+    it (in registry order; the first method's help and flag stand for all)."""
+    found: dict[str, tuple[Field, list[str]]] = {}
+    for method in family(of):
+        for f in method_fields(method):
+            if not f.metadata.get("cli", True):
+                continue
+            found.setdefault(f.name, (f, []))[1].append(method.name)
+    return found
+
+
+def _python_type(constraint: Constraint) -> type:
+    """The type the command line parses an option of ``constraint`` into (text by default,
+    checked and converted by the constraint itself)."""
+    if isinstance(constraint, Optional):
+        return _python_type(constraint.inner)
+    if isinstance(constraint, Interval):
+        return int if constraint.kind is int else float
+    if isinstance(constraint, Choice):
+        return str
+    return str
+
+
+def _option(f: Field, takers: list[str], everyone: int) -> inspect.Parameter:
+    help_text = f.metadata["help"]
+    if len(takers) < everyone:
+        help_text += f" (--method {', '.join(takers)})"
+    option = typer.Option(None, flag_of(f), *f.metadata.get("aliases", ()), help=help_text)
+    kind = _python_type(f.metadata["constraint"])
+    return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=option,
+                             annotation=kind | None)
+
+
+def family_command(of: Family, *, short_help: str, after: str = "method"
+                   ) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register the command of family ``of``: the template's own options, with the method
+    options of the family placed after its option ``after``. The template receives the
+    method options as ``options`` (name -> value, ``None`` when not given)."""
+
+    def register(template: Callable[..., None]) -> Callable[..., None]:
+        fields = family_fields(of)
+        everyone = len(family(of))
+        generated = [_option(f, takers, everyone) for f, takers in fields.values()]
+        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+               for p in inspect.signature(template, eval_str=True).parameters.values()
+               if p.name != "options"]
+        at = next(i for i, p in enumerate(own) if p.name == after) + 1
+        parameters = [*own[:at], *generated, *own[at:]]
+
+        def command(**given: Any) -> None:
+            options = {name: given.pop(name) for name in fields}
+            template(options=options, **given)
+
+        command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in parameters}
+        command.__doc__ = template.__doc__
+        command.__name__ = of.value
+        app.command(of.value, short_help=short_help)(command)
+        return template
+
+    return register

@@ -1,0 +1,145 @@
+"""``microagg microaggregate``: k-anonymity by microaggregation (on one machine, or block MDAV
+on a Dask cluster)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from microagg.cli.app import out
+from microagg.cli.common import (
+    ENGINE_HELP,
+    SCHEDULER_HELP,
+    THREADS_HELP,
+    WORKERS_HELP,
+    compile_notice,
+    engine_is_dask,
+    names,
+    outputs,
+    print_json,
+    progress_bar,
+    schema_of,
+    sources,
+    warn,
+    write_as,
+)
+from microagg.cli.methods import family_command
+from microagg.errors import ParameterError
+from microagg.release.methods import Family, family
+
+__all__ = ["microaggregate"]
+
+METHODS_HELP = " | ".join(m.name for m in family(Family.K_ANONYMITY))
+
+
+@family_command(Family.K_ANONYMITY,
+                short_help="k-anonymity: replace quasi-identifiers by cluster means.")
+def microaggregate(
+    input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet)."),
+    method: str = typer.Option("mdav", "--method", help=METHODS_HELP),
+    columns: str | None = typer.Option(None, "--columns", help="The columns to mask, "
+                                       "comma-separated (default: the schema's "
+                                       "quasi-identifiers, else every non-identifier column)."),
+    schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    labels_out: Path | None = typer.Option(None, "--labels-out",
+                                           help="Also write the cluster of each row."),
+    drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
+                                         help="Drop rows with a missing value first."),
+    clamp: bool = typer.Option(False, "--clamp",
+                               help="Clamp values outside their declared domain."),
+    threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It runs block MDAV."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
+    block_size: int | None = typer.Option(None, "--block-size", help="With --engine dask: "
+                                          "records per block of block MDAV (default 100000)."),
+    options: dict[str, Any] | None = None,
+) -> None:
+    """Replace quasi-identifiers by cluster means (k-anonymity by microaggregation)."""
+    from microagg.data.io import read_table
+    from microagg.release.functions import make_method
+
+    made = make_method(Family.K_ANONYMITY, method, options or {})
+    if engine_is_dask(engine, scheduler, workers, schema=schema, labels_out=labels_out,
+                      drop_incomplete=drop_incomplete, clamp=clamp, threads=threads):
+        _block_mdav(input, output, made, columns=names(columns, "--columns"),
+                    block_size=block_size, scheduler=scheduler, workers=workers,
+                    json_out=json_out)
+        return
+    if block_size is not None:
+        raise ParameterError("block_size", "applies to `engine` dask only")
+    schema_obj = schema_of(schema)
+    with outputs([output, labels_out], sources(input, schema, schema=schema_obj)) as files:
+        frame = read_table(input)
+        with compile_notice(), progress_bar(len(frame), f"{made.name} k={made.k}") as progress:
+            release = made.release(frame, schema=schema_obj,  # type: ignore[attr-defined]
+                                   columns=names(columns, "--columns"),
+                                   drop_incomplete=drop_incomplete, clamp=clamp,
+                                   threads=threads, progress=progress)
+        write_as(release.frame, files[output], output)
+        if labels_out is not None:
+            write_as(release.labels_frame(), files[labels_out], labels_out)
+    _print_report(release.report, output, json_out)
+
+
+def _print_report(report: Any, output: Path, json_out: bool) -> None:
+    if json_out:
+        print_json(report.to_dict())
+        return
+    clusters = report.clusters
+    out.print(f"{report.method} k={report.k}: {report.records:,} records, "
+              f"columns {', '.join(report.columns)} -> {output}")
+    if "count" in clusters:
+        out.print(f"  {clusters['count']:,} clusters of {clusters['smallest']} to "
+                  f"{clusters['largest']} records")
+    for label, anonymity, columns_text in (
+            ("the masked columns", report.k_anonymity, ", ".join(report.columns)),
+            ("the table as written", report.k_anonymity_as_written, "all written columns")):
+        verdict = "holds" if anonymity["holds"] else "does NOT hold"
+        out.print(f"  k-anonymity over {label} ({columns_text}): smallest class "
+                  f"{anonymity['smallest_class']:,} ({verdict})")
+        if not report.released_unchanged:
+            break
+    for name, concepts in report.generalized_categories.items():
+        out.print(f"  {name}: generalized to inner concepts {', '.join(concepts)}")
+    for note in report.notes:
+        out.print(f"  note: {note}")
+    for name, count in report.clamped.items():
+        warn(f"{count:,} value(s) of '{name}' were clamped into its declared domain")
+
+
+def _block_mdav(input: Path, output: Path, method: Any, *, columns: list[str] | None,
+                block_size: int | None, scheduler: str | None, workers: int | None,
+                json_out: bool) -> None:
+    from microagg.at_scale.anonymize import block_microaggregate
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import check_dataset_output, open_dataset
+    from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size
+
+    refusal = method.at_scale_refusal()
+    if refusal:
+        raise ParameterError("engine", f"dask cannot run {method.name}: {refusal}")
+    block_size = check_block_size(DEFAULT_BLOCK_SIZE if block_size is None else block_size,
+                                  method.k)
+    check_dataset_output(output, input)
+    dataset = open_dataset(input)
+    with dask_client(scheduler, workers) as client, \
+            progress_bar(dataset.n, f"block MDAV k={method.k}") as progress:
+        report = block_microaggregate(client, dataset, output, k=method.k, columns=columns,
+                                      block_size=block_size, progress=progress)
+    if json_out:
+        print_json(report.to_dict())
+        return
+    out.print(f"block MDAV k={method.k}, blocks of at most {report.block_size:,} records: "
+              f"{report.records:,} records in {report.partitions} partitions, columns "
+              f"{', '.join(report.columns)} -> {output}")
+    out.print(f"  {report.blocks['count']:,} blocks of {report.blocks['smallest']:,} to "
+              f"{report.blocks['largest']:,} records; {report.clusters['count']:,} clusters of "
+              f"{report.clusters['smallest']} to {report.clusters['largest']} records")
+    out.print(f"  SSE/SST {report.sse / report.sst:.4%} (z-scores)")
+    for note in report.notes:
+        out.print(f"  note: {note}")

@@ -1,0 +1,135 @@
+"""The ``microagg`` program: every command registered on the app, and the one place where
+errors become a line and an exit code.
+
+Exit codes: 0 success; 1 a ``check`` found the property violated; 2 bad input (a one-line
+message on stderr names the file, column, value or option at fault, and no output is
+written); 3 an unforeseen error (a bug in microagg, said in one line); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import typer
+
+from microagg.cli.app import app, datasets_app
+from microagg.cli.common import warn as _warn
+from microagg.cli.flags import render
+from microagg.errors import MicroaggError
+
+__all__ = ["INTERNAL", "INTERRUPTED", "app", "entry", "main"]
+
+COMMANDS = ("check", "evaluate", "microaggregate", "tclose", "dp", "mask", "compare", "demo",
+            "datasets")
+"""The command modules, in the order ``--help`` lists them; each registers its command."""
+
+for _module in COMMANDS:
+    importlib.import_module(f"microagg.cli.{_module}")
+app.add_typer(datasets_app, name="datasets")
+
+INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
+INTERNAL = 3
+INTERRUPTED_MESSAGE = "interrupted; no output was written (outputs are renamed into place last)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit code.
+
+    Every error becomes one line on stderr and code 2: usage errors (an unknown option, a
+    value that does not parse), every :class:`MicroaggError` a command raises, and what the
+    file system answers (a full disk). Ctrl-C is one line and code 130. ``microagg`` alone
+    prints the help.
+    """
+    import logging
+    import warnings
+
+    no_args, usage = _usage_errors()
+    # The Dask engine runs an event loop in this process; when a command stops it, the loop
+    # logs the tasks it abandons, even after the command has said what happened in one line.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            code = app(args=argv, prog_name="microagg", standalone_mode=False)
+    except no_args as exc:  # a command group alone: its help
+        sys.stdout.write(exc.format_message().rstrip() + "\n")
+        return 0
+    except usage as exc:
+        command = exc.ctx.command_path if exc.ctx is not None else "microagg"
+        _error(f"{exc.format_message()} (see {command} --help)")  # type: ignore[attr-defined]
+        return 2
+    except (typer.Abort, KeyboardInterrupt):
+        _error(INTERRUPTED_MESSAGE)
+        return INTERRUPTED
+    except MicroaggError as exc:
+        _error(str(exc))
+        return 2
+    except OSError as exc:  # a file system's answer no check foresaw (full disk, permissions)
+        where = f"{exc.filename}: " if exc.filename else ""
+        _error(f"{where}{exc.strerror or exc}; no output was written")
+        return 2
+    except MemoryError:
+        _error("not enough memory for this input; no output was written")
+        return 2
+    except Exception as exc:
+        if _interrupted(exc):  # Ctrl-C inside a compiled kernel surfaces as a SystemError
+            _error(INTERRUPTED_MESSAGE)
+            return INTERRUPTED
+        if os.environ.get("MICROAGG_DEBUG"):
+            raise
+        _error(f"unexpected {type(exc).__name__}: {exc} - this is a bug in microagg, not in "
+               "your input: please report it with the command line (MICROAGG_DEBUG=1 shows "
+               "the traceback); no output was written")
+        return INTERNAL
+    code = code if isinstance(code, int) else 0
+    if code == INTERRUPTED:  # Typer's own answer to Ctrl-C
+        _error(INTERRUPTED_MESSAGE)
+    return code
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` was caused, however indirectly, by Ctrl-C."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _usage_errors() -> tuple[type[Exception], type[Exception]]:
+    """Click's "no arguments: show the help" and usage errors, wherever Typer keeps them
+    (recent Typer vendors Click as ``typer._click``)."""
+    try:
+        from typer._click.exceptions import NoArgsIsHelpError, UsageError
+    except ImportError:  # Typer on Click itself
+        from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[no-redef]
+    return NoArgsIsHelpError, UsageError
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """A Python warning on one line of stderr, like the command's own warnings."""
+    _warn(str(message))
+
+
+def _error(message: str) -> None:
+    text = " ".join(render(str(message)).split())
+    sys.stderr.write(f"microagg: error: {text}\n")
+
+
+def entry() -> None:
+    """The ``microagg`` program: :func:`main`, then exit with its code. After Ctrl-C the
+    command has said so in one line; what the interpreter's exit handlers print while they
+    stop an interrupted Dask cluster is left unsaid."""
+    code = main()
+    if code == INTERRUPTED:
+        sys.stderr.flush()
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+    raise SystemExit(code)

@@ -1,0 +1,72 @@
+"""The base of every release method: a frozen, keyword-only dataclass that owns its parameters.
+
+A method class names itself (``name``, the ``--method`` of its command), its ``family`` (the
+command and pipeline it belongs to: :class:`Family`) and says in one line what it does
+(``summary``). Its parameters are :func:`~microagg.release.params.param` fields, checked when
+the object is made; an option the method does not have is refused by :func:`build`, the one
+place where that rule lives. The family's base class (``KAnonymityMethod``, ``DPMethod`` …)
+holds the release pipeline and its shared rules; a method implements only its own step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from microagg.errors import ParameterError
+from microagg.release.params import method_fields, validate
+
+__all__ = ["Family", "ReleaseMethod", "build"]
+
+
+class Family(StrEnum):
+    """The families of release methods; each is one command and one pipeline."""
+
+    K_ANONYMITY = "microaggregate"
+    T_CLOSENESS = "tclose"
+    MASKING = "mask"
+    DIFFERENTIAL_PRIVACY = "dp"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReleaseMethod:
+    """A release method and its parameters (subclasses add them as fields)."""
+
+    name: ClassVar[str]
+    family: ClassVar[Family]
+    summary: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    def parameters(self) -> dict[str, Any]:
+        """The method's parameters by name, as the report and a recipe state them."""
+        return {f.name: getattr(self, f.name) for f in method_fields(self)}
+
+    def at_scale_refusal(self) -> str | None:
+        """Why the Dask engine (:mod:`microagg.at_scale`) cannot run this method with these
+        parameters, or ``None`` when it can: the engine refuses by this capability, which
+        each method states for itself."""
+        return "it runs on one machine only"
+
+
+def build(cls: type[ReleaseMethod], options: Mapping[str, Any],
+          family: tuple[type[ReleaseMethod], ...] = ()) -> ReleaseMethod:
+    """The method ``cls`` made from ``options`` (name -> value, ``None`` for an option not
+    given). An option given that ``cls`` has no parameter for is refused, naming the methods
+    of ``family`` that take it: an option a method would ignore is an error, not silence."""
+    own = {f.name for f in method_fields(cls)}
+    needed = [f.name for f in method_fields(cls)
+              if f.default is MISSING and options.get(f.name) is None]
+    if needed:
+        raise ParameterError(needed[0], f"is needed by {cls.name}")
+    for name, value in options.items():
+        if value is None or name in own:
+            continue
+        takers = [m.name for m in family if name in {f.name for f in method_fields(m)}]
+        where = (f"{' and '.join(takers)} only" if takers else "no method")
+        raise ParameterError(name, f"applies to {where}, not {cls.name}")
+    return cls(**{name: value for name, value in options.items()
+                  if name in own and value is not None})

@@ -1,0 +1,52 @@
+"""Rank swapping (003 §5; Moore 1996)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from microagg.core.masking import rank_swap
+from microagg.release.masking import MaskingMethod
+from microagg.release.params import Interval, param
+
+__all__ = ["RankSwap"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankSwap(MaskingMethod):
+    """Rank swapping (003 §5; Moore 1996), as sdcMicro's ``rankSwap``: the values of each
+    column, in increasing rank, swapped with a value drawn among those whose rank is higher
+    by less than ``fraction`` · n. No ex-ante guarantee: measure the risk.
+
+    Parameters
+    ----------
+    fraction : float
+        The swap window as a fraction of the records, in (0, 1] (0.05 = 5 %; what sdcMicro's
+        ``P`` computes).
+
+    References
+    ----------
+    Moore, R. (1996); paper 003 §5.
+
+    Examples
+    --------
+    >>> from microagg import datasets
+    >>> data = datasets.synthetic(200, 3, seed=0)
+    >>> RankSwap(fraction=0.1).release(data.frame, schema=data.schema, rng=1).report.method
+    'rank-swap'
+    """
+
+    name: ClassVar[str] = "rank-swap"
+    summary: ClassVar[str] = "rank swapping within a window of a fraction of the records"
+    parameter: ClassVar[str] = "fraction"
+
+    fraction: float = param(Interval(float, 0, 1, closed="right",
+                                     hint="a fraction of the records: for a window of 5 % "
+                                          "write 0.05"),
+                            help="Swap window as a FRACTION of the records, in (0, 1] (0.05 "
+                                 "= 5 %).")
+
+    def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return rank_swap(values, self.fraction, rng=rng)
