@@ -73,3 +73,17 @@ def test_atomic_write_replaces_existing_file(tmp_path: Path):
 def test_output_folder_must_exist(tmp_path: Path):
     with pytest.raises(InputError, match="output folder does not exist"):
         write_table(pd.DataFrame({"a": [1]}), tmp_path / "no" / "such" / "x.csv")
+
+
+def test_a_parquet_index_that_pandas_stored_is_read_as_what_it_is(tmp_path):
+    """A named index is a column of the data (``set_index("id")`` before ``to_parquet``);
+    unnamed row labels (a filtered or reordered frame) are pandas' own and not data."""
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"id": [5, 6, 7], "x": [1.0, 2.0, 3.0]}).set_index("id").to_parquet(path)
+    read = read_table(path)
+    assert list(read.columns) == ["id", "x"] and read["id"].tolist() == [5, 6, 7]
+    assert isinstance(read.index, pd.RangeIndex) and read.index.start == 0
+    pd.DataFrame({"x": [1.0, 2.0, 3.0]}).iloc[[2, 0]].to_parquet(path)
+    read = read_table(path)
+    assert list(read.columns) == ["x"] and read["x"].tolist() == [3.0, 1.0]
+    assert list(read.index) == [0, 1]

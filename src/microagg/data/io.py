@@ -117,6 +117,10 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read {path} as Parquet: {exc}") from None
     _check_names(names, path)
     frame = pd.read_parquet(path)
+    named = [name for name in frame.index.names if name is not None]
+    if named:  # pandas stores a named index in the file: it is a column of the data
+        frame = frame.reset_index(level=named)
+    frame = frame.reset_index(drop=True)  # unnamed row labels are pandas' own, not data
     frame.columns = [column_name(c) for c in frame.columns]
     return frame
 
