@@ -14,9 +14,28 @@ from rich.console import Console
 
 from microagg.errors import InputError
 
-__all__ = ["ENGINE_HELP", "PROGRESS_MIN_ROWS", "SCHEDULER_HELP", "THREADS_HELP", "WORKERS_HELP",
-           "compile_notice", "engine_is_dask", "fmt", "load", "names", "outputs", "print_json",
-           "progress_bar", "schema_of", "sources", "steps", "warn", "write_as"]
+__all__ = [
+    "ENGINE_HELP",
+    "PROGRESS_MIN_ROWS",
+    "SCHEDULER_HELP",
+    "THREADS_HELP",
+    "WORKERS_HELP",
+    "compile_notice",
+    "engine_is_dask",
+    "fmt",
+    "load",
+    "names",
+    "outputs",
+    "print_json",
+    "print_notes",
+    "progress_bar",
+    "schema_of",
+    "sources",
+    "steps",
+    "warn",
+    "write_as",
+    "write_release",
+]
 
 # Runs on fewer records finish too quickly for a progress bar to help.
 PROGRESS_MIN_ROWS = 20_000
@@ -29,6 +48,39 @@ WORKERS_HELP = "With --engine dask and no --scheduler: LocalCluster workers (def
 
 THREADS_HELP = ("Threads of the partitioner (default: all available, split passes only "
                 "when measured to pay off).")
+
+
+def print_notes(report: Any) -> None:
+    """The notes of a k-anonymous release, and on stderr how many values were clamped into
+    their declared domains."""
+    from microagg.cli.app import out
+
+    for note in report.notes:
+        out.print(f"  note: {note}")
+    for name, count in report.clamped.items():
+        warn(f"{count:,} value(s) of '{name}' were clamped into its declared domain")
+
+
+def write_release(method: Any, *, input: Path, schema_path: Path | None, output: Path,
+                  labels_out: Path | None, title: str, json_out: bool,
+                  show: Callable[[Any, Path], None], **options: Any) -> None:
+    """Read ``input``, release it by ``method.release(frame, schema=…, progress=…,
+    **options)`` under a progress bar, write the table to ``output`` (and the partition to
+    ``labels_out``), all or nothing; then print the report as JSON or by ``show``."""
+    from microagg.data.io import read_table
+
+    schema = schema_of(schema_path)
+    with outputs([output, labels_out], sources(input, schema_path, schema=schema)) as files:
+        frame = read_table(input)
+        with compile_notice(), progress_bar(len(frame), title) as progress:
+            release = method.release(frame, schema=schema, progress=progress, **options)
+        write_as(release.frame, files[output], output)
+        if labels_out is not None:
+            write_as(release.labels_frame(), files[labels_out], labels_out)
+    if json_out:
+        print_json(release.report.to_dict())
+    else:
+        show(release.report, output)
 
 
 def engine_is_dask(engine: str, scheduler: str | None, workers: int | None, **local_only: Any

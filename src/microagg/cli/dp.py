@@ -9,23 +9,8 @@ from typing import Any
 
 import typer
 
+from microagg.cli import common
 from microagg.cli.app import out
-from microagg.cli.common import (
-    ENGINE_HELP,
-    SCHEDULER_HELP,
-    THREADS_HELP,
-    WORKERS_HELP,
-    compile_notice,
-    engine_is_dask,
-    names,
-    outputs,
-    print_json,
-    progress_bar,
-    schema_of,
-    sources,
-    warn,
-    write_as,
-)
 from microagg.cli.methods import family_command
 from microagg.errors import InputError, ParameterError, PrivacyLeakWarning
 from microagg.release.methods import Family, family
@@ -55,7 +40,7 @@ def parse_bounds(value: str | None) -> dict[str, tuple[float, float]]:
             raise ParameterError("bounds", f"'{item.strip()}' should read NAME=LO:HI with "
                                  "LO < HI")
         if name.strip() in found:
-            raise ParameterError("bounds", f"names column '{name.strip()}' twice")
+            raise ParameterError("bounds", f"common.names column '{name.strip()}' twice")
         found[name.strip()] = (low, high)
     return found
 
@@ -88,13 +73,13 @@ def dp(
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
     show_clamped: bool = typer.Option(False, "--show-clamped", help=SHOW_CLAMPED_HELP),
-    threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
+    threads: int | None = typer.Option(None, "--threads", help=common.THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
-    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It runs "
+    engine: str = typer.Option("local", "--engine", help=common.ENGINE_HELP + " It runs "
                                "individual-ranking (unlinked, numeric columns) and "
                                "insensitive with --reference single."),
-    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
-    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=common.SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", help=common.WORKERS_HELP),
     options: dict[str, Any] | None = None,
 ) -> None:
     """ε-differentially private release (insensitive: 000 Alg. 3; individual-ranking: 001
@@ -105,37 +90,37 @@ def dp(
     if seed is not None and seed < 0:
         raise ParameterError("rng", f"must be a non-negative integer, got {seed}")
     made: Any = make_method(Family.DIFFERENTIAL_PRIVACY, method, options or {})
-    if engine_is_dask(engine, scheduler, workers, carry=carry, bounds_from_data=bounds_from_data,
-                      statistics_out=statistics_out, drop_incomplete=drop_incomplete,
-                      threads=threads):
-        _dp_at_scale(input, output, made, columns=names(columns, "--columns"),
+    if common.engine_is_dask(engine, scheduler, workers, carry=carry,
+                             bounds_from_data=bounds_from_data, statistics_out=statistics_out,
+                             drop_incomplete=drop_incomplete, threads=threads):
+        _dp_at_scale(input, output, made, columns=common.names(columns, "--columns"),
                      schema_path=schema, bounds=parse_bounds(bounds), seed=seed,
                      scheduler=scheduler, workers=workers, json_out=json_out,
                      show_clamped=show_clamped)
         return
     if statistics_out is not None and made.name != "cross-moment":
         raise ParameterError("statistics_out", "applies to `method` cross-moment only")
-    schema_obj = schema_of(schema)
+    schema_obj = common.schema_of(schema)
     report_path = output.with_name(output.name + ".privacy.json")
-    with outputs([output, report_path, statistics_out],
-                 sources(input, schema, schema=schema_obj)) as files:
+    with common.outputs([output, report_path, statistics_out],
+                        common.sources(input, schema, schema=schema_obj)) as files:
         frame = read_table(input)
         k = getattr(made, "k", None)
-        with compile_notice(), progress_bar(len(frame), f"{made.name} k={k}") as progress, \
-                warnings.catch_warnings():
+        bar = common.progress_bar(len(frame), f"{made.name} k={k}")
+        with common.compile_notice(), bar as progress, warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
             release = made.release(
-                frame, schema=schema_obj, columns=names(columns, "--columns"),
-                carry=names(carry, "--carry") or (), bounds=parse_bounds(bounds),
+                frame, schema=schema_obj, columns=common.names(columns, "--columns"),
+                carry=common.names(carry, "--carry") or (), bounds=parse_bounds(bounds),
                 bounds_from_data=bounds_from_data, rng=seed, drop_incomplete=drop_incomplete,
                 threads=threads, progress=progress)
-        write_as(release.frame, files[output], output)
+        common.write_as(release.frame, files[output], output)
         files[report_path].write_text(json_text(release.report.to_dict()), encoding="utf-8")
         if statistics_out is not None:
             if release.statistics is None:
                 raise InputError("this release publishes no statistics table; leave out "
                                  "`statistics_out`")
-            write_as(release.statistics, files[statistics_out], statistics_out)
+            common.write_as(release.statistics, files[statistics_out], statistics_out)
     print_privacy(release.report, release.notices if show_clamped else (), output,
                   report_path, json_out)
 
@@ -144,15 +129,15 @@ def print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_pa
                   json_out: bool) -> None:
     """The privacy report in lines (or as JSON), its warnings and the owner's notices."""
     for notice in notices:
-        warn(notice + " (for the data owner only: not published)")
+        common.warn(notice + " (for the data owner only: not published)")
     if not report.differentially_private:
-        warn(report.guarantee)
+        common.warn(report.guarantee)
     for weakness in report.weaker_than_plain_dp:
-        warn(f"weaker than plain epsilon-DP: {weakness}")
+        common.warn(f"weaker than plain epsilon-DP: {weakness}")
     for warning in report.warnings:
-        warn(warning)
+        common.warn(warning)
     if json_out:
-        print_json(report.to_dict())
+        common.print_json(report.to_dict())
         return
     out.print(f"{report.method}: {report.records:,} records, columns "
               f"{', '.join(report.columns)} -> {output}")
@@ -187,12 +172,12 @@ def _dp_at_scale(input: Path, output: Path, method: Any, *, columns: list[str] |
     if refusal:
         raise ParameterError("engine", f"dask cannot run {method.name}: {refusal}")
     check_dataset_output(output, input)
-    schema = schema_of(schema_path)
+    schema = common.schema_of(schema_path)
     report_path = output.with_name(output.name + ".privacy.json")
-    with outputs([report_path], sources(input, schema_path, schema=schema)) as files:
+    with common.outputs([report_path], common.sources(input, schema_path, schema=schema)) as files:
         dataset = open_dataset(input)
         with dask_client(scheduler, workers) as client, \
-                progress_bar(dataset.n, f"{method.name} k={method.k}") as progress, \
+                common.progress_bar(dataset.n, f"{method.name} k={method.k}") as progress, \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
             release = dp_release_at_scale(client, dataset, output, method, columns=columns,

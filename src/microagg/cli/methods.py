@@ -18,6 +18,7 @@ from typing import Any
 import typer
 
 from microagg.cli.app import app
+from microagg.cli.flags import render
 from microagg.release.methods import Family, family
 from microagg.release.params import (
     Choice,
@@ -56,7 +57,7 @@ def _python_type(constraint: Constraint) -> type:
 
 
 def _option(f: Field, takers: list[str], everyone: int) -> inspect.Parameter:
-    help_text = f.metadata["help"]
+    help_text = render(f.metadata["help"])
     if len(takers) < everyone:
         help_text += f" (--method {', '.join(takers)})"
     option = typer.Option(None, flag_of(f), *f.metadata.get("aliases", ()), help=help_text)

@@ -14,16 +14,12 @@ from microagg.cli.common import (
     SCHEDULER_HELP,
     THREADS_HELP,
     WORKERS_HELP,
-    compile_notice,
     engine_is_dask,
     names,
-    outputs,
     print_json,
+    print_notes,
     progress_bar,
-    schema_of,
-    sources,
-    warn,
-    write_as,
+    write_release,
 )
 from microagg.cli.methods import family_command
 from microagg.errors import ParameterError
@@ -60,7 +56,6 @@ def microaggregate(
     options: dict[str, Any] | None = None,
 ) -> None:
     """Replace quasi-identifiers by cluster means (k-anonymity by microaggregation)."""
-    from microagg.data.io import read_table
     from microagg.release.functions import make_method
 
     made = make_method(Family.K_ANONYMITY, method, options or {})
@@ -72,24 +67,14 @@ def microaggregate(
         return
     if block_size is not None:
         raise ParameterError("block_size", "applies to `engine` dask only")
-    schema_obj = schema_of(schema)
-    with outputs([output, labels_out], sources(input, schema, schema=schema_obj)) as files:
-        frame = read_table(input)
-        with compile_notice(), progress_bar(len(frame), f"{made.name} k={made.k}") as progress:
-            release = made.release(frame, schema=schema_obj,  # type: ignore[attr-defined]
-                                   columns=names(columns, "--columns"),
-                                   drop_incomplete=drop_incomplete, clamp=clamp,
-                                   threads=threads, progress=progress)
-        write_as(release.frame, files[output], output)
-        if labels_out is not None:
-            write_as(release.labels_frame(), files[labels_out], labels_out)
-    _print_report(release.report, output, json_out)
+    write_release(made, input=input, schema_path=schema, output=output,
+                  labels_out=labels_out, title=f"{made.name} k={made.k}",
+                  columns=names(columns, "--columns"),
+                  drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
+                  json_out=json_out, show=_print_report)
 
 
-def _print_report(report: Any, output: Path, json_out: bool) -> None:
-    if json_out:
-        print_json(report.to_dict())
-        return
+def _print_report(report: Any, output: Path) -> None:
     clusters = report.clusters
     out.print(f"{report.method} k={report.k}: {report.records:,} records, "
               f"columns {', '.join(report.columns)} -> {output}")
@@ -106,10 +91,7 @@ def _print_report(report: Any, output: Path, json_out: bool) -> None:
             break
     for name, concepts in report.generalized_categories.items():
         out.print(f"  {name}: generalized to inner concepts {', '.join(concepts)}")
-    for note in report.notes:
-        out.print(f"  note: {note}")
-    for name, count in report.clamped.items():
-        warn(f"{count:,} value(s) of '{name}' were clamped into its declared domain")
+    print_notes(report)
 
 
 def _block_mdav(input: Path, output: Path, method: Any, *, columns: list[str] | None,

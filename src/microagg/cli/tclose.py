@@ -10,15 +10,9 @@ import typer
 from microagg.cli.app import out
 from microagg.cli.common import (
     THREADS_HELP,
-    compile_notice,
     names,
-    outputs,
-    print_json,
-    progress_bar,
-    schema_of,
-    sources,
-    warn,
-    write_as,
+    print_notes,
+    write_release,
 )
 from microagg.cli.methods import family_command
 from microagg.release.methods import Family, family
@@ -53,29 +47,18 @@ def tclose(
 ) -> None:
     """Replace quasi-identifiers by class centroids so that every class has at least k
     records and every confidential attribute an EMD of at most t (k-anonymous t-closeness)."""
-    from microagg.data.io import read_table
     from microagg.release.functions import make_method
 
     made: Any = make_method(Family.T_CLOSENESS, method, options or {})
-    schema_obj = schema_of(schema)
-    with outputs([output, labels_out], sources(input, schema, schema=schema_obj)) as files:
-        frame = read_table(input)
-        with compile_notice(), progress_bar(len(frame), f"{made.name} k={made.k} "
-                                            f"t={made.t:g}") as progress:
-            release = made.release(frame, quasi=names(quasi, "--quasi"),
-                                   confidential=names(confidential, "--confidential"),
-                                   schema=schema_obj, drop_incomplete=drop_incomplete,
-                                   clamp=clamp, threads=threads, progress=progress)
-        write_as(release.frame, files[output], output)
-        if labels_out is not None:
-            write_as(release.labels_frame(), files[labels_out], labels_out)
-    _print_report(release.report, output, json_out)
+    write_release(made, input=input, schema_path=schema, output=output,
+                  labels_out=labels_out, title=f"{made.name} k={made.k} t={made.t:g}",
+                  quasi=names(quasi, "--quasi"),
+                  confidential=names(confidential, "--confidential"),
+                  drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
+                  json_out=json_out, show=_print_report)
 
 
-def _print_report(report: Any, output: Path, json_out: bool) -> None:
-    if json_out:
-        print_json(report.to_dict())
-        return
+def _print_report(report: Any, output: Path) -> None:
     clusters = report.clusters
     out.print(f"{report.method} k={report.k} t={report.t:g}: {report.records:,} records, "
               f"quasi-identifiers {', '.join(report.quasi_identifiers)} -> {output}")
@@ -88,7 +71,4 @@ def _print_report(report: Any, output: Path, json_out: bool) -> None:
         verdict = "holds" if value <= report.t + 1e-9 else "VIOLATED"
         out.print(f"  {name}: largest class EMD {value:.6g} ({report.distances[name]} "
                   f"distance): t = {report.t:g} {verdict}")
-    for note in report.notes:
-        out.print(f"  note: {note}")
-    for name, count in report.clamped.items():
-        warn(f"{count:,} value(s) of '{name}' were clamped into its declared domain")
+    print_notes(report)

@@ -11,7 +11,7 @@ A :class:`Schema` is an ordered collection of :class:`Attribute`. It is stored a
 
 Domains are declared by the data owner. A numeric domain ``[lo, hi]`` bounds the values an
 attribute can take in the population, not in this sample; differential privacy depends on that
-distinction (see DESIGN.md, "Differential privacy: the rules"). A categorical domain lists the
+distinction (see docs/design.md, "Differential privacy: the rules"). A categorical domain lists the
 categories; for ordinal attributes the list order is the order of the categories.
 """
 

@@ -110,7 +110,7 @@ class DPMethod(ReleaseMethod):
              "columns, values beyond the bounds clamped.")
     clip_share: float | None = param(
         Optional(Interval(float, 0, 1, closed="neither")), default=None,
-        help=f"With --clip: the share of epsilon spent on the bounds (default {DEFAULT_SHARE}).")
+        help=f"With `clip`: the share of epsilon spent on the bounds (default {DEFAULT_SHARE}).")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -20,8 +20,8 @@ from typing import Any
 
 from microagg.errors import ParameterError
 
-__all__ = ["Choice", "Constraint", "Interval", "Optional", "Predicate", "flag_of", "param",
-           "validate"]
+__all__ = ["Choice", "Constraint", "Interval", "Optional", "Predicate", "flag_of",
+           "numpydoc_parameters", "param", "validate"]
 
 
 class Constraint:
@@ -153,3 +153,23 @@ def flag_of(f: Field) -> str:
 
 def names_of(fields_: Sequence[Field]) -> tuple[str, ...]:
     return tuple(f.name for f in fields_)
+
+
+def _default_text(f: Field) -> str:
+    if f.default is MISSING:
+        return ""
+    value = f.default.value if isinstance(f.default, StrEnum) else f.default
+    return f", default {value!r}"
+
+
+def numpydoc_parameters(fields_: Sequence[Field]) -> str:
+    """The numpydoc ``Parameters`` section of a method, written from its fields: each field's
+    type, default, help and constraint (so the docstring and the check never disagree)."""
+    lines = ["Parameters", "----------"]
+    for f in fields_:
+        kind = str(f.type).replace("ClassVar[", "").rstrip("]") if isinstance(f.type, str) \
+            else getattr(f.type, "__name__", str(f.type))
+        lines.append(f"{f.name} : {kind}{_default_text(f)}")
+        help_text = f.metadata["help"].rstrip(".")
+        lines.append(f"    {help_text}; {f.metadata['constraint'].describe()}.")
+    return "\n".join(lines)

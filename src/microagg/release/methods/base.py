@@ -10,15 +10,18 @@ holds the release pipeline and its shared rules; a method implements only its ow
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass
+from dataclasses import MISSING, dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, dataclass_transform
 
 from microagg.errors import ParameterError
-from microagg.release.params import method_fields, validate
+from microagg.release.params import method_fields, numpydoc_parameters, param, validate
 
-__all__ = ["Family", "ReleaseMethod", "build"]
+__all__ = ["Family", "ReleaseMethod", "build", "release_method"]
+
+M = TypeVar("M", bound=type)
 
 
 class Family(StrEnum):
@@ -50,6 +53,20 @@ class ReleaseMethod:
         parameters, or ``None`` when it can: the engine refuses by this capability, which
         each method states for itself."""
         return "it runs on one machine only"
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field, param))
+def release_method(cls: M) -> M:
+    """Make ``cls`` a method class: a frozen, keyword-only dataclass whose docstring gets its
+    numpydoc ``Parameters`` section from its fields (before ``References``), so the one
+    declaration of a parameter is also its documentation."""
+    made = dataclass(frozen=True, kw_only=True)(cls)
+    doc = inspect.cleandoc(made.__doc__ or "")
+    section = numpydoc_parameters(method_fields(made))
+    head, marker, tail = doc.partition("\nReferences\n")
+    made.__doc__ = (f"{head.rstrip()}\n\n{section}\n{marker}{tail}" if marker
+                    else f"{doc}\n\n{section}\n")
+    return made
 
 
 def build(cls: type[ReleaseMethod], options: Mapping[str, Any],

@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from microagg.core.masking import correlated_noise
 from microagg.release.masking import MaskingMethod
+from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
 
 __all__ = ["CorrelatedNoise"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class CorrelatedNoise(MaskingMethod):
     """Correlated noise (003 §5): Y = X + N(0, γΣ), Σ the sample covariance of the masked
     columns, drawn through its eigen-decomposition (a singular Σ is handled, and exact linear
     relations between attributes survive). No ex-ante guarantee: measure the risk.
-
-    Parameters
-    ----------
-    gamma : float
-        The noise's covariance as a multiple of the data's (> 0).
 
     References
     ----------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,6 +24,7 @@ from microagg.partition.mdav import mdav
 from microagg.release.dp import DPMethod, DPStep, Progress
 from microagg.release.dp_eigen import INDIVIDUAL, perturb_eigen
 from microagg.release.inputs import DPInput
+from microagg.release.methods.base import release_method
 from microagg.release.methods.dp_individual_ranking import LINKAGE_HELP
 from microagg.release.moments import (
     EIGEN_NOISE_NOTE,
@@ -78,41 +79,12 @@ def _groups(name: str, value: Any) -> tuple[tuple[str, ...], ...] | None:
     return groups
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class CrossMoment(DPMethod):
     """ε-DP records (and statistics) by m-microaggregation and noise (paper 004): per cluster
     the mean and, for m = 1 or 2, the covariance and the marginal coskewness, released with
     Laplace noise on the unit domain, and each cluster's records drawn from a normal (m = 1)
     or skew-normal (m = 2) with those moments (:mod:`microagg.release.moments`).
-
-    Parameters
-    ----------
-    epsilon : float
-        The privacy budget.
-    k : int
-        Cluster size (at least m + 1).
-    moments : int
-        m: 0 (means), 1 (default; and the covariance) or 2 (and the coskewness).
-    noise : MomentNoise or None
-        ``joint`` (default; Alg. 1, one scale for every statistic) or ``separate`` (Alg. 2).
-    strategy : sequence of float or None
-        With separate noise: the shares of ε for mean, covariance[, coskewness] (default the
-        paper's strategy 1).
-    clustering : Clustering
-        ``insensitive`` (default; ε-DP of the records), ``mdav`` or ``ir-mdav`` (ε-DP of the
-        microaggregated data set X^m only, as in paper 004).
-    variant : MomentVariant or None
-        ``pure`` (default; every covariance), ``variances``, ``kendall`` (variances and
-        Kendall's τ per pair, a Gaussian copula; m = 1) or ``eigen`` (eigenvalues and
-        eigenvectors: individual DP only, not DP).
-    coskewness : CoskewnessTerms or None
-        m = 2: ``marginal`` (default) or ``all`` (the eigen variant's only choice).
-    groups : sequence of sequence of str or None
-        ``ir-mdav``: the attribute groups clustered separately (default one per attribute).
-    linkage : Linkage or None
-        ``ir-mdav`` with two groups or more: ``unlinked`` (default) or ``linked``.
-    clip, clip_share
-        Domains clipped at DP quantiles first (insensitive clusters only).
 
     References
     ----------
@@ -137,10 +109,10 @@ class CrossMoment(DPMethod):
                          help="0 (means) | 1 (default; + covariance) | 2 (+ coskewness).")
     noise: MomentNoise | None = param(
         Optional(Choice(MomentNoise)), default=None,
-        help="joint (default; 004 Alg. 1) | separate (Alg. 2, see --strategy).")
+        help="joint (default; 004 Alg. 1) | separate (Alg. 2, see `strategy`).")
     strategy: tuple[float, ...] | None = param(
         Predicate(_shares, "shares of epsilon summing to 1"), default=None,
-        help="With --noise separate: shares of epsilon for mean, covariance[, coskewness], "
+        help="With `noise` separate: shares of epsilon for mean, covariance[, coskewness], "
              "summing to 1 (default 0.5,0.5 or 0.5,0.3,0.2).")
     clustering: Clustering = param(
         Choice(Clustering), default=Clustering.INSENSITIVE,
@@ -154,10 +126,10 @@ class CrossMoment(DPMethod):
     coskewness: CoskewnessTerms | None = param(
         Optional(Choice(CoskewnessTerms)), default=None,
         help="m = 2: marginal (default; what the sampler uses) | all (the only choice of "
-             "--variant eigen).")
+             "`variant` eigen).")
     groups: tuple[tuple[str, ...], ...] | None = param(
         Predicate(_groups, "groups of column names"), default=None,
-        help="With --clustering ir-mdav: attribute groups clustered separately, 'A,B;C' "
+        help="With `clustering` ir-mdav: attribute groups clustered separately, 'A,B;C' "
              "(default: one per attribute).")
     linkage: Linkage | None = param(Optional(Choice(Linkage)), default=None,
                                     help=LINKAGE_HELP)

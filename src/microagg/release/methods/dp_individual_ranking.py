@@ -25,7 +25,6 @@ says each column is (ε/m)-DP and the table is not DP.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -37,6 +36,7 @@ from microagg.partition.univariate import individual_ranking
 from microagg.release.categorical import private_centroids
 from microagg.release.dp import DPMethod, DPStep, Progress
 from microagg.release.inputs import DPInput
+from microagg.release.methods.base import release_method
 from microagg.release.params import Choice, Interval, param
 from microagg.release.report import categorical_noise, numeric_noise
 
@@ -61,25 +61,13 @@ def noisy_ranked_means(means: np.ndarray, *, name: str, low: float, high: float,
     return noisy, entry, numeric_noise(width, info.standard_deviation)
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class DPIndividualRanking(DPMethod):
     """ε-DP release by individual ranking plus noise (paper 001 Alg. 1-2; module docstring):
     each attribute grouped on its own by rank, the group means released by the Laplace
     mechanism with sensitivity (b − a)/k (001 Lemma 1) and ε/m per attribute, categorical
     groups by the exponential mechanism. Written unlinked by default (each column in its own
     random order, ε-DP).
-
-    Parameters
-    ----------
-    epsilon : float
-        The privacy budget.
-    k : int
-        Group size.
-    linkage : Linkage
-        ``unlinked`` (default; ε-DP) or ``linked`` (the paper's records: each column DP on
-        its own, the table not DP).
-    clip, clip_share
-        Domains clipped at DP quantiles first (:class:`~microagg.release.dp.DPMethod`).
 
     References
     ----------
@@ -90,7 +78,7 @@ class DPIndividualRanking(DPMethod):
     >>> from microagg import datasets
     >>> data = datasets.synthetic(2000, 3, seed=0)
     >>> release = DPIndividualRanking(epsilon=1.0, k=50).release(
-    ...     data.frame, schema=data.schema, columns=["age", "hours"])
+    ...     data.frame, schema=data.schema, columns=["age", "income"])
     >>> release.report.guarantee_scope.value
     'table'
     """

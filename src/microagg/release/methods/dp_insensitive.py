@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -14,6 +13,7 @@ from microagg.partition.insensitive import insensitive
 from microagg.release.categorical import private_centroids
 from microagg.release.dp import DPMethod, DPStep, Progress, small_k_warnings
 from microagg.release.inputs import DPInput
+from microagg.release.methods.base import release_method
 from microagg.release.methods.insensitive import REFERENCE_HELP
 from microagg.release.numeric import private_numeric
 from microagg.release.params import Choice, Interval, param
@@ -26,27 +26,13 @@ CALIBRATION_HELP = ("correct (default; one epsilon for all numeric attributes, 0
                     "(000's experiments: (m epsilon)-DP, for reproduction only).")
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class DPInsensitive(DPMethod):
     """ε-DP records by insensitive microaggregation plus noise (paper 000 Alg. 3-4): clusters
     whose membership changes by at most one record between neighbours (000 Alg. 2, from the
     declared domains), then each cluster's mean released by the Laplace mechanism (L1
     sensitivity c · Σ width / k over the c clusters, 000 §4) and each categorical centroid
     by the exponential mechanism (000 Alg. 4); every record gets its cluster's values.
-
-    Parameters
-    ----------
-    epsilon : float
-        The privacy budget.
-    k : int
-        Cluster size.
-    reference : Reference
-        The insensitive orders: ``corners`` (default) or ``single``.
-    calibration : Calibration
-        ``correct`` (one ε for the numeric block), ``per-attribute`` (ε/m each) or ``paper``
-        (000's experiments: only (m·ε)-DP).
-    clip, clip_share
-        Domains clipped at DP quantiles first (:class:`~microagg.release.dp.DPMethod`).
 
     References
     ----------
@@ -57,7 +43,7 @@ class DPInsensitive(DPMethod):
     >>> from microagg import datasets
     >>> data = datasets.synthetic(2000, 3, seed=0)
     >>> release = DPInsensitive(epsilon=1.0, k=100).release(
-    ...     data.frame, schema=data.schema, columns=["age", "hours"])
+    ...     data.frame, schema=data.schema, columns=["age", "income"])
     >>> release.report.differentially_private, len(release.frame)
     (True, 2000)
     """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,6 +11,7 @@ from microagg.options import Calibration
 from microagg.release.categorical import category_sensitivity
 from microagg.release.dp import DPMethod, DPStep, Progress
 from microagg.release.inputs import DPInput
+from microagg.release.methods.base import release_method
 from microagg.release.methods.dp_insensitive import CALIBRATION_HELP
 from microagg.release.numeric import private_numeric
 from microagg.release.params import Choice, param
@@ -20,22 +20,12 @@ from microagg.release.report import categorical_noise
 __all__ = ["DPLaplace"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class DPLaplace(DPMethod):
     """The plain baseline of paper 000 §5: every record's numeric values released by the
     Laplace mechanism (sensitivity one record's width, parallel composition over records),
     its categories by the exponential mechanism. Microaggregation divides the noise by k;
     this is what it is compared with, and the command warns that the noise swamps the data.
-
-    Parameters
-    ----------
-    epsilon : float
-        The privacy budget.
-    calibration : Calibration
-        ``correct``, ``per-attribute`` or ``paper`` (as for
-        :class:`~microagg.release.methods.dp_insensitive.DPInsensitive`).
-    clip, clip_share
-        Domains clipped at DP quantiles first (:class:`~microagg.release.dp.DPMethod`).
 
     References
     ----------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -16,22 +15,18 @@ from microagg.release.kanonymity import (
     categorical_part,
     numeric_part,
 )
+from microagg.release.methods.base import release_method
 
 __all__ = ["IndividualRanking"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class IndividualRanking(KAnonymityMethod):
     """Individual-ranking microaggregation: the values of each attribute, sorted, in groups of
     k consecutive ones (the last of k to 2k − 1), each replaced by its group's mean (categories
     ordered by their distance to the most marginal one, 001 Alg. 2). Every value is shared by
     at least k records, but a combination of values need not be: the release is not
     k-anonymous as a whole, and the report says so.
-
-    Parameters
-    ----------
-    k : int
-        Smallest group size (at least 2).
 
     References
     ----------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,6 +17,7 @@ from microagg.release.kanonymity import (
     categorical_part,
     numeric_part,
 )
+from microagg.release.methods.base import release_method
 from microagg.release.params import Choice, param
 
 __all__ = ["REFERENCE_HELP", "Insensitive"]
@@ -41,19 +41,12 @@ def declared_bounds(table: Table, columns: Sequence[str]) -> tuple[np.ndarray, n
     return lows, highs
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class Insensitive(KAnonymityMethod):
     """Insensitive microaggregation (paper 000 Alg. 2): clusters formed in orders fixed by the
     declared domains (from the domain's corners), so that neighbouring data sets give
     clusters that differ in at most one record. Needs a declared domain for every numeric
     column.
-
-    Parameters
-    ----------
-    k : int
-        Smallest cluster size (at least 2).
-    reference : Reference
-        ``corners`` (each cluster starts from the next corner of the domain) or ``single``.
 
     References
     ----------
@@ -63,9 +56,9 @@ class Insensitive(KAnonymityMethod):
     --------
     >>> from microagg import datasets
     >>> data = datasets.synthetic(200, 3, seed=0)
-    >>> release = Insensitive(k=10).release(data.frame, schema=data.schema)
-    >>> release.report.reference
-    'corners'
+    >>> clusters = Insensitive(k=10).release(data.frame, schema=data.schema).report.clusters
+    >>> clusters["count"], clusters["smallest"], clusters["largest"]
+    (20, 10, 10)
     """
 
     name: ClassVar[str] = "insensitive"

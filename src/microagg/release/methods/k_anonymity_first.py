@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from microagg.options import TClosenessMethod
+from microagg.release.methods.base import release_method
 from microagg.release.tcloseness import TCloseMethod
 
 __all__ = ["KAnonymityFirst"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class KAnonymityFirst(TCloseMethod):
     """k-anonymous t-closeness, k-anonymity first (paper 002 Alg. 2): MDAV-like clusters of k
     records, into which records are swapped while that lowers the cluster's EMD, until it is
     within t; any class still above t is merged with its nearest (Alg. 1). Runs on one
     thread.
-
-    Parameters
-    ----------
-    k : int
-        Smallest class size (at least 2).
-    t : float
-        Largest EMD of a class's confidential distribution to the table's, in (0, 1].
-    distance : GroundDistance or None
-        EMD of nominal confidential attributes: equal (default) or hierarchical.
-    scaling : Scaling
-        Scaling of the numeric quasi-identifiers.
 
     References
     ----------
@@ -39,8 +28,8 @@ class KAnonymityFirst(TCloseMethod):
     >>> data = datasets.synthetic(200, 3, seed=0)
     >>> release = KAnonymityFirst(k=5, t=0.3).release(
     ...     data.frame, quasi=["age", "income"], confidential=["expenses"])
-    >>> release.report.method
-    'k-anonymity-first'
+    >>> release.report.t_closeness_holds, release.report.clusters["smallest"]
+    (True, 5)
     """
 
     name: ClassVar[str] = "k-anonymity-first"

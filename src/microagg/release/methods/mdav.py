@@ -4,7 +4,6 @@ Torra 2005)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,6 +19,7 @@ from microagg.release.kanonymity import (
     numeric_part,
     resolve_scaling,
 )
+from microagg.release.methods.base import release_method
 from microagg.release.params import Choice, param
 
 __all__ = ["MDAV"]
@@ -28,26 +28,12 @@ SCALING_HELP = ("Scaling of the numeric attributes in distances: auto (z-scores 
                 "data, domain widths, 000 eq. 8, for mixed data) | zscore | range | none.")
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class MDAV(KAnonymityMethod):
     """k-anonymous microaggregation by MDAV (paper 000 Alg. 1): clusters of exactly k records
     (the last of k to 2k − 1) built around the records farthest from the centroid; every
     value of the masked columns is replaced by its cluster's mean (numbers) or marginality
     centroid (categories, 000 eq. 5). The same partitions as sdcMicro's ``mdav``.
-
-    Parameters
-    ----------
-    k : int
-        Smallest cluster size (at least 2).
-    scaling : Scaling
-        Scaling of the numeric attributes in the distances (``auto``: z-scores for numeric
-        data, domain widths for mixed data, 000 eq. 8).
-
-    Returns
-    -------
-    Release
-        From :meth:`release`: the masked table, the partition and a
-        :class:`~microagg.release.report.KAnonymityReport`.
 
     References
     ----------

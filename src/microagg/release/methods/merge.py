@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -11,32 +10,19 @@ import numpy as np
 from microagg.data.table import Table
 from microagg.options import Method, TClosenessMethod
 from microagg.release.kanonymity import KAnonymityMethod, Progress
-from microagg.release.methods.base import Family, build
+from microagg.release.methods.base import Family, build, release_method
 from microagg.release.params import Choice, method_fields, param
 from microagg.release.tcloseness import TCloseMethod
 
 __all__ = ["Merge"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class Merge(TCloseMethod):
     """k-anonymous t-closeness by merging (paper 002 Alg. 1): microaggregate the
     quasi-identifiers (``microaggregation``, any method of ``microagg microaggregate``), then
     merge the class farthest from t-closeness with its nearest class until every class is
     within t. Loses the most utility of the three.
-
-    Parameters
-    ----------
-    k : int
-        Smallest class size (at least 2).
-    t : float
-        Largest EMD of a class's confidential distribution to the table's, in (0, 1].
-    distance : GroundDistance or None
-        EMD of nominal confidential attributes: equal (default) or hierarchical.
-    scaling : Scaling
-        Scaling of the numeric quasi-identifiers.
-    microaggregation : Method
-        The microaggregation to start from (default mdav).
 
     References
     ----------
@@ -46,10 +32,11 @@ class Merge(TCloseMethod):
     --------
     >>> from microagg import datasets
     >>> data = datasets.synthetic(200, 3, seed=0)
-    >>> release = Merge(k=5, t=0.3).release(
-    ...     data.frame, quasi=["age", "income"], confidential=["expenses"])
-    >>> release.report.microaggregation
-    'mdav'
+    >>> method = Merge(k=5, t=0.3, microaggregation="vmdav")
+    >>> report = method.release(data.frame, quasi=["age", "income"],
+    ...                         confidential=["expenses"]).report
+    >>> report.classes_before_merging, report.merges, report.t_closeness_holds
+    (40, 9, True)
     """
 
     name: ClassVar[str] = "merge"
@@ -58,7 +45,7 @@ class Merge(TCloseMethod):
 
     microaggregation: Method = param(
         Choice(Method), default=Method.MDAV,
-        help="The microaggregation merge starts from: mdav | vmdav | insensitive | ...")
+        help="The microaggregation merge starts from.")
 
     def microaggregation_labels(self, table: Table, quasi: Sequence[str], size: int, *,
                                 threads: int | None, progress: Progress | None

@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from microagg.core.masking import multiplicative_noise
 from microagg.release.masking import MaskingMethod
+from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
 
 __all__ = ["MultiplicativeNoise"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class MultiplicativeNoise(MaskingMethod):
     """Multiplicative noise, Höhne's variant (003 §5): every value multiplied by
     1 + b_i |e_ij|, e_ij ~ N(0, s²), one random sign per record, then the means and the
     covariance matrix of the data restored exactly. No ex-ante guarantee: measure the risk.
-
-    Parameters
-    ----------
-    s : float
-        Standard deviation of the random factor (> 0).
 
     References
     ----------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -16,20 +15,16 @@ from microagg.release.kanonymity import (
     categorical_part,
     numeric_part,
 )
+from microagg.release.methods.base import release_method
 
 __all__ = ["OptimalUnivariate"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class OptimalUnivariate(KAnonymityMethod):
     """Optimal univariate microaggregation: each attribute on its own, in groups of k to
     2k − 1 consecutive values that minimize the within-group sum of squares (a shortest path,
     Hansen and Mukherjee 2003). Like individual ranking, not k-anonymous as a whole.
-
-    Parameters
-    ----------
-    k : int
-        Smallest group size (at least 2).
 
     References
     ----------
@@ -38,11 +33,12 @@ class OptimalUnivariate(KAnonymityMethod):
 
     Examples
     --------
-    >>> from microagg import datasets
-    >>> data = datasets.synthetic(200, 3, seed=0)
-    >>> release = OptimalUnivariate(k=5).release(data.frame, schema=data.schema)
-    >>> release.report.method
-    'optimal-univariate'
+    Two natural groups of three, whatever the row order:
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"x": [1.0, 12.0, 2.0, 10.0, 3.0, 11.0]})
+    >>> OptimalUnivariate(k=3).release(frame).frame["x"].tolist()
+    [2.0, 11.0, 2.0, 11.0, 2.0, 11.0]
     """
 
     name: ClassVar[str] = "optimal-univariate"

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from microagg.core.masking import rank_swap
 from microagg.release.masking import MaskingMethod
+from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
 
 __all__ = ["RankSwap"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class RankSwap(MaskingMethod):
     """Rank swapping (003 §5; Moore 1996), as sdcMicro's ``rankSwap``: the values of each
     column, in increasing rank, swapped with a value drawn among those whose rank is higher
     by less than ``fraction`` · n. No ex-ante guarantee: measure the risk.
-
-    Parameters
-    ----------
-    fraction : float
-        The swap window as a fraction of the records, in (0, 1] (0.05 = 5 %; what sdcMicro's
-        ``P`` computes).
 
     References
     ----------

@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from microagg.options import TClosenessMethod
+from microagg.release.methods.base import release_method
 from microagg.release.tcloseness import TCloseMethod
 
 __all__ = ["TClosenessFirst"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class TClosenessFirst(TCloseMethod):
     """k-anonymous t-closeness, t-closeness first (paper 002 Alg. 3): the cluster size is
     raised to what t needs (002 eq. 3-4) and every cluster takes one record from each subset
     of the confidential attribute's ranks, so classes are t-close by construction; any class
     still above t (other confidential attributes) is merged with its nearest (Alg. 1).
-
-    Parameters
-    ----------
-    k : int
-        Smallest class size (at least 2).
-    t : float
-        Largest EMD of a class's confidential distribution to the table's, in (0, 1].
-    distance : GroundDistance or None
-        EMD of nominal confidential attributes: equal (default) or hierarchical.
-    scaling : Scaling
-        Scaling of the numeric quasi-identifiers.
 
     References
     ----------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,26 +10,18 @@ import numpy as np
 from microagg.data.table import Table
 from microagg.partition.mdav import vmdav
 from microagg.release.kanonymity import Progress, categorical_part
+from microagg.release.methods.base import release_method
 from microagg.release.methods.mdav import MDAV
 from microagg.release.params import Interval, param
 
 __all__ = ["VMDAV"]
 
 
-@dataclass(frozen=True, kw_only=True)
+@release_method
 class VMDAV(MDAV):
     """k-anonymous microaggregation by V-MDAV: MDAV's clusters extended, one record at a time,
     while the nearest outside record is closer than ``gamma`` times its distance to the rest,
     so that clusters take k to 2k − 1 records.
-
-    Parameters
-    ----------
-    k : int
-        Smallest cluster size (at least 2).
-    scaling : Scaling
-        As for :class:`~microagg.release.methods.mdav.MDAV`.
-    gamma : float
-        The group extension parameter (0.2 by default; 0 gives MDAV's clusters).
 
     References
     ----------
