@@ -57,8 +57,10 @@ def mask(
     if json_out:
         print_json(report.to_dict())
         return
-    out.print(f"{report.method} {report.parameter}={report.value:g}: {report.records:,} "
-              f"records, columns {', '.join(report.columns)} -> {output}")
+    stated = ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+                       for name, value in report.parameters.items() if value is not None)
+    out.print(f"{report.method} {stated}: {report.records:,} records, columns "
+              f"{', '.join(report.columns)} -> {output}")
     if report.released_unchanged:
         out.print(f"  written unchanged: {', '.join(report.released_unchanged)}")
     out.print(f"  guarantee: {report.guarantee}")

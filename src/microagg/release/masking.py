@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import ClassVar
 
 import numpy as np
@@ -35,6 +36,7 @@ class MaskingMethod(ReleaseMethod):
 
     family: ClassVar[Family] = Family.MASKING
     parameter: ClassVar[str]
+    unchanged_hint: ClassVar[str] = "use a larger parameter"
 
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The masked values of the ``(n, p)`` matrix, rows in the same order."""
@@ -69,8 +71,13 @@ class MaskingMethod(ReleaseMethod):
             method=self.name, parameter=self.parameter, value=self.value, columns=names,
             records=len(frame), identifiers_dropped=identifiers,
             released_unchanged=[c for c in out.columns if c not in names],
-            seeded=isinstance(rng, int | np.integer))
+            seeded=isinstance(rng, int | np.integer), parameters=_plain(self.parameters()))
         return Release(out, np.arange(len(frame), dtype=np.int64), report)
+
+
+def _plain(parameters: dict[str, object]) -> dict[str, object]:
+    """Parameters as JSON holds them (an option's value, not the enum member)."""
+    return {k: v.value if isinstance(v, StrEnum) else v for k, v in parameters.items()}
 
 
 def _masked_names(frame: pd.DataFrame, schema: Schema, columns: Sequence[str] | None,
@@ -105,4 +112,4 @@ def _check_masked(values: np.ndarray, masked: np.ndarray, names: Sequence[str],
     if np.all(moved <= UNCHANGED * np.where(spread > 0, spread, np.abs(values).max(axis=0))):
         raise InputError(f"{what} changes no value beyond rounding (every value moves by less "
                          f"than {UNCHANGED:g} of its column's range): the table would be "
-                         "written as it is and called masked; use a larger parameter")
+                         f"written as it is and called masked; {method.unchanged_hint}")

@@ -242,6 +242,7 @@ class MaskingReport:
     identifiers_dropped: list[str]
     released_unchanged: list[str]
     seeded: bool
+    parameters: dict[str, Any] = field(default_factory=dict)  # every parameter of the method
     guarantee: str = ("none: a masking method gives no ex-ante guarantee; measure the risk of "
                       "the release (microagg evaluate: rank_risk, record_linkage_percent) or "
                       "compare methods at equal risk (microagg compare)")
