@@ -86,21 +86,6 @@ _EXPORTS = {
     "TCloseness": "microagg.core.verifiers",
     "vmdav": "microagg.partition.mdav",
     "write_table": "microagg.data.io",
-    "MDAV": "microagg.release.methods",
-    "VMDAV": "microagg.release.methods",
-    "IndividualRanking": "microagg.release.methods",
-    "OptimalUnivariate": "microagg.release.methods",
-    "Insensitive": "microagg.release.methods",
-    "TClosenessFirst": "microagg.release.methods",
-    "KAnonymityFirst": "microagg.release.methods",
-    "Merge": "microagg.release.methods",
-    "CorrelatedNoise": "microagg.release.methods",
-    "MultiplicativeNoise": "microagg.release.methods",
-    "RankSwap": "microagg.release.methods",
-    "DPInsensitive": "microagg.release.methods",
-    "DPIndividualRanking": "microagg.release.methods",
-    "DPLaplace": "microagg.release.methods",
-    "CrossMoment": "microagg.release.methods",
     "ReleaseMethod": "microagg.release.methods",
     "METHODS": "microagg.release.methods",
     "Microaggregator": "microagg.release.transformer",
@@ -114,12 +99,26 @@ __all__ = ["__version__", *sorted(_EXPORTS, key=str.lower)]
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'microagg' has no attribute '{name}'")
+        method = _method_class(name)
+        if method is None:
+            raise AttributeError(f"module 'microagg' has no attribute '{name}'")
+        globals()[name] = method
+        return method
     loaded = importlib.import_module(module)
     value = loaded if name in _SUBMODULES else getattr(loaded, name)
     globals()[name] = value
     return value
 
 
+def _method_class(name: str) -> Any:
+    """A registered release method's class by its class name (``microagg.MDAV``): every
+    method of the registry is public without being listed here."""
+    from microagg.release.methods import METHODS
+
+    return next((m for m in METHODS if m.__name__ == name), None)
+
+
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    from microagg.release.methods import METHODS
+
+    return sorted(set(globals()) | set(_EXPORTS) | {m.__name__ for m in METHODS})
