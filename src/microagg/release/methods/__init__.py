@@ -23,12 +23,13 @@ from microagg.release.methods.multiplicative_noise import MultiplicativeNoise
 from microagg.release.methods.optimal_univariate import OptimalUnivariate
 from microagg.release.methods.rank_swap import RankSwap
 from microagg.release.methods.t_closeness_first import TClosenessFirst
+from microagg.release.methods.top_coding import TopBottomCoding
 from microagg.release.methods.vmdav import VMDAV
 
 __all__ = ["MDAV", "METHODS", "VMDAV", "CorrelatedNoise", "CrossMoment", "DPIndividualRanking",
            "DPInsensitive", "DPLaplace", "Family", "IndividualRanking", "Insensitive",
            "KAnonymityFirst", "Merge", "MultiplicativeNoise", "OptimalUnivariate", "RankSwap",
-           "ReleaseMethod", "TClosenessFirst", "family", "lookup"]
+           "ReleaseMethod", "TClosenessFirst", "TopBottomCoding", "family", "lookup"]
 
 METHODS: tuple[type[ReleaseMethod], ...] = (
     MDAV,
@@ -46,6 +47,7 @@ METHODS: tuple[type[ReleaseMethod], ...] = (
     DPIndividualRanking,
     DPLaplace,
     CrossMoment,
+    TopBottomCoding,
 )
 """Every release method, in the order the command line lists them."""
 
