@@ -15,6 +15,13 @@ from microagg.errors import InputError, PrivacyLeakWarning
 from microagg.evaluation.audit import scenarios, type_scenarios
 from microagg.release.methods import METHODS, Family
 from microagg.release.params import method_fields
+from microagg.release.report import (
+    ChoiceNoise,
+    Domain,
+    EpsilonPart,
+    NumericNoise,
+    Sensitivity,
+)
 
 # A value for every required parameter a method may declare; a new method with a required
 # parameter not listed here fails below with its name.
@@ -77,6 +84,14 @@ def test_every_method_keeps_the_release_contract(cls, data):
         assert rows is not None and not np.array_equal(rows.reshape(len(frame), -1)[:, 0],
                                                        np.arange(len(frame)))
         assert "uniformly random" in release.report.row_order
+        # typed entries: attributes for code, the same keys for JSON
+        report = release.report
+        assert all(isinstance(e, EpsilonPart) for e in report.epsilon_split)
+        assert all(isinstance(e, Sensitivity) and e.mechanism for e in report.sensitivities)
+        assert all(isinstance(d, Domain) for d in report.domains.values())
+        assert all(isinstance(v, NumericNoise | ChoiceNoise) for v in report.noise.values())
+        assert report.to_dict()["epsilon_split"][0]["epsilon"] == report.epsilon_split[0].epsilon
+        assert sum(e.epsilon for e in report.epsilon_split) <= method.epsilon
     else:
         assert release.frame.index.equals(frame.index)
     # a method object is frozen and checked when made

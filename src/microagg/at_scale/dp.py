@@ -60,7 +60,7 @@ from microagg.release.methods.dp_individual_ranking import (
 from microagg.release.methods.dp_insensitive import DPInsensitive
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import privacy_report
-from microagg.release.report import PrivacyReport, categorical_noise
+from microagg.release.report import NoiseLevel, PrivacyReport, categorical_noise
 
 __all__ = ["ScaleRelease", "dp_release_at_scale"]
 
@@ -148,7 +148,7 @@ class _NoisyGroups:
     budget: Budget
     sets: list[tuple[list[str], np.ndarray]]
     sensitivities: list[dict[str, Any]]
-    noise: dict[str, dict[str, Any]]
+    noise: dict[str, NoiseLevel]
     described: str
     linkage: Linkage | None
     calibration: Calibration | None

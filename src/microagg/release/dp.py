@@ -31,7 +31,7 @@ from microagg.release.clipping import DEFAULT_SHARE, Clipping, clip_domains
 from microagg.release.inputs import DPInput, prepare_dp
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.params import Interval, Optional, Predicate, param
-from microagg.release.report import PrivacyReport
+from microagg.release.report import NoiseLevel, PrivacyReport
 
 __all__ = ["DPMethod", "DPStep", "small_k_warnings"]
 
@@ -59,7 +59,7 @@ class DPStep:
     description: str
     groups: int | None
     sensitivities: list[dict[str, Any]]
-    noise: dict[str, dict[str, Any]]
+    noise: dict[str, NoiseLevel]
     calibration: Calibration | None = None
     reference: str | None = None
     linkage: Linkage | None = None

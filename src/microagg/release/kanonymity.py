@@ -22,7 +22,7 @@ from microagg.release.base import Release
 from microagg.release.inputs import check_clamp, masked_columns
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.params import Interval, param
-from microagg.release.report import KAnonymityReport
+from microagg.release.report import Anonymity, Clusters, KAnonymityReport
 
 __all__ = ["ClusterValues", "KAnonymityMethod", "categorical_part", "cluster_summary",
            "numeric_part", "replace_by_clusters", "resolve_scaling"]
@@ -202,10 +202,9 @@ def _kanonymous_release(method: KAnonymityMethod, frame: pd.DataFrame, table: Ta
     return Release(frame=masked, labels=labels, report=report)
 
 
-def _anonymity(frame: pd.DataFrame, columns: Sequence[str], k: int) -> dict[str, Any]:
+def _anonymity(frame: pd.DataFrame, columns: Sequence[str], k: int) -> Anonymity:
     result = k_anonymity(frame, columns)
-    return {"smallest_class": result.smallest_class, "classes": result.classes,
-            "holds": result.holds(k)}
+    return Anonymity(result.smallest_class, result.classes, result.holds(k))
 
 
 def _histogram(labels: np.ndarray) -> dict[str, int]:
@@ -214,10 +213,13 @@ def _histogram(labels: np.ndarray) -> dict[str, int]:
     return {str(int(v)): int(c) for v, c in zip(values, counts, strict=True)}
 
 
-def cluster_summary(labels: np.ndarray, columns: Sequence[str]) -> dict:
+def cluster_summary(labels: np.ndarray, columns: Sequence[str]
+                    ) -> Clusters | dict[str, Clusters]:
+    """The clusters of ``labels``; one entry per attribute for a univariate (2-D) partition."""
     if labels.ndim == 1:
         sizes = cluster_sizes(labels)
-        return {"count": int(sizes.size), "smallest": int(sizes.min()),
-                "largest": int(sizes.max()), "size_histogram": _histogram(labels)}
-    return {c: {"count": int(labels[:, j].max()) + 1, "size_histogram": _histogram(labels[:, j])}
+        return Clusters(count=int(sizes.size), size_histogram=_histogram(labels),
+                        smallest=int(sizes.min()), largest=int(sizes.max()))
+    return {c: Clusters(count=int(labels[:, j].max()) + 1,
+                        size_histogram=_histogram(labels[:, j]))
             for j, c in enumerate(columns)}

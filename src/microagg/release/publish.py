@@ -35,7 +35,15 @@ from microagg.options import Calibration, Linkage
 from microagg.release.base import Release
 from microagg.release.dp import DPStep
 from microagg.release.inputs import DPInput
-from microagg.release.report import PrivacyReport, guarantee_sentence, noise_warnings
+from microagg.release.report import (
+    Domain,
+    EpsilonPart,
+    NoiseLevel,
+    PrivacyReport,
+    Sensitivity,
+    guarantee_sentence,
+    noise_warnings,
+)
 
 __all__ = ["caller_stacklevel", "privacy_report", "publish_dp"]
 
@@ -84,7 +92,7 @@ def _weaknesses(data: DPInput, *, multiplier: int, linked: bool, seeded: bool,
 
 def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
                    k: int | None, groups: int | None, sensitivities: list[dict[str, Any]],
-                   noise: dict[str, dict[str, Any]], seeded: bool,
+                   noise: dict[str, NoiseLevel], seeded: bool,
                    calibration: Calibration | None = None, reference: str | None = None,
                    linkage: Linkage | None = None, linked: bool = False,
                    unlinked: bool = False, warnings_: Sequence[str] = (),
@@ -118,12 +126,15 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
                       stacklevel=caller_stacklevel())
     return PrivacyReport(
         method=method, differentially_private=private, guarantee_scope=scope,
-        guarantee=sentence, epsilon=budget.epsilon, epsilon_split=budget.ledger, k=k,
+        guarantee=sentence, epsilon=budget.epsilon,
+        epsilon_split=[EpsilonPart.from_mapping(e) for e in budget.ledger], k=k,
         groups=groups, records=records, columns=data.columns, carried=data.carried,
         dropped_columns=data.dropped_columns,
         linkage=linkage.value if linkage is not None else None,
         calibration=calibration.value if calibration is not None else None,
-        reference=reference, sensitivities=sensitivities, domains=data.domains, noise=noise,
+        reference=reference,
+        sensitivities=[Sensitivity.from_mapping(e) for e in sensitivities],
+        domains={c: Domain.from_mapping(d) for c, d in data.domains.items()}, noise=noise,
         weaker_than_plain_dp=weaker, warnings=report_warnings, moments=moments,
         row_order=("each column in its own uniformly random order, fresh index" if unlinked
                    else "uniformly random permutation, fresh index"))

@@ -9,18 +9,28 @@ docs/algorithms.md): never the seed, never how many values of the data were clam
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "NEIGHBOURS",
     "NOISE_WARNING_FRACTION",
     "SAMPLING",
     "THREAT_MODEL",
+    "Anonymity",
+    "ChoiceNoise",
+    "Clusters",
+    "Domain",
+    "Entry",
+    "EpsilonPart",
     "GuaranteeScope",
     "KAnonymityReport",
+    "NoiseLevel",
+    "NumericNoise",
     "PrivacyReport",
+    "Sensitivity",
     "guarantee_sentence",
 ]
 
@@ -136,6 +146,139 @@ def _individual_sentence(level: float, individual: str, microaggregated: str | N
         f"and may tell a neighbour apart.{rows}")
 
 
+@dataclass(frozen=True, eq=False)
+class Entry(Mapping[str, Any]):
+    """A typed entry of a privacy report. Its fields are attributes (``entry.epsilon``); it
+    is also the read-only mapping of its fields that are set (``entry["epsilon"]``), which is
+    what the JSON report holds: a field left ``None`` is not written."""
+
+    def _set(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) is not None}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._set()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._set())
+
+    def __len__(self) -> int:
+        return len(self._set())
+
+    @classmethod
+    def from_mapping(cls, entry: Mapping[str, Any]) -> Self:
+        """The entry of ``entry``'s keys; a key the type does not have is an error (a new
+        report key is added to its type, so every key is typed)."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(entry) - known)
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no field {', '.join(unknown)}")
+        return cls(**entry)
+
+
+@dataclass(frozen=True, eq=False)
+class EpsilonPart(Entry):
+    """One part of the ε ledger (:class:`~microagg.core.mechanisms.Budget`)."""
+
+    part: str
+    epsilon: float
+    reason: str
+    times: int | None = None  # the paper calibration: the whole ε spent this many times
+    total: float | None = None  # ... and what that costs, times · ε
+    divided_into: int | None = None  # the part divided equally over this many queries
+    each: float | None = None  # ... each query's share
+    division: str | None = None  # ... and why
+
+
+@dataclass(frozen=True, eq=False)
+class Sensitivity(Entry):
+    """A released statistic: its mechanism, sensitivity, ε and noise scale."""
+
+    statistic: str | None = None
+    mechanism: str | None = None
+    formula: str | None = None
+    value: float | None = None  # a released bound (clipping)
+    sensitivity: float | None = None
+    epsilon: float | None = None
+    epsilon_per_cluster: float | None = None
+    across_clusters: str | None = None
+    scale: float | str | None = None  # a number, or how a local-sensitivity scale was set
+    standard_deviation: float | None = None
+    grid_step: float | None = None
+    integer_scale: int | None = None
+    components: int | None = None
+    exact_sampling: Mapping[str, Any] | None = None  # the exponential mechanism's sampling
+
+
+@dataclass(frozen=True, eq=False)
+class Domain(Entry):
+    """The domain of a protected column: numeric bounds or the categories' structure, and
+    where it came from."""
+
+    low: float | None = None
+    high: float | None = None
+    categories: int | None = None
+    concepts: int | None = None
+    structure: str | None = None
+    diameter: float | None = None
+    source: str | None = None
+    declared: list[float] | None = None  # the declared bounds, when clipped
+    clipped: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class NumericNoise(Entry):
+    """The noise on one numeric attribute, in public quantities only."""
+
+    standard_deviation: float
+    fraction_of_width: float
+    note: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class ChoiceNoise(Entry):
+    """The noise of an exponential-mechanism choice among ``concepts``."""
+
+    epsilon_per_choice: float
+    concepts: int
+    largest_odds_best_to_worst: float
+
+
+@dataclass(frozen=True, eq=False)
+class Clusters(Entry):
+    """The clusters of a partition: how many, the smallest and largest (not for univariate
+    methods, whose report holds one per attribute) and how many of each size."""
+
+    count: int
+    size_histogram: dict[str, int]
+    smallest: int | None = None
+    largest: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Anonymity(Entry):
+    """k-anonymity as verified on the written table (:func:`~microagg.core.verifiers.
+    k_anonymity`): the smallest equivalence class, the number of classes, and whether the
+    smallest has at least k records."""
+
+    smallest_class: int
+    classes: int
+    holds: bool
+
+
+NoiseLevel = NumericNoise | ChoiceNoise
+"""The noise entry of one protected attribute."""
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON holds it: entries and mappings as dicts, sequences as lists."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class PrivacyReport:
     """The privacy report of a DP release (written as ``OUT.privacy.json``)."""
@@ -145,7 +288,7 @@ class PrivacyReport:
     guarantee_scope: GuaranteeScope
     guarantee: str
     epsilon: float
-    epsilon_split: list[dict[str, Any]]
+    epsilon_split: list[EpsilonPart]
     k: int | None
     groups: int | None
     records: int
@@ -155,9 +298,9 @@ class PrivacyReport:
     linkage: str | None
     calibration: str | None
     reference: str | None
-    sensitivities: list[dict[str, Any]]
-    domains: dict[str, dict[str, Any]]
-    noise: dict[str, dict[str, Any]]
+    sensitivities: list[Sensitivity]
+    domains: dict[str, Domain]
+    noise: dict[str, NoiseLevel]
     weaker_than_plain_dp: list[str]
     warnings: list[str]
     row_order: str = "uniformly random permutation, fresh index"
@@ -168,26 +311,25 @@ class PrivacyReport:
     sampling: str = SAMPLING
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
 
 
-def numeric_noise(width: float, standard_deviation: float) -> dict[str, Any]:
+def numeric_noise(width: float, standard_deviation: float, note: str | None = None
+                  ) -> NumericNoise:
     """The noise on one numeric attribute, in public quantities only."""
-    return {"standard_deviation": standard_deviation,
-            "fraction_of_width": standard_deviation / width}
+    return NumericNoise(standard_deviation, standard_deviation / width, note)
 
 
 def categorical_noise(epsilon_per_choice: float, group_size: int, concepts: int
-                      ) -> dict[str, Any]:
+                      ) -> ChoiceNoise:
     """The noise of an exponential-mechanism choice among ``concepts``: a group of
     ``group_size`` records changes a concept's quality by at most group_size · D, so the best
     concept is at most e^(ε' · size / 2) times as likely as the worst."""
     exponent = epsilon_per_choice * group_size / 2
-    return {"epsilon_per_choice": epsilon_per_choice, "concepts": concepts,
-            "largest_odds_best_to_worst": math.exp(min(exponent, 700.0))}
+    return ChoiceNoise(epsilon_per_choice, concepts, math.exp(min(exponent, 700.0)))
 
 
-def noise_warnings(noise: dict[str, dict[str, Any]]) -> list[str]:
+def noise_warnings(noise: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Warnings for attributes whose noise swamps the data, with what to change."""
     out = []
     for name, level in noise.items():
@@ -216,9 +358,9 @@ class KAnonymityReport:
     rows_dropped_as_incomplete: int
     identifiers_dropped: list[str]
     released_unchanged: list[str]
-    clusters: dict[str, Any]
-    k_anonymity: dict[str, Any]  # over the masked columns
-    k_anonymity_as_written: dict[str, Any]  # over every written column
+    clusters: Clusters | dict[str, Clusters]  # one per attribute for univariate methods
+    k_anonymity: Anonymity  # over the masked columns
+    k_anonymity_as_written: Anonymity  # over every written column
     scaling: str | None = None
     reference: str | None = None
     gamma: float | None = None
@@ -227,7 +369,7 @@ class KAnonymityReport:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -248,7 +390,7 @@ class MaskingReport:
                       "compare methods at equal risk (microagg compare)")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -267,11 +409,11 @@ class TClosenessReport:
     rows_dropped_as_incomplete: int
     identifiers_dropped: list[str]
     released_unchanged: list[str]  # confidential and other columns, written as they are
-    clusters: dict[str, Any]  # count, smallest, largest, size_histogram
+    clusters: Clusters
     classes_before_merging: int
     merges: int  # Alg. 1 merges (for Alg. 2 and 3: the repair of classes above t)
     largest_emd: dict[str, float]  # per confidential attribute, over the written classes
-    k_anonymity: dict[str, Any]  # over the quasi-identifiers as written
+    k_anonymity: Anonymity  # over the quasi-identifiers as written
     t_closeness_holds: bool
     microaggregation: str | None = None  # the partitioner Alg. 1 starts from
     scaling: str | None = None
@@ -280,4 +422,4 @@ class TClosenessReport:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}

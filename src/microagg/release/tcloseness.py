@@ -32,7 +32,7 @@ from microagg.release.kanonymity import (
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.methods.mdav import SCALING_HELP
 from microagg.release.params import Choice, Interval, Optional, param
-from microagg.release.report import TClosenessReport
+from microagg.release.report import Anonymity, TClosenessReport
 
 __all__ = ["TCloseMethod"]
 
@@ -204,8 +204,8 @@ def _tclose_release(method: TCloseMethod, frame: pd.DataFrame, table: Table,
         clusters=cluster_summary(labels, quasi),
         classes_before_merging=partition.classes_before_merging, merges=partition.merges,
         largest_emd=largest,
-        k_anonymity={"smallest_class": anonymity.smallest_class,
-                     "classes": anonymity.classes, "holds": anonymity.holds(method.k)},
+        k_anonymity=Anonymity(anonymity.smallest_class, anonymity.classes,
+                              anonymity.holds(method.k)),
         t_closeness_holds=all(v <= method.t + 1e-9 for v in largest.values()),
         microaggregation=method.reported_microaggregation(),
         scaling=resolve_scaling(method.scaling, has_categories).value,

@@ -40,7 +40,7 @@ from microagg.release.moments import (
     statistics_frame,
 )
 from microagg.release.params import Choice, Interval, Optional, Predicate, param
-from microagg.release.report import numeric_noise
+from microagg.release.report import NoiseLevel, numeric_noise
 
 __all__ = ["CrossMoment"]
 
@@ -252,7 +252,7 @@ class _Run:
         self.U = (data.X - data.lows) / data.widths
         self.labels = np.empty((data.n, len(data.numeric)), dtype=np.int64)
         self.values = np.empty_like(self.U)
-        self.noise: dict[str, dict[str, Any]] = {}
+        self.noise: dict[str, NoiseLevel] = {}
         self.sensitivities: list[dict[str, Any]] = []
         self.tables: list[pd.DataFrame] = []
         self.parts: list[tuple[str, float]] = []
@@ -324,9 +324,8 @@ class _Run:
     def note_noise(self, columns: list[int], sd: float, *, eigen: bool) -> None:
         for j in columns:
             width = float(self.data.widths[j])
-            self.noise[self.data.numeric[j]] = numeric_noise(width, sd * width)
-            if eigen:
-                self.noise[self.data.numeric[j]]["note"] = EIGEN_NOISE_NOTE
+            self.noise[self.data.numeric[j]] = numeric_noise(
+                width, sd * width, EIGEN_NOISE_NOTE if eigen else None)
 
     def options(self, column_sets: Sequence[Sequence[str]]) -> dict[str, Any]:
         """The ``moments`` entry of the privacy report."""

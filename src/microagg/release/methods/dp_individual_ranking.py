@@ -38,7 +38,7 @@ from microagg.release.dp import DPMethod, DPStep, Progress
 from microagg.release.inputs import DPInput
 from microagg.release.methods.base import release_method
 from microagg.release.params import Choice, Interval, param
-from microagg.release.report import categorical_noise, numeric_noise
+from microagg.release.report import NoiseLevel, categorical_noise, numeric_noise
 
 __all__ = ["LINKAGE_HELP", "DPIndividualRanking", "noisy_ranked_means"]
 
@@ -107,7 +107,7 @@ class DPIndividualRanking(DPMethod):
                                     categorical=data.part)
         numeric_values = np.empty_like(data.X)
         sensitivities: list[dict[str, Any]] = []
-        noise: dict[str, dict[str, Any]] = {}
+        noise: dict[str, NoiseLevel] = {}
         for j, name in enumerate(data.numeric):
             noisy, entry, noise[name] = noisy_ranked_means(
                 cluster_means(data.X[:, j], labels[:, j])[:, 0], name=name,

@@ -17,7 +17,7 @@ from microagg.release.methods.base import release_method
 from microagg.release.methods.insensitive import REFERENCE_HELP
 from microagg.release.numeric import private_numeric
 from microagg.release.params import Choice, Interval, param
-from microagg.release.report import categorical_noise
+from microagg.release.report import NoiseLevel, categorical_noise
 
 __all__ = ["CALIBRATION_HELP", "DPInsensitive"]
 
@@ -77,7 +77,7 @@ class DPInsensitive(DPMethod):
                              progress=progress)
         clusters = int(labels.max()) + 1
         sensitivities: list[dict[str, Any]] = []
-        noise: dict[str, dict[str, Any]] = {}
+        noise: dict[str, NoiseLevel] = {}
         numeric_values = data.X
         if data.numeric:
             noisy, entries, noise = private_numeric(

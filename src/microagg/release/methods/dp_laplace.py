@@ -15,7 +15,7 @@ from microagg.release.methods.base import release_method
 from microagg.release.methods.dp_insensitive import CALIBRATION_HELP
 from microagg.release.numeric import private_numeric
 from microagg.release.params import Choice, param
-from microagg.release.report import categorical_noise
+from microagg.release.report import NoiseLevel, categorical_noise
 
 __all__ = ["DPLaplace"]
 
@@ -52,7 +52,7 @@ class DPLaplace(DPMethod):
             budget, data.numeric, data.categorical, self.calibration,
             "sequential composition over the attributes of a record; parallel over records")
         sensitivities: list[dict[str, Any]] = []
-        noise: dict[str, dict[str, Any]] = {}
+        noise: dict[str, NoiseLevel] = {}
         numeric_values = data.X
         if data.numeric:
             numeric_values, entries, noise = private_numeric(
