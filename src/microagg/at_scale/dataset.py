@@ -172,6 +172,44 @@ def _parquet_pieces(path: Path, rows_per_partition: int) -> tuple[list[str], Any
     return names, types, pieces
 
 
+@dataclass(frozen=True)
+class _File:
+    """One input file as :func:`open_dataset` finds it: its columns, their Parquet types
+    (None for CSV) and its partitions (none when it has no rows)."""
+
+    path: Path
+    columns: list[str]
+    types: list[str] | None
+    pieces: list[Piece]
+
+
+def _describe(path: Path, fmt: str, rows_per_partition: int) -> _File:
+    if fmt == "parquet":
+        return _File(path, *_parquet_pieces(path, rows_per_partition))
+    frame = read_table(path)
+    return _File(path, [str(c) for c in frame.columns], None,
+                 [Piece(str(path), "csv", None, len(frame))] if len(frame) else [])
+
+
+def _check_alike(described: Sequence[_File]) -> None:
+    """Refuse a file whose columns differ from the first file's, or (if it has rows) whose
+    Parquet types differ from those of the first file with rows."""
+    first = described[0]
+    typed = next((d for d in described if d.pieces), first)  # types of a file with rows
+    for d in described:
+        if d.columns != first.columns:
+            raise InputError(f"{d.path} has columns {d.columns}, but {first.path} has "
+                             f"{first.columns}: every file of a data set needs the same "
+                             "columns in the same order")
+        bad = [c for c, a, b in zip(first.columns, d.types or (), typed.types or (),
+                                    strict=False)
+               if a != b and "null" not in (a, b)]
+        if d.pieces and bad:
+            raise InputError(f"column '{bad[0]}' of {d.path} has another type than in "
+                             f"{typed.path}: every file of a data set needs the same column "
+                             "types")
+
+
 def open_dataset(source: str | Path, *,
                  rows_per_partition: int = ROWS_PER_PARTITION) -> Dataset:
     """The partitions of ``source`` (folder, glob or file), after checking that every file has
@@ -183,29 +221,12 @@ def open_dataset(source: str | Path, *,
     if len(formats) > 1:
         raise InputError(f"{source} mixes CSV and Parquet files; use one format")
     fmt = formats.pop()
-    described = []
-    for f in files:
-        if fmt == "parquet":
-            described.append((f, *_parquet_pieces(f, rows_per_partition)))
-        else:
-            frame = read_table(f)
-            described.append((f, [str(c) for c in frame.columns], None,
-                              [Piece(str(f), "csv", None, len(frame))] if len(frame) else []))
-    first, names = described[0][0], described[0][1]
-    typed = next((d for d in described if d[3]), described[0])  # types of a file with rows
-    for f, these, types, found in described:
-        if these != names:
-            raise InputError(f"{f} has columns {these}, but {first} has {names}: every file "
-                             "of a data set needs the same columns in the same order")
-        bad = [c for c, a, b in zip(names, types or (), typed[2] or (), strict=False)
-               if a != b and "null" not in (a, b)]
-        if found and bad:
-            raise InputError(f"column '{bad[0]}' of {f} has another type than in {typed[0]}: "
-                             "every file of a data set needs the same column types")
-    pieces = [p for d in described for p in d[3]]
+    described = [_describe(f, fmt, rows_per_partition) for f in files]
+    _check_alike(described)
+    pieces = [p for d in described for p in d.pieces]
     if not pieces:
         raise InputError(f"{source} holds no rows")
-    return Dataset(str(source), tuple(pieces), tuple(names))
+    return Dataset(str(source), tuple(pieces), tuple(described[0].columns))
 
 
 def _write_part(frame: pd.DataFrame, path: str) -> int:

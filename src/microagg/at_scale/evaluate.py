@@ -121,14 +121,14 @@ def _wilson(successes: float, n: int, z: float = 1.959963984540054) -> tuple[flo
     return float(max(0.0, centre - half)), float(min(1.0, centre + half))
 
 
-def evaluate_at_scale(client: Any, original: Dataset, masked: Dataset, *,
-                      columns: Sequence[str] | None = None, bins: int = JSD_BINS,
-                      sample: int = LINKAGE_SAMPLE, seed: int = 0) -> ScaleEvaluation:
-    """Compare ``masked`` with ``original`` on ``columns`` (default: the numeric columns
-    both have) by map-reduce (module docstring). Record linkage needs row-aligned data sets;
-    ``sample`` = 0 skips it."""
-    import dask
+def _variation(a: np.ndarray, b: np.ndarray) -> list[float | None]:
+    """|b − a| / |a| per attribute (None where a is 0)."""
+    return [float(abs(y - x) / abs(x)) if x != 0 else None for x, y in zip(a, b, strict=True)]
 
+
+def _compared_columns(original: Dataset, masked: Dataset, columns: Sequence[str] | None
+                      ) -> list[str]:
+    """``columns``, or the numeric columns both data sets have, after checking they exist."""
     if columns is None:
         head = original.head()
         columns = [c for c in original.columns if c in masked.columns
@@ -142,6 +142,55 @@ def evaluate_at_scale(client: Any, original: Dataset, masked: Dataset, *,
     if original.n != masked.n:
         raise InputError(f"the original has {original.n:,} records and the masked data set "
                          f"{masked.n:,}")
+    return columns
+
+
+def _aligned_errors(client: Any, original: Dataset, masked: Dataset, columns: Sequence[str],
+                    mean_x: np.ndarray) -> tuple[float, float | None]:
+    """SSE and SSE/SST (%) of row-aligned data sets."""
+    import dask
+
+    errors = np.sum(client.compute([dask.delayed(_errors)(a, b, columns, mean_x) for a, b
+                                    in zip(original.pieces, masked.pieces, strict=True)],
+                                   sync=True), axis=0)
+    keep = errors[1] > 0
+    percent = float(100 * np.mean(errors[0][keep] / errors[1][keep])) if keep.any() else None
+    return float(errors[0].sum()), percent
+
+
+def _linkage(client: Any, original: Dataset, masked: Dataset, columns: Sequence[str],
+             widths: np.ndarray, rows: np.ndarray) -> tuple[float, tuple[float, float]]:
+    """Record linkage (%) of the masked ``rows`` of row-aligned data sets against every
+    original (distances divide by ``widths``), and its Wilson 95 % interval."""
+    import dask
+
+    own_x = np.concatenate(client.compute(
+        [dask.delayed(_take)(p, int(o), rows, columns) for p, o in
+         zip(original.pieces, original.offsets, strict=True)], sync=True)) / widths
+    queries = np.concatenate(client.compute(
+        [dask.delayed(_take)(p, int(o), rows, columns) for p, o in
+         zip(masked.pieces, masked.offsets, strict=True)], sync=True)) / widths
+    best = np.min(client.compute([dask.delayed(_nearest)(p, columns, widths, queries)
+                                  for p in original.pieces], sync=True), axis=0)
+    local = np.array(client.compute([dask.delayed(_ties)(p, columns, widths, queries, best)
+                                     for p in original.pieces], sync=True))
+    nearest = local[:, 0].min(axis=0)
+    tied = np.where(local[:, 0] == nearest, local[:, 1], 0).sum(axis=0)
+    own = np.array([_squared(own_x[i:i + 1], queries[i])[0] for i in range(queries.shape[0])])
+    linked = np.where(own == nearest, 1.0 / np.maximum(tied, 1), 0.0)
+    low, high = _wilson(float(linked.sum()), rows.size)
+    return float(100 * linked.mean()), (100 * low, 100 * high)
+
+
+def evaluate_at_scale(client: Any, original: Dataset, masked: Dataset, *,
+                      columns: Sequence[str] | None = None, bins: int = JSD_BINS,
+                      sample: int = LINKAGE_SAMPLE, seed: int = 0) -> ScaleEvaluation:
+    """Compare ``masked`` with ``original`` on ``columns`` (default: the numeric columns
+    both have) by map-reduce (module docstring). Record linkage needs row-aligned data sets;
+    ``sample`` = 0 skips it."""
+    import dask
+
+    columns = _compared_columns(original, masked, columns)
     n = original.n
     aligned = list(original.sizes) == list(masked.sizes)
     moments = client.compute([dask.delayed(_moments)(p, columns) for d in (original, masked)
@@ -161,44 +210,14 @@ def evaluate_at_scale(client: Any, original: Dataset, masked: Dataset, *,
     linkage = interval = None
     taken = 0
     if aligned:
-        errors = np.sum(client.compute([dask.delayed(_errors)(a, b, columns, mean_x) for a, b
-                                        in zip(original.pieces, masked.pieces, strict=True)],
-                                       sync=True), axis=0)
-        sse = float(errors[0].sum())
-        keep = errors[1] > 0
-        percent = float(100 * np.mean(errors[0][keep] / errors[1][keep])) if keep.any() \
-            else None
+        sse, percent = _aligned_errors(client, original, masked, columns, mean_x)
         if sample > 0:
             rows = _sample_rows(n, sample, seed)
             taken = rows.size
-            widths = np.where(highs > lows, highs - lows, 1.0)
-            offsets = original.offsets
-            own_x = np.concatenate(client.compute(
-                [dask.delayed(_take)(p, int(o), rows, columns) for p, o in
-                 zip(original.pieces, offsets, strict=True)], sync=True)) / widths
-            queries = np.concatenate(client.compute(
-                [dask.delayed(_take)(p, int(o), rows, columns) for p, o in
-                 zip(masked.pieces, masked.offsets, strict=True)], sync=True)) / widths
-            best = np.min(client.compute([dask.delayed(_nearest)(p, columns, widths, queries)
-                                          for p in original.pieces], sync=True), axis=0)
-            local = np.array(client.compute([dask.delayed(_ties)(p, columns, widths, queries,
-                                                                 best)
-                                             for p in original.pieces], sync=True))
-            nearest = local[:, 0].min(axis=0)
-            tied = np.where(local[:, 0] == nearest, local[:, 1], 0).sum(axis=0)
-            own = np.array([_squared(own_x[i:i + 1], queries[i])[0]
-                            for i in range(queries.shape[0])])
-            linked = np.where(own == nearest, 1.0 / np.maximum(tied, 1), 0.0)
-            linkage = float(100 * linked.mean())
-            low, high = _wilson(float(linked.sum()), taken)
-            interval = (100 * low, 100 * high)
-
-    def variation(a: np.ndarray, b: np.ndarray) -> list[float | None]:
-        return [float(abs(y - x) / abs(x)) if x != 0 else None for x, y in zip(a, b,
-                                                                                strict=True)]
-
+            linkage, interval = _linkage(client, original, masked, columns,
+                                         np.where(highs > lows, highs - lows, 1.0), rows)
     return ScaleEvaluation(
         records=n, columns=columns, aligned=aligned, sse=sse, sse_percent=percent,
-        mean_variation=variation(mean_x, mean_y), variance_variation=variation(var_x, var_y),
+        mean_variation=_variation(mean_x, mean_y), variance_variation=_variation(var_x, var_y),
         jsd=jsd, record_linkage_percent=linkage, record_linkage_ci95=interval,
         record_linkage_sample=taken)

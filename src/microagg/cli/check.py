@@ -4,7 +4,7 @@ violated)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -14,13 +14,9 @@ from microagg.cli.common import (
     names,
     print_json,
 )
-from microagg.errors import InputError
 
-
-def require_columns(available: tuple[str, ...], names: tuple[str, ...] | list[str]) -> None:
-    for name in names:
-        if name not in available:
-            raise InputError(f"unknown column '{name}' (the data has: {', '.join(available)})")
+if TYPE_CHECKING:
+    from microagg.evaluation.check import TableCheck
 
 
 @app.command(short_help="Verify k-anonymity and/or t-closeness of a table.")
@@ -43,70 +39,35 @@ def check(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Verify k-anonymity and/or t-closeness of a table (exit 0 holds, 1 violated)."""
-    from microagg.core.verifiers import k_anonymity, table_t_closeness
-    from microagg.data.schema import Kind
-    from microagg.data.table import decode, encode
-    from microagg.options import GroundDistance, parse
-    from microagg.partition._validate import check_k
+    from microagg.evaluation.check import check_request, check_table
 
-    if k is None and t is None:
-        raise InputError("nothing to check: give --k and/or --t")
-    if distance is not None and t is None:
-        raise InputError("--distance applies with --t (the EMD of t-closeness)")
     confidential_names = names(confidential, "--confidential") or []
-    if t is not None:
-        if not confidential_names:
-            raise InputError("--t needs --confidential")
-        if not 0 <= t <= 1:
-            raise InputError(f"--t must lie in [0, 1], got {t}")
+    check_request(k=k, t=t, confidential=confidential_names, distance=distance)
     frame, schema_obj = load(input, schema)
-    table = encode(frame, schema_obj, drop_incomplete=drop_incomplete, released=True)
-    frame = decode(table)
-    quasi_names = names(quasi, "--quasi")
-    if quasi_names is None:
-        declared = table.schema.quasi_identifiers if schema_obj is not None else ()
-        quasi_names = list(declared) or [c for c in table.schema.names
-                                         if c not in confidential_names]
-    require_columns(table.schema.names, (*quasi_names, *confidential_names))
-    result: dict[str, Any] = {"records": table.n_rows, "quasi_identifiers": quasi_names}
-    holds = True
-    lines = []
-    if k is not None:
-        check_k(k, table.n_rows)
-        report = k_anonymity(frame, quasi_names)
-        ok = report.holds(k)
-        holds &= ok
-        result["k_anonymity"] = {"k": k, "holds": ok, "smallest_class": report.smallest_class,
-                                 "largest_class": report.largest_class,
-                                 "classes": report.classes}
-        lines.append(f"k-anonymity over {', '.join(quasi_names)}: smallest class "
-                     f"{report.smallest_class:,} of {report.classes:,} classes "
-                     f"({report.records:,} records): {'holds' if ok else 'VIOLATED'} for k = {k}")
-    if t is not None:
-        result["t_closeness"] = []
-        nominal = parse(GroundDistance, distance, "--distance") if distance else None
-        if nominal is GroundDistance.ORDERED:
-            raise InputError("--distance is for nominal attributes: equal or hierarchical")
-        if nominal is not None and not any(table.schema[c].kind is Kind.NOMINAL
-                                           for c in confidential_names):
-            raise InputError(f"--distance chooses the EMD of nominal attributes; "
-                             f"{', '.join(confidential_names)} use the ordered distance")
-        for name in confidential_names:
-            chosen = nominal if table.schema[name].kind is Kind.NOMINAL else None
-            report_t = table_t_closeness(table, quasi_names, name, chosen)
-            ok = report_t.holds(t)
-            holds &= ok
-            result["t_closeness"].append({"attribute": name, "t": t, "holds": ok,
-                                          "largest_emd": report_t.t,
-                                          "distance": report_t.distance.value})
-            lines.append(f"t-closeness of {name} ({report_t.distance.value} EMD): largest class "
-                         f"EMD "
-                         f"{report_t.t:.6g}: {'holds' if ok else 'VIOLATED'} for t = {t:g}")
-    result["holds"] = holds
+    result = check_table(frame, schema=schema_obj, k=k, quasi=names(quasi, "--quasi"), t=t,
+                         confidential=confidential_names, distance=distance,
+                         drop_incomplete=drop_incomplete)
     if json_out:
-        print_json(result)
+        print_json(result.to_dict())
     else:
-        for line in lines:
+        for line in _lines(result):
             out.print(line)
-    if not holds:
+    if not result.holds:
         raise typer.Exit(code=1)
+
+
+def _lines(result: TableCheck) -> list[str]:
+    """The check's result as the command prints it, one line per model and attribute."""
+    lines = []
+    if result.k_anonymity is not None:
+        k, report = result.k_anonymity.k, result.k_anonymity.report
+        lines.append(f"k-anonymity over {', '.join(result.quasi_identifiers)}: smallest class "
+                     f"{report.smallest_class:,} of {report.classes:,} classes "
+                     f"({report.records:,} records): "
+                     f"{'holds' if result.k_anonymity.holds else 'VIOLATED'} for k = {k}")
+    for check in result.t_closeness or []:
+        report_t = check.report
+        lines.append(f"t-closeness of {report_t.attribute} ({report_t.distance.value} EMD): "
+                     f"largest class EMD {report_t.t:.6g}: "
+                     f"{'holds' if check.holds else 'VIOLATED'} for t = {check.t:g}")
+    return lines

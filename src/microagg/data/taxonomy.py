@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,53 @@ __all__ = [
     "marginality",
     "semantic_distances",
 ]
+
+
+@dataclass
+class _PathTree:
+    """The concepts read from root-ward paths ``[leaf, parent, ..., root]``: each one's
+    parent, the inner concepts in the order they are met, the leaves in the order of the
+    paths, and the roots."""
+
+    parent_of: dict[str, str | None] = field(default_factory=dict)
+    inner: list[str] = field(default_factory=list)
+    leaves: list[str] = field(default_factory=list)
+    roots: set[str] = field(default_factory=set)
+
+    def add(self, path: Sequence[str]) -> None:
+        """Read one path, refusing an empty concept, a leaf listed twice and a concept with
+        two parents."""
+        path = [str(p).strip() for p in path]
+        if not path or any(p == "" for p in path):
+            raise SchemaError(f"taxonomy: empty concept in the line {';'.join(path)}")
+        leaf = path[0]
+        if leaf in self.parent_of and leaf in self.leaves:
+            raise SchemaError(f"taxonomy: category '{leaf}' is listed twice")
+        self.leaves.append(leaf)
+        self.roots.add(path[-1])
+        for child, parent in zip(path, [*path[1:], None], strict=True):
+            known = self.parent_of.get(child, "unset")
+            if known != "unset" and known != parent:
+                raise SchemaError(f"taxonomy: concept '{child}' has two parents "
+                                  f"('{known}' and '{parent}')")
+            if known == "unset":
+                self.parent_of[child] = parent
+                if child != leaf:
+                    self.inner.append(child)
+
+    def check_leaves(self, leaves: Sequence[str]) -> None:
+        """Refuse categories ``leaves`` that are not exactly the leaves of the paths."""
+        if sorted(leaves) != sorted(self.leaves):
+            missing = sorted(set(leaves) - set(self.leaves))
+            if missing:
+                raise SchemaError(f"taxonomy: category '{missing[0]}' is not a leaf of the "
+                                  "taxonomy")
+            extra = sorted(set(self.leaves) - set(leaves))
+            raise SchemaError(f"taxonomy: leaf '{extra[0]}' is not one of the categories")
+        for leaf in leaves:
+            if leaf in self.inner:
+                raise SchemaError(f"taxonomy: category '{leaf}' has sub-concepts; categories "
+                                  "must be leaves")
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,47 +134,18 @@ class Taxonomy:
         """
         if not paths:
             raise SchemaError("taxonomy: no concept")
-        parent_of: dict[str, str | None] = {}
-        inner_order: list[str] = []
-        leaves_in_file: list[str] = []
-        roots = set()
+        tree = _PathTree()
         for path in paths:
-            path = [str(p).strip() for p in path]
-            if not path or any(p == "" for p in path):
-                raise SchemaError(f"taxonomy: empty concept in the line {';'.join(path)}")
-            leaf = path[0]
-            if leaf in parent_of and leaf in leaves_in_file:
-                raise SchemaError(f"taxonomy: category '{leaf}' is listed twice")
-            leaves_in_file.append(leaf)
-            roots.add(path[-1])
-            for child, parent in zip(path, [*path[1:], None], strict=True):
-                known = parent_of.get(child, "unset")
-                if known != "unset" and known != parent:
-                    raise SchemaError(f"taxonomy: concept '{child}' has two parents "
-                                      f"('{known}' and '{parent}')")
-                if known == "unset":
-                    parent_of[child] = parent
-                    if child != leaf:
-                        inner_order.append(child)
-        if len(roots) != 1:
-            raise SchemaError(f"taxonomy: needs exactly one root, found {sorted(roots)}")
-        leaves = list(leaf_order) if leaf_order is not None else leaves_in_file
-        if sorted(leaves) != sorted(leaves_in_file):
-            missing = sorted(set(leaves) - set(leaves_in_file))
-            if missing:
-                raise SchemaError(f"taxonomy: category '{missing[0]}' is not a leaf of the "
-                                  "taxonomy")
-            extra = sorted(set(leaves_in_file) - set(leaves))
-            raise SchemaError(f"taxonomy: leaf '{extra[0]}' is not one of the categories")
-        for leaf in leaves:
-            if leaf in inner_order:
-                raise SchemaError(f"taxonomy: category '{leaf}' has sub-concepts; categories "
-                                  "must be leaves")
-        root = next(iter(roots))
-        inner = [c for c in inner_order if c != root] + [root]
+            tree.add(path)
+        if len(tree.roots) != 1:
+            raise SchemaError(f"taxonomy: needs exactly one root, found {sorted(tree.roots)}")
+        leaves = list(leaf_order) if leaf_order is not None else tree.leaves
+        tree.check_leaves(leaves)
+        root = next(iter(tree.roots))
+        inner = [c for c in tree.inner if c != root] + [root]
         labels = (*leaves, *inner)
         index = {label: i for i, label in enumerate(labels)}
-        parent = np.array([-1 if parent_of[c] is None else index[parent_of[c]]
+        parent = np.array([-1 if tree.parent_of[c] is None else index[tree.parent_of[c]]
                            for c in labels], dtype=np.int64)
         return cls(labels=labels, parent=parent, n_leaves=len(leaves))
 

@@ -24,6 +24,7 @@ import pandas as pd
 from microagg.core.distance import Categorical
 from microagg.data.schema import Role, Schema
 from microagg.data.table import Table, encode, require_rows_and_columns
+from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError, PrivacyError
 from microagg.release.categorical import category_sensitivity
 
@@ -168,15 +169,9 @@ def _with_domains(schema: Schema, domains: Mapping[str, tuple[Any, ...]]) -> Sch
                         for a in schema))
 
 
-def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[str] | None,
-               carry: Sequence[str] = (), bounds: Mapping[str, tuple[float, float]] | None,
-               bounds_from_data: bool, drop_incomplete: bool = False) -> DPInput:
-    """Columns, declared domains (never silently from the data) and clamped values of a DP
-    release. Only the protected and carried columns are read."""
-    require_rows_and_columns(frame)
-    schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
-    protected, carried = dp_columns(schema, columns, carry)
-    bounds = dict(bounds or {})
+def _check_bounds(schema: Schema, bounds: Mapping[str, tuple[float, float]],
+                  protected: Sequence[str], carried: Sequence[str]) -> None:
+    """Refuse ``bounds`` of a column that is unknown, not numeric or not protected."""
     for name in bounds:
         if name not in schema:
             raise InputError(f"`bounds` names unknown column '{name}'")
@@ -187,10 +182,11 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
             raise InputError(f"`bounds` names column '{name}', which this release does not "
                              "protect (it is " + ("carried unchanged)" if name in carried
                                                   else "dropped)"))
-    schema = _with_domains(schema, bounds)
-    kept = [*protected, *carried]
-    sub = frame[kept]
-    schema = schema.select(kept).with_roles({c: Role.QUASI for c in protected})
+
+
+def _undeclared(schema: Schema, protected: Sequence[str], bounds_from_data: bool
+                ) -> list[str]:
+    """The protected columns without a declared domain; refused unless ``bounds_from_data``."""
     undeclared = [c for c in protected if schema[c].domain is None
                   and (schema[c].is_numeric or schema[c].taxonomy is None)]
     if undeclared and not bounds_from_data:
@@ -203,37 +199,86 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
             f"column '{name}' has no declared domain; differential privacy needs a domain "
             f"that does not come from the data: {how} (`bounds_from_data` reproduces the "
             "papers but is not DP)")
-    sources = {c: ("--bounds" if c in bounds else "schema") for c in protected}
-    if undeclared:
-        observed = encode(sub[undeclared], Schema.infer(sub[undeclared]),
-                          drop_incomplete=drop_incomplete)
-        derived: dict[str, tuple[Any, ...]] = {}
-        for c in undeclared:
-            if schema[c].is_numeric:
-                derived[c] = data_bounds(observed.numeric_matrix([c])[:, 0])
-                sources[c] = "data (1.5 x max rule; not differentially private)"
-            else:
-                derived[c] = observed.categories[c]
-                sources[c] = "data (observed categories; not differentially private)"
-        schema = _with_domains(schema, derived)
-    table = encode(sub, schema, drop_incomplete=drop_incomplete, clamp=True)
-    numeric = [c for c in protected if schema[c].is_numeric]
-    categorical = [c for c in protected if schema[c].is_categorical]
+    return undeclared
+
+
+def _from_data(sub: pd.DataFrame, schema: Schema, undeclared: Sequence[str],
+               drop_incomplete: bool) -> tuple[Schema, dict[str, str]]:
+    """``schema`` with the domains of the ``undeclared`` columns read off the data (the
+    papers' rule, not DP), and the source of each of those domains."""
+    observed = encode(sub[undeclared], Schema.infer(sub[undeclared]),
+                      drop_incomplete=drop_incomplete)
+    derived: dict[str, tuple[Any, ...]] = {}
+    sources: dict[str, str] = {}
+    for c in undeclared:
+        if schema[c].is_numeric:
+            derived[c] = data_bounds(observed.numeric_matrix([c])[:, 0])
+            sources[c] = "data (1.5 x max rule; not differentially private)"
+        else:
+            derived[c] = observed.categories[c]
+            sources[c] = "data (observed categories; not differentially private)"
+    return _with_domains(schema, derived), sources
+
+
+def _numeric_block(table: Table, schema: Schema, numeric: Sequence[str]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The clamped values of the ``numeric`` columns and the bounds of their domains."""
     X = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
     lows = np.array([schema[c].bounds[0] for c in numeric])
     highs = np.array([schema[c].bounds[1] for c in numeric])
-    part = Categorical(np.column_stack([table.code_column(c) for c in categorical])
-                       if categorical else np.empty((table.n_rows, 0), dtype=np.int64),
-                       tuple(table.metric(c) for c in categorical))
+    return X, lows, highs
+
+
+def _categorical_domain(schema: Schema, name: str, metric: CategoryMetric, source: str
+                        ) -> dict[str, Any]:
+    """How the report states the domain of the categorical column ``name``."""
+    taxonomy = schema[name].taxonomy is not None
+    return {"categories": metric.n_leaves, "concepts": metric.n_concepts,
+            "structure": "taxonomy" if taxonomy
+            else ("rank order" if metric.ordinal else "flat taxonomy"),
+            "source": source, "diameter": category_sensitivity(metric)}
+
+
+def _domains(schema: Schema, numeric: Sequence[str], lows: np.ndarray, highs: np.ndarray,
+             categorical: Sequence[str], part: Categorical, sources: Mapping[str, str]
+             ) -> dict[str, dict[str, Any]]:
+    """The domain of every protected column as the report states it: the ``numeric`` ones
+    first, then the ``categorical`` ones (with their metrics in ``part``)."""
     domains: dict[str, dict[str, Any]] = {
         c: {"low": float(lows[j]), "high": float(highs[j]), "source": sources[c]}
         for j, c in enumerate(numeric)}
     for c, metric in zip(categorical, part.metrics, strict=True):
-        taxonomy = schema[c].taxonomy is not None
-        domains[c] = {"categories": metric.n_leaves, "concepts": metric.n_concepts,
-                      "structure": "taxonomy" if taxonomy
-                      else ("rank order" if metric.ordinal else "flat taxonomy"),
-                      "source": sources[c], "diameter": category_sensitivity(metric)}
+        domains[c] = _categorical_domain(schema, c, metric, sources[c])
+    return domains
+
+
+def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[str] | None,
+               carry: Sequence[str] = (), bounds: Mapping[str, tuple[float, float]] | None,
+               bounds_from_data: bool, drop_incomplete: bool = False) -> DPInput:
+    """Columns, declared domains (never silently from the data) and clamped values of a DP
+    release. Only the protected and carried columns are read."""
+    require_rows_and_columns(frame)
+    schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
+    protected, carried = dp_columns(schema, columns, carry)
+    bounds = dict(bounds or {})
+    _check_bounds(schema, bounds, protected, carried)
+    schema = _with_domains(schema, bounds)
+    kept = [*protected, *carried]
+    sub = frame[kept]
+    schema = schema.select(kept).with_roles({c: Role.QUASI for c in protected})
+    undeclared = _undeclared(schema, protected, bounds_from_data)
+    sources = {c: ("--bounds" if c in bounds else "schema") for c in protected}
+    if undeclared:
+        schema, derived = _from_data(sub, schema, undeclared, drop_incomplete)
+        sources.update(derived)
+    table = encode(sub, schema, drop_incomplete=drop_incomplete, clamp=True)
+    numeric = [c for c in protected if schema[c].is_numeric]
+    categorical = [c for c in protected if schema[c].is_categorical]
+    X, lows, highs = _numeric_block(table, schema, numeric)
+    part = Categorical(np.column_stack([table.code_column(c) for c in categorical])
+                       if categorical else np.empty((table.n_rows, 0), dtype=np.int64),
+                       tuple(table.metric(c) for c in categorical))
+    domains = _domains(schema, numeric, lows, highs, categorical, part, sources)
     dropped_columns = [str(c) for c in frame.columns if c not in kept]
     return DPInput(table=table, numeric=numeric, categorical=categorical, carried=carried,
                    X=X, lows=lows, highs=highs, domains=domains, part=part,

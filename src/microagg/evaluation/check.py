@@ -1,0 +1,186 @@
+"""Check a released table against k-anonymity and t-closeness (``microagg check``).
+
+:func:`check_table` decides what is checked: the quasi-identifiers (``quasi``, else the
+schema's, else every column but the confidential ones), the ground distance of each
+confidential attribute's EMD (the ordered one for numeric and ordinal attributes, ``distance``
+for nominal ones), and refuses options that do not go together. It returns a
+:class:`TableCheck`, whose :meth:`~TableCheck.to_dict` is the command's JSON output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from microagg.core.verifiers import KAnonymity, TCloseness, k_anonymity, table_t_closeness
+from microagg.data.schema import Kind, Schema
+from microagg.data.table import Table, decode, encode
+from microagg.errors import InputError
+from microagg.options import GroundDistance, parse
+from microagg.partition._validate import check_k
+
+__all__ = ["KCheck", "TCheck", "TableCheck", "check_request", "check_table"]
+
+
+@dataclass(frozen=True)
+class KCheck:
+    """The k-anonymity of a table: the ``k`` asked for and its equivalence classes."""
+
+    k: int
+    report: KAnonymity
+
+    @property
+    def holds(self) -> bool:
+        return self.report.holds(self.k)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"k": self.k, "holds": self.holds, "smallest_class": self.report.smallest_class,
+                "largest_class": self.report.largest_class, "classes": self.report.classes}
+
+
+@dataclass(frozen=True)
+class TCheck:
+    """The t-closeness of one confidential attribute: the ``t`` asked for and the EMD of
+    each equivalence class."""
+
+    t: float
+    report: TCloseness
+
+    @property
+    def holds(self) -> bool:
+        return self.report.holds(self.t)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"attribute": self.report.attribute, "t": self.t, "holds": self.holds,
+                "largest_emd": self.report.t, "distance": self.report.distance.value}
+
+
+@dataclass(frozen=True)
+class TableCheck:
+    """What :func:`check_table` found: ``k_anonymity`` is None when no k was asked for,
+    ``t_closeness`` (one per confidential attribute) when no t was."""
+
+    records: int
+    quasi_identifiers: list[str]
+    k_anonymity: KCheck | None
+    t_closeness: list[TCheck] | None
+
+    @property
+    def holds(self) -> bool:
+        """Whether every model checked holds."""
+        checks = [*([self.k_anonymity] if self.k_anonymity else []), *(self.t_closeness or [])]
+        return all(c.holds for c in checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"records": self.records,
+                                  "quasi_identifiers": self.quasi_identifiers}
+        if self.k_anonymity is not None:
+            result["k_anonymity"] = self.k_anonymity.to_dict()
+        if self.t_closeness is not None:
+            result["t_closeness"] = [c.to_dict() for c in self.t_closeness]
+        result["holds"] = self.holds
+        return result
+
+
+def check_request(*, k: int | None, t: float | None, confidential: Sequence[str],
+                  distance: GroundDistance | str | None) -> None:
+    """Refuse a check that asks for nothing, or options that do not go together (before
+    the table is read)."""
+    if k is None and t is None:
+        raise InputError("nothing to check: give `k` and/or `t`")
+    if distance is not None and t is None:
+        raise InputError("`distance` applies with `t` (the EMD of t-closeness)")
+    if t is not None:
+        if not confidential:
+            raise InputError("`t` needs `confidential`")
+        if not 0 <= t <= 1:
+            raise InputError(f"`t` must lie in [0, 1], got {t}")
+
+
+def _quasi(table: Table, quasi: Sequence[str] | None, confidential: Sequence[str],
+           declared: bool) -> list[str]:
+    """``quasi``, else the quasi-identifiers of a ``declared`` schema, else every column but
+    the confidential ones."""
+    if quasi is not None:
+        return list(quasi)
+    chosen = table.schema.quasi_identifiers if declared else ()
+    return list(chosen) or [c for c in table.schema.names if c not in confidential]
+
+
+def _require_columns(available: Sequence[str], names: Sequence[str]) -> None:
+    for name in names:
+        if name not in available:
+            raise InputError(f"unknown column '{name}' (the data has: {', '.join(available)})")
+
+
+def _nominal_distance(table: Table, confidential: Sequence[str],
+                      distance: GroundDistance | str | None) -> GroundDistance | None:
+    """The ground distance of the nominal confidential attributes (None: their default)."""
+    nominal = parse(GroundDistance, distance, "`distance`") if distance else None
+    if nominal is GroundDistance.ORDERED:
+        raise InputError("`distance` is for nominal attributes: equal or hierarchical")
+    if nominal is not None and not any(table.schema[c].kind is Kind.NOMINAL
+                                       for c in confidential):
+        raise InputError(f"`distance` chooses the EMD of nominal attributes; "
+                         f"{', '.join(confidential)} use the ordered distance")
+    return nominal
+
+
+def _t_closeness(table: Table, quasi: Sequence[str], confidential: Sequence[str], t: float,
+                 distance: GroundDistance | str | None) -> list[TCheck]:
+    """The t-closeness of each confidential attribute, nominal ones with ``distance``."""
+    nominal = _nominal_distance(table, confidential, distance)
+    checks = []
+    for name in confidential:
+        chosen = nominal if table.schema[name].kind is Kind.NOMINAL else None
+        checks.append(TCheck(t, table_t_closeness(table, quasi, name, chosen)))
+    return checks
+
+
+def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | None = None,
+                quasi: Sequence[str] | None = None, t: float | None = None,
+                confidential: Sequence[str] = (),
+                distance: GroundDistance | str | None = None,
+                drop_incomplete: bool = False) -> TableCheck:
+    """Check the released table ``frame`` for k-anonymity (``k``) and/or t-closeness of the
+    ``confidential`` attributes (``t``) over the quasi-identifiers ``quasi``.
+
+    Parameters
+    ----------
+    frame
+        The table, as released (inner concepts of a taxonomy are read as such).
+    schema
+        Its schema; its quasi-identifiers are the default of ``quasi``.
+    k, t
+        The smallest equivalence class, and the largest EMD of a class, required.
+    quasi
+        The quasi-identifiers (default: the schema's, else every column but the
+        confidential ones).
+    confidential
+        The confidential attributes, needed with ``t``.
+    distance
+        The EMD ground distance of nominal confidential attributes: ``equal`` (default) or
+        ``hierarchical`` (on the schema's taxonomy).
+    drop_incomplete
+        Drop the rows with a missing value first.
+
+    Returns
+    -------
+    TableCheck
+        What holds, with the class statistics and EMDs.
+    """
+    check_request(k=k, t=t, confidential=confidential, distance=distance)
+    table = encode(frame, schema, drop_incomplete=drop_incomplete, released=True)
+    released = decode(table)
+    quasi = _quasi(table, quasi, confidential, declared=schema is not None)
+    _require_columns(table.schema.names, (*quasi, *confidential))
+    k_check = None
+    if k is not None:
+        check_k(k, table.n_rows)
+        k_check = KCheck(k, k_anonymity(released, quasi))
+    t_checks = (_t_closeness(table, quasi, confidential, t, distance) if t is not None
+                else None)
+    return TableCheck(table.n_rows, quasi, k_check, t_checks)
