@@ -184,3 +184,24 @@ def test_evaluate_on_census_identity(census):
     assert result["sse"] == 0.0 and result["sse_percent"] == 0.0
     assert result["record_linkage_percent"] == 100.0  # all records distinct
     assert result["jsd"] == 0.0
+
+
+def test_evaluate_returns_a_typed_result_that_reads_as_its_json():
+    import json
+
+    from microagg import datasets
+    from microagg.evaluation.evaluate import CategoricalDetail, Evaluation, NumericDetail
+    from microagg.release import microaggregate
+
+    data = datasets.synthetic(300, 3, seed=4)
+    masked = microaggregate(data.frame, k=5, schema=data.schema).frame
+    result = evaluate(data.frame, masked, data.schema, columns=["age", "region"])
+    assert isinstance(result, Evaluation)
+    assert result.sse_percent == result["sse_percent"] and result.rows == 300
+    assert result.columns == ["age", "region"]
+    assert isinstance(result.per_attribute["age"], NumericDetail)
+    assert isinstance(result.per_attribute["region"], CategoricalDetail)
+    text = json.loads(json.dumps(result.to_dict()))
+    assert text["per_attribute"]["age"]["sse"] == result.per_attribute["age"].sse
+    categories = evaluate(data.frame, masked, data.schema, columns=["region"]).to_dict()
+    assert categories["sse_percent"] is None and "rank_risk" in categories  # null, not left out

@@ -59,7 +59,7 @@ def evaluate(
         result = run_evaluation(original_frame, masked_frame, schema_obj,
                                 names(columns, "--columns"))
     if json_out:
-        print_json(result)
+        print_json(result.to_dict())
         return
     out.print(f"compared {result['rows']:,} rows on {', '.join(result['columns'])}")
     measures = (("sse", "SSE (raw values; δ² for categories)"),

@@ -12,8 +12,8 @@ variances concern numeric attributes only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -34,8 +34,10 @@ from microagg.evaluation.utility import (
     sse_percent,
     variance_variation,
 )
+from microagg.release.report import Domain, Entry
 
-__all__ = ["EVALUATE_EMD_POINTS", "attribute_domains", "evaluate", "evaluation_columns"]
+__all__ = ["EVALUATE_EMD_POINTS", "CategoricalDetail", "Evaluation", "NumericDetail",
+           "TaxonomyRange", "attribute_domains", "evaluate", "evaluation_columns"]
 
 EVALUATE_EMD_POINTS = 2000
 """``evaluate`` computes the EMD exactly up to this many records and with MDAV clusters of
@@ -116,8 +118,142 @@ def _optional(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
+@dataclass(frozen=True)
+class _Compared:
+    """The compared values of an original and its release: numeric columns ``x`` and ``y``
+    with the domain bounds of ``x`` and their sources, categorical codes of the original
+    (``cx``) and concept numbers of the release (``cy``)."""
+
+    n: int
+    numeric: list[str]
+    categorical: list[str]
+    x: np.ndarray
+    y: np.ndarray
+    lows: np.ndarray
+    highs: np.ndarray
+    sources: list[str]
+    metrics: tuple[CategoryMetric, ...]
+    cx: Categorical
+    cy: np.ndarray
+
+
+def _compared(original: pd.DataFrame, masked: pd.DataFrame, selected: Schema,
+              chosen: list[str]) -> _Compared:
+    """Encode the ``chosen`` columns of both tables (``selected``: their schema)."""
+    table: Table = encode(original[chosen], selected)
+    numeric = [c for c in chosen if selected[c].is_numeric]
+    categorical = [c for c in chosen if selected[c].is_categorical]
+    x = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
+    undeclared = Schema(tuple(replace(a, domain=None) for a in selected.select(numeric)))
+    y = (encode(masked[numeric], undeclared).numeric if numeric
+         else np.empty((table.n_rows, 0)))
+    lows, highs, sources = attribute_domains(selected.select(numeric), x)
+    metrics = tuple(table.metric(c) for c in categorical)
+    cx = Categorical(np.column_stack([table.code_column(c) for c in categorical])
+                     if categorical else np.empty((table.n_rows, 0), dtype=np.int64), metrics)
+    cy = (np.column_stack([released_concepts(masked[c], m) for c, m in
+                           zip(categorical, metrics, strict=True)])
+          if categorical else np.empty((table.n_rows, 0), dtype=np.int64))
+    return _Compared(table.n_rows, numeric, categorical, x, y, lows, highs, sources, metrics,
+                     cx, cy)
+
+
+@dataclass(frozen=True, eq=False)
+class NumericDetail(Entry):
+    """The measures of one numeric column (``None``: undefined, e.g. a constant column's
+    variance variation)."""
+
+    keep_none: ClassVar[bool] = True
+    sse: float
+    jsd: float
+    variance_variation: float | None
+    mean_variation: float | None
+
+
+@dataclass(frozen=True, eq=False)
+class CategoricalDetail(Entry):
+    """The measures of one categorical column."""
+
+    sse: float  # of the semantic distances δ
+    jsd: float  # over the concepts
+    mean_semantic_distance: float
+
+
+@dataclass(frozen=True, eq=False)
+class TaxonomyRange(Entry):
+    """A categorical column's taxonomy: its concepts and its bottom and top labels."""
+
+    concepts: int
+    boundaries: list[str]
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation(Entry):
+    """What :func:`evaluate` measured; read as attributes or as the mapping of the JSON keys
+    (``result["sse_percent"]``); ``None`` is a measure that does not apply (no numeric
+    column) and is written as null."""
+
+    keep_none: ClassVar[bool] = True
+    rows: int
+    columns: list[str]
+    sse: float
+    sse_percent: float | None
+    record_linkage_percent: float | None
+    relative_error: float
+    jsd: float
+    variance_variation: float | None
+    mean_variation: float | None
+    rank_risk: float | None
+    emd: float | None
+    emd_exact: bool | None
+    emd_bound: float | None
+    per_attribute: dict[str, NumericDetail | CategoricalDetail]
+    domains: dict[str, Domain]
+    taxonomies: dict[str, TaxonomyRange]
+
+
+def _numeric_details(c: _Compared) -> dict[str, NumericDetail | CategoricalDetail]:
+    """SSE, JSD and the variations of variance and mean of each numeric column."""
+    per_jsd = jsd(c.x, c.y, c.lows, c.highs)
+    per_variance = variance_variation(c.x, c.y)
+    per_mean = mean_variation(c.x, c.y)
+    return {name: NumericDetail(sse=float(np.sum((c.x[:, j] - c.y[:, j]) ** 2)),
+                                jsd=float(per_jsd[j]),
+                                variance_variation=_optional(per_variance[j]),
+                                mean_variation=_optional(per_mean[j]))
+            for j, name in enumerate(c.numeric)}
+
+
+def _categorical_details(c: _Compared, deltas: list[np.ndarray]
+                         ) -> dict[str, NumericDetail | CategoricalDetail]:
+    """SSE (of δ), JSD over the concepts and mean semantic distance of each categorical
+    column, from its distances ``deltas`` between original categories and released concepts."""
+    details: dict[str, NumericDetail | CategoricalDetail] = {}
+    for j, (name, metric) in enumerate(zip(c.categorical, c.metrics, strict=True)):
+        delta, bins = deltas[j], metric.n_concepts
+        details[name] = CategoricalDetail(
+            sse=float(np.sum(delta**2)),
+            jsd=js_divergence(np.bincount(c.cx.codes[:, j], minlength=bins) / c.n,
+                              np.bincount(c.cy[:, j], minlength=bins) / c.n),
+            mean_semantic_distance=float(delta.mean()))
+    return details
+
+
+def _numeric_summary(c: _Compared) -> dict[str, Any]:
+    """The measures defined on numeric columns only (None each without any)."""
+    if not c.numeric:
+        return dict.fromkeys(("sse_percent", "variance_variation", "mean_variation",
+                              "rank_risk", "emd", "emd_exact", "emd_bound"))
+    distance = emd(c.x, c.y, c.lows, c.highs, max_points=EVALUATE_EMD_POINTS)
+    return {"sse_percent": sse_percent(c.x, c.y),
+            "variance_variation": _finite_mean(variance_variation(c.x, c.y)),
+            "mean_variation": _finite_mean(mean_variation(c.x, c.y)),
+            "rank_risk": rank_risk(c.x, c.y),
+            "emd": distance.value, "emd_exact": distance.exact, "emd_bound": distance.bound}
+
+
 def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None = None,
-             columns: Sequence[str] | None = None) -> dict[str, Any]:
+             columns: Sequence[str] | None = None) -> Evaluation:
     """Utility and risk of ``masked`` as a release of ``original`` (same rows, same order).
 
     Keys: ``sse``, ``sse_percent``, ``record_linkage_percent``, ``relative_error``, ``jsd``,
@@ -136,74 +272,38 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
         )
     chosen = evaluation_columns(original, masked, schema, columns)
     base = (schema.complete(original) if schema is not None else Schema.infer(original))
-    selected = base.select(chosen)
-    table: Table = encode(original[chosen], selected)
-    numeric = [c for c in chosen if selected[c].is_numeric]
-    categorical = [c for c in chosen if selected[c].is_categorical]
-
-    x = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
-    undeclared = Schema(tuple(replace(a, domain=None) for a in selected.select(numeric)))
-    y = (encode(masked[numeric], undeclared).numeric if numeric
-         else np.empty((table.n_rows, 0)))
-    lows, highs, sources = attribute_domains(selected.select(numeric), x)
-    widths = highs - lows
-    metrics = tuple(table.metric(c) for c in categorical)
-    cx = Categorical(np.column_stack([table.code_column(c) for c in categorical])
-                     if categorical else np.empty((table.n_rows, 0), dtype=np.int64), metrics)
-    cy = (np.column_stack([released_concepts(masked[c], m) for c, m in
-                           zip(categorical, metrics, strict=True)])
-          if categorical else np.empty((table.n_rows, 0), dtype=np.int64))
-
-    per_attribute: dict[str, dict[str, float | None]] = {}
-    errors: list[np.ndarray] = []
-    total_sse = sse(x, y) if numeric else 0.0
-    if numeric:
-        per_jsd = jsd(x, y, lows, highs)
-        per_variance = variance_variation(x, y)
-        per_mean = mean_variation(x, y)
-        errors.append(relative_errors(x, y, widths))
-        for j, name in enumerate(numeric):
-            per_attribute[name] = {
-                "sse": float(np.sum((x[:, j] - y[:, j]) ** 2)),
-                "jsd": float(per_jsd[j]),
-                "variance_variation": _optional(per_variance[j]),
-                "mean_variation": _optional(per_mean[j]),
-            }
-    for j, (name, metric) in enumerate(zip(categorical, metrics, strict=True)):
-        delta = metric.distances[cx.codes[:, j], cy[:, j]]
-        total_sse += float(np.sum(delta**2))
-        errors.append(delta)
-        bins = metric.n_concepts
-        per_attribute[name] = {
-            "sse": float(np.sum(delta**2)),
-            "jsd": js_divergence(np.bincount(cx.codes[:, j], minlength=bins) / table.n_rows,
-                                 np.bincount(cy[:, j], minlength=bins) / table.n_rows),
-            "mean_semantic_distance": float(delta.mean()),
-        }
-    distance = emd(x, y, lows, highs, max_points=EVALUATE_EMD_POINTS) if numeric else None
-    linkage = record_linkage(x, y, widths,
-                             categories=(cx.codes, cy, cx.squared()) if categorical else None)
-    return {
-        "rows": int(table.n_rows),
-        "columns": chosen,
-        "sse": float(total_sse),
-        "sse_percent": sse_percent(x, y) if numeric else None,
-        "record_linkage_percent": linkage,
-        "relative_error": float(np.concatenate(errors).mean()),
-        "jsd": float(np.mean([per_attribute[c]["jsd"] for c in chosen])),
-        "variance_variation": _finite_mean(variance_variation(x, y)) if numeric else None,
-        "mean_variation": _finite_mean(mean_variation(x, y)) if numeric else None,
-        "rank_risk": rank_risk(x, y) if numeric else None,
-        "emd": distance.value if distance is not None else None,
-        "emd_exact": distance.exact if distance is not None else None,
-        "emd_bound": distance.bound if distance is not None else None,
-        "per_attribute": {c: per_attribute[c] for c in chosen},
-        "domains": {
-            name: {"low": float(lows[j]), "high": float(highs[j]), "source": sources[j]}
-            for j, name in enumerate(numeric)
-        },
-        "taxonomies": {metric.name: {"concepts": metric.n_concepts,
-                                     "boundaries": [metric.labels[metric.bottom],
-                                                    metric.labels[metric.top]]}
-                       for metric in metrics},
-    }
+    c = _compared(original, masked, base.select(chosen), chosen)
+    widths = c.highs - c.lows
+    deltas = [metric.distances[c.cx.codes[:, j], c.cy[:, j]]
+              for j, metric in enumerate(c.metrics)]
+    per_attribute = {**_numeric_details(c), **_categorical_details(c, deltas)}
+    total_sse = sse(c.x, c.y) if c.numeric else 0.0
+    for name in c.categorical:
+        total_sse += per_attribute[name].sse
+    errors = [relative_errors(c.x, c.y, widths)] if c.numeric else []
+    numeric = _numeric_summary(c)
+    linkage = record_linkage(c.x, c.y, widths, categories=(c.cx.codes, c.cy, c.cx.squared())
+                             if c.categorical else None)
+    return Evaluation(
+        rows=int(c.n),
+        columns=chosen,
+        sse=float(total_sse),
+        sse_percent=numeric["sse_percent"],
+        record_linkage_percent=linkage,
+        relative_error=float(np.concatenate([*errors, *deltas]).mean()),
+        jsd=float(np.mean([per_attribute[name].jsd for name in chosen])),
+        variance_variation=numeric["variance_variation"],
+        mean_variation=numeric["mean_variation"],
+        rank_risk=numeric["rank_risk"],
+        emd=numeric["emd"],
+        emd_exact=numeric["emd_exact"],
+        emd_bound=numeric["emd_bound"],
+        per_attribute={name: per_attribute[name] for name in chosen},
+        domains={name: Domain(low=float(c.lows[j]), high=float(c.highs[j]),
+                              source=c.sources[j])
+                 for j, name in enumerate(c.numeric)},
+        taxonomies={metric.name: TaxonomyRange(concepts=metric.n_concepts,
+                                               boundaries=[metric.labels[metric.bottom],
+                                                           metric.labels[metric.top]])
+                    for metric in c.metrics},
+    )

@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 __all__ = [
     "NEIGHBOURS",
@@ -150,11 +150,18 @@ def _individual_sentence(level: float, individual: str, microaggregated: str | N
 class Entry(Mapping[str, Any]):
     """A typed entry of a privacy report. Its fields are attributes (``entry.epsilon``); it
     is also the read-only mapping of its fields that are set (``entry["epsilon"]``), which is
-    what the JSON report holds: a field left ``None`` is not written."""
+    what the JSON report holds: a field left ``None`` is not written (unless the type keeps
+    ``None``, ``keep_none``, as a measure that does not apply)."""
+
+    keep_none: ClassVar[bool] = False
 
     def _set(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)
-                if getattr(self, f.name) is not None}
+                if self.keep_none or getattr(self, f.name) is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as JSON holds it."""
+        return {k: plain(v) for k, v in self.items()}
 
     def __getitem__(self, key: str) -> Any:
         return self._set()[key]
