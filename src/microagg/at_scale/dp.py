@@ -164,11 +164,13 @@ def _noisy_groups(ranking: bool, sums: list[np.ndarray], *, data: DPInput, k: in
     groups = sizes.size
     n = int(sizes.sum())
     budget = Budget(epsilon)
+    sets: list[tuple[list[str], np.ndarray]] = []
+    sensitivities: list[dict[str, Any]] = []
+    noise: dict[str, NoiseLevel] = {}
     if ranking:
         shares = budget.split({name: 1.0 for name in names},
                               "sequential composition over the m protected attributes (001 "
                               "Lemma 2)")
-        sets, sensitivities, noise = [], [], {}
         for j, name in enumerate(names):
             noisy, entry, noise[name] = noisy_ranked_means(
                 sums[j][:, 0] / sizes, name=name, low=lows[j], high=highs[j], k=k,
@@ -187,7 +189,6 @@ def _noisy_groups(ranking: bool, sums: list[np.ndarray], *, data: DPInput, k: in
             "sequential composition over attributes")
         p = len(names)
         columns = [sums[0][:, :p]]
-        sensitivities, noise = [], {}
         if names:
             noisy, sensitivities, noise = private_numeric(
                 sums[0][:, :p] / sizes[:, None], data=data, factor=groups / k,

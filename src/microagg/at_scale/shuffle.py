@@ -99,7 +99,7 @@ def _block(written: list[int], folder: str, block: int, names: list[list[str]],
 
 
 def shuffled_partitions(sets: Sequence[tuple[list[str], np.ndarray]], sizes: np.ndarray,
-                        out_rows: Sequence[int], rng: np.random.Generator,
+                        out_rows: Sequence[int] | np.ndarray, rng: np.random.Generator,
                         order: Sequence[str], spill: str | Path,
                         categories: Mapping[str, Sequence[str]] | None = None) -> list[Any]:
     """Delayed DataFrames, one per output partition of ``out_rows`` rows: for every column set
@@ -111,10 +111,10 @@ def shuffled_partitions(sets: Sequence[tuple[list[str], np.ndarray]], sizes: np.
     import dask
 
     folder = str(spill)
-    out_rows = np.asarray(out_rows, dtype=np.int64)
-    bounds = _chunk_bounds(sizes, out_rows.size)
+    rows_out = np.asarray(out_rows, dtype=np.int64)
+    bounds = _chunk_bounds(sizes, rows_out.size)
     chunk_rows = np.add.reduceat(sizes, bounds[:-1])
-    tables = [transfer_table(chunk_rows, out_rows, rng) for _ in sets]
+    tables = [transfer_table(chunk_rows, rows_out, rng) for _ in sets]
     root = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
     chunk_seeds, out_seeds = root.spawn(2)
     written = []
@@ -130,4 +130,4 @@ def shuffled_partitions(sets: Sequence[tuple[list[str], np.ndarray]], sizes: np.
     labels = {name: list(v) for name, v in (categories or {}).items()}
     return [dask.delayed(_block)(written, folder, p, names, list(order), seed.spawn(len(sets)),
                                  labels)
-            for p, seed in enumerate(out_seeds.spawn(out_rows.size))]
+            for p, seed in enumerate(out_seeds.spawn(rows_out.size))]

@@ -104,8 +104,14 @@ def _schema_outputs(schema: Any, schema_out: Path
 
     bundled, copies = taxonomy_copies(schema, schema_out)
     text = bundled.dumps(base_dir=schema_out.parent)
-    writers: list[tuple[Path, Callable[[Path], None]]] = [
-        (schema_out, lambda path: path.write_text(text, encoding="utf-8"))]
-    for source, copy in copies:
-        writers.append((copy, lambda path, source=source: shutil.copyfile(source, path)))
+    def write_schema(path: Path) -> None:
+        path.write_text(text, encoding="utf-8")
+
+    def copier(source: Path) -> Callable[[Path], None]:
+        def copy_to(path: Path) -> None:
+            shutil.copyfile(source, path)
+        return copy_to
+
+    writers: list[tuple[Path, Callable[[Path], None]]] = [(schema_out, write_schema)]
+    writers += [(copy, copier(source)) for source, copy in copies]
     return writers, copies

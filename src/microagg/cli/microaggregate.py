@@ -58,7 +58,7 @@ def microaggregate(
     """Replace quasi-identifiers by cluster means (k-anonymity by microaggregation)."""
     from microagg.release.functions import make_method
 
-    made = make_method(Family.K_ANONYMITY, method, options or {})
+    made: Any = make_method(Family.K_ANONYMITY, method, options or {})
     if engine_is_dask(engine, scheduler, workers, schema=schema, labels_out=labels_out,
                       drop_incomplete=drop_incomplete, clamp=clamp, threads=threads):
         _block_mdav(input, output, made, columns=names(columns, "--columns"),

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except usage as exc:
         command = exc.ctx.command_path if exc.ctx is not None else "microagg"
-        _error(f"{exc.format_message()} (see {command} --help)")  # type: ignore[attr-defined]
+        _error(f"{exc.format_message()} (see {command} --help)")
         return 2
     except (typer.Abort, KeyboardInterrupt):
         _error(INTERRUPTED_MESSAGE)
@@ -102,14 +102,14 @@ def _interrupted(exc: BaseException) -> bool:
     return False
 
 
-def _usage_errors() -> tuple[type[Exception], type[Exception]]:
+def _usage_errors() -> tuple[Any, Any]:
     """Click's "no arguments: show the help" and usage errors, wherever Typer keeps them
     (recent Typer vendors Click as ``typer._click``)."""
     try:
-        from typer._click.exceptions import NoArgsIsHelpError, UsageError
+        exceptions = importlib.import_module("typer._click.exceptions")
     except ImportError:  # Typer on Click itself
-        from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[no-redef]
-    return NoArgsIsHelpError, UsageError
+        exceptions = importlib.import_module("click.exceptions")
+    return exceptions.NoArgsIsHelpError, exceptions.UsageError
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str,

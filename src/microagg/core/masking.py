@@ -168,5 +168,5 @@ def rank_swap(X: np.ndarray, fraction: float, *,
     out = np.empty_like(x)
     for j in range(x.shape[1]):
         order = np.argsort(x[:, j], kind="stable")
-        out[order, j] = _swap_column(x[order, j], window, generator.random(n))
+        out[order, j] = _swap_column(x[order, j], window, generator.random(size=(n,)))
     return out

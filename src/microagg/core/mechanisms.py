@@ -201,6 +201,6 @@ def exponential_mechanism(quality: np.ndarray, *, sensitivity: float, epsilon: f
     units = snapped.astype(np.int64)
     gaps = np.ascontiguousarray(units.max(axis=1, keepdims=True) - units)
     out = np.empty(quality.shape[0], dtype=np.int64)
-    exponential_choices(make_rng(rng), gaps, np.int64(integer_scale), out)
+    exponential_choices(make_rng(rng), gaps, integer_scale, out)
     return out, ExponentialRelease(sensitivity, 2 * integer_sensitivity / integer_scale, grid,
                                    integer_scale)

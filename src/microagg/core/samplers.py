@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from microagg.core.threads import most_threads
 from microagg.errors import InputError
 
 __all__ = ["discrete_laplace", "exponential_choices", "make_rng"]
@@ -170,7 +171,7 @@ def discrete_laplace(scale: int, size: int, rng: np.random.Generator | int | Non
         raise InputError(f"discrete Laplace scale must lie in [1, 2^46], got {scale}")
     rng = make_rng(rng)
     out = np.empty(int(size), dtype=np.int64)
-    threads = max(1, min(numba.config.NUMBA_NUM_THREADS, out.size // _PARALLEL_DRAWS))
+    threads = max(1, min(most_threads(), out.size // _PARALLEL_DRAWS))
     if threads == 1:
         _discrete_laplace_fill(rng, scale, out)
         return out

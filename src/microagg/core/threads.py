@@ -29,7 +29,7 @@ import numba
 
 from microagg.errors import InputError
 
-__all__ = ["ThreadChooser", "available_threads", "check_threads", "numba_threads"]
+__all__ = ["ThreadChooser", "available_threads", "check_threads", "most_threads", "numba_threads"]
 
 # A kernel argument meaning "never split a pass" (more rows per chunk than any table has).
 SERIAL = 1 << 62
@@ -42,14 +42,19 @@ def available_threads() -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         cores = os.cpu_count() or 1
-    return max(1, min(numba.config.NUMBA_NUM_THREADS, cores))
+    return max(1, min(most_threads(), cores))
+
+
+def most_threads() -> int:
+    """The threads numba may use in this process (``NUMBA_NUM_THREADS``)."""
+    return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
 
 
 def check_threads(threads: object) -> int | None:
     """``threads`` as given (None: choose automatically), refusing what numba cannot do."""
     if threads is None:
         return None
-    most = numba.config.NUMBA_NUM_THREADS
+    most = most_threads()
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= most:
         raise InputError(f"threads must be a whole number from 1 to {most} (the threads "
                          f"numba may use here), got {threads!r}")
@@ -146,7 +151,8 @@ class ThreadChooser:
             previous = self._cost.get(self._split)
             # A confirmation replaces its probe's figure (measured on a tiny batch).
             fresh = previous is None or self._stage == "confirm"
-            self._cost[self._split] = cost if fresh else 0.5 * (previous + cost)
+            self._cost[self._split] = (cost if previous is None or fresh
+                                       else 0.5 * (previous + cost))
             # The first probe of split passes also starts the thread pool: only a clearly
             # hopeless one (10 times slower) skips the confirmation.
             promising = 2.0 if previous is not None else 10.0

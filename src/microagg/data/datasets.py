@@ -336,6 +336,14 @@ def taxonomy_copies(schema: Schema, schema_path: str | Path
 
 # -- synthetic data ------------------------------------------------------------------------
 
+def _lognormal(mu: float, sigma: float, loading: float
+               ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """exp(mu + sigma (r w + sqrt(1 - r^2) e)): a log-normal variable loading r on wealth w."""
+    def make(w: np.ndarray, a: np.ndarray, e: np.ndarray) -> np.ndarray:
+        return np.exp(mu + sigma * (loading * w + np.sqrt(1 - loading * loading) * e))
+    return make
+
+
 @dataclass(frozen=True)
 class _Variable:
     name: str
@@ -395,11 +403,7 @@ def synthetic(n: int = 1000, d: int = 6, seed: int = 0) -> Dataset:
         mu = 7.0 + (j % 4)
         loading = 0.3 + 0.6 * ((j * 0.377) % 1.0)
         top = float(np.ceil(np.exp(mu + 7.5 * sigma) / 1000) * 1000)
-        variables.append(
-            _Variable(f"x{j + 1}", (0, top),
-                      lambda w, a, e, mu=mu, s=sigma, r=loading:
-                      np.exp(mu + s * (r * w + np.sqrt(1 - r * r) * e)))
-        )
+        variables.append(_Variable(f"x{j + 1}", (0, top), _lognormal(mu, sigma, loading)))
     columns: dict[str, np.ndarray] = {}
     attributes: list[Attribute] = []
     for variable in variables:

@@ -66,7 +66,7 @@ def _parse_enum(enum: type[Enum], value: Any, attribute: str, what: str) -> Any:
     try:
         return enum(str(value).strip().lower())
     except ValueError:
-        allowed = ", ".join(m.value for m in enum)  # type: ignore[attr-defined]
+        allowed = ", ".join(m.value for m in enum)
         raise SchemaError(
             f"attribute '{attribute}': unknown {what} '{value}' (allowed: {allowed})"
         ) from None
@@ -307,7 +307,7 @@ class Schema:
             attributes.append(
                 Attribute(
                     name=str(name),
-                    role=roles.get(name, default_role),
+                    role=Role(roles.get(name, default_role)),
                     kind=Kind.NUMERIC if numeric else Kind.NOMINAL,
                     inferred=True,
                 )

@@ -277,7 +277,7 @@ def _encode_categorical(
                          and not pd.api.types.is_bool_dtype(series))
         key = (lambda s: float(s)) if numeric_order else None
         categories = tuple(sorted((str(v) for v in observed), key=key))
-    codes = pd.Index(list(categories)).get_indexer(labels.to_numpy()).astype(np.int64)
+    codes = pd.Index(list(categories)).get_indexer(pd.Index(labels)).astype(np.int64)
     unknown = codes < 0
     if unknown.any():
         i = int(np.flatnonzero(unknown)[0])

@@ -145,7 +145,7 @@ class Taxonomy:
         inner = [c for c in tree.inner if c != root] + [root]
         labels = (*leaves, *inner)
         index = {label: i for i, label in enumerate(labels)}
-        parent = np.array([-1 if tree.parent_of[c] is None else index[tree.parent_of[c]]
+        parent = np.array([-1 if (up := tree.parent_of[c]) is None else index[up]
                            for c in labels], dtype=np.int64)
         return cls(labels=labels, parent=parent, n_leaves=len(leaves))
 
@@ -357,8 +357,8 @@ class CategoryMetric:
         if self.ordinal:
             return np.arange(present.min(), present.max() + 1)
         paths = []
-        for concept in present:
-            path = [int(concept)]
+        for first in present:
+            path = [int(first)]
             while self.parent[path[-1]] >= 0:
                 path.append(int(self.parent[path[-1]]))
             paths.append(path)

@@ -71,8 +71,8 @@ class TableCheck:
     @property
     def holds(self) -> bool:
         """Whether every model checked holds."""
-        checks = [*([self.k_anonymity] if self.k_anonymity else []), *(self.t_closeness or [])]
-        return all(c.holds for c in checks)
+        k_holds = self.k_anonymity is None or self.k_anonymity.holds
+        return k_holds and all(c.holds for c in self.t_closeness or [])
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"records": self.records,

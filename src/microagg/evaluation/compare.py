@@ -213,6 +213,7 @@ def _target(target_risk: str | float | None, target_utility: str | float | None
         raise InputError("give exactly one of `target_risk` and `target_utility`")
     if target_risk is not None:
         return Target.RISK, parse_target(target_risk)
+    assert target_utility is not None  # exactly one is given (checked above)
     return Target.UTILITY, parse_target(target_utility)
 
 

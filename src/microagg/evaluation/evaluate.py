@@ -101,7 +101,7 @@ def attribute_domains(schema: Schema, values: np.ndarray
 def released_concepts(values: pd.Series, metric: CategoryMetric) -> np.ndarray:
     """Concept numbers of released categorical values (categories or inner concepts)."""
     labels = category_labels(values).to_numpy()
-    index = pd.Index(list(metric.labels)).get_indexer(labels)
+    index = pd.Index(list(metric.labels)).get_indexer(pd.Index(labels))
     if (index < 0).any():
         i = int(np.flatnonzero(index < 0)[0])
         raise InputError(f"column '{metric.name}': released value '{labels[i]}' in row {i + 1} "

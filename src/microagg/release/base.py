@@ -70,6 +70,8 @@ class Release(Generic[R]):
         index = self.frame.index if self.source_index is None else self.source_index
         if self.labels.ndim == 1:
             return pd.DataFrame({"cluster": self.labels}, index=index)
-        columns = self.report.columns
+        report = self.report  # per-attribute labels come from univariate microaggregation
+        assert isinstance(report, KAnonymityReport | MaskingReport), type(report).__name__
+        columns = report.columns
         return pd.DataFrame({f"cluster_{c}": self.labels[:, j] for j, c in enumerate(columns)},
                             index=index)

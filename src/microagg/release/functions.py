@@ -48,8 +48,7 @@ def release(of: Family, frame: pd.DataFrame, method: str | type[ReleaseMethod],
     cls = lookup(of, method)
     call = set(inspect.signature(cls.release).parameters) - {"self", "frame"}
     made = make_method(of, cls, {k: v for k, v in options.items() if k not in call})
-    return made.release(frame, **{k: v for k, v in options.items()  # type: ignore[attr-defined]
-                                  if k in call})
+    return made.release(frame, **{k: v for k, v in options.items() if k in call})
 
 
 def microaggregate(frame: pd.DataFrame, *, method: str = "mdav",

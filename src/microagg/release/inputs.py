@@ -224,8 +224,11 @@ def _numeric_block(table: Table, schema: Schema, numeric: Sequence[str]
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The clamped values of the ``numeric`` columns and the bounds of their domains."""
     X = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
-    lows = np.array([schema[c].bounds[0] for c in numeric])
-    highs = np.array([schema[c].bounds[1] for c in numeric])
+    bounds = [schema[c].bounds for c in numeric]
+    if any(b is None for b in bounds):  # prepare_dp declares every domain first
+        raise AssertionError("a protected numeric column without a domain")
+    lows = np.array([b[0] for b in bounds if b is not None])
+    highs = np.array([b[1] for b in bounds if b is not None])
     return X, lows, highs
 
 

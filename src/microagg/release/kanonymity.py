@@ -213,13 +213,18 @@ def _histogram(labels: np.ndarray) -> dict[str, int]:
     return {str(int(v)): int(c) for v, c in zip(values, counts, strict=True)}
 
 
+def clusters_of(labels: np.ndarray) -> Clusters:
+    """The clusters of a partition (1-D labels): count, smallest, largest, size histogram."""
+    sizes = cluster_sizes(labels)
+    return Clusters(count=int(sizes.size), size_histogram=_histogram(labels),
+                    smallest=int(sizes.min()), largest=int(sizes.max()))
+
+
 def cluster_summary(labels: np.ndarray, columns: Sequence[str]
                     ) -> Clusters | dict[str, Clusters]:
     """The clusters of ``labels``; one entry per attribute for a univariate (2-D) partition."""
     if labels.ndim == 1:
-        sizes = cluster_sizes(labels)
-        return Clusters(count=int(sizes.size), size_histogram=_histogram(labels),
-                        smallest=int(sizes.min()), largest=int(sizes.max()))
+        return clusters_of(labels)
     return {c: Clusters(count=int(labels[:, j].max()) + 1,
                         size_histogram=_histogram(labels[:, j]))
             for j, c in enumerate(columns)}

@@ -176,11 +176,11 @@ def _block_bounds(block: StatisticBlock, sizes: np.ndarray) -> tuple[np.ndarray,
         return np.full((c, block.count), -bound), np.full((c, block.count), bound)
     k = sizes.astype(np.float64)[:, None]
     if block.statistic == "covariance":
-        bound = np.broadcast_to(covariance_bound(k), (c, block.count))
+        widest = np.broadcast_to(covariance_bound(k), (c, block.count))
         diagonal = block.index[:, 0] == block.index[:, 1]
-        return np.where(diagonal, 0.0, -bound), bound.copy()
-    bound = np.broadcast_to(k * k / ((k - 1) * (k - 2)), (c, block.count))
-    return -bound, bound.copy()
+        return np.where(diagonal, 0.0, -widest), widest.copy()
+    widest = np.broadcast_to(k * k / ((k - 1) * (k - 2)), (c, block.count))
+    return -widest, widest.copy()
 
 
 def _formula(members: Sequence[StatisticBlock]) -> str:
@@ -294,6 +294,7 @@ def post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarra
         index = by_name["coskewness"].index
         coskewness = noisy["coskewness"]
         marginal = np.flatnonzero((index[:, 0] == index[:, 1]) & (index[:, 1] == index[:, 2]))
+        assert covariance is not None, "m = 2 releases the covariance with the coskewness"
         variances = np.diagonal(covariance, axis1=1, axis2=2)
         with np.errstate(divide="ignore", invalid="ignore"):
             skewness = np.where(variances > 1e-12,
@@ -354,6 +355,7 @@ def statistics_frame(released: Released, names: Sequence[str], group: str,
         add(KENDALL, released.kendall_index, released.kendall)
     if released.coskewness is not None and released.coskewness_index is not None:
         add("coskewness", released.coskewness_index, released.coskewness)
-        add("skewness", moment_indices(d, 1, marginal=True), released.skewness)
+        if released.skewness is not None:
+            add("skewness", moment_indices(d, 1, marginal=True), released.skewness)
     return pd.concat(parts, ignore_index=True).sort_values(
         "cluster", kind="stable", ignore_index=True)

@@ -10,7 +10,7 @@ import numpy as np
 from microagg.core.mechanisms import laplace_mechanism
 from microagg.options import Calibration
 from microagg.release.inputs import DPInput
-from microagg.release.report import numeric_noise
+from microagg.release.report import NoiseLevel, numeric_noise
 
 __all__ = ["private_numeric"]
 
@@ -18,7 +18,7 @@ __all__ = ["private_numeric"]
 def private_numeric(values: np.ndarray, *, data: DPInput, factor: float, epsilon: float,
                     calibration: Calibration, rng: np.random.Generator, statistic: str,
                     formula: str, changing: int | None = None
-                    ) -> tuple[np.ndarray, list[dict[str, Any]], dict[str, dict[str, Any]]]:
+                    ) -> tuple[np.ndarray, list[dict[str, Any]], dict[str, NoiseLevel]]:
     """``values`` (groups × numeric attributes, each column in its domain) with Laplace noise.
 
     ``factor`` times a domain width is the L1 sensitivity of one attribute's column: with
@@ -36,8 +36,9 @@ def private_numeric(values: np.ndarray, *, data: DPInput, factor: float, epsilon
         entries = [{"statistic": f"{statistic} ({values.shape[0]} x {values.shape[1]})",
                     "mechanism": "Laplace", "formula": f"{formula} * sum_j (b_j - a_j)",
                     **info.as_dict()}]
-        noise = {name: numeric_noise(float(widths[j]), info.standard_deviation)
-                 for j, name in enumerate(data.numeric)}
+        noise: dict[str, NoiseLevel] = {
+            name: numeric_noise(float(widths[j]), info.standard_deviation)
+            for j, name in enumerate(data.numeric)}
         return noisy, entries, noise
     noisy = np.empty_like(values)
     entries, noise = [], {}

@@ -61,7 +61,7 @@ class Interval(Constraint):
         if self.kind is int:
             if not float(value).is_integer():
                 raise ParameterError(name, f"must be {self.describe()}, got {value!r}")
-            value = int(value)
+            value = int(float(value))
         else:
             value = float(value)
             if not math.isfinite(value):

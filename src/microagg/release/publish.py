@@ -23,6 +23,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Sequence
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -192,7 +193,7 @@ def caller_stacklevel() -> int:
     microagg: the line of the caller's code that asked for the release, however many of
     microagg's own functions lie between."""
     level = 1
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("microagg."):
         frame = frame.f_back
         level += 1

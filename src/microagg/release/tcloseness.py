@@ -24,7 +24,7 @@ from microagg.release.base import Release
 from microagg.release.inputs import check_clamp, require_known
 from microagg.release.kanonymity import (
     categorical_part,
-    cluster_summary,
+    clusters_of,
     numeric_part,
     replace_by_clusters,
     resolve_scaling,
@@ -201,7 +201,7 @@ def _tclose_release(method: TCloseMethod, frame: pd.DataFrame, table: Table,
         rows_dropped_as_incomplete=int(len(frame) - table.n_rows),
         identifiers_dropped=[a.name for a in table.schema if a.role is Role.IDENTIFIER],
         released_unchanged=[c for c in kept if c not in quasi],
-        clusters=cluster_summary(labels, quasi),
+        clusters=clusters_of(labels),
         classes_before_merging=partition.classes_before_merging, merges=partition.merges,
         largest_emd=largest,
         k_anonymity=Anonymity(anonymity.smallest_class, anonymity.classes,

@@ -165,7 +165,7 @@ class Microaggregator:
         options["quasi" if method.family is Family.T_CLOSENESS else "columns"] = columns
         if randomized:
             options["rng"] = self.random_state
-        return method.release(frame, **options)  # type: ignore[attr-defined, no-any-return]
+        return method.release(frame, **options)
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self.get_params().items() if v is not None}

@@ -14,12 +14,17 @@ import inspect
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar, TypeVar, dataclass_transform
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 
 from microagg.errors import ParameterError
 from microagg.release.params import method_fields, numpydoc_parameters, param, validate
 
 __all__ = ["Family", "ReleaseMethod", "build", "release_method"]
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from microagg.release.base import Release
 
 M = TypeVar("M", bound=type)
 
@@ -44,6 +49,10 @@ class ReleaseMethod:
     def __post_init__(self) -> None:
         validate(self)
 
+    if TYPE_CHECKING:
+        def release(self, frame: pd.DataFrame, *args: Any, **kwargs: Any) -> Release[Any]:
+            """Release ``frame``; each family's base declares the keywords it takes."""
+
     def parameters(self) -> dict[str, Any]:
         """The method's parameters by name, as the report and a recipe state them."""
         return {f.name: getattr(self, f.name) for f in method_fields(self)}
@@ -60,7 +69,7 @@ def release_method(cls: M) -> M:
     """Make ``cls`` a method class: a frozen, keyword-only dataclass whose docstring gets its
     numpydoc ``Parameters`` section from its fields (before ``References``), so the one
     declaration of a parameter is also its documentation."""
-    made = dataclass(frozen=True, kw_only=True)(cls)
+    made: Any = dataclass(frozen=True, kw_only=True)(cls)
     doc = inspect.cleandoc(made.__doc__ or "")
     section = numpydoc_parameters(method_fields(made))
     head, marker, tail = doc.partition("\nReferences\n")

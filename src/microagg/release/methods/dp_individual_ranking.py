@@ -38,7 +38,7 @@ from microagg.release.dp import DPMethod, DPStep, Progress
 from microagg.release.inputs import DPInput
 from microagg.release.methods.base import release_method
 from microagg.release.params import Choice, Interval, param
-from microagg.release.report import NoiseLevel, categorical_noise, numeric_noise
+from microagg.release.report import NoiseLevel, NumericNoise, categorical_noise, numeric_noise
 
 __all__ = ["LINKAGE_HELP", "DPIndividualRanking", "noisy_ranked_means"]
 
@@ -49,7 +49,7 @@ LINKAGE_HELP = ("unlinked (default; each column or group in its own random order
 
 def noisy_ranked_means(means: np.ndarray, *, name: str, low: float, high: float, k: int,
                        epsilon: float, rng: np.random.Generator
-                       ) -> tuple[np.ndarray, dict[str, Any], dict[str, Any]]:
+                       ) -> tuple[np.ndarray, dict[str, Any], NumericNoise]:
     """The Laplace release of one attribute's ranked group means (001 Alg. 1, sensitivity
     (b − a)/k by 001 Lemma 1), its sensitivity entry and its noise level for the report."""
     width = float(high - low)
