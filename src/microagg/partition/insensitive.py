@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from functools import lru_cache
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -34,12 +35,12 @@ from microagg.core.threads import ThreadChooser
 from microagg.errors import InputError
 from microagg.options import Reference, parse
 from microagg.partition import _kernels
+from microagg.partition._heap import heap_sort
 from microagg.partition._kernels import (
-    heap_sift_down,
     query,
     recode,
     remaining_set,
-    remove_row,
+    remove_remaining,
     run_batches,
     work_buffers,
 )
@@ -105,10 +106,7 @@ def _smallest(rest, coded, m_rest, corner, corner_c, count, ties, threads, paral
     mr = np.empty(count, dtype=np.int64)
     size, _ = query(rest, coded, work, m_rest, corner, corner_c, np.int64(-1), count,
                     np.bool_(False), md, mr, parallel_min, ties)
-    for end in range(size - 1, 0, -1):  # heapsort: ascending order
-        md[0], md[end] = md[end], md[0]
-        mr[0], mr[end] = mr[end], mr[0]
-        heap_sift_down(md, mr, end, np.int64(0), ties)
+    heap_sort(md, mr, size, ties)
     return mr[:size].copy()
 
 
@@ -116,14 +114,34 @@ def _smallest(rest, coded, m_rest, corner, corner_c, count, ties, threads, paral
 #
 # Each corner keeps a buffer: its next rows in its order, found by one query and then read one
 # by one (rows that other corners clustered meanwhile are skipped). All buffers share one flat
-# int64 array, the pool: ``buffers = (pool, heads, tails, built, end)``, where corner c's unread
-# rows are pool[heads[c]:tails[c]], built[c] is the number of rows its last query found (0: no
-# query yet) and ``end`` is where the next buffer is written. Flat arrays keep every kernel in
-# numba's cache: a typed list of arrays would make numba compile its Python-side helpers in
-# every process.
+# int64 array, the pool (:class:`_CornerBuffers`). Flat arrays keep every kernel in numba's
+# cache: a typed list of arrays would make numba compile its Python-side helpers in every
+# process.
 
 
-def _empty_buffers(period: int, room: int) -> tuple:
+class _CornerBuffers(NamedTuple):
+    """The buffers of all corners in one pool.
+
+    Attributes
+    ----------
+    pool : ndarray of int64
+        The rows of every buffer; corner c's unread rows are pool[heads[c]:tails[c]].
+    heads, tails : ndarray of int64, shape (period,)
+        Where each corner's unread rows start and end in the pool.
+    built : ndarray of int64, shape (period,)
+        The number of rows each corner's last query found (0: no query yet).
+    end : int
+        Where the next buffer is written in the pool.
+    """
+
+    pool: np.ndarray
+    heads: np.ndarray
+    tails: np.ndarray
+    built: np.ndarray
+    end: int
+
+
+def _empty_buffers(period: int, room: int) -> _CornerBuffers:
     """Buffers of ``period`` corners, none queried yet.
 
     Parameters
@@ -135,11 +153,11 @@ def _empty_buffers(period: int, room: int) -> tuple:
 
     Returns
     -------
-    tuple
-        ``(pool, heads, tails, built, end)``, as described above.
+    _CornerBuffers
+        An empty pool of ``room`` rows.
     """
-    return (np.empty(room, dtype=np.int64), np.zeros(period, dtype=np.int64),
-            np.zeros(period, dtype=np.int64), np.zeros(period, dtype=np.int64), 0)
+    return _CornerBuffers(np.empty(room, dtype=np.int64), np.zeros(period, dtype=np.int64),
+                          np.zeros(period, dtype=np.int64), np.zeros(period, dtype=np.int64), 0)
 
 
 @numba.njit(cache=True)
@@ -177,10 +195,10 @@ def _store(buffers, c, rows):
 
     Returns
     -------
-    tuple
-        The buffers: a new tuple, since the pool is replaced when it has no room left.
+    _CornerBuffers
+        The buffers: a new record, since the pool is replaced when it has no room left.
     """
-    pool, heads, tails, built, end = buffers
+    pool, heads, tails, end = buffers.pool, buffers.heads, buffers.tails, buffers.end
     if end + rows.size > pool.size:
         pool, end = _compact(pool, heads, tails, rows.size)
     heads[c] = end
@@ -188,8 +206,8 @@ def _store(buffers, c, rows):
         pool[end] = row
         end += 1
     tails[c] = end
-    built[c] = rows.size
-    return pool, heads, tails, built, end
+    buffers.built[c] = rows.size
+    return _CornerBuffers(pool, heads, tails, buffers.built, end)
 
 
 @numba.njit(cache=True)
@@ -197,8 +215,8 @@ def _corner_clusters(rest, coded, ties, k, corners, corners_c, uses, first, last
                      labels, m_rest, buffers, threads, parallel_min):
     """Form clusters first, first + 1, ... (cluster i uses corner i % period) until ``last``
     or until at most ``stop_below`` rows remain; return (next cluster, m_rest, buffers)."""
-    Y, codes, idx, pos, _, C, _ = rest
-    _, heads, tails, built, _ = buffers  # updated in place; the pool may be replaced
+    # updated in place; the pool may be replaced
+    heads, tails, built = buffers.heads, buffers.tails, buffers.built
     period = corners.shape[0]
     i = first
     while i < last and (m_rest > stop_below or i == first):
@@ -217,12 +235,12 @@ def _corner_clusters(rest, coded, ties, k, corners, corners_c, uses, first, last
                 buffers = _store(buffers, c,
                                  _smallest(rest, coded, m_rest, corners[c], corners_c[c],
                                            min(want, m_rest), ties, threads, parallel_min))
-            row = buffers[0][heads[c]]
+            row = buffers.pool[heads[c]]
             heads[c] += 1
             if labels[row] < 0:
                 labels[row] = i
                 taken += 1
-                m_rest = remove_row(Y, codes, C, idx, pos, m_rest, row)
+                m_rest = remove_remaining(rest, m_rest, row)
         uses[c] -= 1
         if uses[c] == 0:
             heads[c] = tails[c]  # its unread rows are dropped at the next compaction
@@ -313,18 +331,20 @@ def insensitive(X: np.ndarray | None, k: int, lows: np.ndarray, highs: np.ndarra
         rest, coded = remaining_set(U, categorical.codes, categorical.squared())
         ties = _tiebreak(X, categorical)
         chooser = ThreadChooser(_kernels.PARALLEL_MIN_ROWS, threads)
-        state = {"coded": coded, "first": 0, "buffers": _empty_buffers(period, n)}
+        formed, buffers = 0, _empty_buffers(period, n)
 
         def step(budget: int, stop_below: int, parallel_min: int) -> tuple[int, int]:
-            first = state["first"]
-            state["first"], left, state["buffers"] = _corner_clusters(
-                rest, state["coded"], ties, k, corners, corners_c, uses, first,
+            nonlocal formed, buffers
+            first = formed
+            formed, left, buffers = _corner_clusters(
+                rest, coded, ties, k, corners, corners_c, uses, first,
                 min(clusters - 1, first + budget), stop_below, labels, n - first * k,
-                state["buffers"], chooser.width, parallel_min)
-            return left, state["first"] - first
+                buffers, chooser.width, parallel_min)
+            return left, formed - first
 
         def recode_rows(m: int) -> None:
-            state["coded"] = recode(rest, state["coded"], m)
+            nonlocal coded
+            coded = recode(rest, coded, m)
 
         # Clusters are formed while at least 2k rows remain (then clusters - 1 are formed).
         run_batches(chooser, step, n, 2 * k, recode_rows, progress)

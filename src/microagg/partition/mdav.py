@@ -39,18 +39,16 @@ from microagg.core.distance import Categorical
 from microagg.core.threads import ThreadChooser
 from microagg.errors import InputError
 from microagg.partition import _kernels
+from microagg.partition._anchor import anchor_order, farthest_from, move_anchor, reanchor
+from microagg.partition._concepts import categories, centroid_concepts
+from microagg.partition._distances import BLOCK, block_distances, exact_distance
+from microagg.partition._double_double import dd_accumulate, dd_sums
+from microagg.partition._heap import precedes
 from microagg.partition._kernels import (
-    BLOCK,
-    block_distances,
-    dd_accumulate,
-    dd_total,
-    exact_distance,
-    farther,
-    precedes,
     query,
     recode,
     remaining_set,
-    remove_row,
+    remove_remaining,
     run_batches,
     work_buffers,
 )
@@ -64,109 +62,30 @@ Progress = Callable[[int], None]
 _CANDIDATES = 4096
 
 
-@numba.njit(cache=True)
-def _category_centroid(counts, delta, parent, ordinal):
-    """Marginality centroid (000 eq. 5) of the sample with ``counts`` per concept: among the
-    concepts of the minimal sub-taxonomy covering it (for an ordinal chain, the levels between
-    its smallest and largest), the least marginal; ties to the lowest concept number.
-    Marginality sums run over the sample's concepts in increasing order (as
-    :func:`microagg.data.taxonomy.marginality`)."""
-    size = counts.shape[0]
-    first = -1
-    lowest = size
-    highest = -1
-    for c in range(size):
-        if counts[c] > 0:
-            if first < 0:
-                first = c
-            lowest = min(lowest, c)
-            highest = max(highest, c)
-    candidate = np.zeros(size, dtype=np.bool_)
-    if ordinal:
-        for c in range(lowest, highest + 1):
-            candidate[c] = True
-    else:
-        common = np.zeros(size, dtype=np.bool_)
-        c = first
-        while c >= 0:
-            common[c] = True
-            c = parent[c]
-        above = np.zeros(size, dtype=np.bool_)
-        for present in range(size):
-            if counts[present] > 0 and present != first:
-                above[:] = False
-                c = present
-                while c >= 0:
-                    above[c] = True
-                    c = parent[c]
-                for a in range(size):
-                    common[a] = common[a] and above[a]
-        lca = first
-        while not common[lca]:
-            lca = parent[lca]
-        for present in range(size):
-            if counts[present] > 0:
-                c = present
-                while True:
-                    candidate[c] = True
-                    if c == lca:
-                        break
-                    c = parent[c]
-    best = -1
-    best_score = np.inf
-    for a in range(size):
-        if candidate[a]:
-            score = 0.0
-            for c in range(size):
-                if counts[c] > 0:
-                    score += counts[c] * delta[c, a]
-            if score < best_score:
-                best = a
-                best_score = score
-    return best
-
-
-@numba.njit(cache=True)
-def _centroid_concepts(hist, deltas, parents, ordinal, out):
-    for j in range(hist.shape[0]):
-        out[j] = _category_centroid(hist[j], deltas[j], parents[j], ordinal[j])
-
-
 class _State:
     """Everything one MDAV or V-MDAV run keeps between batches: the remaining set with its
-    codes (see :mod:`microagg.partition._kernels`), the query buffers, the running sums and
-    concept counts of the remaining rows, and the anchor-sorted order for
-    farthest-from-centroid queries."""
+    grid (:class:`._kernels.RemainingSet`, :class:`._kernels.Grid`), the query buffers, the
+    double-double running sums (hi, lo) and concept counts of the remaining rows, and the
+    anchor-sorted order for farthest-from-centroid queries (:class:`._anchor.AnchorOrder`)."""
 
     def __init__(self, X: np.ndarray, k: int, categorical: Categorical,
                  threads: int | None) -> None:
         n = X.shape[0]
         # Read at run time (tests lower the chunk size to exercise the split passes).
         self.chooser = ThreadChooser(_kernels.PARALLEL_MIN_ROWS, threads)
-        self.rest, self.coded = remaining_set(X, categorical.codes, categorical.squared())
-        q = categorical.codes.shape[1]
-        self.cats = (
-            categorical.distances() if q else np.zeros((0, 1, 1)),
-            categorical.parents() if q else np.zeros((0, 1), dtype=np.int64),
-            np.array([m.ordinal for m in categorical.metrics], dtype=np.bool_),
-            np.zeros((q, categorical.width if q else 1), dtype=np.int64),
-        )
-        hist = self.cats[3]
-        for j in range(q):
-            hist[j] = np.bincount(categorical.codes[:, j], minlength=hist.shape[1])
+        self.cats = categories(categorical)
+        self.rest, self.coded = remaining_set(X, categorical.codes, self.cats.squared)
         self.work = work_buffers(self.chooser.width, k - 1, _CANDIDATES)
         self.labels = np.full(n, -1, dtype=np.int64)
-        self.hi, self.lo = dd_total(self.rest[0], n)
+        self.hi, self.lo = dd_sums(self.rest.values, n)
         self.m = n
         self.next_label = 0
-        self.anchor = self.hi / n if X.shape[1] else np.empty(0)
-        self.anchor_c = np.empty(q, dtype=np.int64)
-        _centroid_concepts(hist, self.cats[0], self.cats[1], self.cats[2], self.anchor_c)
-        self.rho = np.empty(n)
-        self.order = np.empty(n, dtype=np.int64)
-        self.sweep = np.zeros(3, dtype=np.int64)  # [head, length of order, rows scanned]
-        _reanchor(self.rest[4], self.rest[6], self.coded[2], self.rest[2], self.anchor,
-                  self.anchor_c, self.rho, self.order, self.sweep)
+        anchor = self.hi / n if X.shape[1] else np.empty(0)
+        anchor_c = np.empty(categorical.codes.shape[1], dtype=np.int64)
+        centroid_concepts(self.cats.counts, self.cats, anchor_c)
+        self.sweep = anchor_order(anchor, anchor_c, n)
+        reanchor(self.rest.row_values, self.rest.concepts, self.rest.squared, self.rest.row_of,
+                 self.sweep)
 
     def run(self, batch, progress: Progress | None, minimum: int = 1) -> None:
         """Call ``batch(budget, stop_below, parallel_min)`` -> (rows left, next label) while
@@ -193,95 +112,23 @@ def _query(rest, coded, work, m, q, qc, skip, near, want_far, out_near, parallel
 @numba.njit(cache=True)
 def _cluster(rest, hist, m, hi, lo, labels, label, members, count):
     """Give ``label`` to the ``count`` rows of ``members`` and remove them from the set."""
-    Y, codes, idx, pos, _, C, concepts = rest
+    Y, column_of, concepts = rest.values, rest.column_of, rest.concepts
     for t in range(count):
         row = members[t]
         labels[row] = label
-        dd_accumulate(hi, lo, Y, pos[row], -1.0)
-        for j in range(C.shape[0]):
+        dd_accumulate(hi, lo, Y[:, column_of[row]], -1.0)
+        for j in range(concepts.shape[1]):
             hist[j, concepts[row, j]] -= 1
-        m = remove_row(Y, codes, C, idx, pos, m, row)
+        m = remove_remaining(rest, m, row)
     return m
 
 
-# A farthest-point scan may stop when no row further down the anchor order can beat the best
-# squared distance found: d(x, c) <= rho(x) + d(anchor, c) (eq. 8 distances are metrics),
-# inflated by this factor to cover the rounding of the computed distances.
-_BOUND_SLACK = 1.0 + 1e-10
-
-
 @numba.njit(cache=True)
-def _reanchor(rows, concepts, S, live, anchor, anchor_c, rho, order, sweep):
-    """Distances of the ``live`` rows (the remaining ones) to the anchor; ``order`` lists them
-    farthest first."""
-    m = live.shape[0]
-    keys = np.empty(m)
-    for p in range(m):
-        row = live[p]
-        rho[row] = np.sqrt(exact_distance(rows, concepts, S, row, anchor, anchor_c))
-        keys[p] = -rho[row]
-    perm = np.argsort(keys)
-    for p in range(m):
-        order[p] = live[perm[p]]
-    sweep[0] = 0
-    sweep[1] = m
-    sweep[2] = 0
-
-
-@numba.njit(cache=True)
-def _farthest_from(rows, concepts, S, labels, order, rho, anchor, anchor_c, sweep, c, cc):
-    """The remaining row (label < 0) farthest from the point (c, cc) (ties: lowest row),
-    scanning rows by decreasing distance to the anchor and stopping by the triangle
-    inequality. Exact: every row that could tie or win is evaluated with the same
-    squared-distance sum as the passes."""
-    shift = 0.0
-    for j in range(c.shape[0]):
-        diff = c[j] - anchor[j]
-        shift += diff * diff
-    for j in range(cc.shape[0]):
-        shift += S[j, anchor_c[j], cc[j]]
-    shift = np.sqrt(shift)
-    head = sweep[0]
-    while head < sweep[1] and labels[order[head]] >= 0:
-        head += 1
-    sweep[0] = head
-    best = -1
-    best_d = -1.0
-    for p in range(head, sweep[1]):
-        row = order[p]
-        if labels[row] >= 0:
-            continue
-        if best >= 0:
-            bound = rho[row] + shift
-            if bound * bound * _BOUND_SLACK < best_d:
-                break
-        sweep[2] += 1
-        total = exact_distance(rows, concepts, S, row, c, cc)
-        if best < 0 or farther(total, row, best_d, best):
-            best = row
-            best_d = total
-    return best
-
-
-@numba.njit(cache=True)
-def _move_anchor(sweep, m, anchor, anchor_c, c, cc):
-    """When the scans since the last re-anchoring have read more than an eighth of the m
-    remaining rows, move the anchor to the point (c, cc) and say so (the caller re-anchors)."""
-    if sweep[2] <= m // 8 + 64:
-        return False
-    for j in range(c.shape[0]):
-        anchor[j] = c[j]
-    for j in range(cc.shape[0]):
-        anchor_c[j] = cc[j]
-    return True
-
-
-@numba.njit(cache=True)
-def _farthest_from_centroid(rest, S, m, labels, order, rho, anchor, anchor_c, sweep, c, cc):
+def _farthest_from_centroid(rest, m, labels, sweep, c, cc):
     """Farthest remaining row from the centroid; re-anchors at it when scans grow long."""
-    if _move_anchor(sweep, m, anchor, anchor_c, c, cc):
-        _reanchor(rest[4], rest[6], S, rest[2][:m], anchor, anchor_c, rho, order, sweep)
-    return _farthest_from(rest[4], rest[6], S, labels, order, rho, anchor, anchor_c, sweep, c, cc)
+    if move_anchor(sweep, m, c, cc):
+        reanchor(rest.row_values, rest.concepts, rest.squared, rest.row_of[:m], sweep)
+    return farthest_from(rest.row_values, rest.concepts, rest.squared, labels, sweep, c, cc)
 
 
 @numba.njit(cache=True)
@@ -290,7 +137,7 @@ def _grow(rest, coded, work, hist, m, hi, lo, labels, label, k, seed, q, qc, mem
     """Cluster ``seed`` with its k-1 nearest remaining rows ((q, qc) receive the seed's
     values). Returns the remaining count and, if ``want_far``, the row farthest from the
     seed."""
-    rows, concepts = rest[4], rest[6]
+    rows, concepts = rest.row_values, rest.concepts
     for j in range(q.shape[0]):
         q[j] = rows[seed, j]
     for j in range(qc.shape[0]):
@@ -303,13 +150,12 @@ def _grow(rest, coded, work, hist, m, hi, lo, labels, label, k, seed, q, qc, mem
 
 @numba.njit(cache=True)
 def _mdav_batch(rest, coded, work, cats, m, hi, lo, labels, next_label, k, budget, stop_below,
-                parallel_min, order, rho, anchor, anchor_c, sweep):
+                parallel_min, sweep):
     """Form up to ``budget`` clusters, stopping early once at most ``stop_below`` rows
     remain; return (remaining rows, next label)."""
-    deltas, parents, ordinal, hist = cats
-    idx, pos, rows = rest[2], rest[3], rest[4]
-    S = coded[2]
-    d = rows.shape[1]
+    hist = cats.counts
+    idx, pos = rest.row_of, rest.column_of
+    d = rest.row_values.shape[1]
     members = np.empty(k, dtype=np.int64)
     centroid = np.empty(d)
     centroid_c = np.empty(hist.shape[0], dtype=np.int64)
@@ -324,9 +170,8 @@ def _mdav_batch(rest, coded, work, cats, m, hi, lo, labels, next_label, k, budge
             return 0, next_label + 1
         for j in range(d):
             centroid[j] = hi[j] / m
-        _centroid_concepts(hist, deltas, parents, ordinal, centroid_c)
-        r = _farthest_from_centroid(rest, S, m, labels, order, rho, anchor, anchor_c, sweep,
-                                    centroid, centroid_c)
+        centroid_concepts(hist, cats, centroid_c)
+        r = _farthest_from_centroid(rest, m, labels, sweep, centroid, centroid_c)
         last_round = m < 3 * k  # 2k..3k-1 rows: one cluster, the rest forms the last
         m, s = _grow(rest, coded, work, hist, m, hi, lo, labels, next_label, k, r, q, qc,
                      members, not last_round, parallel_min)
@@ -357,8 +202,8 @@ def mdav(X: np.ndarray | None, k: int, *, categorical: Categorical | None = None
     state = _State(X, k, categorical, threads)
     state.run(lambda budget, stop_below, parallel_min: _mdav_batch(
         state.rest, state.coded, state.work, state.cats, state.m, state.hi, state.lo,
-        state.labels, state.next_label, k, budget, stop_below, parallel_min, state.order,
-        state.rho, state.anchor, state.anchor_c, state.sweep), progress)
+        state.labels, state.next_label, k, budget, stop_below, parallel_min, state.sweep),
+        progress)
     return state.labels
 
 
@@ -367,7 +212,7 @@ def mdav(X: np.ndarray | None, k: int, *, categorical: Categorical | None = None
 @numba.njit(cache=True)
 def _lower_gaps(rest, S, m, q, qc, gap):
     """gap[row] = min(gap[row], squared distance of row to (q, qc)) over the remaining rows."""
-    Y, idx, C = rest[0], rest[2], rest[5]
+    Y, idx, C = rest.values, rest.row_of, rest.concept_columns
     block = np.empty(BLOCK)
     for b0 in range(0, m, BLOCK):
         length = min(m, b0 + BLOCK) - b0
@@ -379,20 +224,20 @@ def _lower_gaps(rest, S, m, q, qc, gap):
 
 
 @numba.njit(cache=True)
-def _vmdav_batch(rest, coded, work, hist, m, hi, lo, labels, next_label, k, gamma, centroid,
-                 centroid_c, gap, budget, stop_below, parallel_min, order, rho, sweep):
-    idx, rows, concepts = rest[2], rest[4], rest[6]
-    S = coded[2]
+def _vmdav_batch(rest, coded, work, hist, m, hi, lo, labels, next_label, k, gamma, gap,
+                 budget, stop_below, parallel_min, sweep):
+    """Form up to ``budget`` groups, stopping early once at most ``stop_below`` rows remain
+    or fewer than k; return (remaining rows, next label). The centroid of all rows is the
+    anchor of ``sweep``, never moved."""
+    idx, rows, concepts, S = rest.row_of, rest.row_values, rest.concepts, rest.squared
     d = rows.shape[1]
     ties_by_row = np.empty((0, 0))
     members = np.empty(2 * k, dtype=np.int64)
     q = np.empty(d)
-    qc = np.empty(centroid_c.shape[0], dtype=np.int64)
+    qc = np.empty(concepts.shape[1], dtype=np.int64)
     formed = 0
     while formed < budget and m >= k and (m > stop_below or formed == 0):
-        # The anchor of the sorted order is the fixed centroid itself.
-        r = _farthest_from(rest[4], rest[6], S, labels, order, rho, centroid, centroid_c,
-                           sweep, centroid, centroid_c)
+        r = farthest_from(rows, concepts, S, labels, sweep, sweep.anchor, sweep.anchor_c)
         for j in range(d):
             q[j] = rows[r, j]
         for j in range(qc.shape[0]):
@@ -484,13 +329,12 @@ def vmdav(X: np.ndarray | None, k: int, gamma: float = 0.2, *,
         raise InputError(f"gamma must be a non-negative number, got {gamma}")
     state = _State(X, k, categorical, threads)
     n = X.shape[0]
-    centroid = state.hi / n if X.shape[1] else np.empty(0)
-    centroid_c = state.anchor_c.copy()  # the categorical centroid of all rows
     gap = np.full(n, np.inf)
+    # The anchor of the sorted order is the centroid of all rows, fixed for V-MDAV.
     state.run(lambda budget, stop_below, parallel_min: _vmdav_batch(
-        state.rest, state.coded, state.work, state.cats[3], state.m, state.hi, state.lo,
-        state.labels, state.next_label, k, float(gamma), centroid, centroid_c, gap, budget,
-        stop_below, parallel_min, state.order, state.rho, state.sweep), progress, minimum=k)
+        state.rest, state.coded, state.work, state.cats.counts, state.m, state.hi, state.lo,
+        state.labels, state.next_label, k, float(gamma), gap, budget, stop_below,
+        parallel_min, state.sweep), progress, minimum=k)
     _assign_leftovers(X, categorical, state.labels)
     if progress is not None:
         progress(n)

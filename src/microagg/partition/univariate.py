@@ -23,7 +23,7 @@ import numpy as np
 
 from microagg.core.distance import Categorical
 from microagg.errors import InputError
-from microagg.partition._kernels import _two_sum
+from microagg.partition._double_double import dd_prefix_sums, dd_range_sum
 from microagg.partition._validate import check_matrix, prepare
 
 __all__ = ["individual_ranking", "optimal_univariate"]
@@ -57,6 +57,8 @@ def individual_ranking(X: np.ndarray | None, k: int, *,
     attribute); group 0 holds the smallest values of its column, or for a categorical
     attribute the values nearest its most marginal category."""
     if categorical is None:
+        if X is None:
+            raise InputError("individual ranking needs numeric values or categorical codes")
         return _per_column(X, k, _ranking)
     X, categorical, k = prepare(X, k, categorical)
     columns = [_ranking(X[:, j], k) for j in range(X.shape[1])]
@@ -70,39 +72,10 @@ def individual_ranking(X: np.ndarray | None, k: int, *,
 
 
 @numba.njit(cache=True)
-def _dd_prefix(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Double-double prefix sums of values and of their squares (index i = first i values)."""
-    n = values.size
-    s1h = np.zeros(n + 1)
-    s1l = np.zeros(n + 1)
-    s2h = np.zeros(n + 1)
-    s2l = np.zeros(n + 1)
-    for i in range(n):
-        x = values[i]
-        h, e = _two_sum(s1h[i], x)
-        s1h[i + 1], s1l[i + 1] = _two_sum(h, e + s1l[i])
-        sq = x * x
-        h, e = _two_sum(s2h[i], sq)
-        s2h[i + 1], s2l[i + 1] = _two_sum(h, e + s2l[i] + _square_error(x, sq))
-    return s1h, s1l, s2h, s2l
-
-
-@numba.njit(cache=True, inline="always")
-def _square_error(x: float, sq: float) -> float:
-    """x*x - fl(x*x) exactly (Dekker's product via Veltkamp splitting)."""
-    c = 134217729.0 * x  # 2^27 + 1
-    hi = c - (c - x)
-    lo = x - hi
-    return ((hi * hi - sq) + 2.0 * hi * lo) + lo * lo
-
-
-@numba.njit(cache=True)
 def _group_sse(s1h, s1l, s2h, s2l, a: int, b: int) -> float:
     """Σ (x - mean)² over sorted values a..b-1, from double-double prefix sums."""
-    t1h, e = _two_sum(s1h[b], -s1h[a])
-    t1 = t1h + (e + (s1l[b] - s1l[a]))
-    t2h, e = _two_sum(s2h[b], -s2h[a])
-    t2 = t2h + (e + (s2l[b] - s2l[a]))
+    t1 = dd_range_sum(s1h, s1l, a, b)
+    t2 = dd_range_sum(s2h, s2l, a, b)
     sse = t2 - t1 * t1 / (b - a)
     return sse if sse > 0.0 else 0.0
 
@@ -111,7 +84,7 @@ def _group_sse(s1h, s1l, s2h, s2l, a: int, b: int) -> float:
 def _optimal_path(sorted_values: np.ndarray, k: int) -> np.ndarray:
     """Group sizes (in sorted order) of the least-SSE partition into groups of k..2k-1."""
     n = sorted_values.size
-    s1h, s1l, s2h, s2l = _dd_prefix(sorted_values - sorted_values[n // 2])
+    s1h, s1l, s2h, s2l = dd_prefix_sums(sorted_values - sorted_values[n // 2])
     cost = np.full(n + 1, np.inf)
     step = np.zeros(n + 1, dtype=np.int64)
     cost[0] = 0.0

@@ -1,0 +1,234 @@
+"""Compiled clustering kernels of k-anonymous t-closeness (paper 002): t-closeness-first
+(Alg. 3) and k-anonymity-first (Alg. 2), with the pieces they share. The Python side, and
+what each algorithm does, is in :mod:`microagg.partition.tcloseness`.
+
+Both keep the double-double running sums (hi, lo) of the rows not yet clustered
+(:mod:`._double_double`), so that the centroid is their correctly rounded mean, and the
+concept counts of those rows in a :class:`._concepts.Categories`. Rows not yet clustered have
+label -1.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from microagg.core.emd import class_emd
+from microagg.partition import _subsets
+from microagg.partition._anchor import farthest_from, move_anchor, reanchor
+from microagg.partition._concepts import centroid_concepts
+from microagg.partition._distances import exact_distance
+from microagg.partition._double_double import dd_accumulate, dd_sums
+from microagg.partition._kdtree import _select
+
+# A class whose EMD exceeds t by less than this satisfies t (as in microagg.core.verifiers).
+TOLERANCE = 1e-9
+
+
+# -- shared compiled pieces -----------------------------------------------------------------
+
+@numba.njit(cache=True)
+def centroid(hi, lo, remaining, cats, q, qc):
+    """The centroid of the ``remaining`` rows not yet clustered into (q, qc): the mean of
+    their sums (hi, lo) and the marginality centroid of their concept counts."""
+    for j in range(q.shape[0]):
+        q[j] = (hi[j] + lo[j]) / remaining
+    if qc.shape[0]:
+        centroid_concepts(cats.counts, cats, qc)
+
+
+@numba.njit(cache=True)
+def take(X, concepts, cats, row, label, labels, hi, lo):
+    """Give ``label`` to ``row``, taking it out of the sums and concept counts."""
+    labels[row] = label
+    dd_accumulate(hi, lo, X[row], -1.0)
+    hist = cats.counts
+    for j in range(concepts.shape[1]):
+        hist[j, concepts[row, j]] -= 1
+
+
+@numba.njit(cache=True)
+def _scan_farthest(X, concepts, S, labels, q, qc):
+    """The row not yet clustered farthest from (q, qc), the first in row order on ties."""
+    best = -1
+    best_d = -1.0
+    for row in range(X.shape[0]):
+        if labels[row] < 0:
+            dist = exact_distance(X, concepts, S, row, q, qc)
+            if dist > best_d:
+                best_d = dist
+                best = row
+    return best
+
+
+# -- Algorithm 3: t-closeness-first ----------------------------------------------------------
+#
+# The subsets are blocks of nearby records (partition/_subsets.py), so that the nearest record
+# of a subset to a seed reads only the blocks that can hold it. The first seed of a pair
+# (farthest from the centroid) comes from MDAV's anchor-sorted scan (partition/_anchor.py);
+# the second (farthest from the first, once its cluster is formed) from one query over all
+# subsets.
+
+@numba.njit(cache=True)
+def _t_first_cluster(X, concepts, cats, sets, extra, seed, label, labels, hi, lo, works, split,
+                     picks):
+    """One cluster of Alg. 3 around row ``seed``: from every subset the live record nearest
+    the seed (the subsets searched by the threads if ``split``), and a second one from the
+    first subset that still holds extra records (at most one extra record per cluster),
+    taken in subset order. Returns its size."""
+    S = cats.squared
+    q = X[seed].copy()
+    qc = concepts[seed].copy()
+    _subsets.nearest_each(X, concepts, S, sets, q, qc, works, split, picks)
+    count = 0
+    extra_taken = False
+    for g in range(extra.shape[0]):
+        row = picks[g]
+        if row < 0:
+            continue
+        take(X, concepts, cats, row, label, labels, hi, lo)
+        _subsets.remove(sets, g, row)
+        count += 1
+        if extra_taken or extra[g] == 0:
+            continue
+        extra[g] -= 1
+        extra_taken = True
+        row = _subsets.nearest(X, concepts, S, sets, g, q, qc, _subsets.thread_work(works, 0))
+        if row >= 0:
+            take(X, concepts, cats, row, label, labels, hi, lo)
+            _subsets.remove(sets, g, row)
+            count += 1
+    return count
+
+
+@numba.njit(cache=True)
+def t_first_batch(X, concepts, cats, sets, extra, labels, hi, lo, remaining, next_label,
+                  budget, stop_below, parallel_min, sweep, works):
+    """Form up to ``budget`` clusters of Alg. 3 in pairs (one around the record farthest
+    from the centroid, one around the record farthest from that one), stopping early once at
+    most ``stop_below`` records remain; queries on at least 2 ``parallel_min`` remaining
+    records are shared between the threads.
+
+    ``sets`` and ``works`` are the subsets and their scratch arrays (:mod:`._subsets`),
+    ``extra[g]`` the extra records subset g may still give, ``sweep`` the
+    :class:`._anchor.AnchorOrder` of the records. Returns (remaining records, next label,
+    clusters formed)."""
+    S = cats.squared
+    q = np.empty(X.shape[1])
+    qc = np.empty(concepts.shape[1], dtype=np.int64)
+    picks = np.empty(extra.shape[0], dtype=np.int64)
+    formed = 0
+    while formed < budget and remaining > 0 and (remaining > stop_below or formed == 0):
+        # (as MDAV: never with one thread; 2 * SERIAL would overflow)
+        split = works.found.shape[0] > 1 and remaining // 2 >= parallel_min
+        centroid(hi, lo, remaining, cats, q, qc)
+        if move_anchor(sweep, remaining, q, qc):
+            reanchor(X, concepts, S, _subsets.live_rows(sets), sweep)
+        seed = farthest_from(X, concepts, S, labels, sweep, q, qc)
+        remaining -= _t_first_cluster(X, concepts, cats, sets, extra, seed, next_label, labels,
+                                      hi, lo, works, split, picks)
+        next_label += 1
+        formed += 1
+        if remaining == 0:
+            break
+        far = _subsets.farthest(X, concepts, S, sets, X[seed], concepts[seed], works, split)
+        remaining -= _t_first_cluster(X, concepts, cats, sets, extra, far, next_label, labels,
+                                      hi, lo, works, split, picks)
+        next_label += 1
+        formed += 1
+    return remaining, next_label, formed
+
+
+# -- Algorithm 2: k-anonymity-first ----------------------------------------------------------
+
+@numba.njit(cache=True)
+def _ordered_candidates(X, concepts, S, labels, q, qc, want, dist, rows, order):
+    """The ``want`` remaining rows nearest (q, qc) in order of (distance, row) into
+    ``order``; returns how many there are."""
+    count = 0
+    for row in range(X.shape[0]):
+        if labels[row] < 0:
+            dist[row] = exact_distance(X, concepts, S, row, q, qc)
+            rows[count] = row
+            count += 1
+    want = min(want, count)
+    if want < count:
+        _select(rows, dist, 0, count, want)
+    head = rows[:want].copy()
+    head.sort()
+    sorted_head = head[np.argsort(dist[head], kind="mergesort")]
+    order[:want] = sorted_head
+    return want
+
+
+@numba.njit(cache=True)
+def _k_first_cluster(X, concepts, S, cats, seed, k, t, tables, scratch, label, labels, hi,
+                     lo, remaining, dist, rows, order):
+    """GenerateCluster of Alg. 2 around row ``seed``; returns its size."""
+    q = X[seed].copy()
+    qc = concepts[seed].copy()
+    if remaining < 2 * k:
+        members = np.empty(remaining, dtype=np.int64)
+        count = 0
+        for row in range(X.shape[0]):
+            if labels[row] < 0:
+                members[count] = row
+                count += 1
+    else:
+        want = 4 * k + 64
+        got = _ordered_candidates(X, concepts, S, labels, q, qc, want, dist, rows, order)
+        members = order[:k].copy()
+        current = class_emd(members, tables, scratch)
+        position = k
+        while current > t + TOLERANCE and position < remaining:
+            if position == got:  # more candidates, in order, past those already seen
+                want *= 2
+                got = _ordered_candidates(X, concepts, S, labels, q, qc, want, dist, rows,
+                                          order)
+            y = order[position]
+            position += 1
+            best = np.inf
+            best_at = -1
+            for at in range(k):
+                kept = members[at]
+                members[at] = y
+                emd = class_emd(members, tables, scratch)
+                members[at] = kept
+                if emd < best:
+                    best = emd
+                    best_at = at
+            if best < current:
+                members[best_at] = y
+                current = best
+    for i in range(members.shape[0]):
+        take(X, concepts, cats, members[i], label, labels, hi, lo)
+    return members.shape[0]
+
+
+@numba.njit(cache=True)
+def k_first(X, concepts, cats, k, t, tables, scratch, labels):
+    """Alg. 2 on all rows into ``labels`` (filled in place); returns the number of
+    clusters. ``tables`` and ``scratch`` are the EMD tables of the confidential attributes
+    (:func:`microagg.core.emd.class_emd`)."""
+    n = X.shape[0]
+    S = cats.squared
+    hi, lo = dd_sums(X.T, n)
+    q = np.empty(X.shape[1])
+    qc = np.empty(concepts.shape[1], dtype=np.int64)
+    dist = np.empty(n)
+    rows = np.empty(n, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    remaining = n
+    label = 0
+    while remaining > 0:
+        centroid(hi, lo, remaining, cats, q, qc)
+        x0 = _scan_farthest(X, concepts, S, labels, q, qc)
+        remaining -= _k_first_cluster(X, concepts, S, cats, x0, k, t, tables, scratch, label,
+                                      labels, hi, lo, remaining, dist, rows, order)
+        label += 1
+        if remaining > 0:
+            x1 = _scan_farthest(X, concepts, S, labels, X[x0], concepts[x0])
+            remaining -= _k_first_cluster(X, concepts, S, cats, x1, k, t, tables, scratch,
+                                          label, labels, hi, lo, remaining, dist, rows, order)
+            label += 1
+    return label
