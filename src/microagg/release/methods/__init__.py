@@ -1,8 +1,9 @@
 """Every release method, one module each; the registry below is the only list of them.
 
-A new method is one module (a class of its family: ``KAnonymityMethod``, ``TClosenessMethod``,
-``MaskingMethod``, ``DPMethod`` …) plus one line here; the command line, the function twins
-and the contract tests find it from this list and its fields.
+A new method is one module (a class of its family's base: ``KAnonymityMethod``,
+``TCloseMethod``, ``MaskingMethod``, ``DPMethod``, decorated with ``release_method``) plus its
+import and its entry in ``METHODS`` here; the command line, the function twins, the
+transformer, the top-level API and the contract tests find it from this list and its fields.
 """
 
 from __future__ import annotations
@@ -26,11 +27,6 @@ from microagg.release.methods.t_closeness_first import TClosenessFirst
 from microagg.release.methods.top_coding import TopBottomCoding
 from microagg.release.methods.vmdav import VMDAV
 
-__all__ = ["MDAV", "METHODS", "VMDAV", "CorrelatedNoise", "CrossMoment", "DPIndividualRanking",
-           "DPInsensitive", "DPLaplace", "Family", "IndividualRanking", "Insensitive",
-           "KAnonymityFirst", "Merge", "MultiplicativeNoise", "OptimalUnivariate", "RankSwap",
-           "ReleaseMethod", "TClosenessFirst", "TopBottomCoding", "family", "lookup"]
-
 METHODS: tuple[type[ReleaseMethod], ...] = (
     MDAV,
     VMDAV,
@@ -50,6 +46,9 @@ METHODS: tuple[type[ReleaseMethod], ...] = (
     TopBottomCoding,
 )
 """Every release method, in the order the command line lists them."""
+
+__all__ = ["METHODS", "Family", "ReleaseMethod", "family", "lookup",
+           *(method.__name__ for method in METHODS)]
 
 
 def family(of: Family) -> tuple[type[ReleaseMethod], ...]:
