@@ -60,7 +60,7 @@ from microagg.release.methods.dp_individual_ranking import (
 from microagg.release.methods.dp_insensitive import DPInsensitive
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import privacy_report
-from microagg.release.report import NoiseLevel, PrivacyReport, categorical_noise
+from microagg.release.report import NoiseLevel, PrivacyReport
 
 __all__ = ["ScaleRelease", "dp_release_at_scale"]
 
@@ -200,14 +200,12 @@ def _noisy_groups(ranking: bool, sums: list[np.ndarray], *, data: DPInput, k: in
             counts = np.zeros((groups, metric.n_concepts))
             counts[:, :metric.n_leaves] = sums[0][:, start:start + metric.n_leaves]
             start += metric.n_leaves
-            chosen, entry = private_concepts(
+            chosen, entry, noise[name] = private_concepts(
                 -(counts @ metric.distances), metric, budget=budget,
                 part=None if calibration_used is Calibration.PAPER else name,
                 epsilon=category_epsilon[name], rng=rng, name=name, groups="cluster",
-                source="000 Alg. 4, eq. 6 with c for n/k")
+                source="000 Alg. 4, eq. 6 with c for n/k", group_size=k)
             sensitivities.append(entry)
-            noise[name] = categorical_noise(entry["exact_sampling"]["epsilon"], k,
-                                            metric.n_concepts)
             columns.append(chosen[:, None].astype(np.float64))
         sets = [([*names, *data.categorical], np.hstack(columns))]
         described = ("insensitive microaggregation (single reference) + Laplace / exponential "

@@ -9,6 +9,7 @@ import numpy as np
 
 from microagg.core.mechanisms import Budget, exponential_mechanism
 from microagg.data.taxonomy import CategoryMetric
+from microagg.release.report import ChoiceNoise, categorical_noise
 
 __all__ = ["category_sensitivity", "marginality_quality", "private_centroids",
            "private_concepts"]
@@ -34,21 +35,22 @@ def marginality_quality(codes: np.ndarray, labels: np.ndarray, metric: CategoryM
 
 def private_concepts(quality: np.ndarray, metric: CategoryMetric, *, budget: Budget,
                      part: str | None, epsilon: float, rng: np.random.Generator, name: str,
-                     groups: str, source: str) -> tuple[np.ndarray, dict[str, Any]]:
+                     groups: str, source: str, group_size: int
+                     ) -> tuple[np.ndarray, dict[str, Any], ChoiceNoise]:
     """One concept per row of ``quality`` (clusters × concepts, −m(S_c, a)), chosen among all
     concepts of the taxonomy by the exponential mechanism with sensitivity the diameter D
     (000 Alg. 4). One changed record may change every cluster, so each choice gets ε / c
     (sequential composition; eq. 6 with c for n/k), divided in the ``budget``'s ledger entry
-    ``part`` (``epsilon`` is its share). Returns the concept of every cluster and the report
-    entry; ``groups`` names the clusters ("cluster", "ranked group") and ``source`` the
-    paper's step."""
+    ``part`` (``epsilon`` is its share). Returns the concept of every cluster, the report
+    entry and the noise level of a choice for groups of ``group_size`` records; ``groups``
+    names the clusters ("cluster", "ranked group") and ``source`` the paper's step."""
     clusters = quality.shape[0]
     diameter = category_sensitivity(metric)
     per_cluster = budget.per_group(part, epsilon, clusters,
                                    f"one exponential mechanism per {groups} (000 eq. 6)")
     chosen, info = exponential_mechanism(quality, sensitivity=diameter, epsilon=per_cluster,
                                          rng=rng)
-    return chosen, {
+    entry = {
         "statistic": f"marginality of each {groups}'s '{name}' values, over all "
                      f"{metric.n_concepts} concepts",
         "mechanism": "exponential",
@@ -56,15 +58,17 @@ def private_concepts(quality: np.ndarray, metric: CategoryMetric, *, budget: Bud
                    f"({source})",
         "sensitivity": diameter, "epsilon": epsilon, "epsilon_per_cluster": per_cluster,
         "exact_sampling": info.as_dict()}
+    return chosen, entry, categorical_noise(info.epsilon, group_size, metric.n_concepts)
 
 
 def private_centroids(codes: np.ndarray, labels: np.ndarray, metric: CategoryMetric, *,
                       budget: Budget, part: str | None, epsilon: float,
-                      rng: np.random.Generator, name: str, groups: str,
-                      source: str) -> tuple[np.ndarray, dict[str, Any]]:
+                      rng: np.random.Generator, name: str, groups: str, source: str,
+                      group_size: int) -> tuple[np.ndarray, dict[str, Any], ChoiceNoise]:
     """:func:`private_concepts` for the clusters ``labels`` of the category codes ``codes``;
-    returns the concept of every record and the report entry."""
-    chosen, entry = private_concepts(marginality_quality(codes, labels, metric), metric,
-                                     budget=budget, part=part, epsilon=epsilon, rng=rng,
-                                     name=name, groups=groups, source=source)
-    return chosen[labels], entry
+    returns the concept of every record, the report entry and the noise level."""
+    chosen, entry, noise = private_concepts(
+        marginality_quality(codes, labels, metric), metric, budget=budget, part=part,
+        epsilon=epsilon, rng=rng, name=name, groups=groups, source=source,
+        group_size=group_size)
+    return chosen[labels], entry, noise

@@ -38,7 +38,7 @@ from microagg.release.dp import DPMethod, DPStep, Progress
 from microagg.release.inputs import DPInput
 from microagg.release.methods.base import release_method
 from microagg.release.params import Choice, Interval, param
-from microagg.release.report import NoiseLevel, NumericNoise, categorical_noise, numeric_noise
+from microagg.release.report import NoiseLevel, NumericNoise, numeric_noise
 
 __all__ = ["LINKAGE_HELP", "DPIndividualRanking", "noisy_ranked_means"]
 
@@ -117,14 +117,12 @@ class DPIndividualRanking(DPMethod):
         concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
         for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics,
                                                strict=True)):
-            concepts[:, j], entry = private_centroids(
+            concepts[:, j], entry, noise[name] = private_centroids(
                 data.part.codes[:, j], labels[:, len(data.numeric) + j], metric,
                 budget=budget, part=name, epsilon=shares[name], rng=rng, name=name,
                 groups="ranked group",
-                source="the argument of 000 Alg. 4; see docs/algorithms.md")
+                source="the argument of 000 Alg. 4; see docs/algorithms.md", group_size=self.k)
             sensitivities.append(entry)
-            noise[name] = categorical_noise(entry["exact_sampling"]["epsilon"], self.k,
-                                            metric.n_concepts)
         return DPStep(
             numeric_values=numeric_values, concepts=concepts, labels=labels,
             description="individual-ranking microaggregation + Laplace / exponential "

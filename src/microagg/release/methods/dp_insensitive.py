@@ -17,7 +17,7 @@ from microagg.release.methods.base import release_method
 from microagg.release.methods.insensitive import REFERENCE_HELP
 from microagg.release.numeric import private_numeric
 from microagg.release.params import Choice, Interval, param
-from microagg.release.report import NoiseLevel, categorical_noise
+from microagg.release.report import NoiseLevel
 
 __all__ = ["CALIBRATION_HELP", "DPInsensitive"]
 
@@ -89,14 +89,12 @@ class DPInsensitive(DPMethod):
         concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
         for j, (name, metric) in enumerate(zip(data.categorical, data.part.metrics,
                                                strict=True)):
-            concepts[:, j], entry = private_centroids(
+            concepts[:, j], entry, noise[name] = private_centroids(
                 data.part.codes[:, j], labels, metric, budget=budget,
                 part=None if self.calibration is Calibration.PAPER else name,
                 epsilon=category_epsilon[name], rng=rng, name=name, groups="cluster",
-                source="000 Alg. 4, eq. 6 with c for n/k")
+                source="000 Alg. 4, eq. 6 with c for n/k", group_size=self.k)
             sensitivities.append(entry)
-            noise[name] = categorical_noise(entry["exact_sampling"]["epsilon"], self.k,
-                                            metric.n_concepts)
         return DPStep(
             numeric_values=numeric_values, concepts=concepts, labels=labels,
             description="insensitive microaggregation + Laplace / exponential mechanism "
