@@ -48,3 +48,11 @@ def test_the_command_line_takes_it_from_its_fields(run_cli, tmp_path):
     assert result.code == 0, result.stderr
     assert "top-bottom-coding top=10" in result.stdout
     assert pd.read_csv(tmp_path / "o.csv")["x"].tolist() == [1.0, 2.0, 3.0, 10.0]
+
+
+def test_a_quantile_threshold_is_a_value_the_column_holds():
+    """Order 0.85 of 1..9, 1000: the 9th smallest value, 9 (linear interpolation would code
+    at 8.65, a value no record has, and change the 9 too)."""
+    frame = pd.DataFrame({"x": [*range(1, 10), 1000]})
+    out = TopBottomCoding(top=0.85, at="quantile").release(frame).frame["x"]
+    assert out.tolist() == [*range(1, 10), 9]

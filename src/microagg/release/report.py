@@ -148,10 +148,11 @@ def _individual_sentence(level: float, individual: str, microaggregated: str | N
 
 @dataclass(frozen=True, eq=False)
 class Entry(Mapping[str, Any]):
-    """A typed entry of a privacy report. Its fields are attributes (``entry.epsilon``); it
-    is also the read-only mapping of its fields that are set (``entry["epsilon"]``), which is
-    what the JSON report holds: a field left ``None`` is not written (unless the type keeps
-    ``None``, ``keep_none``, as a measure that does not apply)."""
+    """A typed entry of a report. Its fields are attributes (``entry.epsilon``), declared in
+    the order the JSON writes them; it is also the read-only mapping of its fields that are
+    set (``entry["epsilon"]``), which is what the JSON report holds: a field left ``None`` is
+    not written (unless the type keeps ``None``, ``keep_none``, as a measure that does not
+    apply)."""
 
     keep_none: ClassVar[bool] = False
 
@@ -189,9 +190,9 @@ class EpsilonPart(Entry):
 
     part: str
     epsilon: float
-    reason: str
     times: int | None = None  # the paper calibration: the whole ε spent this many times
     total: float | None = None  # ... and what that costs, times · ε
+    reason: str = ""
     divided_into: int | None = None  # the part divided equally over this many queries
     each: float | None = None  # ... each query's share
     division: str | None = None  # ... and why
@@ -202,9 +203,9 @@ class Sensitivity(Entry):
     """A released statistic: its mechanism, sensitivity, ε and noise scale."""
 
     statistic: str | None = None
+    value: float | None = None  # a released bound (clipping)
     mechanism: str | None = None
     formula: str | None = None
-    value: float | None = None  # a released bound (clipping)
     sensitivity: float | None = None
     epsilon: float | None = None
     epsilon_per_cluster: float | None = None
@@ -227,8 +228,8 @@ class Domain(Entry):
     categories: int | None = None
     concepts: int | None = None
     structure: str | None = None
-    diameter: float | None = None
     source: str | None = None
+    diameter: float | None = None
     declared: list[float] | None = None  # the declared bounds, when clipped
     clipped: str | None = None
 
@@ -251,15 +252,15 @@ class ChoiceNoise(Entry):
     largest_odds_best_to_worst: float
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Clusters(Entry):
     """The clusters of a partition: how many, the smallest and largest (not for univariate
     methods, whose report holds one per attribute) and how many of each size."""
 
     count: int
-    size_histogram: dict[str, int]
     smallest: int | None = None
     largest: int | None = None
+    size_histogram: dict[str, int]
 
 
 @dataclass(frozen=True, eq=False)

@@ -28,9 +28,10 @@ class TopBottomCoding(MaskingMethod):
     """Top and bottom coding: every value above ``top`` is replaced by ``top``, every value
     below ``bottom`` by ``bottom``, so that the few extreme values that single a record out
     (the largest income, the oldest age) are no longer told apart. With ``at="quantile"`` the
-    thresholds are each column's quantiles of those orders (numpy's default linear
-    interpolation), so every masked column is coded at its own value. Values between the
-    thresholds are written unchanged; no randomness, no ex-ante guarantee.
+    thresholds are each column's quantiles of those orders, taken as values the column holds
+    (the inverse of its empirical distribution function, numpy's ``inverted_cdf``: never an
+    interpolated threshold no record has), so every masked column is coded at its own value.
+    Values between the thresholds are written unchanged; no randomness, no ex-ante guarantee.
 
     References
     ----------
@@ -82,10 +83,10 @@ class TopBottomCoding(MaskingMethod):
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         p = values.shape[1]
         if self.at is Threshold.QUANTILE:
-            high = (np.quantile(values, self.top, axis=0) if self.top is not None
-                    else np.full(p, np.inf))
-            low = (np.quantile(values, self.bottom, axis=0) if self.bottom is not None
-                   else np.full(p, -np.inf))
+            high = (np.quantile(values, self.top, axis=0, method="inverted_cdf")
+                    if self.top is not None else np.full(p, np.inf))
+            low = (np.quantile(values, self.bottom, axis=0, method="inverted_cdf")
+                   if self.bottom is not None else np.full(p, -np.inf))
         else:
             high = np.full(p, np.inf if self.top is None else self.top)
             low = np.full(p, -np.inf if self.bottom is None else self.bottom)
