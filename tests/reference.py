@@ -330,3 +330,71 @@ def merge(X, labels, emd, t, categorical=None):
     for g, rows in groups.items():
         out[rows] = g
     return out, merges
+
+
+def _gap_distances(X, codes, squared, rows, q, qc):
+    """d² of :mod:`microagg.partition.mdav_missing`: over the attributes both have, times
+    p / |both| (+inf when they share none), summed in the kernel's order."""
+    p = X.shape[1] + codes.shape[1]
+    out = np.empty(rows.size)
+    for t, row in enumerate(rows):
+        total, both = 0.0, 0
+        for j in range(X.shape[1]):
+            if not (np.isnan(X[row, j]) or np.isnan(q[j])):
+                total += (X[row, j] - q[j]) ** 2
+                both += 1
+        for j in range(codes.shape[1]):
+            if codes[row, j] >= 0 and qc[j] >= 0:
+                total += squared[j, qc[j], codes[row, j]]
+                both += 1
+        out[t] = total * p / both if both else np.inf
+    return out
+
+
+def mdav_missing(X: np.ndarray, k: int, categorical: Categorical | None = None) -> np.ndarray:
+    """MDAV (000 Alg. 1) with missing values, as microagg.partition.mdav_missing states it:
+    the distance over the attributes both records have, centroids over the values present."""
+    categorical = _cat(X, categorical)
+    codes = categorical.codes
+    squared = categorical.squared() if categorical.metrics else np.zeros((0, 1, 1))
+    n = X.shape[0]
+    labels = np.full(n, -1)
+    remaining = np.arange(n)
+    label = 0
+
+    def centre(rows):
+        c = np.array([np.nan if np.isnan(X[rows, j]).all() else np.nansum(X[rows, j])
+                      / (~np.isnan(X[rows, j])).sum() for j in range(X.shape[1])])
+        cc = []
+        for j, metric in enumerate(categorical.metrics):
+            present = codes[rows, j][codes[rows, j] >= 0]
+            cc.append(metric.centroid(np.bincount(present, minlength=metric.n_concepts))
+                      if present.size else -1)
+        return c, np.array(cc, dtype=np.int64)
+
+    def extreme(rows, q, qc, far):
+        d = _gap_distances(X, codes, squared, rows, q, qc)
+        order = np.lexsort((rows, -d if far else d))
+        return rows[order]
+
+    def take(cluster):
+        nonlocal remaining, label
+        labels[cluster] = label
+        label += 1
+        remaining = np.setdiff1d(remaining, cluster)
+
+    def around(seed):
+        others = remaining[remaining != seed]
+        return [seed, *extreme(others, X[seed], codes[seed], far=False)[:k - 1]]
+
+    while remaining.size >= 2 * k:
+        last_round = remaining.size < 3 * k
+        r = int(extreme(remaining, *centre(remaining), far=True)[0])
+        take(around(r))
+        if last_round:
+            break
+        s = int(extreme(remaining, X[r], codes[r], far=True)[0])
+        take(around(s))
+    if remaining.size:
+        take(list(remaining))
+    return labels

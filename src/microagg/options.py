@@ -9,7 +9,8 @@ from typing import TypeVar
 from microagg.errors import InputError
 
 __all__ = ["Calibration", "Clustering", "CompareMethod", "CoskewnessTerms", "DPMethod",
-           "GroundDistance", "Linkage", "MaskMethod", "MatchStatus", "Method", "MomentNoise",
+           "GroundDistance", "Linkage", "MaskMethod", "MatchStatus", "Method", "MissingValues",
+           "MomentNoise",
            "MomentVariant", "RankScale", "RankTies", "Reference", "RiskAggregate", "Scaling",
            "TClosenessMethod", "Target", "parse"]
 
@@ -74,6 +75,13 @@ class Engine(StrEnum):
 
     LOCAL = "local"  # this process, the table in memory
     DASK = "dask"  # a Dask cluster, Parquet data sets in and out (microagg.at_scale)
+
+
+class MissingValues(StrEnum):
+    """What a missing value of a quasi-identifier matches when records are grouped."""
+
+    MATCHES_ANY = "matches-any"  # any value (sdcMicro's alpha = 1): the default
+    CATEGORY = "category"  # only another missing value (a category of its own)
 
 
 class Scaling(StrEnum):

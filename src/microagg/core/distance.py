@@ -18,6 +18,7 @@ is the sum over the numeric attributes, in column order, then over the categoric
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,15 +42,22 @@ def scale(X: np.ndarray, method: Scaling | str = Scaling.ZSCORE,
         X = X[:, None]
     if method is Scaling.NONE:
         return X.copy()
+    gaps = bool(np.isnan(X).any())  # missing values: statistics over the values present
     if method is Scaling.ZSCORE:
-        sd = X.std(axis=0)
-        return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a column with no value at all
+            sd = np.nanstd(X, axis=0) if gaps else X.std(axis=0)
+            mean = np.nanmean(X, axis=0) if gaps else X.mean(axis=0)
+        return (X - mean) / np.where(sd > 0, sd, 1.0)
     if method is Scaling.RANGE:
         bounds = list(bounds) if bounds is not None else [None] * X.shape[1]
         if len(bounds) != X.shape[1]:
             raise InputError("range scaling needs one domain (or None) per column")
-        low = np.array([b[0] if b is not None else X[:, j].min() for j, b in enumerate(bounds)])
-        high = np.array([b[1] if b is not None else X[:, j].max() for j, b in enumerate(bounds)])
+        lowest, highest = (np.nanmin, np.nanmax) if gaps else (np.min, np.max)
+        low = np.array([b[0] if b is not None else lowest(X[:, j])
+                        for j, b in enumerate(bounds)])
+        high = np.array([b[1] if b is not None else highest(X[:, j])
+                         for j, b in enumerate(bounds)])
         width = high - low
         return (X - low) / np.where(width > 0, width, 1.0)
     raise InputError("scaling 'auto' is resolved by the release; choose zscore, range or none")
@@ -75,7 +83,9 @@ def domain_normalize(X: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> np.n
 @dataclass(frozen=True, eq=False)
 class Categorical:
     """The categorical attributes of a record distance: ``codes[i, j]`` is the concept of row i
-    for attribute j, numbered as in ``metrics[j]`` (categories first, then inner concepts)."""
+    for attribute j, numbered as in ``metrics[j]`` (categories first, then inner concepts), or
+    -1 for a missing value (which only the partitioners of records with missing values take:
+    :mod:`microagg.partition.mdav_missing`)."""
 
     codes: np.ndarray
     metrics: tuple[CategoryMetric, ...]
@@ -90,7 +100,7 @@ class Categorical:
             raise InputError("one metric is needed per categorical attribute")
         for j, metric in enumerate(self.metrics):
             column = codes[:, j]
-            if column.size and (column.min() < 0 or column.max() >= metric.n_concepts):
+            if column.size and (column.min() < -1 or column.max() >= metric.n_concepts):
                 raise InputError(f"attribute '{metric.name}': concept codes out of range")
 
     @property

@@ -17,10 +17,11 @@ import numpy as np
 import pandas as pd
 
 from microagg.core.emd import GroundModel, emd_by_class
+from microagg.core.frequencies import sample_frequencies
 from microagg.data.schema import Kind
 from microagg.data.table import Table
 from microagg.errors import InputError
-from microagg.options import GroundDistance, parse
+from microagg.options import GroundDistance, MissingValues, parse
 
 __all__ = [
     "KAnonymity",
@@ -89,16 +90,25 @@ def equivalence_classes(frame: pd.DataFrame, quasi: Sequence[str]) -> np.ndarray
     return labels.to_numpy(dtype=np.int64)
 
 
-def k_anonymity(frame: pd.DataFrame, quasi: Sequence[str]) -> KAnonymity:
-    """Sizes of the equivalence classes of ``frame`` over the quasi-identifiers ``quasi``."""
+def k_anonymity(frame: pd.DataFrame, quasi: Sequence[str],
+                missing: MissingValues | str = MissingValues.MATCHES_ANY) -> KAnonymity:
+    """Sizes of the equivalence classes of ``frame`` over the quasi-identifiers ``quasi``.
+
+    Where a quasi-identifier is missing, ``missing`` says what it matches
+    (:mod:`microagg.core.frequencies`): under ``matches-any`` (the default, sdcMicro's) the
+    smallest and largest "class" are the smallest and largest sample frequency f_k of a
+    record, and ``classes`` counts the distinct combinations written.
+    """
     if len(frame) == 0:
         raise InputError("the table has no rows")
-    sizes = np.bincount(equivalence_classes(frame, quasi))
+    classes = equivalence_classes(frame, quasi)
+    sizes = np.bincount(classes)
+    frequencies = sample_frequencies(frame, quasi, missing)
     return KAnonymity(
         records=len(frame),
         classes=int(sizes.size),
-        smallest_class=int(sizes.min()),
-        largest_class=int(sizes.max()),
+        smallest_class=int(frequencies.min()),
+        largest_class=int(frequencies.max()),
     )
 
 

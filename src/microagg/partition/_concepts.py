@@ -24,7 +24,8 @@ class Categories(NamedTuple):
     ordinal : ndarray of bool, shape (q,)
         Whether attribute j is an ordinal chain.
     counts : ndarray of int64, shape (q, K)
-        Rows per concept among the rows still to cluster (updated as rows are clustered).
+        Rows per concept among the rows still to cluster (updated as rows are clustered);
+        a missing value (code -1) is not counted.
     squared : ndarray of float64, shape (q, K, K)
         Squared normalized contributions to the record distance (000 eq. 8).
     """
@@ -52,7 +53,8 @@ def categories(categorical: Categorical) -> Categories:
     q = categorical.codes.shape[1]
     counts = np.zeros((q, categorical.width if q else 1), dtype=np.int64)
     for j in range(q):
-        counts[j] = np.bincount(categorical.codes[:, j], minlength=counts.shape[1])
+        column = categorical.codes[:, j]
+        counts[j] = np.bincount(column[column >= 0], minlength=counts.shape[1])
     return Categories(
         distances=categorical.distances() if q else np.zeros((0, 1, 1)),
         parents=categorical.parents() if q else np.zeros((0, 1), dtype=np.int64),
