@@ -36,24 +36,61 @@ def cluster_sizes(labels: np.ndarray) -> np.ndarray:
     return np.bincount(labels)
 
 
-def cluster_means(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """(clusters, p) array of the mean of each column over each cluster (row = label)."""
+def cluster_means(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None
+                  ) -> np.ndarray:
+    """(clusters, p) array of the mean of each column over each cluster (row = label).
+
+    Missing values (NaN) are skipped: a cluster's mean is over the values it has, and a
+    cluster whose values of a column are all missing has a missing mean. With ``weights``
+    (one positive number per row, a sampling weight), each mean is the weighted mean
+    sum(w x) / sum(w), as sdcMicro's ``microaggregation(weights=)`` computes it: the
+    weighted total of every cluster, and so of the column, is kept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cluster_means(np.array([1.0, np.nan, 3.0, 4.0]), np.array([0, 0, 1, 1]))
+    array([[1. ],
+           [3.5]])
+    >>> cluster_means(np.array([1.0, 3.0]), np.array([0, 0]), weights=np.array([3.0, 1.0]))
+    array([[1.5]])
+    """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
     labels = _labels(labels, X.shape[0])
-    counts = np.bincount(labels)
-    sums = np.column_stack([np.bincount(labels, weights=X[:, j], minlength=counts.size)
-                            for j in range(X.shape[1])])
+    size = int(labels.max()) + 1 if labels.size else 0
+    w = np.ones(X.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    missing = np.isnan(X)
+    any_missing = bool(missing.any())
+    counts = np.bincount(labels, weights=w, minlength=size)
+    sums = np.empty((size, X.shape[1]))
+    denominators = np.empty((size, X.shape[1]))
+    for j in range(X.shape[1]):
+        if any_missing and missing[:, j].any():
+            present = ~missing[:, j]
+            sums[:, j] = np.bincount(labels[present], weights=(w * X[:, j])[present],
+                                     minlength=size)
+            denominators[:, j] = np.bincount(labels[present], weights=w[present],
+                                             minlength=size)
+        else:
+            sums[:, j] = np.bincount(labels, weights=w * X[:, j] if weights is not None
+                                     else X[:, j], minlength=size)
+            denominators[:, j] = counts
     with np.errstate(invalid="ignore", divide="ignore"):
-        return sums / counts[:, None]
+        means = sums / denominators
+    means[denominators == 0] = np.nan
+    return means
 
 
-def replace_by_means(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Each value replaced by the mean of its cluster.
+def replace_by_means(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None
+                     ) -> np.ndarray:
+    """Each value replaced by the (weighted) mean of its cluster (:func:`cluster_means`).
 
     ``labels`` is one partition (n,) shared by all columns, or one partition per column
-    (n, p), as individual ranking produces.
+    (n, p), as individual ranking produces. A missing value stays missing: the record shares
+    its cluster's other values, and a missing value matches any value in the k-anonymity of
+    the written table (docs/design.md, "Missing values").
     """
     X = np.asarray(X, dtype=np.float64)
     squeeze = X.ndim == 1
@@ -61,12 +98,13 @@ def replace_by_means(X: np.ndarray, labels: np.ndarray) -> np.ndarray:
         X = X[:, None]
     labels = np.asarray(labels)
     if labels.ndim == 1:
-        out = cluster_means(X, labels)[_labels(labels, X.shape[0])]
+        out = cluster_means(X, labels, weights)[_labels(labels, X.shape[0])]
     else:
         if labels.shape != X.shape:
             raise InputError(f"label matrix of shape {labels.shape} for data of shape {X.shape}")
-        out = np.column_stack([cluster_means(X[:, j], labels[:, j])[labels[:, j], 0]
+        out = np.column_stack([cluster_means(X[:, j], labels[:, j], weights)[labels[:, j], 0]
                                for j in range(X.shape[1])])
+    out[np.isnan(X)] = np.nan
     return out[:, 0] if squeeze else out
 
 
@@ -79,8 +117,8 @@ def replace_by_centroids(codes: np.ndarray, labels: np.ndarray, metric: Category
     labels = _labels(labels, codes.shape[0])
     counts = np.zeros((int(labels.max()) + 1, metric.n_concepts), dtype=np.int64)
     np.add.at(counts, (labels, codes), 1)
-    centroids = np.array([metric.centroid(row, over_all=over_all) for row in counts],
-                         dtype=np.int64)
+    centroids = np.array([metric.centroid(row, over_all=over_all) if row.any() else -1
+                          for row in counts], dtype=np.int64)  # -1: a label with no row
     return centroids[labels]
 
 

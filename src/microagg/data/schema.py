@@ -44,6 +44,9 @@ class Role(StrEnum):
     QUASI = "quasi"  # linkable to external sources: masked
     CONFIDENTIAL = "confidential"  # sensitive values (t-closeness protects their distribution)
     OTHER = "other"  # carried through unchanged
+    WEIGHT = "weight"  # a sampling weight: never masked; weights centroids and risk measures
+    STRATUM = "stratum"  # each stratum is protected separately; written unchanged
+    HOUSEHOLD = "household"  # a household identifier: written unchanged, never masked
 
 
 class Kind(StrEnum):
@@ -103,6 +106,9 @@ class Attribute:
                     f"attribute, this one is {self.kind}"
                 )
             object.__setattr__(self, "taxonomy", Path(self.taxonomy))
+        if self.role is Role.WEIGHT and self.kind is not Kind.NUMERIC:
+            raise SchemaError(f"attribute '{self.name}': a weight is numeric, this one is "
+                              f"declared {self.kind}")
 
     def _checked_domain(self, domain: Any) -> tuple[Any, ...]:
         if isinstance(domain, (str, bytes)) or not isinstance(domain, Iterable):

@@ -16,21 +16,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from microagg.data.precision import decimals_of, round_to
 from microagg.data.schema import LARGEST_BOUND, Attribute, Kind, Role, Schema, check_categories
 from microagg.data.taxonomy import CategoryMetric, Taxonomy
 from microagg.errors import InputError
+
+MISSING_CODE = -1
+"""The code of a missing value of a categorical attribute (a numeric one is NaN)."""
 
 # Larger magnitudes overflow the squares of distances and variances (1e154² ~ 1e308).
 LARGEST_VALUE = LARGEST_BOUND
 
 __all__ = [
     "LARGEST_VALUE",
+    "MISSING_CODE",
     "Table",
     "category_labels",
     "category_metric",
     "declared_dtypes",
     "decode",
     "encode",
+    "missing_counts",
     "missing_mask",
     "require_rows_and_columns",
 ]
@@ -43,7 +49,8 @@ class Table:
     ``numeric`` is ``(n, p)`` float64 over the numeric attributes and ``codes`` is ``(n, q)``
     int64 over the categorical ones, both in schema order. ``row_positions`` are the positions
     of the kept rows in the source DataFrame (rows dropped as incomplete are absent).
-    ``clamped`` counts, per numeric attribute, the values clamped into its declared domain.
+    ``clamped`` counts, per numeric attribute, the values clamped into its declared domain;
+    ``decimals`` is each numeric attribute's precision in the input (:func:`decimals_of`).
     """
 
     schema: Schema
@@ -54,6 +61,7 @@ class Table:
     dtypes: Mapping[str, Any]
     row_positions: np.ndarray
     clamped: Mapping[str, int] = field(default_factory=dict)
+    decimals: Mapping[str, int | None] = field(default_factory=dict)
     _metrics: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -92,6 +100,15 @@ class Table:
             self._metrics[name] = category_metric(self.schema[name], self.categories[name])
         return self._metrics[name]
 
+    def rounded(self, numeric: np.ndarray, names: Sequence[str]) -> np.ndarray:
+        """A copy of ``numeric`` (the table's shape) with the numeric attributes ``names``
+        rounded to their input precision (:mod:`microagg.data.precision`)."""
+        out = numeric.copy()
+        for name in names:
+            j = self.numeric_names.index(name)
+            out[:, j] = round_to(out[:, j], self.decimals.get(name))
+        return out
+
     def code_column(self, name: str) -> np.ndarray:
         names = self.categorical_names
         if name not in names:
@@ -125,6 +142,19 @@ def missing_mask(series: pd.Series) -> np.ndarray:
     return mask
 
 
+def missing_counts(table: Table, names: Sequence[str]) -> dict[str, int]:
+    """The number of missing values of each of the columns ``names`` that has any."""
+    counts = {}
+    for name in names:
+        if table.schema[name].is_numeric:
+            count = int(np.isnan(table.numeric_matrix([name])).sum())
+        else:
+            count = int((table.code_column(name) == MISSING_CODE).sum())
+        if count:
+            counts[name] = count
+    return counts
+
+
 def require_rows_and_columns(frame: pd.DataFrame) -> None:
     """Refuse a table with no columns or no rows."""
     if frame.shape[1] == 0:
@@ -140,32 +170,36 @@ def encode(
     drop_incomplete: bool = False,
     clamp: bool = False,
     released: bool = False,
+    missing: bool = False,
 ) -> Table:
     """Encode ``frame`` under ``schema`` (inferred when ``None``).
 
     Columns of the frame that the schema does not declare are added with role ``other``.
     Missing values are refused (the error names the column and the first row, counted from 1
     after the header) unless ``drop_incomplete`` is set, which drops every row with a missing
-    value in any column. Numeric values outside a declared domain are refused unless ``clamp``
-    is set, which clamps them to the domain. A ``released`` table (the output of a release,
-    to verify) may also hold the inner concepts of a nominal attribute's taxonomy (the root
-    ``*`` of the flat one), to which microaggregation generalizes; their codes follow the
-    categories', and such a table is for grouping, not for distances.
+    value in any column, or ``missing`` is set, which keeps them: NaN in the numeric matrix,
+    code :data:`MISSING_CODE` among the categories. Numeric values outside a declared domain
+    are refused unless ``clamp`` is set, which clamps them to the domain. A ``released``
+    table (the output of a release, to verify) may also hold the inner concepts of a nominal
+    attribute's taxonomy (the root ``*`` of the flat one), to which microaggregation
+    generalizes; their codes follow the categories', and such a table is for grouping, not
+    for distances.
     """
     require_rows_and_columns(frame)
     schema = Schema.infer(frame) if schema is None else schema.complete(frame)
 
-    missing = np.zeros(len(frame), dtype=bool)
+    incomplete = np.zeros(len(frame), dtype=bool)
     for attribute in schema:
         column_missing = missing_mask(frame[attribute.name])
-        if column_missing.any() and not drop_incomplete:
+        if column_missing.any() and not (drop_incomplete or missing):
             row = int(np.flatnonzero(column_missing)[0]) + 1
             raise InputError(
                 f"column '{attribute.name}' has a missing value in row {row}; fill it, or drop "
                 "incomplete rows explicitly (`drop_incomplete`)"
             )
-        missing |= column_missing
-    keep = np.flatnonzero(~missing)
+        incomplete |= column_missing
+    keep = (np.arange(len(frame)) if missing and not drop_incomplete
+            else np.flatnonzero(~incomplete))
     if keep.size == 0:
         raise InputError("no complete row is left after dropping incomplete rows")
     kept = frame.iloc[keep]
@@ -202,6 +236,8 @@ def encode(
         dtypes={a.name: frame[a.name].dtype for a in schema},
         row_positions=keep.astype(np.int64),
         clamped={name: count for name, count in clamped.items() if count},
+        decimals={name: decimals_of(numeric[:, j], frame[name].dtype)
+                  for j, name in enumerate(a.name for a in schema if a.is_numeric)},
     )
 
 
@@ -210,11 +246,12 @@ def _encode_numeric(
 ) -> tuple[np.ndarray, int]:
     """The column as float64, and how many values were clamped into the declared domain."""
     name = attribute.name
+    absent = missing_mask(series)
     if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
-        values = series.to_numpy(dtype=np.float64)
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         coerced = pd.to_numeric(series.astype(str).str.strip(), errors="coerce")
-        bad = coerced.isna().to_numpy()
+        bad = coerced.isna().to_numpy() & ~absent
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(
@@ -222,7 +259,8 @@ def _encode_numeric(
                 f"the text '{series.iloc[i]}'"
             )
         values = coerced.to_numpy(dtype=np.float64)
-    infinite = ~np.isfinite(values)
+        values[absent] = np.nan
+    infinite = ~np.isfinite(values) & ~absent
     if infinite.any():
         i = int(np.flatnonzero(infinite)[0])
         raise InputError(f"column '{name}' has an infinite value in row {positions[i] + 1}")
@@ -251,15 +289,19 @@ def _encode_numeric(
 def category_labels(series: pd.Series) -> pd.Series:
     """String labels of a categorical column; integral floats print without '.0'."""
     if pd.api.types.is_float_dtype(series):
-        values = series.to_numpy(dtype=np.float64)
-        if np.all(values == np.round(values)):
-            return pd.Series(values.astype(np.int64), index=series.index).astype(str)
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        present = ~np.isnan(values)
+        if np.all(values[present] == np.round(values[present])):
+            text = np.where(present, values, 0).astype(np.int64).astype(str).astype(object)
+            text[~present] = ""
+            return pd.Series(text, index=series.index)
     return series.astype(str).str.strip()
 
 
 def _encode_categorical(
     series: pd.Series, attribute: Attribute, positions: np.ndarray, released: bool = False
 ) -> tuple[tuple[str, ...], np.ndarray]:
+    absent = missing_mask(series)
     labels = category_labels(series)
     declared = attribute.categories
     taxonomy = Taxonomy.load(attribute.taxonomy) if attribute.taxonomy is not None else None
@@ -272,13 +314,14 @@ def _encode_categorical(
     if declared is not None:
         categories = declared
     else:
-        observed = pd.unique(labels.to_numpy())
+        observed = pd.unique(labels.to_numpy()[~absent])
         numeric_order = (pd.api.types.is_numeric_dtype(series)
                          and not pd.api.types.is_bool_dtype(series))
         key = (lambda s: float(s)) if numeric_order else None
         categories = tuple(sorted((str(v) for v in observed), key=key))
     codes = pd.Index(list(categories)).get_indexer(pd.Index(labels)).astype(np.int64)
-    unknown = codes < 0
+    codes[absent] = MISSING_CODE
+    unknown = (codes < 0) & ~absent
     if unknown.any():
         i = int(np.flatnonzero(unknown)[0])
         where = ("" if attribute.categories is not None or taxonomy is None
@@ -324,10 +367,11 @@ def decode(
         dtype = types[name]
         if attribute.kind is Kind.NUMERIC:
             values = numeric[:, numeric_names.index(name)]
-            out[name] = pd.Series(_restore_numeric(values, dtype), index=table.index)
+            out[name] = pd.Series(_restore_numeric(values, dtype, table.decimals.get(name)),
+                                  index=table.index)
         else:
             column_codes = codes[:, categorical_names.index(name)]
-            column_labels = np.asarray(labels[name], dtype=object)[column_codes]
+            column_labels = np.asarray((*labels[name], None), dtype=object)[column_codes]
             out[name] = _restore_categorical(column_labels, dtype, table.index)
     return pd.DataFrame(out, index=table.index)
 
@@ -342,13 +386,20 @@ def declared_dtypes(schema: Schema, names: Sequence[str]) -> dict[str, np.dtype]
             for name in names}
 
 
-def _restore_numeric(values: np.ndarray, dtype: Any) -> np.ndarray:
-    if pd.api.types.is_bool_dtype(dtype) and np.isin(values, (0.0, 1.0)).all():
+def _restore_numeric(values: np.ndarray, dtype: Any, decimals: int | None = None) -> Any:
+    """The written values of a numeric column: its input dtype where the values allow it.
+    A column of whole numbers with missing values is written as a nullable integer (a CSV
+    reader reads such a column as floats only because of its gaps)."""
+    present = ~np.isnan(values)
+    if pd.api.types.is_bool_dtype(dtype) and present.all() and np.isin(values, (0.0, 1.0)).all():
         return values.astype(bool)
-    if pd.api.types.is_integer_dtype(dtype) and np.all(values == np.round(values)):
-        info = np.iinfo(np.dtype(dtype))
-        if values.size == 0 or (values.min() >= info.min and values.max() <= info.max):
+    whole = bool(np.all(values[present] == np.round(values[present])))
+    integer = pd.api.types.is_integer_dtype(dtype) or (decimals == 0 and not present.all())
+    if integer and whole and (values[present].size == 0
+                              or np.abs(values[present]).max() < 2.0**63):
+        if present.all():
             return values.astype(dtype)
+        return pd.array(values, dtype="Float64").astype("Int64")
     return values
 
 

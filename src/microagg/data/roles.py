@@ -1,0 +1,99 @@
+"""Roles read off a table that has no schema: columns that must not be masked by default.
+
+Without a schema every column but the identifiers is a quasi-identifier, so nothing leaves
+unmasked by default. That default is unsafe for three kinds of column, which a release must
+never average: record identifiers (``id``, a running number 1…n, a column of distinct names),
+sampling weights (``fnlwgt``, ``weight``) and household identifiers (``hhid``). Their roles
+cannot be decided from the data alone — a column called ``weight`` may be a sampling weight or
+a body weight, an integer column of distinct values may be a row number or an amount — so
+they are *suspected*, not assigned: a release that would mask a suspected column without
+being told to refuses it, naming the column, the reason and the way to declare its role
+(:func:`suspect`). ``microagg schema IN -o S.yaml`` writes the roles suspected here as a
+schema for the data owner to read and edit (:func:`suggested_roles`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from microagg.data.schema import Role
+
+__all__ = ["MASKABLE", "NEVER_MASKED", "suggested_roles", "suspect"]
+
+NEVER_MASKED = frozenset({Role.IDENTIFIER, Role.WEIGHT, Role.STRATUM, Role.HOUSEHOLD})
+"""Roles a release never masks (identifiers are dropped, the others written unchanged)."""
+
+MASKABLE = frozenset(Role) - NEVER_MASKED
+
+_IDENTIFIER_NAME = re.compile(
+    r"(?i)^(id|uid|uuid|guid|key|serial|record|recno|rec_?id|row_?id|row_?number|index|"
+    r"case_?id|person_?id|patient_?id|respondent_?id|.*[_\-. ]id|id[_\-. ].*)$")
+_CAMEL_IDENTIFIER = re.compile(r"^([a-z]+Id|[a-z]+ID|[A-Z]+ID)$")  # personId, UTILITYID
+_WEIGHT_NAME = re.compile(
+    r"(?i)^(w|wt|wgt|wght|weight|weights|pweight|fweight|.*wgt|.*[_\-. ]wt|.*weight|"
+    r"weight[_\-. ].*)$")
+_HOUSEHOLD_NAME = re.compile(r"(?i)^(hh|hhid|hh[_\-. ]?id|household|household[_\-. ]?id|"
+                             r".*[_\-. ]hid|hid)$")
+
+_MIN_ROWS_FOR_DISTINCT = 20
+"""Below this many rows, all-distinct values say nothing (a tiny table is mostly unique)."""
+
+
+def _running_number(series: pd.Series) -> bool:
+    """Whole numbers, all distinct, forming one run from 0 or 1: a row number."""
+    values = series.dropna()
+    if len(values) < _MIN_ROWS_FOR_DISTINCT or not pd.api.types.is_numeric_dtype(values):
+        return False
+    if pd.api.types.is_bool_dtype(values):
+        return False
+    numbers = values.to_numpy(dtype=np.float64)
+    if not np.all(numbers == np.round(numbers)):
+        return False
+    return bool(numbers.min() in (0.0, 1.0) and np.unique(numbers).size == numbers.size
+                and numbers.max() - numbers.min() == numbers.size - 1)
+
+
+def _distinct_text(series: pd.Series) -> bool:
+    """Text whose values are all distinct: names, codes of records."""
+    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        return False
+    values = series.dropna()
+    return len(values) >= _MIN_ROWS_FOR_DISTINCT and values.nunique() == len(values)
+
+
+def suspect(name: str, series: pd.Series) -> tuple[Role, str] | None:
+    """The role a column of an undeclared table is suspected to have, and why; ``None`` for a
+    column that may be masked as a quasi-identifier.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> suspect("fnlwgt", pd.Series([77516.0, 83311.0]))
+    (<Role.WEIGHT: 'weight'>, 'its name says so')
+    >>> suspect("age", pd.Series([39, 50])) is None
+    True
+    """
+    if _HOUSEHOLD_NAME.match(name):
+        return Role.HOUSEHOLD, "its name says so"
+    if _IDENTIFIER_NAME.match(name) or _CAMEL_IDENTIFIER.match(name):
+        return Role.IDENTIFIER, "its name says so"
+    if _WEIGHT_NAME.match(name) and pd.api.types.is_numeric_dtype(series):
+        return Role.WEIGHT, "its name says so"
+    if _running_number(series):
+        return Role.IDENTIFIER, "its values number the rows"
+    if _distinct_text(series):
+        return Role.IDENTIFIER, "every value is distinct"
+    return None
+
+
+def suggested_roles(frame: pd.DataFrame) -> dict[str, tuple[Role, str]]:
+    """The role of every column of ``frame`` as :func:`suspect` reads it (quasi-identifier
+    when nothing is suspected), with the reason."""
+    out: dict[str, tuple[Role, str]] = {}
+    for name in frame.columns:
+        found = suspect(str(name), frame[name])
+        out[str(name)] = found if found is not None else (Role.QUASI, "")
+    return out
