@@ -165,7 +165,7 @@ def test_console_script_exit_codes(tmp_path, distinct_csv):
     assert bad.stderr.count("\n") == 1
 
 
-MICROAGGREGATE_BAD = BAD
+MICROAGGREGATE_BAD = [c for c in BAD if c != "NaN"]  # MDAV keeps missing values
 
 
 @pytest.mark.parametrize("case", MICROAGGREGATE_BAD)

@@ -81,6 +81,7 @@ def dp(
     scheduler: str | None = typer.Option(None, "--scheduler", help=common.SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", help=common.WORKERS_HELP),
     options: dict[str, Any] | None = None,
+    roles: dict[str, Any] | None = None,
 ) -> None:
     """ε-differentially private release (insensitive: 000 Alg. 3; individual-ranking: 001
     Alg. 1; cross-moment: 004 Alg. 1-3; laplace: noise on every record)."""
@@ -92,7 +93,8 @@ def dp(
     made: Any = make_method(Family.DIFFERENTIAL_PRIVACY, method, options or {})
     if common.engine_is_dask(engine, scheduler, workers, carry=carry,
                              bounds_from_data=bounds_from_data, statistics_out=statistics_out,
-                             drop_incomplete=drop_incomplete, threads=threads):
+                             drop_incomplete=drop_incomplete, threads=threads,
+                             roles=roles or None):
         _dp_at_scale(input, output, made, columns=common.names(columns, "--columns"),
                      schema_path=schema, bounds=parse_bounds(bounds), seed=seed,
                      scheduler=scheduler, workers=workers, json_out=json_out,
@@ -113,7 +115,7 @@ def dp(
                 frame, schema=schema_obj, columns=common.names(columns, "--columns"),
                 carry=common.names(carry, "--carry") or (), bounds=parse_bounds(bounds),
                 bounds_from_data=bounds_from_data, rng=seed, drop_incomplete=drop_incomplete,
-                threads=threads, progress=progress)
+                roles=roles, threads=threads, progress=progress)
         common.write_as(release.frame, files[output], output)
         files[report_path].write_text(json_text(release.report.to_dict()), encoding="utf-8")
         if statistics_out is not None:

@@ -36,6 +36,7 @@ def mask(
     seed: int | None = typer.Option(None, "--seed", help="Seed (default: OS entropy)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     options: dict[str, Any] | None = None,
+    roles: dict[str, Any] | None = None,
 ) -> None:
     """Mask numeric columns with a method that has no ex-ante guarantee (measure its risk)."""
     from microagg.data.io import read_table
@@ -51,7 +52,7 @@ def mask(
     schema_obj = schema_of(schema)
     with outputs([output], sources(input, schema, schema=schema_obj)) as files:
         release = made.release(read_table(input), columns=names(columns, "--columns"),
-                               schema=schema_obj, rng=seed)
+                               schema=schema_obj, roles=roles, rng=seed)
         write_as(release.frame, files[output], output)
     report = release.report
     if json_out:

@@ -19,6 +19,8 @@ import typer
 
 from microagg.cli.app import app
 from microagg.cli.flags import render
+from microagg.data.schema import Role
+from microagg.errors import InputError
 from microagg.release.methods import Family, family
 from microagg.release.params import (
     Choice,
@@ -29,7 +31,7 @@ from microagg.release.params import (
     method_fields,
 )
 
-__all__ = ["family_command", "family_fields"]
+__all__ = ["ROLE_OPTIONS", "family_command", "family_fields", "roles_given"]
 
 
 def family_fields(of: Family) -> dict[str, tuple[Field, list[str]]]:
@@ -66,11 +68,47 @@ def _option(f: Field, takers: list[str], everyone: int) -> inspect.Parameter:
                              annotation=kind | None)
 
 
+ROLE_OPTIONS = {
+    "identifiers": ("--identifiers", Role.IDENTIFIER,
+                    "Identifier columns, comma-separated: dropped from the release."),
+    "weight": ("--weight", Role.WEIGHT,
+               "The sampling weight column: never masked; weights the cluster means."),
+    "strata": ("--strata", Role.STRATUM,
+               "Stratum columns, comma-separated: each stratum is protected on its own."),
+    "household": ("--household", Role.HOUSEHOLD,
+                  "The household identifier column: written unchanged, never masked."),
+}
+"""The role options every family command takes: they set columns' roles over the schema
+(without one, over the roles read off the data)."""
+
+
+def _role_option(name: str) -> inspect.Parameter:
+    flag, _, help_text = ROLE_OPTIONS[name]
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                             default=typer.Option(None, flag, help=help_text),
+                             annotation=str | None)
+
+
+def roles_given(given: dict[str, Any]) -> dict[str, Role]:
+    """The roles the role options name (column -> role), popped from ``given``."""
+    from microagg.cli.common import names
+
+    roles: dict[str, Role] = {}
+    for name, (flag, role, _) in ROLE_OPTIONS.items():
+        for column in names(given.pop(name), flag) or []:
+            if column in roles and roles[column] is not role:
+                raise InputError(f"column '{column}' is given two roles ({roles[column]} "
+                                 f"and {role})")
+            roles[column] = role
+    return roles
+
+
 def family_command(of: Family, *, short_help: str, after: str = "method"
                    ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Register the command of family ``of``: the template's own options, with the method
-    options of the family placed after its option ``after``. The template receives the
-    method options as ``options`` (name -> value, ``None`` when not given)."""
+    options of the family placed after its option ``after``, and the role options
+    (:data:`ROLE_OPTIONS`) after ``--schema``. The template receives the method options as
+    ``options`` (name -> value, ``None`` when not given) and the roles as ``roles``."""
 
     def register(template: Callable[..., None]) -> Callable[..., None]:
         fields = family_fields(of)
@@ -78,13 +116,15 @@ def family_command(of: Family, *, short_help: str, after: str = "method"
         generated = [_option(f, takers, everyone) for f, takers in fields.values()]
         own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
                for p in inspect.signature(template, eval_str=True).parameters.values()
-               if p.name != "options"]
+               if p.name not in ("options", "roles")]
         at = next(i for i, p in enumerate(own) if p.name == after) + 1
-        parameters = [*own[:at], *generated, *own[at:]]
+        own = [*own[:at], *generated, *own[at:]]
+        at = next(i for i, p in enumerate(own) if p.name == "schema") + 1
+        parameters = [*own[:at], *(_role_option(n) for n in ROLE_OPTIONS), *own[at:]]
 
         def command(**given: Any) -> None:
             options = {name: given.pop(name) for name in fields}
-            template(options=options, **given)
+            template(options=options, roles=roles_given(given), **given)
 
         command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in parameters}

@@ -46,6 +46,9 @@ def microaggregate(
                                          help="Drop rows with a missing value first."),
     clamp: bool = typer.Option(False, "--clamp",
                                help="Clamp values outside their declared domain."),
+    round_values: bool = typer.Option(True, "--round/--no-round",
+                                      help="Round masked numbers to their column's precision "
+                                           "in the input (default), or keep exact means."),
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It runs block MDAV."),
@@ -54,13 +57,15 @@ def microaggregate(
     block_size: int | None = typer.Option(None, "--block-size", help="With --engine dask: "
                                           "records per block of block MDAV (default 100000)."),
     options: dict[str, Any] | None = None,
+    roles: dict[str, Any] | None = None,
 ) -> None:
     """Replace quasi-identifiers by cluster means (k-anonymity by microaggregation)."""
     from microagg.release.functions import make_method
 
     made: Any = make_method(Family.K_ANONYMITY, method, options or {})
     if engine_is_dask(engine, scheduler, workers, schema=schema, labels_out=labels_out,
-                      drop_incomplete=drop_incomplete, clamp=clamp, threads=threads):
+                      drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
+                      roles=roles or None, no_round=not round_values):
         _block_mdav(input, output, made, columns=names(columns, "--columns"),
                     block_size=block_size, scheduler=scheduler, workers=workers,
                     json_out=json_out)
@@ -71,7 +76,8 @@ def microaggregate(
                   labels_out=labels_out, title=f"{made.name} k={made.k}",
                   columns=names(columns, "--columns"),
                   drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
-                  json_out=json_out, show=_print_report)
+                  roles=roles, round_values=round_values, json_out=json_out,
+                  show=_print_report)
 
 
 def _print_report(report: Any, output: Path) -> None:

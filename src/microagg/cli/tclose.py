@@ -44,6 +44,7 @@ def tclose(
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     options: dict[str, Any] | None = None,
+    roles: dict[str, Any] | None = None,
 ) -> None:
     """Replace quasi-identifiers by class centroids so that every class has at least k
     records and every confidential attribute an EMD of at most t (k-anonymous t-closeness)."""
@@ -55,7 +56,7 @@ def tclose(
                   quasi=names(quasi, "--quasi"),
                   confidential=names(confidential, "--confidential"),
                   drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
-                  json_out=json_out, show=_print_report)
+                  roles=roles, json_out=json_out, show=_print_report)
 
 
 def _print_report(report: Any, output: Path) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.core.mechanisms import MAX_EPSILON, Budget, make_rng
-from microagg.data.schema import Schema
+from microagg.data.schema import Role, Schema
 from microagg.errors import ParameterError
 from microagg.options import Calibration, Linkage
 from microagg.partition._validate import check_k
@@ -134,7 +134,8 @@ class DPMethod(ReleaseMethod):
                 columns: Sequence[str] | None = None, carry: Sequence[str] = (),
                 bounds: Mapping[str, tuple[float, float]] | None = None,
                 bounds_from_data: bool = False, rng: np.random.Generator | int | None = None,
-                drop_incomplete: bool = False, threads: int | None = None,
+                drop_incomplete: bool = False,
+                roles: Mapping[str, Role | str] | None = None, threads: int | None = None,
                 progress: Progress | None = None) -> Release[PrivacyReport]:
         """The ε-DP release of ``frame``.
 
@@ -155,7 +156,8 @@ class DPMethod(ReleaseMethod):
         seeded = rng is not None and not isinstance(rng, np.random.Generator)
         generator = make_rng(rng)
         data = prepare_dp(frame, schema=schema, columns=columns, carry=carry, bounds=bounds,
-                          bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete)
+                          bounds_from_data=bounds_from_data, drop_incomplete=drop_incomplete,
+                          roles=roles)
         if self.k_or_none is not None:
             check_k(self.k_or_none, data.n)
         budget = Budget(self.epsilon)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.core.distance import Categorical
+from microagg.data.roles import NEVER_MASKED
 from microagg.data.schema import Role, Schema
 from microagg.data.table import Table, encode, require_rows_and_columns
 from microagg.data.taxonomy import CategoryMetric
@@ -29,18 +30,64 @@ from microagg.errors import InputError, PrivacyError
 from microagg.release.categorical import category_sensitivity
 
 __all__ = ["DPInput", "check_clamp", "data_bounds", "dp_columns", "masked_columns",
-           "prepare_dp", "require_known"]
+           "prepare_dp", "refuse_suspects", "require_known", "resolve_schema"]
 
 
-def require_known(schema: Schema, names: Sequence[str], option: str) -> None:
-    """Refuse a name that is not a column, and an identifier (identifiers are dropped)."""
+def resolve_schema(frame: pd.DataFrame, schema: Schema | None,
+                   roles: Mapping[str, Role | str] | None = None) -> tuple[Schema, bool]:
+    """The schema a release works under, completed with the frame's undeclared columns and
+    with ``roles`` (column name -> role) applied over it, and whether the user declared a
+    schema (whose quasi-identifiers then choose the masked columns)."""
+    declared = schema is not None
+    completed = (Schema.infer(frame) if schema is None else schema).complete(frame)
+    if roles:
+        for name in roles:
+            require_known(completed, [name], "`roles`", identifiers=True)
+        completed = completed.with_roles(roles)
+    return completed, declared
+
+
+def refuse_suspects(frame: pd.DataFrame, chosen: Sequence[str],
+                    roles: Mapping[str, Role | str] | None) -> None:
+    """Refuse to mask by default a column suspected to be an identifier, a sampling weight
+    or a household identifier (:mod:`microagg.data.roles`) whose role was not given."""
+    from microagg.data.roles import suspect
+
+    for name in chosen:
+        if roles and name in roles:
+            continue
+        found = suspect(name, frame[name])
+        if found is not None:
+            role, reason = found
+            raise InputError(
+                f"column '{name}' would be masked, but it may be {_ROLE_WORDS[role]} "
+                f"({reason}): declare its role (`roles`, or a schema: role {role.value}; "
+                "`microagg schema IN -o S.yaml` writes the roles read off the data to edit), "
+                "or name the columns to mask with `columns`")
+
+
+_ROLE_WORDS = {Role.IDENTIFIER: "an identifier", Role.WEIGHT: "a sampling weight",
+               Role.HOUSEHOLD: "a household identifier", Role.STRATUM: "a stratum"}
+
+
+def require_known(schema: Schema, names: Sequence[str], option: str, *,
+                  identifiers: bool = False) -> None:
+    """Refuse a name that is not a column and, unless ``identifiers``, a column a release
+    never masks (identifiers are dropped; weights, strata and households are kept as they
+    are)."""
     for name in names:
         if name not in schema:
             raise InputError(f"{option}: unknown column '{name}'{_comma_hint(schema, name)} "
                              f"(the data has: {_listed(schema.names)})")
-        if schema[name].role is Role.IDENTIFIER:
+        role = schema[name].role
+        if identifiers:
+            continue
+        if role is Role.IDENTIFIER:
             raise InputError(f"{option}: column '{name}' is an identifier; identifiers are "
                              "dropped from every release")
+        if role in NEVER_MASKED:
+            raise InputError(f"{option}: column '{name}' is the {role.value} column, which is "
+                             "never masked")
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -73,12 +120,15 @@ def check_clamp(schema: Schema, columns: Sequence[str]) -> None:
                          "masked numeric columns declares one (in a schema)")
 
 
-def masked_columns(schema: Schema, columns: Sequence[str] | None, *, declared: bool
-                   ) -> list[str]:
+def masked_columns(schema: Schema, columns: Sequence[str] | None, *, declared: bool,
+                   frame: pd.DataFrame | None = None,
+                   roles: Mapping[str, Role | str] | None = None) -> list[str]:
     """The columns a k-anonymous release masks, numeric first: ``columns``, else the schema's
     quasi-identifiers when the schema was ``declared`` by the user (one that declares none is
-    refused rather than read as "mask everything"), else every non-identifier column (without a
-    schema nothing may be left unmasked by default)."""
+    refused rather than read as "mask everything"), else every column whose role may be
+    masked (without a schema nothing may be left unmasked by default). In that last case a
+    column of ``frame`` suspected to be an identifier or a weight, whose role ``roles`` does
+    not give, is refused (:func:`refuse_suspects`)."""
     if columns:
         require_known(schema, columns, "`columns`")
         chosen = list(dict.fromkeys(columns))
@@ -88,7 +138,9 @@ def masked_columns(schema: Schema, columns: Sequence[str] | None, *, declared: b
                              "quasi) or name the columns to mask with `columns`")
         chosen = list(schema.quasi_identifiers)
     else:
-        chosen = [a.name for a in schema if a.role is not Role.IDENTIFIER]
+        chosen = [a.name for a in schema if a.role not in NEVER_MASKED]
+        if frame is not None:
+            refuse_suspects(frame, chosen, roles)
     if not chosen:
         raise InputError("no column to microaggregate: name them with `columns` or declare "
                          "quasi-identifiers in the schema")
@@ -105,7 +157,7 @@ def dp_columns(schema: Schema, columns: Sequence[str] | None, carry: Sequence[st
         protected = list(dict.fromkeys(columns))
     else:
         protected = [a.name for a in schema
-                     if a.role is not Role.IDENTIFIER and a.name not in carry]
+                     if a.role not in NEVER_MASKED and a.name not in carry]
     both = [c for c in carry if c in protected]
     if both:
         raise InputError(f"column '{both[0]}' is both protected (`columns`) and carried "
@@ -257,12 +309,18 @@ def _domains(schema: Schema, numeric: Sequence[str], lows: np.ndarray, highs: np
 
 def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[str] | None,
                carry: Sequence[str] = (), bounds: Mapping[str, tuple[float, float]] | None,
-               bounds_from_data: bool, drop_incomplete: bool = False) -> DPInput:
+               bounds_from_data: bool, drop_incomplete: bool = False,
+               roles: Mapping[str, Role | str] | None = None) -> DPInput:
     """Columns, declared domains (never silently from the data) and clamped values of a DP
-    release. Only the protected and carried columns are read."""
+    release. Only the protected and carried columns are read. Without a schema or named
+    columns, a column that looks like an identifier or a weight is refused until ``roles``
+    gives its role; weights, strata and households are not protected, so they are dropped
+    unless carried."""
     require_rows_and_columns(frame)
-    schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
+    schema, declared = resolve_schema(frame, schema, roles)
     protected, carried = dp_columns(schema, columns, carry)
+    if not (declared or columns):
+        refuse_suspects(frame, protected, roles)
     bounds = dict(bounds or {})
     _check_bounds(schema, bounds, protected, carried)
     schema = _with_domains(schema, bounds)

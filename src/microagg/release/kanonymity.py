@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -14,12 +14,20 @@ from microagg.core.distance import Categorical
 from microagg.core.threads import check_threads
 from microagg.core.verifiers import k_anonymity
 from microagg.data.schema import Role, Schema
-from microagg.data.table import Table, decode, encode, require_rows_and_columns
-from microagg.errors import ParameterError
-from microagg.options import Scaling, parse
+from microagg.data.table import (
+    MISSING_CODE,
+    Table,
+    decode,
+    encode,
+    missing_counts,
+    require_rows_and_columns,
+)
+from microagg.errors import InputError, ParameterError
+from microagg.options import MissingValues, Scaling, parse
 from microagg.partition._validate import check_k
 from microagg.release.base import Release
-from microagg.release.inputs import check_clamp, masked_columns
+from microagg.release.design import Design
+from microagg.release.inputs import check_clamp, masked_columns, resolve_schema
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.params import Interval, param
 from microagg.release.report import Anonymity, Clusters, KAnonymityReport
@@ -64,19 +72,21 @@ class ClusterValues:
     generalized: dict[str, list[str]]  # inner taxonomy concepts written, per column
 
 
-def replace_by_clusters(table: Table, columns: Sequence[str], labels: np.ndarray
-                        ) -> ClusterValues:
+def replace_by_clusters(table: Table, columns: Sequence[str], labels: np.ndarray,
+                        weights: np.ndarray | None = None) -> ClusterValues:
     """Numeric ``columns`` replaced by their cluster mean, categorical ones by their cluster's
     marginality centroid (000 eq. 5), which may be an inner concept of the taxonomy.
     ``labels`` is one partition, or one per column (numeric columns first) for univariate
-    methods."""
+    methods. ``weights`` weight the means (not the centroids of categories); missing values
+    stay missing."""
     numeric_chosen = [c for c in columns if table.schema[c].is_numeric]
     categorical_chosen = [c for c in columns if table.schema[c].is_categorical]
     numeric = table.numeric.copy()
     if numeric_chosen:
         positions = [table.numeric_names.index(c) for c in numeric_chosen]
         numeric_labels = labels if labels.ndim == 1 else labels[:, :len(numeric_chosen)]
-        numeric[:, positions] = replace_by_means(table.numeric[:, positions], numeric_labels)
+        numeric[:, positions] = replace_by_means(table.numeric[:, positions], numeric_labels,
+                                                 weights)
     codes = table.codes.copy()
     concepts: dict[str, tuple[str, ...]] = {}
     inner: dict[str, list[str]] = {}
@@ -84,10 +94,14 @@ def replace_by_clusters(table: Table, columns: Sequence[str], labels: np.ndarray
         metric = table.metric(name)
         column_labels = labels if labels.ndim == 1 else labels[:, len(numeric_chosen) + offset]
         position = table.categorical_names.index(name)
-        codes[:, position] = replace_by_centroids(table.code_column(name), column_labels,
-                                                  metric)
+        original = table.code_column(name)
+        present = original != MISSING_CODE
+        codes[:, position] = MISSING_CODE
+        if present.any():
+            codes[present, position] = replace_by_centroids(
+                original[present], column_labels[present], metric)
         concepts[name] = metric.labels
-        used = np.unique(codes[:, position])
+        used = np.unique(codes[present, position])
         inner_used = [metric.labels[c] for c in used if c >= metric.n_leaves]
         if inner_used:
             inner[name] = inner_used
@@ -107,6 +121,7 @@ class KAnonymityMethod(ReleaseMethod):
     family: ClassVar[Family] = Family.K_ANONYMITY
     univariate: ClassVar[bool] = False
     uses_threads: ClassVar[bool] = False
+    takes_missing: ClassVar[bool] = False
 
     k: int = param(Interval(int, 2, hint="with k = 1 every record stays as it is, and a "
                                          "k-anonymous release needs k >= 2"),
@@ -123,38 +138,57 @@ class KAnonymityMethod(ReleaseMethod):
         return {}
 
     def release(self, frame: pd.DataFrame, *, schema: Schema | None = None,
-                columns: Sequence[str] | None = None, drop_incomplete: bool = False,
-                clamp: bool = False, threads: int | None = None,
+                columns: Sequence[str] | None = None,
+                roles: Mapping[str, Role | str] | None = None,
+                drop_incomplete: bool = False, clamp: bool = False,
+                round_values: bool = True, threads: int | None = None,
                 progress: Progress | None = None) -> Release[KAnonymityReport]:
         """Microaggregate the quasi-identifiers of ``frame`` into clusters of at least k
         records.
 
         ``columns`` defaults to the schema's quasi-identifiers; without a schema (or one that
-        declares none) every non-identifier column is masked, categorical ones with a flat
-        taxonomy. Numeric values are replaced by their cluster mean, categorical ones by
-        their cluster's marginality centroid (000 eq. 5), which may be an inner concept of the
-        attribute's taxonomy (the report lists those). Identifiers are dropped; other columns
-        are written unchanged, and the report lists them and gives k-anonymity over every
-        written column as well as over the masked ones. ``drop_incomplete`` drops the rows
-        with a missing value first; ``clamp`` clamps values into their declared domains;
-        ``threads`` caps the partitioner's threads; ``progress`` is called with the records
-        clustered so far.
+        declares none) every column whose role may be masked is masked, categorical ones with
+        a flat taxonomy, and a column that looks like an identifier or a sampling weight is
+        refused until its role is given (``roles``, column -> role, applies over the schema).
+        Numeric values are replaced by their cluster mean (weighted by the ``weight`` column
+        when the schema declares one, as sdcMicro's ``microaggregation(weights=)``) and
+        rounded to the column's precision in the input unless ``round_values`` is false
+        (:mod:`microagg.data.precision`); categorical ones by their cluster's marginality
+        centroid (000 eq. 5), which may be an inner concept of the attribute's taxonomy (the
+        report lists those). Each stratum (``stratum`` columns) is microaggregated on its
+        own. Missing values are kept missing and skipped by distances and centroids
+        (:mod:`microagg.partition.mdav_missing`; methods that do not take them say so), and
+        k-anonymity is verified with a missing value matching any value. Identifiers are
+        dropped; other columns are written unchanged, and the report lists them and gives
+        k-anonymity over every written column as well as over the masked ones.
+        ``drop_incomplete`` drops the rows with a missing value first; ``clamp`` clamps
+        values into their declared domains; ``threads`` caps the partitioner's threads;
+        ``progress`` is called with the records clustered so far.
         """
         if threads is not None and not self.uses_threads:
             raise ParameterError("threads", f"applies to methods that split their passes "
                                  f"between threads, not {self.name}")
         threads = check_threads(threads)
         require_rows_and_columns(frame)
-        declared = schema is not None
-        schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
-        chosen = masked_columns(schema, columns, declared=declared)
+        schema, declared = resolve_schema(frame, schema, roles)
+        chosen = masked_columns(schema, columns, declared=declared, frame=frame, roles=roles)
         if clamp:
             check_clamp(schema, chosen)
         schema = schema.with_roles({c: Role.QUASI for c in chosen})
-        table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
+        table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp,
+                       missing=True)
         check_k(self.k, table.n_rows, least=2)
-        labels = self.labels(table, chosen, threads=threads, progress=progress)
-        return _kanonymous_release(self, frame, table, chosen, labels)
+        gaps = missing_counts(table, chosen)
+        if gaps and not self.takes_missing:
+            name, count = next(iter(gaps.items()))
+            raise InputError(f"column '{name}' has {count:,} missing value(s), which "
+                             f"{self.name} does not take: use mdav, or drop the incomplete "
+                             "rows (`drop_incomplete`)")
+        design = Design.of(frame, table, self.k)
+        labels = design.stratified(lambda part: self.labels(
+            part, chosen, threads=threads, progress=progress), table)
+        return _kanonymous_release(self, frame, table, chosen, labels, design,
+                                   round_values=round_values, missing=gaps)
 
 
 def _notes(method: KAnonymityMethod, inner: dict[str, list[str]], unchanged: list[str],
@@ -178,16 +212,24 @@ def _notes(method: KAnonymityMethod, inner: dict[str, list[str]], unchanged: lis
 
 
 def _kanonymous_release(method: KAnonymityMethod, frame: pd.DataFrame, table: Table,
-                        chosen: list[str], labels: np.ndarray) -> Release[KAnonymityReport]:
+                        chosen: list[str], labels: np.ndarray, design: Design, *,
+                        round_values: bool, missing: dict[str, int]
+                        ) -> Release[KAnonymityReport]:
     """The masked table of ``labels`` and its report."""
-    values = replace_by_clusters(table, chosen, labels)
-    same = (np.array_equal(values.numeric, table.numeric)
+    values = replace_by_clusters(table, chosen, labels, design.weights)
+    numeric_chosen = [c for c in chosen if table.schema[c].is_numeric]
+    rounded = {c: d for c in numeric_chosen
+               if (d := table.decimals.get(c)) is not None} if round_values else {}
+    numeric = table.rounded(values.numeric, list(rounded)) if rounded else values.numeric
+    same = (np.array_equal(numeric, table.numeric, equal_nan=True)
             and np.array_equal(values.codes, table.codes))
     kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
-    masked = decode(table, numeric=values.numeric, codes=values.codes,
+    masked = decode(table, numeric=numeric, codes=values.codes,
                     categories=values.concepts, columns=kept)
     unchanged = [c for c in kept if c not in chosen]
     reported = method.reported(any(table.schema[c].is_categorical for c in chosen))
+    notes = _notes(method, values.generalized, unchanged, same)
+    notes += _design_notes(design, rounded, missing)
     report = KAnonymityReport(
         method=method.name, k=method.k, columns=chosen, records=table.n_rows,
         rows_dropped_as_incomplete=int(len(frame) - table.n_rows),
@@ -197,13 +239,37 @@ def _kanonymous_release(method: KAnonymityMethod, frame: pd.DataFrame, table: Ta
         k_anonymity_as_written=_anonymity(masked, kept, method.k),
         scaling=reported.get("scaling"), reference=reported.get("reference"),
         gamma=reported.get("gamma"), generalized_categories=values.generalized,
-        clamped=dict(table.clamped),
-        notes=_notes(method, values.generalized, unchanged, same))
+        clamped=dict(table.clamped), weight=design.weight,
+        strata=list(design.strata_columns), n_strata=design.n_strata,
+        rounded=rounded, missing_values=missing,
+        missing_semantics=MissingValues.MATCHES_ANY.value, notes=notes)
     return Release(frame=masked, labels=labels, report=report)
 
 
+def _design_notes(design: Design, rounded: dict[str, int], missing: dict[str, int]
+                  ) -> list[str]:
+    notes = []
+    if design.weight is not None:
+        notes.append(f"cluster means are weighted by '{design.weight}' (sum(w x) / sum(w), as "
+                     "sdcMicro's microaggregation(weights=)); the weight is written unchanged")
+    if design.strata is not None:
+        notes.append(f"each of the {design.n_strata} strata of "
+                     f"{', '.join(design.strata_columns)} was microaggregated on its own")
+    if rounded:
+        notes.append("masked numeric values are rounded to the precision of their column in "
+                     "the input (" + ", ".join(f"{c}: {d} decimal(s)" for c, d in
+                                               rounded.items()) + "); each value moves by "
+                     "at most half a unit of its last decimal, and a cluster's records keep "
+                     "one value, so k-anonymity is unchanged")
+    if missing:
+        notes.append("missing values stay missing (" + ", ".join(
+            f"{c}: {n:,}" for c, n in missing.items()) + "); distances and means skip them, "
+                     "and k-anonymity counts a missing value as matching any value")
+    return notes
+
+
 def _anonymity(frame: pd.DataFrame, columns: Sequence[str], k: int) -> Anonymity:
-    result = k_anonymity(frame, columns)
+    result = k_anonymity(frame, columns, MissingValues.MATCHES_ANY)
     return Anonymity(result.smallest_class, result.classes, result.holds(k))
 
 

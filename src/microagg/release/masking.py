@@ -5,7 +5,7 @@ measures of its risk."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import ClassVar
@@ -14,11 +14,12 @@ import numpy as np
 import pandas as pd
 
 from microagg.core.mechanisms import make_rng
+from microagg.data.roles import NEVER_MASKED
 from microagg.data.schema import Role, Schema, check_categories
 from microagg.data.table import encode
 from microagg.errors import InputError
 from microagg.release.base import Release
-from microagg.release.inputs import masked_columns
+from microagg.release.inputs import masked_columns, refuse_suspects, resolve_schema
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.report import MaskingReport
 
@@ -47,14 +48,15 @@ class MaskingMethod(ReleaseMethod):
         return float(getattr(self, self.parameter))
 
     def release(self, frame: pd.DataFrame, *, columns: Sequence[str] | None = None,
-                schema: Schema | None = None,
+                schema: Schema | None = None, roles: Mapping[str, Role | str] | None = None,
                 rng: np.random.Generator | int | None = None) -> Release[MaskingReport]:
         """Mask ``columns`` of ``frame`` (default: the schema's quasi-identifiers, else every
-        numeric non-identifier column; the report lists the columns written unchanged). An
-        integer ``rng`` is a seed (the report says so); without one, OS entropy."""
-        declared = schema is not None
-        schema = schema.complete(frame) if schema is not None else Schema.infer(frame)
-        names = _masked_names(frame, schema, columns, declared, self.name)
+        numeric column whose role may be masked, refusing one that looks like an identifier
+        or a weight until ``roles`` gives its role; the report lists the columns written
+        unchanged). An integer ``rng`` is a seed (the report says so); without one, OS
+        entropy."""
+        schema, declared = resolve_schema(frame, schema, roles)
+        names = _masked_names(frame, schema, columns, declared, self.name, roles)
         undeclared = Schema(tuple(replace(schema[c], domain=None) for c in names))
         values = encode(frame[names], undeclared).numeric_matrix(names)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
@@ -81,11 +83,13 @@ def _plain(parameters: dict[str, object]) -> dict[str, object]:
 
 
 def _masked_names(frame: pd.DataFrame, schema: Schema, columns: Sequence[str] | None,
-                  declared: bool, method: str) -> list[str]:
+                  declared: bool, method: str,
+                  roles: Mapping[str, Role | str] | None = None) -> list[str]:
     if columns or declared:
         names = masked_columns(schema, columns, declared=declared)
     else:
-        names = [a.name for a in schema if a.role is not Role.IDENTIFIER and a.is_numeric]
+        names = [a.name for a in schema if a.role not in NEVER_MASKED and a.is_numeric]
+        refuse_suspects(frame, names, roles)
         if not names:
             for attribute in schema:  # numbers the file holds in a form not read as numbers
                 if attribute.role is not Role.IDENTIFIER:

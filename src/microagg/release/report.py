@@ -374,6 +374,12 @@ class KAnonymityReport:
     gamma: float | None = None
     generalized_categories: dict[str, list[str]] = field(default_factory=dict)
     clamped: dict[str, int] = field(default_factory=dict)
+    weight: str | None = None  # the sampling weight the means are weighted by
+    strata: list[str] = field(default_factory=list)  # the stratum columns
+    n_strata: int = 0
+    rounded: dict[str, int] = field(default_factory=dict)  # column -> decimals written
+    missing_values: dict[str, int] = field(default_factory=dict)  # masked column -> count
+    missing_semantics: str = "matches-any"  # what a missing value matches in k_anonymity
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:

@@ -3,7 +3,7 @@ clusters whose confidential distributions are within EMD t of the whole table's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -21,7 +21,7 @@ from microagg.options import GroundDistance, Scaling, TClosenessMethod
 from microagg.partition._validate import check_k
 from microagg.partition.tcloseness import TClosePartition, t_close_partition
 from microagg.release.base import Release
-from microagg.release.inputs import check_clamp, require_known
+from microagg.release.inputs import check_clamp, require_known, resolve_schema
 from microagg.release.kanonymity import (
     categorical_part,
     clusters_of,
@@ -100,8 +100,9 @@ class TCloseMethod(ReleaseMethod):
 
     def release(self, frame: pd.DataFrame, *, quasi: Sequence[str] | None = None,
                 confidential: Sequence[str] | None = None, schema: Schema | None = None,
+                roles: Mapping[str, Role | str] | None = None,
                 drop_incomplete: bool = False, clamp: bool = False,
-                threads: int | None = None,
+                round_values: bool = True, threads: int | None = None,
                 progress: Progress | None = None) -> Release[TClosenessReport]:
         """A k-anonymous t-close release of ``frame``.
 
@@ -119,7 +120,7 @@ class TCloseMethod(ReleaseMethod):
                                  f"between threads, not {self.name} (it runs on one thread)")
         threads = check_threads(threads)
         table, quasi, confidential = _encoded(self, frame, quasi, confidential, schema,
-                                              drop_incomplete, clamp)
+                                              drop_incomplete, clamp, roles)
         check_k(self.k, table.n_rows, least=2)
         models = _ground_models(table, confidential, self.distance)
         categorical = categorical_part(table, quasi)
@@ -134,7 +135,7 @@ class TCloseMethod(ReleaseMethod):
                                       categorical=categorical, microaggregate=microaggregate,
                                       progress=progress, threads=threads)
         return _tclose_release(self, frame, table, quasi, confidential, models, partition,
-                               bool(categorical.metrics))
+                               bool(categorical.metrics), round_values)
 
     def reported_microaggregation(self) -> str | None:
         return None
@@ -142,10 +143,12 @@ class TCloseMethod(ReleaseMethod):
 
 def _encoded(method: TCloseMethod, frame: pd.DataFrame, quasi: Sequence[str] | None,
              confidential: Sequence[str] | None, schema: Schema | None,
-             drop_incomplete: bool, clamp: bool) -> tuple[Table, list[str], list[str]]:
+             drop_incomplete: bool, clamp: bool,
+             roles: Mapping[str, Role | str] | None = None
+             ) -> tuple[Table, list[str], list[str]]:
     """The table with its quasi-identifiers and confidential attributes, checked."""
     require_rows_and_columns(frame)
-    schema = (Schema.infer(frame) if schema is None else schema).complete(frame)
+    schema, _ = resolve_schema(frame, schema, roles)
     quasi, confidential = _roles(schema, quasi, confidential)
     if clamp:
         check_clamp(schema, [*quasi, *confidential])
@@ -175,13 +178,16 @@ def _ground_models(table: Table, confidential: Sequence[str],
 
 def _tclose_release(method: TCloseMethod, frame: pd.DataFrame, table: Table,
                     quasi: list[str], confidential: list[str], models: list[GroundModel],
-                    partition: TClosePartition, has_categories: bool
+                    partition: TClosePartition, has_categories: bool, round_values: bool = True
                     ) -> Release[TClosenessReport]:
     """The written table of a t-close partition and its report, verified on the table."""
     labels = partition.labels
     values = replace_by_clusters(table, quasi, labels)
+    numeric = values.numeric
+    if round_values:  # post-processing of the quasi-identifiers: classes and EMDs unchanged
+        numeric = table.rounded(numeric, [c for c in quasi if table.schema[c].is_numeric])
     kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
-    masked = decode(table, numeric=values.numeric, codes=values.codes,
+    masked = decode(table, numeric=numeric, codes=values.codes,
                     categories=values.concepts, columns=kept)
     written = equivalence_classes(masked, quasi)
     largest = {m.name: float(emd_by_class(written, m).max()) for m in models}

@@ -12,6 +12,7 @@ from microagg.core.distance import scale
 from microagg.data.table import Table
 from microagg.options import Scaling
 from microagg.partition.mdav import mdav
+from microagg.partition.mdav_missing import mdav_missing
 from microagg.release.kanonymity import (
     KAnonymityMethod,
     Progress,
@@ -51,6 +52,7 @@ class MDAV(KAnonymityMethod):
     name: ClassVar[str] = "mdav"
     summary: ClassVar[str] = "MDAV (000 Alg. 1): fixed-size clusters, sdcMicro's partitions"
     uses_threads: ClassVar[bool] = True
+    takes_missing: ClassVar[bool] = True
 
     scaling: Scaling = param(Choice(Scaling), default=Scaling.AUTO, help=SCALING_HELP,
                              aliases=("--standardize",))
@@ -62,9 +64,13 @@ class MDAV(KAnonymityMethod):
 
     def labels(self, table: Table, columns: Sequence[str], *, threads: int | None = None,
                progress: Progress | None = None) -> np.ndarray:
-        return mdav(self.scaled(table, columns), self.k,
-                    categorical=categorical_part(table, columns), threads=threads,
-                    progress=progress)
+        """MDAV's partition; on records with missing values, MDAV with the distance over
+        the attributes both records have (:func:`~microagg.partition.mdav_missing.mdav_missing`)."""
+        X = self.scaled(table, columns)
+        categorical = categorical_part(table, columns)
+        if np.isnan(X).any() or (categorical.codes < 0).any():
+            return mdav_missing(X, self.k, categorical=categorical, progress=progress)
+        return mdav(X, self.k, categorical=categorical, threads=threads, progress=progress)
 
     def reported(self, has_categories: bool) -> dict[str, Any]:
         return {"scaling": resolve_scaling(self.scaling, has_categories).value}

@@ -39,6 +39,7 @@ class VMDAV(MDAV):
 
     name: ClassVar[str] = "vmdav"
     summary: ClassVar[str] = "V-MDAV: clusters of k to 2k - 1 records"
+    takes_missing: ClassVar[bool] = False
 
     gamma: float = param(Interval(float, 0), default=0.2,
                          help="V-MDAV group extension parameter (default 0.2).")
