@@ -191,8 +191,13 @@ def test_microaggregate_writes_release_and_labels(run_cli, tmp_path, distinct_cs
                      labels, "--columns", "a,b")
     assert result.code == 0, result.stderr
     masked = pd.read_parquet(output)
-    assert list(masked["a"]) == [1.5, 1.5, 3.5, 3.5] and list(masked["c"]) == list("xyzw")
+    # whole numbers stay whole (means 1.5 and 3.5 rounded half to even), --no-round keeps them
+    assert list(masked["a"]) == [2, 2, 4, 4] and list(masked["c"]) == list("xyzw")
     assert list(pd.read_csv(labels)["cluster"]) == [0, 0, 1, 1]
+    exact = tmp_path / "exact.csv"
+    assert run_cli("microaggregate", distinct_csv, "-o", exact, "--k", "2", "--columns", "a,b",
+                   "--no-round").code == 0
+    assert list(pd.read_csv(exact)["a"]) == [1.5, 1.5, 3.5, 3.5]
     assert run_cli("check", output, "--k", "2", "--quasi", "a,b").code == 0
     report = json.loads(run_cli("microaggregate", distinct_csv, "-o", output, "--k", "2",
                                 "--method", "vmdav", "--json").stdout)

@@ -182,12 +182,13 @@ def test_numbers_that_were_not_read_as_numbers_are_refused(run_cli, tmp_path):
     for path, fragment in ((decimal, "decimal comma (row 1: '69,5')"),
                            (thousands, "thousands separator (row 1: '31,931')"),
                            (strings, "numbers stored as text"), (dates, "dates or times")):
-        result = run_cli("microaggregate", path, "-o", tmp_path / "o.csv", "--k", "2")
+        result = run_cli("microaggregate", path, "-o", tmp_path / "o.csv", "--k", "2",
+                         "--weight", "w")
         assert result.code == 2 and fragment in result.stderr, result.stderr
         assert not (tmp_path / "o.csv").exists()
     # a column that is not masked is carried as it is
     masked = run_cli("mask", dates, "-o", tmp_path / "m.csv", "--method", "rank-swap",
-                     "--param", "0.9", "--seed", "1")
+                     "--param", "0.9", "--seed", "1", "--columns", "w")
     assert masked.code == 0 and "written unchanged: day" in masked.stdout, masked.stderr
 
 

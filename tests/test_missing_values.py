@@ -121,5 +121,5 @@ def test_a_cluster_mean_skips_missing_values():
 
 
 def test_methods_that_do_not_take_missing_values_say_so():
-    with pytest.raises(InputError, match="'age' has .* missing value.*use mdav"):
+    with pytest.raises(InputError, match=r"'age' has .* missing value.*use mdav"):
         VMDAV(k=5).release(_gappy_frame())

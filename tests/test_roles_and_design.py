@@ -39,7 +39,8 @@ def test_suspected_roles(name, values, role):
 
 
 @pytest.mark.parametrize(("name", "values"), [
-    ("age", list(range(18, 60))), ("n", list(range(2, 40))), ("household_size", [1, 2]), ("education-num", [9, 13]),
+    ("age", list(range(18, 60))), ("n", list(range(2, 40))), ("household_size", [1, 2]),
+    ("education-num", [9, 13]),
     ("income", list(np.arange(30) * 1.5 + 0.25)), ("paid", [1, 2]), ("valid", [0, 1]),
     ("AGI", list(range(100, 130, 3))),  # distinct amounts are not identifiers
 ])

@@ -43,11 +43,9 @@ _MIN_ROWS_FOR_DISTINCT = 20
 
 
 def _running_number(series: pd.Series) -> bool:
-    """Whole numbers, all distinct, forming one run from 0 or 1: a row number."""
+    """Integers, all distinct, forming one run from 0 or 1: a row number."""
     values = series.dropna()
-    if len(values) < _MIN_ROWS_FOR_DISTINCT or not pd.api.types.is_numeric_dtype(values):
-        return False
-    if pd.api.types.is_bool_dtype(values):
+    if len(values) < _MIN_ROWS_FOR_DISTINCT or not pd.api.types.is_integer_dtype(values):
         return False
     numbers = values.to_numpy(dtype=np.float64)
     if not np.all(numbers == np.round(numbers)):

@@ -258,7 +258,7 @@ def _encode_numeric(
                 f"column '{name}' is numeric but row {positions[i] + 1} holds "
                 f"the text '{series.iloc[i]}'"
             )
-        values = coerced.to_numpy(dtype=np.float64)
+        values = coerced.to_numpy(dtype=np.float64, copy=True)
         values[absent] = np.nan
     infinite = ~np.isfinite(values) & ~absent
     if infinite.any():
