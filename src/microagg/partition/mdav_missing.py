@@ -40,26 +40,44 @@ __all__ = ["mdav_missing"]
 Progress = Callable[[int], None]
 
 
+# Below this many remaining rows a distance pass runs on one thread: waking the others costs
+# more than it saves, and far more when another process holds the cores.
+PARALLEL_MIN_ROWS = 50_000
+
+
+@numba.njit(cache=True, inline="always")
+def _distance(X, C, S, row, q, qc):
+    """d² (module docstring) of one row to the point (q, qc)."""
+    total = 0.0
+    both = 0
+    for j in range(X.shape[1]):
+        x = X[row, j]
+        if not (np.isnan(x) or np.isnan(q[j])):
+            diff = x - q[j]
+            total += diff * diff
+            both += 1
+    for j in range(C.shape[1]):
+        a = C[row, j]
+        if a >= 0 and qc[j] >= 0:
+            total += S[j, qc[j], a]
+            both += 1
+    return total * (X.shape[1] + C.shape[1]) / both if both > 0 else np.inf
+
+
 @numba.njit(cache=True, parallel=True)
-def _distances(X, C, S, rest, m, q, qc, out):
-    """d² (module docstring) of the remaining rows rest[:m] to the point (q, qc)."""
-    p = X.shape[1] + C.shape[1]
+def _distances_parallel(X, C, S, rest, m, q, qc, out):
     for t in numba.prange(m):
-        row = rest[t]
-        total = 0.0
-        both = 0
-        for j in range(X.shape[1]):
-            x = X[row, j]
-            if not (np.isnan(x) or np.isnan(q[j])):
-                diff = x - q[j]
-                total += diff * diff
-                both += 1
-        for j in range(C.shape[1]):
-            a = C[row, j]
-            if a >= 0 and qc[j] >= 0:
-                total += S[j, qc[j], a]
-                both += 1
-        out[t] = total * p / both if both > 0 else np.inf
+        out[t] = _distance(X, C, S, rest[t], q, qc)
+
+
+@numba.njit(cache=True)
+def _distances(X, C, S, rest, m, q, qc, out):
+    """d² of the remaining rows rest[:m] to the point (q, qc), into out[:m]."""
+    if m >= PARALLEL_MIN_ROWS:
+        _distances_parallel(X, C, S, rest, m, q, qc, out)
+        return
+    for t in range(m):
+        out[t] = _distance(X, C, S, rest[t], q, qc)
 
 
 @numba.njit(cache=True)
