@@ -285,8 +285,19 @@ class Schema:
 
         Numeric columns (integer, float) become numeric attributes, every other column a
         nominal one. Domains are *not* inferred: a domain read off the sample is not a declared
-        domain, and the tools that need one (range scaling, DP) say so when it is missing.
-        Columns named in ``roles`` get that role, the others ``default_role``.
+        domain, and the tools that need one (range scaling, DP) say so when it is missing. A
+        pandas ``Categorical`` column is the exception: its categories are declared with its
+        type (an SPSS or Stata file's value labels, :mod:`microagg.data.formats`), so it becomes
+        an ordinal attribute (ordered categories) or a nominal one with those categories as
+        its domain. Columns named in ``roles`` get that role, the others ``default_role``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"age": [30, 41], "edu": pd.Categorical(
+        ...     ["low", "high"], categories=["low", "mid", "high"], ordered=True)})
+        >>> [(a.name, a.kind.value, a.domain) for a in Schema.infer(frame)]
+        [('age', 'numeric', None), ('edu', 'ordinal', ('low', 'mid', 'high'))]
         """
         roles = dict(roles or {})
         _check_column_names(frame)
@@ -299,6 +310,10 @@ class Schema:
         attributes = []
         for name in frame.columns:
             series = frame[name]
+            role = Role(roles.get(name, default_role))
+            if isinstance(series.dtype, pd.CategoricalDtype):
+                attributes.append(_categorical_attribute(str(name), series.dtype, role))
+                continue
             numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
                 series
             )
@@ -307,7 +322,7 @@ class Schema:
             attributes.append(
                 Attribute(
                     name=str(name),
-                    role=Role(roles.get(name, default_role)),
+                    role=role,
                     kind=Kind.NUMERIC if numeric else Kind.NOMINAL,
                     inferred=True,
                 )
@@ -370,6 +385,23 @@ class Schema:
 
         path = Path(path)
         write_text(path, self.dumps(base_dir=path.parent))
+
+
+def _categorical_attribute(name: str, dtype: pd.CategoricalDtype, role: Role) -> Attribute:
+    """The attribute of a Categorical column: its categories (as text, in their order) are its
+    declared domain; ordered categories make it ordinal."""
+    categories = [category_text(c) for c in dtype.categories]
+    if not categories:
+        raise InputError(f"column '{name}' is a categorical column with no category")
+    return Attribute(name=name, role=role, kind=Kind.ORDINAL if dtype.ordered else Kind.NOMINAL,
+                     domain=tuple(categories), inferred=True)
+
+
+def category_text(value: Any) -> str:
+    """A category as text: an integral float without its '.0' (as a column's labels read)."""
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return str(value).strip()
 
 
 def _plain_number(value: Any) -> Any:
