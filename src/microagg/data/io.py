@@ -126,11 +126,6 @@ def _read_csv(path: Path, dialect: tuple[str, str | None]) -> pd.DataFrame:
         raise InputError(f"{path} holds NUL bytes: it is not a CSV text file (a spreadsheet or "
                          "a binary file renamed .csv?)")
     separator = _separator(sample)
-    for name, mark in zip(("decimal", "thousands"), dialect, strict=True):
-        if mark == separator:
-            raise InputError(f"{path} separates its columns with '{separator}', which "
-                             f"`{name}` also names: a CSV file with a decimal comma separates "
-                             "its columns with semicolons")
     try:
         header = next(csv.reader(sample.splitlines()[:1], delimiter=separator), None)
     except csv.Error as exc:

@@ -471,16 +471,24 @@ def _refuse_numbers_read_as_text(name: str, series: pd.Series) -> None:
 def _refuse_separators(name: str, series: pd.Series, present: pd.Series, text: pd.Series,
                        parsed: np.ndarray) -> None:
     """Refuse a column that is mostly numbers written with a decimal comma (``69,5``) or a
-    thousands separator (``31,931``), which are not read as numbers."""
+    thousands separator (``31,931``), which are not read as numbers; the message names the
+    reading options (``decimal``, ``thousands``) that read them as numbers."""
     for pattern, form in ((_THOUSANDS_COMMA, "a thousands separator"),
                           (_DECIMAL_COMMA, "a decimal comma")):
         matches = text.str.fullmatch(pattern).to_numpy(dtype=bool)
         if matches.any() and (matches | parsed).mean() >= 0.5:
             first = int(np.flatnonzero(matches)[0])
+            if pattern is _THOUSANDS_COMMA:
+                options = "`thousands` ,"
+            elif text[matches].str.contains(".", regex=False).any():
+                options = "`decimal` , `thousands` ."
+            else:
+                options = "`decimal` ,"
             raise InputError(f"column '{name}' holds numbers written with {form} (row "
                              f"{_first_row(series, present, first)}: '{text.iloc[first]}'), "
                              "which are not read as numbers and would be masked as categories: "
-                             "save the file with a decimal point and no thousands separators")
+                             f"read the CSV file with {options}, or save it with a decimal "
+                             "point and no thousands separators")
 
 
 def check_categories(name: str, series: pd.Series) -> None:
