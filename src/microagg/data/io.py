@@ -375,20 +375,16 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
         write_frame(frame, tmp, fmt)
 
 
-# Released CSV numbers: 15 significant digits, so a mean of 10.551 and 10.553 prints 10.552, not
-# the float noise 10.552000000000001 (doubles hold 15 decimal digits exactly). Tables that are
-# not the product of a computation (an exported data set) keep every digit.
-RELEASE_FLOAT_FORMAT = "%.15g"
-
-
 def write_frame(frame: pd.DataFrame, path: str | Path, fmt: str, *,
                 release: bool = False) -> None:
     """Write ``frame`` to ``path`` as ``fmt`` (see :func:`table_format`), without the index;
-    a ``release`` CSV writes numbers with 15 significant digits, others round-trip exactly.
-    ``path`` may have any extension (it is usually a temporary file)."""
+    a ``release`` CSV writes numbers with 15 significant digits, others round-trip exactly
+    (:mod:`microagg.data.csvwrite`). ``path`` may have any extension (it is usually a
+    temporary file)."""
     if fmt == "csv":
-        frame.to_csv(path, index=False,
-                     float_format=RELEASE_FLOAT_FORMAT if release else None)
+        from microagg.data.csvwrite import write_csv
+
+        write_csv(frame, path, release=release)
     elif fmt == "parquet":
         frame.to_parquet(path, index=False)
     else:
