@@ -21,8 +21,9 @@ def test_round_trip_by_extension(tmp_path: Path, name):
 
 
 def test_unknown_extension(tmp_path: Path):
-    with pytest.raises(InputError, match=r"use a \.csv or \.parquet extension"):
-        table_format(tmp_path / "t.xlsx")
+    with pytest.raises(InputError, match=r"use a \.csv, \.parquet, \.sav, \.dta, \.xlsx or "
+                       r"\.sas7bdat \(read only\) extension"):
+        table_format(tmp_path / "t.ods")
 
 
 def test_missing_file(tmp_path: Path):

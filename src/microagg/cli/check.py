@@ -10,6 +10,9 @@ import typer
 
 from microagg.cli.app import app, out
 from microagg.cli.common import (
+    DECIMAL,
+    READS,
+    THOUSANDS,
     load,
     names,
     print_json,
@@ -21,7 +24,7 @@ if TYPE_CHECKING:
 
 @app.command(short_help="Verify k-anonymity and/or t-closeness of a table.")
 def check(
-    input: Path = typer.Argument(..., metavar="IN", help="CSV or Parquet file to verify."),
+    input: Path = typer.Argument(..., metavar="IN", help=f"Table to verify ({READS})."),
     k: int | None = typer.Option(None, "--k", help="Required smallest equivalence class."),
     quasi: str | None = typer.Option(None, "--quasi", help="Quasi-identifiers, comma-separated "
                                      "(default: the schema's, else every column but the "
@@ -30,6 +33,8 @@ def check(
     confidential: str | None = typer.Option(None, "--confidential",
                                             help="Confidential attribute(s) for --t."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    decimal: str | None = DECIMAL,
+    thousands: str | None = THOUSANDS,
     distance: str | None = typer.Option(None, "--distance",
                                         help="EMD ground distance of nominal confidential "
                                         "attributes: equal (default) or hierarchical (on "
@@ -43,7 +48,7 @@ def check(
 
     confidential_names = names(confidential, "--confidential") or []
     check_request(k=k, t=t, confidential=confidential_names, distance=distance)
-    frame, schema_obj = load(input, schema)
+    frame, schema_obj = load(input, schema, decimal, thousands)
     result = check_table(frame, schema=schema_obj, k=k, quasi=names(quasi, "--quasi"), t=t,
                          confidential=confidential_names, distance=distance,
                          drop_incomplete=drop_incomplete)

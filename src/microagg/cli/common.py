@@ -10,16 +10,21 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import typer
 from rich.console import Console
 
 from microagg.errors import InputError
 
 __all__ = [
+    "DECIMAL",
     "ENGINE_HELP",
     "PROGRESS_MIN_ROWS",
+    "READS",
     "SCHEDULER_HELP",
+    "THOUSANDS",
     "THREADS_HELP",
     "WORKERS_HELP",
+    "WRITES",
     "compile_notice",
     "engine_is_dask",
     "fmt",
@@ -29,6 +34,7 @@ __all__ = [
     "print_json",
     "print_notes",
     "progress_bar",
+    "read_input",
     "schema_of",
     "sources",
     "steps",
@@ -45,6 +51,16 @@ ENGINE_HELP = ("local (default) | dask: run on a Dask cluster; IN is then a fold
 SCHEDULER_HELP = "With --engine dask: the scheduler's address (default: start a LocalCluster)."
 WORKERS_HELP = "With --engine dask and no --scheduler: LocalCluster workers (default: CPUs)."
 
+
+# The table formats, by extension, that the commands read and write (microagg.data.io).
+READS = "CSV, Parquet, .sav, .dta, .xlsx, .sas7bdat"
+WRITES = "CSV, Parquet, .sav, .dta, .xlsx"
+
+# The dialect of a CSV input, shared by every command that reads one (`read_input`).
+DECIMAL = typer.Option(None, "--decimal", help="CSV input: the decimal mark, e.g. ',' for "
+                       "69,5 (such files separate columns with ';'). Default '.'.")
+THOUSANDS = typer.Option(None, "--thousands", help="CSV input: the thousands separator, "
+                         "e.g. '.' for 1.234,5 or ',' for 1,234.5. Default: none.")
 
 THREADS_HELP = ("Threads of the partitioner (default: all available, split passes only "
                 "when measured to pay off).")
@@ -63,18 +79,20 @@ def print_notes(report: Any) -> None:
 
 def write_release(method: Any, *, input: Path, schema_path: Path | None, output: Path,
                   labels_out: Path | None, title: str, json_out: bool,
-                  show: Callable[[Any, Path], None], **options: Any) -> None:
-    """Read ``input``, release it by ``method.release(frame, schema=…, progress=…,
-    **options)`` under a progress bar, write the table to ``output`` (and the partition to
-    ``labels_out``), all or nothing; then print the report as JSON or by ``show``."""
-    from microagg.data.io import read_table
+                  show: Callable[[Any, Path], None], decimal: str | None = None,
+                  thousands: str | None = None, **options: Any) -> None:
+    """Read ``input`` (a CSV one in the dialect ``decimal``, ``thousands``), release it by
+    ``method.release(frame, schema=…, progress=…, **options)`` under a progress bar, write
+    the table to ``output`` with the input's labels (and the partition to ``labels_out``), all
+    or nothing; then print the report as JSON or by ``show``."""
+    from microagg.data.formats import carry_labels
 
     schema = schema_of(schema_path)
     with outputs([output, labels_out], sources(input, schema_path, schema=schema)) as files:
-        frame = read_table(input)
+        frame = read_input(input, decimal, thousands)
         with compile_notice(), progress_bar(len(frame), title) as progress:
             release = method.release(frame, schema=schema, progress=progress, **options)
-        write_as(release.frame, files[output], output)
+        write_as(carry_labels(frame, release.frame), files[output], output)
         if labels_out is not None:
             write_as(release.labels_frame(), files[labels_out], labels_out)
     if json_out:
@@ -119,11 +137,18 @@ def names(value: str | None, option: str) -> list[str] | None:
     return names
 
 
-def load(path: Path, schema_path: Path | None):
+def read_input(path: Path, decimal: str | None = None, thousands: str | None = None) -> Any:
+    """The table ``path`` (a CSV one in the dialect of ``--decimal`` and ``--thousands``)."""
     from microagg.data.io import read_table
 
+    return read_table(path, decimal=decimal, thousands=thousands)
+
+
+def load(path: Path, schema_path: Path | None, decimal: str | None = None,
+         thousands: str | None = None) -> tuple[Any, Any]:
+    """The table ``path`` and the schema ``schema_path`` (or ``None``)."""
     schema = schema_of(schema_path)
-    return read_table(path), schema
+    return read_input(path, decimal, thousands), schema
 
 
 def schema_of(schema_path: Path | None):
@@ -145,12 +170,12 @@ def sources(*paths: Path | None, schema: Any = None) -> list[Path]:
 def outputs(targets: list[Path | None], sources: list[Path]) -> Iterator[dict[Path, Path]]:
     """Reserve every output of a command before it computes (a bad path fails at once), and
     rename them all into place at the end, or none: yields each target's temporary file."""
-    from microagg.data.io import atomic_paths, table_format
+    from microagg.data.io import atomic_paths, output_format
 
     chosen = [t for t in targets if t is not None]
     for target in chosen:
         if target.suffix.lower() not in (".json", ".html", ".htm", ".yaml", ".yml"):
-            table_format(target)
+            output_format(target)
     with atomic_paths(chosen, sources) as temporaries:
         yield dict(zip(chosen, temporaries, strict=True))
 
@@ -233,6 +258,6 @@ def warn(message: str) -> None:
 
 def write_as(frame: Any, tmp: Path, target: Path, *, release: bool = True) -> None:
     """Write ``frame`` to ``tmp`` in the format of ``target``'s extension."""
-    from microagg.data.io import table_format, write_frame
+    from microagg.data.io import output_format, write_frame
 
-    write_frame(frame, tmp, table_format(target), release=release)
+    write_frame(frame, tmp, output_format(target), release=release)

@@ -8,10 +8,14 @@ import typer
 
 from microagg.cli.app import app, out
 from microagg.cli.common import (
+    DECIMAL,
+    READS,
+    THOUSANDS,
     compile_notice,
     names,
     outputs,
     print_json,
+    read_input,
     schema_of,
     sources,
     steps,
@@ -22,7 +26,7 @@ from microagg.errors import InputError
 @app.command(short_help="Compare methods at equal risk (or equal utility) and rank them "
                         "(paper 003).")
 def compare(
-    input: Path = typer.Argument(..., metavar="IN", help="Original table (CSV or Parquet)."),
+    input: Path = typer.Argument(..., metavar="IN", help=f"Original table ({READS})."),
     target_risk: str | None = typer.Option(None, "--target-risk", help="Risk to reach (003 "
                                            "eq. 2, larger = safer): a number, or METHOD=VALUE "
                                            "such as mdav=5 (the risk of MDAV with k = 5)."),
@@ -38,6 +42,8 @@ def compare(
                                        "the schema's quasi-identifiers, else every numeric "
                                        "column)."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    decimal: str | None = DECIMAL,
+    thousands: str | None = THOUSANDS,
     seeds: int = typer.Option(10, "--seeds", help="Runs of a randomized method per value."),
     tolerance: float = typer.Option(0.0025, "--tolerance", help="Relative tolerance of a "
                                     "match: the 95 % interval must lie in target*(1 +- tol)."),
@@ -49,7 +55,6 @@ def compare(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Calibrate each method to the same risk (or utility), then rank by utility (or risk)."""
-    from microagg.data.io import read_table
     from microagg.evaluation.compare import compare as run
     from microagg.evaluation.comparison import RAW_DATA_NOTICE
     from microagg.options import MatchStatus
@@ -58,7 +63,7 @@ def compare(
         raise InputError(f"--report must name an .html file, got '{report}'")
     schema_obj = schema_of(schema)
     with outputs([report], sources(input, schema, schema=schema_obj)) as files:
-        frame = read_table(input)
+        frame = read_input(input, decimal, thousands)
         with compile_notice(), steps("calibrating") as progress:
             result = run(frame, target_risk=target_risk, target_utility=target_utility,
                          methods=names(methods, "--methods"),

@@ -10,6 +10,7 @@ import typer
 
 from microagg.cli.app import DATASET_NAMES, datasets_app, out
 from microagg.cli.common import (
+    WRITES,
     print_json,
     write_as,
 )
@@ -50,7 +51,7 @@ def _dataset_lines(rows: list[dict[str, str]]) -> list[str]:
 @datasets_app.command("export")
 def datasets_export(
     name: str = typer.Argument(..., help=DATASET_NAMES + "."),
-    output: Path = typer.Option(..., "-o", "--output", help="Output CSV or Parquet file."),
+    output: Path = typer.Option(..., "-o", "--output", help=f"Output file ({WRITES})."),
     schema_out: Path | None = typer.Option(
         None, "--schema-out", help="Also write the data set's schema (YAML), and a copy of "
         "each of its taxonomy files beside it (SCHEMA-STEM.ATTRIBUTE.csv)."),

@@ -48,8 +48,8 @@ def parse_bounds(value: str | None) -> dict[str, tuple[float, float]]:
 @family_command(Family.DIFFERENTIAL_PRIVACY, short_help="ε-differential privacy "
                 "(insensitive, individual-ranking, cross-moment, laplace).")
 def dp(
-    input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Released table (CSV or Parquet); "
+    input: Path = typer.Argument(..., metavar="IN", help=f"Table to protect ({common.READS})."),
+    output: Path = typer.Option(..., "-o", "--output", help=f"Released table ({common.WRITES}); "
                                 "the privacy report goes to OUTPUT.privacy.json."),
     method: str = typer.Option("insensitive", "--method", help=METHODS_HELP),
     columns: str | None = typer.Option(None, "--columns", help="The columns to protect, "
@@ -58,6 +58,8 @@ def dp(
     carry: str | None = typer.Option(None, "--carry", help="Columns to copy unchanged, "
                                      "comma-separated. The table is then NOT DP."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    decimal: str | None = common.DECIMAL,
+    thousands: str | None = common.THOUSANDS,
     bounds: str | None = typer.Option(None, "--bounds", help="Domains NAME=LO:HI,... "
                                       "(override the schema)."),
     bounds_from_data: bool = typer.Option(False, "--bounds-from-data",
@@ -69,7 +71,7 @@ def dp(
                                     "entropy)."),
     statistics_out: Path | None = typer.Option(None, "--statistics-out", help="Cross-moment: "
                                                "also write the released cluster statistics "
-                                               "(CSV or Parquet)."),
+                                               f"({common.WRITES})."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
     show_clamped: bool = typer.Option(False, "--show-clamped", help=SHOW_CLAMPED_HELP),
@@ -85,7 +87,8 @@ def dp(
 ) -> None:
     """ε-differentially private release (insensitive: 000 Alg. 3; individual-ranking: 001
     Alg. 1; cross-moment: 004 Alg. 1-3; laplace: noise on every record)."""
-    from microagg.data.io import json_text, read_table
+    from microagg.data.formats import carry_labels
+    from microagg.data.io import json_text
     from microagg.release.functions import make_method
 
     if seed is not None and seed < 0:
@@ -94,7 +97,7 @@ def dp(
     if common.engine_is_dask(engine, scheduler, workers, carry=carry,
                              bounds_from_data=bounds_from_data, statistics_out=statistics_out,
                              drop_incomplete=drop_incomplete, threads=threads,
-                             roles=roles or None):
+                             roles=roles or None, decimal=decimal, thousands=thousands):
         _dp_at_scale(input, output, made, columns=common.names(columns, "--columns"),
                      schema_path=schema, bounds=parse_bounds(bounds), seed=seed,
                      scheduler=scheduler, workers=workers, json_out=json_out,
@@ -106,7 +109,7 @@ def dp(
     report_path = output.with_name(output.name + ".privacy.json")
     with common.outputs([output, report_path, statistics_out],
                         common.sources(input, schema, schema=schema_obj)) as files:
-        frame = read_table(input)
+        frame = common.read_input(input, decimal, thousands)
         k = getattr(made, "k", None)
         bar = common.progress_bar(len(frame), f"{made.name} k={k}")
         with common.compile_notice(), bar as progress, warnings.catch_warnings():
@@ -116,7 +119,7 @@ def dp(
                 carry=common.names(carry, "--carry") or (), bounds=parse_bounds(bounds),
                 bounds_from_data=bounds_from_data, rng=seed, drop_incomplete=drop_incomplete,
                 roles=roles, threads=threads, progress=progress)
-        common.write_as(release.frame, files[output], output)
+        common.write_as(carry_labels(frame, release.frame), files[output], output)
         files[report_path].write_text(json_text(release.report.to_dict()), encoding="utf-8")
         if statistics_out is not None:
             if release.statistics is None:

@@ -8,7 +8,10 @@ import typer
 
 from microagg.cli.app import app, out
 from microagg.cli.common import (
+    DECIMAL,
+    READS,
     SCHEDULER_HELP,
+    THOUSANDS,
     WORKERS_HELP,
     compile_notice,
     engine_is_dask,
@@ -16,6 +19,7 @@ from microagg.cli.common import (
     load,
     names,
     print_json,
+    read_input,
 )
 from microagg.errors import InputError
 
@@ -23,13 +27,15 @@ from microagg.errors import InputError
 @app.command(short_help="Utility loss and disclosure risk of a masked table.")
 def evaluate(
     original: Path = typer.Argument(..., metavar="ORIGINAL",
-                                    help="Original table (CSV or Parquet)."),
+                                    help=f"Original table ({READS})."),
     masked: Path = typer.Argument(..., metavar="MASKED",
                                   help="Masked release of it, same rows in the same order."),
     columns: str | None = typer.Option(None, "--columns", help="Columns to compare, "
                                        "comma-separated (default: the schema's numeric "
                                        "quasi-identifiers, else every numeric column)."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    decimal: str | None = DECIMAL,
+    thousands: str | None = THOUSANDS,
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     engine: str = typer.Option("local", "--engine", help="local (default) | dask: compare "
                                "two data sets (folders or globs) by map-reduce, record "
@@ -41,10 +47,10 @@ def evaluate(
                                       "0: no record linkage)."),
 ) -> None:
     """Measure the utility loss and disclosure risk of a masked table."""
-    from microagg.data.io import read_table
     from microagg.evaluation.evaluate import evaluate as run_evaluation
 
-    if engine_is_dask(engine, scheduler, workers, schema=schema):
+    if engine_is_dask(engine, scheduler, workers, schema=schema, decimal=decimal,
+                      thousands=thousands):
         _evaluate_at_scale(original, masked, columns=names(columns, "--columns"),
                            sample=1000 if sample is None else sample, scheduler=scheduler,
                            workers=workers, json_out=json_out)
@@ -53,8 +59,8 @@ def evaluate(
         raise InputError("--sample applies to --engine dask (the local engine links every "
                          "record)")
 
-    original_frame, schema_obj = load(original, schema)
-    masked_frame = read_table(masked)
+    original_frame, schema_obj = load(original, schema, decimal, thousands)
+    masked_frame = read_input(masked, decimal, thousands)
     with compile_notice():
         result = run_evaluation(original_frame, masked_frame, schema_obj,
                                 names(columns, "--columns"))

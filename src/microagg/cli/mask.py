@@ -8,7 +8,19 @@ from typing import Any
 import typer
 
 from microagg.cli.app import out
-from microagg.cli.common import names, outputs, print_json, schema_of, sources, write_as
+from microagg.cli.common import (
+    DECIMAL,
+    READS,
+    THOUSANDS,
+    WRITES,
+    names,
+    outputs,
+    print_json,
+    read_input,
+    schema_of,
+    sources,
+    write_as,
+)
 from microagg.cli.methods import family_command
 from microagg.errors import ParameterError
 from microagg.release.methods import Family, family, lookup
@@ -22,8 +34,8 @@ METHODS_HELP = " | ".join(f"{m.name} (--{m.parameter})"  # type: ignore[attr-def
 @family_command(Family.MASKING, short_help="Mask numeric columns: correlated noise, "
                 "multiplicative noise, rank swapping (paper 003).")
 def mask(
-    input: Path = typer.Argument(..., metavar="IN", help="Table to mask (CSV or Parquet)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet)."),
+    input: Path = typer.Argument(..., metavar="IN", help=f"Table to mask ({READS})."),
+    output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES})."),
     method: str = typer.Option(..., "--method", help=METHODS_HELP),
     param: float | None = typer.Option(None, "--param", help="The method's one parameter, "
                                        "whatever its name (an older spelling of --gamma, --s "
@@ -33,13 +45,15 @@ def mask(
                                        "quasi-identifiers, else every numeric non-identifier "
                                        "column)."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    decimal: str | None = DECIMAL,
+    thousands: str | None = THOUSANDS,
     seed: int | None = typer.Option(None, "--seed", help="Seed (default: OS entropy)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
     """Mask numeric columns with a method that has no ex-ante guarantee (measure its risk)."""
-    from microagg.data.io import read_table
+    from microagg.data.formats import carry_labels
     from microagg.release.functions import make_method
 
     options = dict(options or {})
@@ -51,9 +65,10 @@ def mask(
     made: Any = make_method(Family.MASKING, method, options)
     schema_obj = schema_of(schema)
     with outputs([output], sources(input, schema, schema=schema_obj)) as files:
-        release = made.release(read_table(input), columns=names(columns, "--columns"),
+        frame = read_input(input, decimal, thousands)
+        release = made.release(frame, columns=names(columns, "--columns"),
                                schema=schema_obj, roles=roles, rng=seed)
-        write_as(release.frame, files[output], output)
+        write_as(carry_labels(frame, release.frame), files[output], output)
     report = release.report
     if json_out:
         print_json(report.to_dict())

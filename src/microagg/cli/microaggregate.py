@@ -10,10 +10,14 @@ import typer
 
 from microagg.cli.app import out
 from microagg.cli.common import (
+    DECIMAL,
     ENGINE_HELP,
+    READS,
     SCHEDULER_HELP,
+    THOUSANDS,
     THREADS_HELP,
     WORKERS_HELP,
+    WRITES,
     engine_is_dask,
     names,
     print_json,
@@ -33,13 +37,15 @@ METHODS_HELP = " | ".join(m.name for m in family(Family.K_ANONYMITY))
 @family_command(Family.K_ANONYMITY,
                 short_help="k-anonymity: replace quasi-identifiers by cluster means.")
 def microaggregate(
-    input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet)."),
+    input: Path = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS})."),
+    output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES})."),
     method: str = typer.Option("mdav", "--method", help=METHODS_HELP),
     columns: str | None = typer.Option(None, "--columns", help="The columns to mask, "
                                        "comma-separated (default: the schema's "
                                        "quasi-identifiers, else every non-identifier column)."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    decimal: str | None = DECIMAL,
+    thousands: str | None = THOUSANDS,
     labels_out: Path | None = typer.Option(None, "--labels-out",
                                            help="Also write the cluster of each row."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
@@ -65,7 +71,8 @@ def microaggregate(
     made: Any = make_method(Family.K_ANONYMITY, method, options or {})
     if engine_is_dask(engine, scheduler, workers, schema=schema, labels_out=labels_out,
                       drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
-                      roles=roles or None, no_round=not round_values):
+                      roles=roles or None, no_round=not round_values,
+                      decimal=decimal, thousands=thousands):
         _block_mdav(input, output, made, columns=names(columns, "--columns"),
                     block_size=block_size, scheduler=scheduler, workers=workers,
                     json_out=json_out)
@@ -77,7 +84,7 @@ def microaggregate(
                   columns=names(columns, "--columns"),
                   drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
                   roles=roles, round_values=round_values, json_out=json_out,
-                  show=_print_report)
+                  show=_print_report, decimal=decimal, thousands=thousands)
 
 
 def _print_report(report: Any, output: Path) -> None:

@@ -9,7 +9,11 @@ import typer
 
 from microagg.cli.app import out
 from microagg.cli.common import (
+    DECIMAL,
+    READS,
+    THOUSANDS,
     THREADS_HELP,
+    WRITES,
     names,
     print_notes,
     write_release,
@@ -25,8 +29,8 @@ METHODS_HELP = " | ".join(f"{m.name}" for m in family(Family.T_CLOSENESS))
 @family_command(Family.T_CLOSENESS, short_help="k-anonymous t-closeness (paper 002): merge, "
                 "k-anonymity-first, t-closeness-first.")
 def tclose(
-    input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet)."),
+    input: Path = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS})."),
+    output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES})."),
     method: str = typer.Option("t-closeness-first", "--method",
                                help=METHODS_HELP + " (default t-closeness-first)."),
     quasi: str | None = typer.Option(None, "--quasi", help="Quasi-identifiers, comma-separated "
@@ -35,6 +39,8 @@ def tclose(
                                             help="Confidential attribute(s), comma-separated "
                                                  "(default: the schema's)."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    decimal: str | None = DECIMAL,
+    thousands: str | None = THOUSANDS,
     labels_out: Path | None = typer.Option(None, "--labels-out",
                                            help="Also write the class of each row."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
@@ -56,7 +62,8 @@ def tclose(
                   quasi=names(quasi, "--quasi"),
                   confidential=names(confidential, "--confidential"),
                   drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
-                  roles=roles, json_out=json_out, show=_print_report)
+                  roles=roles, json_out=json_out, show=_print_report, decimal=decimal,
+                  thousands=thousands)
 
 
 def _print_report(report: Any, output: Path) -> None:

@@ -1,6 +1,9 @@
-"""Reading and writing tables (CSV, Parquet) and reports, atomically.
+"""Reading and writing tables (CSV, Parquet, SPSS, Stata, SAS, Excel) and reports, atomically.
 
-The format is chosen by the file extension: ``.csv`` or ``.parquet`` / ``.pq``. Every write
+The format is chosen by the file extension: ``.csv``, ``.parquet`` / ``.pq``, and with the
+optional extra ``formats`` (``pip install "microagg[formats]"``) SPSS ``.sav``, Stata ``.dta``,
+Excel ``.xlsx`` and, for reading only, SAS ``.sas7bdat`` (:mod:`microagg.data.formats`: value
+labels become categories and are written back). Every write
 goes to a temporary file in the target folder and is renamed over the target only when complete,
 so a failed run never leaves a partial output behind; a command with several outputs renames
 them together (:func:`write_all`). A run killed during the rename step can leave hidden
@@ -9,7 +12,10 @@ them together (:func:`write_all`). A run killed during the rename step can leave
 CSV conventions: one header row, UTF-8, comma separator (a header with semicolons, tabs or
 bars and no comma selects that separator). Empty fields and the tokens ``NA``,
 ``N/A``, ``NaN``, ``nan``, ``NULL``, ``null`` are read as missing values; nothing else is (so a
-category called ``None`` or ``?`` stays a category).
+category called ``None`` or ``?`` stays a category). Numbers are written with a decimal point
+and no thousands separator; a file written otherwise is read with ``decimal=","`` and
+``thousands="."`` (or another separator), which the command line calls ``--decimal`` and
+``--thousands``.
 """
 
 from __future__ import annotations
@@ -31,28 +37,53 @@ import pandas as pd
 
 from microagg.errors import InputError
 
-__all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_output", "column_name", "json_text",
-           "read_table", "remove_stale_temporaries", "table_format", "temporary_prefix",
-           "write_all", "write_frame", "write_json", "write_table", "write_text"]
+__all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_names", "check_output",
+           "column_name", "json_text", "output_format", "read_table",
+           "remove_stale_temporaries", "table_format", "temporary_prefix", "write_all",
+           "write_frame", "write_json", "write_table", "write_text"]
 
 MISSING_TOKENS = ["", "NA", "N/A", "NaN", "nan", "NULL", "null"]
-_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".sav": "sav",
+            ".dta": "dta", ".xlsx": "xlsx", ".sas7bdat": "sas7bdat"}
+_EXTENSIONS = ".csv, .parquet, .sav, .dta, .xlsx or .sas7bdat (read only)"
 
 
 def table_format(path: str | Path) -> str:
-    """``"csv"`` or ``"parquet"`` according to the extension; raises on anything else."""
+    """The format of ``path`` by its extension: ``"csv"``, ``"parquet"``, ``"sav"``,
+    ``"dta"``, ``"xlsx"`` or ``"sas7bdat"``; raises on anything else.
+
+    Examples
+    --------
+    >>> table_format("survey.SAV"), table_format("x.pq")
+    ('sav', 'parquet')
+    """
     suffix = Path(path).suffix.lower()
     try:
         return _FORMATS[suffix]
     except KeyError:
         raise InputError(
-            f"cannot tell the format of '{path}': use a .csv or .parquet extension"
+            f"cannot tell the format of '{path}': use a {_EXTENSIONS} extension"
         ) from None
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV or Parquet file into a DataFrame.
+def output_format(path: str | Path) -> str:
+    """The format of the output ``path`` (:func:`table_format`); raises for a format that
+    microagg reads but does not write (SAS)."""
+    from microagg.data.formats import FORMAT_NAMES, READ_ONLY
 
+    fmt = table_format(path)
+    if fmt in READ_ONLY:
+        raise InputError(f"{path}: microagg reads {FORMAT_NAMES[fmt]} files but cannot write "
+                         "them: write .sav, .dta, .xlsx, .csv or .parquet")
+    return fmt
+
+
+def read_table(path: str | Path, *, decimal: str | None = None,
+               thousands: str | None = None) -> pd.DataFrame:
+    """Read a table (CSV, Parquet, SPSS, Stata, SAS or Excel, by extension) into a DataFrame.
+
+    ``decimal`` and ``thousands`` are a CSV file's decimal mark (default ``.``) and thousands
+    separator (default none), for files saved in a locale that writes ``1.234,5``.
     Raises :class:`InputError` for a missing or unreadable file, an empty file, or duplicated
     column names.
     """
@@ -63,11 +94,29 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if not path.is_file():
         raise InputError(f"not a file: {path}")
     if fmt == "csv":
-        return _read_csv(path)
-    return _read_parquet(path)
+        return _read_csv(path, _dialect(decimal, thousands))
+    if decimal is not None or thousands is not None:
+        raise InputError(f"{path}: `decimal` and `thousands` apply to CSV files only")
+    if fmt == "parquet":
+        return _read_parquet(path)
+    from microagg.data.formats import read_format
+
+    return read_format(path, fmt)
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _dialect(decimal: str | None, thousands: str | None) -> tuple[str, str | None]:
+    """The decimal mark and thousands separator of a CSV file, checked."""
+    decimal = "." if decimal is None else decimal
+    for name, value in (("decimal", decimal), ("thousands", thousands)):
+        if value is not None and (len(value) != 1 or value.isalnum() or value in "\"\n\r"):
+            raise InputError(f"`{name}` must be one character such as . or , (got '{value}')")
+    if thousands == decimal:
+        raise InputError(f"`decimal` and `thousands` are both '{decimal}': give two "
+                         "different characters")
+    return decimal, thousands
+
+
+def _read_csv(path: Path, dialect: tuple[str, str | None]) -> pd.DataFrame:
     with path.open(newline="", encoding="utf-8") as handle:
         try:
             sample = handle.read(65536)
@@ -83,11 +132,11 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read {path} as UTF-8 CSV: {exc}") from None
     if not header:
         raise InputError(f"file {path} is empty (no header row)")
-    _check_names([h.strip() for h in header], path)
+    check_names([h.strip() for h in header], path)
     try:
         frame = pd.read_csv(
             path, sep=separator, keep_default_na=False, na_values=MISSING_TOKENS,
-            skipinitialspace=True
+            skipinitialspace=True, decimal=dialect[0], thousands=dialect[1]
         )
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -115,7 +164,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         names = pq.read_schema(path).names
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise InputError(f"cannot read {path} as Parquet: {exc}") from None
-    _check_names(names, path)
+    check_names(names, path)
     frame = pd.read_parquet(path)
     named = [name for name in frame.index.names if name is not None]
     if named:  # pandas stores a named index in the file: it is a column of the data
@@ -131,7 +180,7 @@ def column_name(name: object) -> str:
     return unicodedata.normalize("NFC", str(name).strip())
 
 
-def _check_names(names: list[str], path: Path) -> None:
+def check_names(names: list[str], path: Path) -> None:
     """Refuse a header with an unnamed column or a name given twice."""
     seen: set[str] = set()
     for position, raw in enumerate(names, start=1):
@@ -319,27 +368,29 @@ def write_all(writers: Sequence[tuple[Path, Callable[[Path], None]]],
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:
-    """Write ``frame`` as CSV or Parquet (by extension), atomically, without the index."""
-    fmt = table_format(path)
+    """Write ``frame`` as CSV, Parquet, SPSS, Stata or Excel (by extension), atomically,
+    without the index."""
+    fmt = output_format(path)
     with atomic_path(path) as tmp:
         write_frame(frame, tmp, fmt)
 
 
-# Released CSV numbers: 15 significant digits, so a mean of 10.551 and 10.553 prints 10.552, not
-# the float noise 10.552000000000001 (doubles hold 15 decimal digits exactly). Tables that are
-# not the product of a computation (an exported data set) keep every digit.
-RELEASE_FLOAT_FORMAT = "%.15g"
-
-
 def write_frame(frame: pd.DataFrame, path: str | Path, fmt: str, *,
                 release: bool = False) -> None:
-    """Write ``frame`` to ``path`` as ``fmt`` ("csv" or "parquet"), without the index; a
-    ``release`` CSV writes numbers with 15 significant digits, others round-trip exactly."""
+    """Write ``frame`` to ``path`` as ``fmt`` (see :func:`table_format`), without the index;
+    a ``release`` CSV writes numbers with 15 significant digits, others round-trip exactly
+    (:mod:`microagg.data.csvwrite`). ``path`` may have any extension (it is usually a
+    temporary file)."""
     if fmt == "csv":
-        frame.to_csv(path, index=False,
-                     float_format=RELEASE_FLOAT_FORMAT if release else None)
-    else:
+        from microagg.data.csvwrite import write_csv
+
+        write_csv(frame, path, release=release)
+    elif fmt == "parquet":
         frame.to_parquet(path, index=False)
+    else:
+        from microagg.data.formats import write_format
+
+        write_format(frame, Path(path), fmt)
 
 
 def write_text(path: str | Path, text: str) -> None:

@@ -33,7 +33,7 @@ _IDENTIFIER_NAME = re.compile(
     r"case_?id|person_?id|patient_?id|respondent_?id|.*[_\-. ]id|id[_\-. ].*)$")
 _CAMEL_IDENTIFIER = re.compile(r"^([a-z]+Id|[a-z]+ID|[A-Z]+ID)$")  # personId, UTILITYID
 _WEIGHT_NAME = re.compile(
-    r"(?i)^(w|wt|wgt|wght|weight|weights|pweight|fweight|.*wgt|.*[_\-. ]wt|.*weight|"
+    r"(?i)^(wt|wgt|wght|weight|weights|pweight|fweight|.*wgt|.*[_\-. ]wt|.*weight|"
     r"weight[_\-. ].*)$")
 _HOUSEHOLD_NAME = re.compile(r"(?i)^(hh|hhid|hh[_\-. ]?id|household|household[_\-. ]?id|"
                              r".*[_\-. ]hid|hid)$")

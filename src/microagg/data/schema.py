@@ -291,8 +291,19 @@ class Schema:
 
         Numeric columns (integer, float) become numeric attributes, every other column a
         nominal one. Domains are *not* inferred: a domain read off the sample is not a declared
-        domain, and the tools that need one (range scaling, DP) say so when it is missing.
-        Columns named in ``roles`` get that role, the others ``default_role``.
+        domain, and the tools that need one (range scaling, DP) say so when it is missing. A
+        pandas ``Categorical`` column is the exception: its categories are declared with its
+        type (an SPSS or Stata file's value labels, :mod:`microagg.data.formats`), so it becomes
+        an ordinal attribute (ordered categories) or a nominal one with those categories as
+        its domain. Columns named in ``roles`` get that role, the others ``default_role``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"age": [30, 41], "edu": pd.Categorical(
+        ...     ["low", "high"], categories=["low", "mid", "high"], ordered=True)})
+        >>> [(a.name, a.kind.value, a.domain) for a in Schema.infer(frame)]
+        [('age', 'numeric', None), ('edu', 'ordinal', ('low', 'mid', 'high'))]
         """
         roles = dict(roles or {})
         _check_column_names(frame)
@@ -305,6 +316,10 @@ class Schema:
         attributes = []
         for name in frame.columns:
             series = frame[name]
+            role = Role(roles.get(name, default_role))
+            if isinstance(series.dtype, pd.CategoricalDtype):
+                attributes.append(_categorical_attribute(str(name), series.dtype, role))
+                continue
             numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
                 series
             )
@@ -313,7 +328,7 @@ class Schema:
             attributes.append(
                 Attribute(
                     name=str(name),
-                    role=Role(roles.get(name, default_role)),
+                    role=role,
                     kind=Kind.NUMERIC if numeric else Kind.NOMINAL,
                     inferred=True,
                 )
@@ -376,6 +391,23 @@ class Schema:
 
         path = Path(path)
         write_text(path, self.dumps(base_dir=path.parent))
+
+
+def _categorical_attribute(name: str, dtype: pd.CategoricalDtype, role: Role) -> Attribute:
+    """The attribute of a Categorical column: its categories (as text, in their order) are its
+    declared domain; ordered categories make it ordinal."""
+    categories = [category_text(c) for c in dtype.categories]
+    if not categories:
+        raise InputError(f"column '{name}' is a categorical column with no category")
+    return Attribute(name=name, role=role, kind=Kind.ORDINAL if dtype.ordered else Kind.NOMINAL,
+                     domain=tuple(categories), inferred=True)
+
+
+def category_text(value: Any) -> str:
+    """A category as text: an integral float without its '.0' (as a column's labels read)."""
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return str(value).strip()
 
 
 def _plain_number(value: Any) -> Any:
@@ -445,16 +477,24 @@ def _refuse_numbers_read_as_text(name: str, series: pd.Series) -> None:
 def _refuse_separators(name: str, series: pd.Series, present: pd.Series, text: pd.Series,
                        parsed: np.ndarray) -> None:
     """Refuse a column that is mostly numbers written with a decimal comma (``69,5``) or a
-    thousands separator (``31,931``), which are not read as numbers."""
+    thousands separator (``31,931``), which are not read as numbers; the message names the
+    reading options (``decimal``, ``thousands``) that read them as numbers."""
     for pattern, form in ((_THOUSANDS_COMMA, "a thousands separator"),
                           (_DECIMAL_COMMA, "a decimal comma")):
         matches = text.str.fullmatch(pattern).to_numpy(dtype=bool)
         if matches.any() and (matches | parsed).mean() >= 0.5:
             first = int(np.flatnonzero(matches)[0])
+            if pattern is _THOUSANDS_COMMA:
+                options = "`thousands` ,"
+            elif text[matches].str.contains(".", regex=False).any():
+                options = "`decimal` , `thousands` ."
+            else:
+                options = "`decimal` ,"
             raise InputError(f"column '{name}' holds numbers written with {form} (row "
                              f"{_first_row(series, present, first)}: '{text.iloc[first]}'), "
                              "which are not read as numbers and would be masked as categories: "
-                             "save the file with a decimal point and no thousands separators")
+                             f"read the CSV file with {options}, or save it with a decimal "
+                             "point and no thousands separators")
 
 
 def check_categories(name: str, series: pd.Series) -> None:

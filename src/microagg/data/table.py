@@ -17,7 +17,15 @@ import numpy as np
 import pandas as pd
 
 from microagg.data.precision import decimals_of, round_to
-from microagg.data.schema import LARGEST_BOUND, Attribute, Kind, Role, Schema, check_categories
+from microagg.data.schema import (
+    LARGEST_BOUND,
+    Attribute,
+    Kind,
+    Role,
+    Schema,
+    category_text,
+    check_categories,
+)
 from microagg.data.taxonomy import CategoryMetric, Taxonomy
 from microagg.errors import InputError
 
@@ -210,7 +218,7 @@ def encode(
     clamped: dict[str, int] = {}
     for attribute in schema:
         series = kept[attribute.name]
-        if (attribute.inferred and attribute.is_categorical
+        if (attribute.inferred and attribute.is_categorical and attribute.domain is None
                 and attribute.role in (Role.QUASI, Role.CONFIDENTIAL)):
             check_categories(attribute.name, series)
         if attribute.is_numeric:
@@ -288,6 +296,10 @@ def _encode_numeric(
 
 def category_labels(series: pd.Series) -> pd.Series:
     """String labels of a categorical column; integral floats print without '.0'."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        texts = [category_text(c) for c in series.dtype.categories]
+        every = np.array([*texts, "nan"], dtype=object)  # code -1 (missing) reads "nan"
+        return pd.Series(every[series.cat.codes.to_numpy()], index=series.index)
     if pd.api.types.is_float_dtype(series):
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
         present = ~np.isnan(values)
@@ -372,7 +384,7 @@ def decode(
         else:
             column_codes = codes[:, categorical_names.index(name)]
             column_labels = np.asarray((*labels[name], None), dtype=object)[column_codes]
-            out[name] = _restore_categorical(column_labels, dtype, table.index)
+            out[name] = _restore_categorical(column_labels, dtype, table.index, labels[name])
     return pd.DataFrame(out, index=table.index)
 
 
@@ -403,14 +415,22 @@ def _restore_numeric(values: np.ndarray, dtype: Any, decimals: int | None = None
     return values
 
 
-def _restore_categorical(labels: np.ndarray, dtype: Any, index: pd.Index) -> pd.Series:
+def _restore_categorical(labels: np.ndarray, dtype: Any, index: pd.Index,
+                         every: Sequence[str]) -> pd.Series:
+    """A categorical column in its input type. A Categorical keeps its categories and their
+    order, followed by the categories of ``every`` (the table's, e.g. a taxonomy's inner
+    concepts) that the column now holds."""
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
         numbers = pd.to_numeric(pd.Series(labels, index=index), errors="coerce")
         if not numbers.isna().any():
             restored = _restore_numeric(numbers.to_numpy(dtype=np.float64), dtype)
             return pd.Series(restored, index=index)
     if isinstance(dtype, pd.CategoricalDtype):
-        return pd.Series(labels, index=index, dtype="category")
+        declared = [category_text(c) for c in dtype.categories]
+        held = set(labels.tolist()) - set(declared)
+        categories = [*declared, *(c for c in every if c in held)]
+        return pd.Series(pd.Categorical(labels, categories=categories, ordered=dtype.ordered),
+                         index=index)
     series = pd.Series(labels, index=index, dtype=object)
     if pd.api.types.is_string_dtype(dtype) and not pd.api.types.is_object_dtype(dtype):
         return series.astype(dtype)

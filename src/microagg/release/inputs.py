@@ -236,6 +236,14 @@ def _check_bounds(schema: Schema, bounds: Mapping[str, tuple[float, float]],
                                                   else "dropped)"))
 
 
+def _declared_by(attribute: Any) -> str:
+    """Where a declared domain comes from: the schema, or the categories of the input's
+    categorical column (an SPSS or Stata file's value labels: its codebook, not its data)."""
+    if attribute.inferred and attribute.domain is not None:
+        return "categories of the input's categorical column (e.g. SPSS/Stata value labels)"
+    return "schema"
+
+
 def _undeclared(schema: Schema, protected: Sequence[str], bounds_from_data: bool
                 ) -> list[str]:
     """The protected columns without a declared domain; refused unless ``bounds_from_data``."""
@@ -328,7 +336,7 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     sub = frame[kept]
     schema = schema.select(kept).with_roles({c: Role.QUASI for c in protected})
     undeclared = _undeclared(schema, protected, bounds_from_data)
-    sources = {c: ("--bounds" if c in bounds else "schema") for c in protected}
+    sources = {c: ("--bounds" if c in bounds else _declared_by(schema[c])) for c in protected}
     if undeclared:
         schema, derived = _from_data(sub, schema, undeclared, drop_incomplete)
         sources.update(derived)

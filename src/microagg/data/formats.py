@@ -1,0 +1,312 @@
+"""SPSS ``.sav``, Stata ``.dta``, SAS ``.sas7bdat`` (read only) and Excel ``.xlsx`` tables.
+
+These formats need the optional extra ``formats`` (pyreadstat and openpyxl): without it, a
+read or a write says in one line how to install it. :mod:`microagg.data.io` chooses them by
+extension; the functions here are its readers and writers.
+
+Value labels. A numeric SPSS or Stata variable whose every value has a value label is read as
+a pandas ``Categorical`` of its labels, categories in code order, ``ordered`` when its SPSS
+measure level is ordinal: microagg then treats it as a categorical attribute whose categories
+are declared (:meth:`microagg.data.schema.Schema.infer`). A variable with unlabelled values
+(e.g. an age whose code 99 means "refused") stays numeric. Integer variables stay integer
+where the data allow (a Stata integer type, or an SPSS format without decimals, with no
+missing value). What the file said about its variables (variable labels, value labels and
+their original codes, measure levels, formats) is kept in ``frame.attrs["microagg_labels"]``
+(:data:`LABELS_KEY`); :func:`carry_labels` copies it onto a released table, and a ``.sav`` or
+``.dta`` write maps each categorical column back to its original codes with their labels. A
+category the file did not label (the ``*`` to which microaggregation generalizes a nominal
+value) gets the next code after the largest one, and its own label.
+
+Excel files are read from their first sheet with the CSV reader's missing-value tokens; Excel
+stores 15 significant digits of a number, so an ``.xlsx`` keeps what Excel would.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microagg.errors import InputError
+
+__all__ = ["FORMAT_NAMES", "LABELS_KEY", "READ_ONLY", "carry_labels", "read_format",
+           "write_format"]
+
+LABELS_KEY = "microagg_labels"
+"""The key of ``DataFrame.attrs`` under which the variables' labels are kept."""
+
+FORMAT_NAMES = {"sav": "SPSS", "dta": "Stata", "sas7bdat": "SAS", "xlsx": "Excel"}
+READ_ONLY = frozenset({"sas7bdat"})
+INSTALL = 'pip install "microagg[formats]"'
+
+# Stata's long holds -2,147,483,647 to 2,147,483,620 (the largest values code missing ones).
+_STATA_LONG = (-2_147_483_647, 2_147_483_620)
+_SPSS_WHOLE = re.compile(r"^[A-Z]+\d+(\.0)?$")  # F8, F8.0, N3 ...: no decimals shown
+
+
+def _module(name: str, path: Path) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise InputError(f"{path}: {FORMAT_NAMES[_fmt(path)]} files need the optional "
+                         f"package {name}: {INSTALL}") from None
+
+
+def _fmt(path: Path) -> str:
+    return path.suffix.lower().lstrip(".")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def read_format(path: Path, fmt: str) -> pd.DataFrame:
+    """Read ``path`` as ``fmt`` ("sav", "dta", "sas7bdat" or "xlsx")."""
+    if fmt == "xlsx":
+        return _read_xlsx(path)
+    return _read_statistical(path, fmt)
+
+
+def _read_statistical(path: Path, fmt: str) -> pd.DataFrame:
+    from microagg.data.io import check_names, column_name
+
+    pyreadstat = _module("pyreadstat", path)
+    reader = {"sav": pyreadstat.read_sav, "dta": pyreadstat.read_dta,
+              "sas7bdat": pyreadstat.read_sas7bdat}[fmt]
+    try:
+        frame, meta = reader(str(path))
+    except Exception as exc:  # pyreadstat raises its own types and OSError alike
+        raise InputError(f"cannot read {path} as a {FORMAT_NAMES[fmt]} file: "
+                         f"{_first_line(exc)}") from None
+    check_names([str(c) for c in frame.columns], path)
+    variables: dict[str, dict[str, Any]] = {}
+    columns: dict[str, pd.Series] = {}
+    for raw in frame.columns:
+        info = _variable(meta, raw)
+        columns[column_name(raw)] = _column(frame[raw], info, fmt)
+        variables[column_name(raw)] = info
+    out = pd.DataFrame(columns, index=pd.RangeIndex(len(frame)))
+    out.attrs[LABELS_KEY] = {"format": fmt, "variables": variables}
+    return out
+
+
+def _variable(meta: Any, raw: str) -> dict[str, Any]:
+    """What the file says about the variable ``raw``."""
+    info: dict[str, Any] = {}
+    label = (meta.column_names_to_labels or {}).get(raw)
+    if label:
+        info["label"] = str(label)
+    value_labels = (meta.variable_value_labels or {}).get(raw)
+    if value_labels:
+        info["value_labels"] = {_code(k): str(v) for k, v in value_labels.items()}
+    measure = (getattr(meta, "variable_measure", None) or {}).get(raw)
+    if measure and measure != "unknown":
+        info["measure"] = measure
+    file_format = (meta.original_variable_types or {}).get(raw)
+    if file_format:
+        info["format"] = str(file_format)
+    return info
+
+
+def _code(value: Any) -> Any:
+    """A value-label code: a whole number as int, anything else as it is."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _column(series: pd.Series, info: Mapping[str, Any], fmt: str) -> pd.Series:
+    """A column as microagg reads it: a Categorical of its labels when every value has one,
+    int64 when its type says whole numbers and no value is missing, else as pyreadstat
+    gives it."""
+    labels = info.get("value_labels")
+    if labels and pd.api.types.is_numeric_dtype(series):
+        categorical = _labelled(series, labels, ordered=info.get("measure") == "ordinal")
+        if categorical is not None:
+            return categorical
+    if (pd.api.types.is_float_dtype(series) and fmt == "sav"
+            and _SPSS_WHOLE.match(info.get("format", "").upper())
+            and series.notna().all()):
+        values = series.to_numpy()
+        if np.all(values == np.round(values)) and np.all(np.abs(values) < 2.0**53):
+            return pd.Series(values.astype(np.int64), index=series.index)
+    return series
+
+
+def _labelled(series: pd.Series, labels: Mapping[Any, str], *, ordered: bool
+              ) -> pd.Series | None:
+    """The Categorical of ``series``'s labels, or ``None`` when a value has no label or two
+    codes share a label (the codes could then not be written back)."""
+    codes = sorted(labels, key=float)
+    categories = [labels[c] for c in codes]
+    if len(set(categories)) < len(categories):
+        return None
+    values = series.to_numpy(dtype=np.float64)
+    present = ~np.isnan(values)
+    positions = pd.Index(np.asarray(codes, dtype=np.float64)).get_indexer(values[present])
+    if (positions < 0).any():
+        return None
+    full = np.full(len(values), -1, dtype=np.int64)
+    full[present] = positions
+    dtype = pd.CategoricalDtype(pd.Index(categories), ordered=ordered)
+    return pd.Series(pd.Categorical.from_codes(full, dtype=dtype), index=series.index)
+
+
+def _read_xlsx(path: Path) -> pd.DataFrame:
+    from microagg.data.io import MISSING_TOKENS, check_names, column_name
+
+    _module("openpyxl", path)
+    try:
+        header = pd.read_excel(path, engine="openpyxl", header=None, nrows=1)
+    except Exception as exc:  # openpyxl and zipfile raise several unrelated types
+        raise InputError(f"cannot read {path} as an Excel file: {_first_line(exc)}") from None
+    if header.empty:
+        raise InputError(f"file {path} is empty (no header row)")
+    check_names(["" if pd.isna(v) else str(v) for v in header.iloc[0]], path)
+    frame = pd.read_excel(path, engine="openpyxl", keep_default_na=False,
+                          na_values=MISSING_TOKENS)
+    frame.columns = [column_name(c) for c in frame.columns]
+    return frame
+
+
+def write_format(frame: pd.DataFrame, path: Path, fmt: str) -> None:
+    """Write ``frame`` to ``path`` as ``fmt`` ("sav", "dta" or "xlsx"), without the index;
+    ``path`` may have any extension (a temporary file)."""
+    if fmt in READ_ONLY:
+        raise InputError(f"microagg reads {FORMAT_NAMES[fmt]} files but cannot write them: "
+                         "write .sav, .dta, .xlsx, .csv or .parquet")
+    if fmt == "xlsx":
+        _module("openpyxl", Path(f"x.{fmt}"))
+        try:
+            with open(path, "wb") as handle:
+                frame.to_excel(handle, index=False, engine="openpyxl")
+        except ValueError as exc:  # more rows or columns than a sheet holds
+            raise InputError(f"cannot write an Excel file: {_first_line(exc)}") from None
+        return
+    _write_statistical(frame, path, fmt)
+
+
+def _write_statistical(frame: pd.DataFrame, path: Path, fmt: str) -> None:
+    pyreadstat = _module("pyreadstat", Path(f"x.{fmt}"))
+    known = frame.attrs.get(LABELS_KEY, {}).get("variables", {})
+    data: dict[str, Any] = {}
+    value_labels: dict[str, dict[Any, str]] = {}
+    measures: dict[str, str] = {}
+    formats: dict[str, str] = {}
+    for name in frame.columns:
+        info = known.get(name, {})
+        series = frame[name]
+        if _categorical(series, info):
+            data[name], value_labels[name] = _to_codes(series, info.get("value_labels"), fmt)
+            ordered = (getattr(series.dtype, "ordered", False)
+                       or info.get("measure") == "ordinal")
+            measures[name] = "ordinal" if ordered else "nominal"
+            formats[name] = "F8.0"  # codes are whole numbers
+            continue
+        data[name] = _numeric_or_text(series, fmt, formats, name)
+        if info.get("value_labels") and pd.api.types.is_numeric_dtype(series):
+            value_labels[name] = dict(info["value_labels"])
+        if info.get("measure"):
+            measures[name] = info["measure"]
+    options: dict[str, Any] = {
+        "column_labels": {n: i["label"] for n, i in known.items()
+                          if i.get("label") and n in data},
+        "variable_value_labels": value_labels}
+    if fmt == "sav":
+        options.update(variable_measure=measures, variable_format=formats)
+    writer = pyreadstat.write_sav if fmt == "sav" else pyreadstat.write_dta
+    try:
+        writer(pd.DataFrame(data), str(path), **options)
+    except Exception as exc:  # pyreadstat's own error types, and ValueError
+        raise InputError(f"cannot write a {FORMAT_NAMES[fmt]} file: {_first_line(exc)}"
+                         ) from None
+
+
+def _categorical(series: pd.Series, info: Mapping[str, Any]) -> bool:
+    """A column written as codes with value labels: a Categorical, or text whose variable
+    had value labels (a release writes categories as text)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return True
+    codes = info.get("value_labels") or {}
+    return bool(codes) and all(isinstance(c, int | float) for c in codes) and not (
+        pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
+
+
+def _to_codes(series: pd.Series, original: Mapping[Any, str] | None, fmt: str
+              ) -> tuple[np.ndarray, dict[Any, str]]:
+    """The codes of a categorical column and its value labels: the file's codes for the
+    labels it had, the next codes after the largest for the others (in category order).
+    Every label the file had is written, used or not."""
+    present = series.notna().to_numpy()
+    text = series.astype(object).where(present, None)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        labels = [str(c) for c in series.dtype.categories]
+    else:
+        labels = sorted({str(v) for v in text[present]})
+    code_of: dict[str, Any] = {}
+    for code, label in (original or {}).items():
+        code_of.setdefault(label, code)
+    numeric = [float(c) for c in code_of.values() if isinstance(c, int | float)]
+    following = int(np.floor(max(numeric))) + 1 if numeric else 1
+    for label in labels:
+        if label not in code_of:
+            code_of[label] = following
+            following += 1
+    codes = np.full(len(series), np.nan)
+    keys = list(code_of)
+    positions = pd.Index(keys).get_indexer(pd.Index(text[present].astype(str)))
+    codes[present] = np.array([float(code_of[k]) for k in keys])[positions]
+    value_labels = {code: label for label, code in code_of.items()}
+    if present.all() and fmt == "dta" and _fits_long(codes):
+        return codes.astype(np.int32), value_labels
+    return codes, value_labels
+
+
+def _fits_long(values: np.ndarray) -> bool:
+    return bool(values.size == 0 or (values.min() >= _STATA_LONG[0]
+                                     and values.max() <= _STATA_LONG[1]))
+
+
+def _numeric_or_text(series: pd.Series, fmt: str, formats: dict[str, str], name: str
+                     ) -> pd.Series:
+    """A column ready for pyreadstat: whole numbers as Stata longs or an SPSS format without
+    decimals, so that they read back as integers; other columns as they are."""
+    if pd.api.types.is_bool_dtype(series):
+        return series.astype(np.int8)
+    if not pd.api.types.is_integer_dtype(series):
+        return series
+    values = series.to_numpy(dtype=np.int64)
+    if fmt == "dta" and _fits_long(values):
+        return series.astype(np.int32)
+    if fmt == "sav":
+        digits = max((len(str(v)) for v in (values.min(), values.max())), default=1)
+        formats[name] = f"F{max(8, digits + 1)}.0"
+    return series
+
+
+def carry_labels(source: pd.DataFrame, released: pd.DataFrame) -> pd.DataFrame:
+    """Give ``released`` the labels ``source`` was read with (SPSS/Stata value and variable
+    labels, measure levels), for the columns it keeps; returns ``released``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> source = pd.DataFrame({"sex": [1, 2]})
+    >>> source.attrs[LABELS_KEY] = {"format": "sav", "variables": {
+    ...     "sex": {"value_labels": {1: "male", 2: "female"}}, "age": {"label": "Age"}}}
+    >>> released = carry_labels(source, pd.DataFrame({"sex": ["male", "female"]}))
+    >>> released.attrs[LABELS_KEY]["variables"]
+    {'sex': {'value_labels': {1: 'male', 2: 'female'}}}
+    """
+    labels = source.attrs.get(LABELS_KEY)
+    if labels:
+        variables = {name: dict(info) for name, info in labels.get("variables", {}).items()
+                     if name in released.columns}
+        released.attrs[LABELS_KEY] = {**labels, "variables": variables}
+    return released

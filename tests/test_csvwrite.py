@@ -1,0 +1,84 @@
+"""microagg's CSV writer (pyarrow's) writes what pandas' to_csv writes, read back bit for bit."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from microagg.data.csvwrite import RELEASE_FLOAT_FORMAT, _release_values, write_csv
+from microagg.data.io import read_table
+
+
+def _nasty_floats(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.concatenate([
+        rng.normal(size=n) * 10.0 ** rng.integers(-20, 45, n),
+        rng.uniform(0, 1000, n),
+        np.round(rng.uniform(0, 100, n), 2),
+        np.arange(1, n + 1) / 1000.0 + 0.0005,  # decimal ties at the 15th digit and beyond
+        rng.integers(0, 2**53, n).astype(np.float64),
+        [0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 2.2250738585072014e-308,
+         1.7976931348623157e308, 1e15, 999999999999999.5, 0.1 + 0.2, 1e-5, 2.0**-20],
+    ])
+
+
+def test_release_rounding_is_that_of_percent_15g():
+    values = _nasty_floats(20_000, 1)
+    expected = np.array([float(RELEASE_FLOAT_FORMAT % v) for v in values])
+    got = _release_values(values)
+    same = (got == expected) | (np.isnan(got) & np.isnan(expected))
+    assert same.all(), values[~same][:5]
+    assert np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+def _assert_same_read_back(frame: pd.DataFrame, tmp_path, release: bool) -> None:
+    ours, theirs = tmp_path / "ours.csv", tmp_path / "pandas.csv"
+    write_csv(frame, ours, release=release)
+    frame.to_csv(theirs, index=False,
+                 float_format=RELEASE_FLOAT_FORMAT if release else None)
+    pd.testing.assert_frame_equal(read_table(ours), read_table(theirs))
+    for name in frame.columns:
+        a, b = read_table(ours)[name], read_table(theirs)[name]
+        if pd.api.types.is_float_dtype(a):
+            assert np.array_equal(np.signbit(a.to_numpy()), np.signbit(b.to_numpy()))
+
+
+@pytest.mark.parametrize("release", [False, True])
+def test_floats_read_back_as_pandas_wrote_them(tmp_path, release):
+    values = _nasty_floats(5_000, 2)
+    values = values[np.isfinite(values) | np.isnan(values)]
+    frame = pd.DataFrame({"x": values, "y": values[::-1].copy()})
+    _assert_same_read_back(frame, tmp_path, release)
+    assert list(pd.read_csv(tmp_path / "ours.csv").columns) == ["x", "y"]
+
+
+@pytest.mark.parametrize("release", [False, True])
+def test_every_kind_of_column_reads_back_as_pandas_wrote_it(tmp_path, release):
+    frame = pd.DataFrame({
+        "whole": [1.0, 2.0, 3.0, -0.0],  # pandas writes 1.0: must not read back as integers
+        "int": np.array([1, -2, 2**62, 0], dtype=np.int64),
+        "flag": [True, False, True, True],
+        "text": ["a,b", 'say "hi"', "two\nlines", ""],
+        "missing": ["x", None, "NA", "?"],
+        "category": pd.Categorical(["u", "v", None, "u"]),
+        "with space": [0.1, np.nan, 1e300, 2.5e-10],
+        "numbers as text": ["1", "2", "3", "4"],
+    })
+    _assert_same_read_back(frame, tmp_path, release)
+    back = read_table(tmp_path / "ours.csv")
+    # "%.15g" writes a whole release bare (1, not 1.0), as pandas did before
+    assert back["whole"].dtype == (np.int64 if release else np.float64)
+    assert back["int"].dtype == np.int64
+    assert back["flag"].dtype == bool
+    assert back["missing"].isna().tolist() == [False, True, True, False]
+
+
+@pytest.mark.parametrize("frame", [
+    pd.DataFrame({"only": [1.0, np.nan, 2.0]}),  # pyarrow would write an empty line
+    pd.DataFrame({"when": pd.date_range("2020-01-01", periods=3)}),
+    pd.DataFrame({"mixed": [1, "a", 2.5]}, dtype=object),
+    pd.DataFrame({0: [1.5, 2.5]}),
+])
+def test_what_pyarrow_cannot_write_exactly_goes_to_pandas(tmp_path, frame):
+    write_csv(frame, tmp_path / "ours.csv")
+    frame.to_csv(tmp_path / "pandas.csv", index=False)
+    assert (tmp_path / "ours.csv").read_text() == (tmp_path / "pandas.csv").read_text()
