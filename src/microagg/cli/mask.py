@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from microagg.cli.app import out
-from microagg.cli.common import names, outputs, print_json, schema_of, sources, write_as
+from microagg.cli.common import REPORT_HELP, REPORT_KIND_HELP, names, write_release
 from microagg.cli.methods import family_command
 from microagg.errors import ParameterError
 from microagg.release.methods import Family, family, lookup
@@ -23,7 +23,8 @@ METHODS_HELP = " | ".join(f"{m.name} (--{m.parameter})"  # type: ignore[attr-def
                 "multiplicative noise, rank swapping (paper 003).")
 def mask(
     input: Path = typer.Argument(..., metavar="IN", help="Table to mask (CSV or Parquet)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet); "
+                                "its report goes to OUTPUT.report.json."),
     method: str = typer.Option(..., "--method", help=METHODS_HELP),
     param: float | None = typer.Option(None, "--param", help="The method's one parameter, "
                                        "whatever its name (an older spelling of --gamma, --s "
@@ -34,11 +35,12 @@ def mask(
                                        "column)."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
     seed: int | None = typer.Option(None, "--seed", help="Seed (default: OS entropy)."),
+    report: Path | None = typer.Option(None, "--report", help=REPORT_HELP),
+    report_kind: str = typer.Option("internal", "--report-kind", help=REPORT_KIND_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     options: dict[str, Any] | None = None,
 ) -> None:
     """Mask numeric columns with a method that has no ex-ante guarantee (measure its risk)."""
-    from microagg.data.io import read_table
     from microagg.release.functions import make_method
 
     options = dict(options or {})
@@ -48,15 +50,13 @@ def mask(
             raise ParameterError("param", f"and `{own}` name the same parameter: give one")
         options[own] = param
     made: Any = make_method(Family.MASKING, method, options)
-    schema_obj = schema_of(schema)
-    with outputs([output], sources(input, schema, schema=schema_obj)) as files:
-        release = made.release(read_table(input), columns=names(columns, "--columns"),
-                               schema=schema_obj, rng=seed)
-        write_as(release.frame, files[output], output)
-    report = release.report
-    if json_out:
-        print_json(report.to_dict())
-        return
+    write_release(made, input=input, schema_path=schema, output=output, labels_out=None,
+                  title=made.name, json_out=json_out, show=_print_report, report=report,
+                  report_kind=report_kind, with_progress=False,
+                  columns=names(columns, "--columns"), rng=seed)
+
+
+def _print_report(report: Any, output: Path) -> None:
     stated = ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
                        for name, value in report.parameters.items() if value is not None)
     out.print(f"{report.method} {stated}: {report.records:,} records, columns "

@@ -11,6 +11,8 @@ import typer
 from microagg.cli.app import out
 from microagg.cli.common import (
     ENGINE_HELP,
+    REPORT_HELP,
+    REPORT_KIND_HELP,
     SCHEDULER_HELP,
     THREADS_HELP,
     WORKERS_HELP,
@@ -34,7 +36,8 @@ METHODS_HELP = " | ".join(m.name for m in family(Family.K_ANONYMITY))
                 short_help="k-anonymity: replace quasi-identifiers by cluster means.")
 def microaggregate(
     input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet); "
+                                "its report goes to OUTPUT.report.json."),
     method: str = typer.Option("mdav", "--method", help=METHODS_HELP),
     columns: str | None = typer.Option(None, "--columns", help="The columns to mask, "
                                        "comma-separated (default: the schema's "
@@ -47,6 +50,8 @@ def microaggregate(
     clamp: bool = typer.Option(False, "--clamp",
                                help="Clamp values outside their declared domain."),
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
+    report: Path | None = typer.Option(None, "--report", help=REPORT_HELP),
+    report_kind: str = typer.Option("internal", "--report-kind", help=REPORT_KIND_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It runs block MDAV."),
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
@@ -60,7 +65,8 @@ def microaggregate(
 
     made: Any = make_method(Family.K_ANONYMITY, method, options or {})
     if engine_is_dask(engine, scheduler, workers, schema=schema, labels_out=labels_out,
-                      drop_incomplete=drop_incomplete, clamp=clamp, threads=threads):
+                      drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
+                      report=report):
         _block_mdav(input, output, made, columns=names(columns, "--columns"),
                     block_size=block_size, scheduler=scheduler, workers=workers,
                     json_out=json_out)
@@ -71,7 +77,8 @@ def microaggregate(
                   labels_out=labels_out, title=f"{made.name} k={made.k}",
                   columns=names(columns, "--columns"),
                   drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
-                  json_out=json_out, show=_print_report)
+                  json_out=json_out, show=_print_report, report=report,
+                  report_kind=report_kind)
 
 
 def _print_report(report: Any, output: Path) -> None:

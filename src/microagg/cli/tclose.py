@@ -9,6 +9,8 @@ import typer
 
 from microagg.cli.app import out
 from microagg.cli.common import (
+    REPORT_HELP,
+    REPORT_KIND_HELP,
     THREADS_HELP,
     names,
     print_notes,
@@ -26,7 +28,8 @@ METHODS_HELP = " | ".join(f"{m.name}" for m in family(Family.T_CLOSENESS))
                 "k-anonymity-first, t-closeness-first.")
 def tclose(
     input: Path = typer.Argument(..., metavar="IN", help="Table to protect (CSV or Parquet)."),
-    output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Masked table (CSV or Parquet); "
+                                "its report goes to OUTPUT.report.json."),
     method: str = typer.Option("t-closeness-first", "--method",
                                help=METHODS_HELP + " (default t-closeness-first)."),
     quasi: str | None = typer.Option(None, "--quasi", help="Quasi-identifiers, comma-separated "
@@ -42,6 +45,8 @@ def tclose(
     clamp: bool = typer.Option(False, "--clamp",
                                help="Clamp values outside their declared domain."),
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
+    report: Path | None = typer.Option(None, "--report", help=REPORT_HELP),
+    report_kind: str = typer.Option("internal", "--report-kind", help=REPORT_KIND_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     options: dict[str, Any] | None = None,
 ) -> None:
@@ -55,7 +60,8 @@ def tclose(
                   quasi=names(quasi, "--quasi"),
                   confidential=names(confidential, "--confidential"),
                   drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
-                  json_out=json_out, show=_print_report)
+                  json_out=json_out, show=_print_report, report=report,
+                  report_kind=report_kind)
 
 
 def _print_report(report: Any, output: Path) -> None:
