@@ -40,8 +40,8 @@ INTERNAL_NOTICE = ("Internal report: it holds figures computed from the raw data
                    "utility, cluster sizes, the input's hash). It is for the data owner, not "
                    "for publication; share the external report instead.")
 EXTERNAL_NOTICE = ("External report: it leaves out every record-level figure, the cluster "
-                   "sizes and any value or statistic of the data; the guarantee is stated for "
-                   "the table as published.")
+                   "sizes, the input's hash and the values, means and variances of the data; the "
+                   "guarantee is stated for the table as published.")
 
 
 def _number(value: Any, digits: int = 4) -> str:
@@ -74,8 +74,8 @@ def _parameters(r: ReleaseRecord) -> str:
 
 def _guarantee(r: ReleaseRecord) -> str:
     g = r.guarantee
-    verdict = ("satisfied by the table as written" if g.holds
-               else '<span class="warning">not satisfied (or none)</span>')
+    verdict = ("holds: verified on the written table, over these columns" if g.holds
+               else '<span class="warning">no guarantee, or it does not hold</span>')
     return (f'<p class="recommendation" id="guarantee">{escape(g.statement)}</p>'
             + _rows([("semantics", escape(g.semantics)),
                      ("columns", escape(", ".join(g.columns))), ("verdict", verdict)],
