@@ -10,9 +10,8 @@ from microagg.errors import InputError
 
 __all__ = ["Calibration", "Clustering", "CompareMethod", "CoskewnessTerms", "DPMethod",
            "GroundDistance", "Linkage", "MaskMethod", "MatchStatus", "Method", "MissingValues",
-           "MomentNoise",
-           "MomentVariant", "RankScale", "RankTies", "Reference", "RiskAggregate", "Scaling",
-           "TClosenessMethod", "Target", "parse"]
+           "MomentNoise", "MomentVariant", "RankScale", "RankTies", "Reference", "ReportKind",
+           "RiskAggregate", "Scaling", "TClosenessMethod", "Target", "parse"]
 
 
 class Method(StrEnum):
@@ -158,6 +157,13 @@ class MatchStatus(StrEnum):
     EXCEEDS = "exceeds"  # better than the target over its whole range: ranked at the closest
     SHORT = "short"  # worse than the target over its whole range: left out
     UNSETTLED = "unsettled"  # crosses the target, no interval inside the band: left out
+
+
+class ReportKind(StrEnum):
+    """Who an HTML release report is for (evaluation/report_html.py)."""
+
+    INTERNAL = "internal"  # the data owner: every figure, parameter and note
+    EXTERNAL = "external"  # anyone: no record-level figure, no small group, no data value
 
 
 class Target(StrEnum):

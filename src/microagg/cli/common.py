@@ -20,11 +20,14 @@ __all__ = [
     "ENGINE_HELP",
     "PROGRESS_MIN_ROWS",
     "READS",
+    "REPORT_HELP",
+    "REPORT_KIND_HELP",
     "SCHEDULER_HELP",
     "THOUSANDS",
     "THREADS_HELP",
     "WORKERS_HELP",
     "WRITES",
+    "check_report",
     "compile_notice",
     "engine_is_dask",
     "fmt",
@@ -77,28 +80,62 @@ def print_notes(report: Any) -> None:
         warn(f"{count:,} value(s) of '{name}' were clamped into its declared domain")
 
 
+REPORT_HELP = ("Also write the report as one HTML page (self-contained), for a "
+               "data-protection officer.")
+REPORT_KIND_HELP = ("internal (default): every figure, for the data owner | external: no "
+                    "record-level figure, cluster size or value of the data, to share.")
+
+
+def check_report(report: Path | None, kind: str) -> Any:
+    """The kind of HTML report asked for; ``report`` must name an .html file."""
+    from microagg.options import ReportKind, parse
+
+    if report is not None and report.suffix.lower() not in (".html", ".htm"):
+        raise InputError(f"--report must name an .html file, got '{report}'")
+    return parse(ReportKind, kind, "`report_kind`")
+
+
 def write_release(method: Any, *, input: Path, schema_path: Path | None, output: Path,
                   labels_out: Path | None, title: str, json_out: bool,
-                  show: Callable[[Any, Path], None], decimal: str | None = None,
-                  thousands: str | None = None, **options: Any) -> None:
+                  show: Callable[[Any, Path], None], report: Path | None = None,
+                  report_kind: str = "internal", with_progress: bool = True,
+                  decimal: str | None = None, thousands: str | None = None,
+                  **options: Any) -> None:
     """Read ``input`` (a CSV one in the dialect ``decimal``, ``thousands``), release it by
-    ``method.release(frame, schema=…, progress=…, **options)`` under a progress bar, write
-    the table to ``output`` with the input's labels (and the partition to ``labels_out``), all
-    or nothing; then print the report as JSON or by ``show``."""
+    ``method.release(frame, schema=…, progress=…, **options)`` under a progress bar
+    (``with_progress``), write the table to ``output`` with the input's labels, its report to
+    ``OUT.report.json`` (and the partition to ``labels_out``, the HTML report to ``report``),
+    all or nothing; then print the method's report as JSON or by ``show``."""
     from microagg.data.formats import carry_labels
+    from microagg.data.io import json_text
+    from microagg.release.sidecar import release_record, sidecar_path
 
+    kind = check_report(report, report_kind)
     schema = schema_of(schema_path)
-    with outputs([output, labels_out], sources(input, schema_path, schema=schema)) as files:
+    record_path = sidecar_path(output)
+    with outputs([output, record_path, labels_out, report],
+                 sources(input, schema_path, schema=schema)) as files:
         frame = read_input(input, decimal, thousands)
         with compile_notice(), progress_bar(len(frame), title) as progress:
-            release = method.release(frame, schema=schema, progress=progress, **options)
+            if with_progress:
+                options["progress"] = progress
+            release = method.release(frame, schema=schema, **options)
+        record = release_record(release, frame, method=method, source=input, schema=schema)
         write_as(carry_labels(frame, release.frame), files[output], output)
+        files[record_path].write_text(json_text(record.to_dict()), encoding="utf-8")
         if labels_out is not None:
             write_as(release.labels_frame(), files[labels_out], labels_out)
+        if report is not None:
+            from microagg.evaluation.report_html import release_html
+
+            files[report].write_text(release_html(record, kind), encoding="utf-8")
     if json_out:
         print_json(release.report.to_dict())
-    else:
-        show(release.report, output)
+        return
+    show(release.report, output)
+    from microagg.cli.app import out
+
+    out.print(f"  report: {record_path}" + (f" and {report}" if report is not None else ""))
 
 
 def engine_is_dask(engine: str, scheduler: str | None, workers: int | None, **local_only: Any

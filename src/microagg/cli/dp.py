@@ -14,6 +14,7 @@ from microagg.cli.app import out
 from microagg.cli.methods import family_command
 from microagg.errors import InputError, ParameterError, PrivacyLeakWarning
 from microagg.release.methods import Family, family
+from microagg.release.sidecar import privacy_record, sidecar_path
 
 __all__ = ["dp"]
 
@@ -106,7 +107,7 @@ def dp(
     if statistics_out is not None and made.name != "cross-moment":
         raise ParameterError("statistics_out", "applies to `method` cross-moment only")
     schema_obj = common.schema_of(schema)
-    report_path = output.with_name(output.name + ".privacy.json")
+    report_path = sidecar_path(output, private=True)
     with common.outputs([output, report_path, statistics_out],
                         common.sources(input, schema, schema=schema_obj)) as files:
         frame = common.read_input(input, decimal, thousands)
@@ -120,7 +121,9 @@ def dp(
                 bounds_from_data=bounds_from_data, rng=seed, drop_incomplete=drop_incomplete,
                 roles=roles, threads=threads, progress=progress)
         common.write_as(carry_labels(frame, release.frame), files[output], output)
-        files[report_path].write_text(json_text(release.report.to_dict()), encoding="utf-8")
+        files[report_path].write_text(json_text(privacy_record(made, release.report,
+                                                               input).to_dict()),
+                                      encoding="utf-8")
         if statistics_out is not None:
             if release.statistics is None:
                 raise InputError("this release publishes no statistics table; leave out "
@@ -178,7 +181,7 @@ def _dp_at_scale(input: Path, output: Path, method: Any, *, columns: list[str] |
         raise ParameterError("engine", f"dask cannot run {method.name}: {refusal}")
     check_dataset_output(output, input)
     schema = common.schema_of(schema_path)
-    report_path = output.with_name(output.name + ".privacy.json")
+    report_path = sidecar_path(output, private=True)
     with common.outputs([report_path], common.sources(input, schema_path, schema=schema)) as files:
         dataset = open_dataset(input)
         with dask_client(scheduler, workers) as client, \
@@ -188,7 +191,8 @@ def _dp_at_scale(input: Path, output: Path, method: Any, *, columns: list[str] |
             release = dp_release_at_scale(client, dataset, output, method, columns=columns,
                                           schema=schema, bounds=bounds, rng=seed,
                                           progress=progress)
-        files[report_path].write_text(json_text(release.report.to_dict()),
+        files[report_path].write_text(json_text(privacy_record(method, release.report,
+                                                               input).to_dict()),
                                       encoding="utf-8")
     print_privacy(release.report, release.notices if show_clamped else (), output,
                   report_path, json_out)

@@ -20,6 +20,7 @@ from microagg.cli.common import (
     names,
     print_json,
     read_input,
+    warn,
 )
 from microagg.errors import InputError
 
@@ -29,7 +30,9 @@ def evaluate(
     original: Path = typer.Argument(..., metavar="ORIGINAL",
                                     help=f"Original table ({READS})."),
     masked: Path = typer.Argument(..., metavar="MASKED",
-                                  help="Masked release of it, same rows in the same order."),
+                                  help="Masked release of it, same rows in the same order "
+                                  "(unless its report, MASKED.privacy.json or "
+                                  "MASKED.report.json, says they are not)."),
     columns: str | None = typer.Option(None, "--columns", help="Columns to compare, "
                                        "comma-separated (default: the schema's numeric "
                                        "quasi-identifiers, else every numeric column)."),
@@ -59,21 +62,30 @@ def evaluate(
         raise InputError("--sample applies to --engine dask (the local engine links every "
                          "record)")
 
+    from microagg.release.sidecar import rows_aligned
+
+    aligned, said_by = rows_aligned(masked)
+    if not aligned:
+        warn(f"{said_by} says the rows of {masked} are not those of {original} in the same "
+             "order: SSE, record linkage, relative error and rank risk compare row i with "
+             "row i and are left out; distributional measures only")
     original_frame, schema_obj = load(original, schema, decimal, thousands)
     masked_frame = read_input(masked, decimal, thousands)
     with compile_notice():
         result = run_evaluation(original_frame, masked_frame, schema_obj,
-                                names(columns, "--columns"))
+                                names(columns, "--columns"), aligned=aligned)
     if json_out:
         print_json(result.to_dict())
         return
     out.print(f"compared {result['rows']:,} rows on {', '.join(result['columns'])}")
-    measures = (("sse", "SSE (raw values; δ² for categories)"),
-                ("sse_percent", "SSE/SST (%, numeric)"),
-                ("record_linkage_percent", "record linkage (%)"),
-                ("relative_error", "relative error"), ("jsd", "JSD (mean)"),
-                ("variance_variation", "variance variation (mean)"),
-                ("mean_variation", "mean variation (mean)"))
+    measures = ((("sse", "SSE (raw values; δ² for categories)"),
+                 ("sse_percent", "SSE/SST (%, numeric)"),
+                 ("record_linkage_percent", "record linkage (%)"),
+                 ("relative_error", "relative error")) if aligned else ()) + (
+        ("jsd", "JSD (mean)"), ("variance_variation", "variance variation (mean)"),
+        ("mean_variation", "mean variation (mean)"))
+    if not aligned:
+        measures += (("emd", "EMD (003 eq. 1)"),)
     width = max(len(label) for _, label in measures)
     for key, label in measures:
         out.print(f"  {label:{width}s}  {fmt(result[key])}")

@@ -11,15 +11,12 @@ from microagg.cli.app import out
 from microagg.cli.common import (
     DECIMAL,
     READS,
+    REPORT_HELP,
+    REPORT_KIND_HELP,
     THOUSANDS,
     WRITES,
     names,
-    outputs,
-    print_json,
-    read_input,
-    schema_of,
-    sources,
-    write_as,
+    write_release,
 )
 from microagg.cli.methods import family_command
 from microagg.errors import ParameterError
@@ -35,7 +32,8 @@ METHODS_HELP = " | ".join(f"{m.name} (--{m.parameter})"  # type: ignore[attr-def
                 "multiplicative noise, rank swapping (paper 003).")
 def mask(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to mask ({READS})."),
-    output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES})."),
+    output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES}); its "
+                                "report goes to OUTPUT.report.json."),
     method: str = typer.Option(..., "--method", help=METHODS_HELP),
     param: float | None = typer.Option(None, "--param", help="The method's one parameter, "
                                        "whatever its name (an older spelling of --gamma, --s "
@@ -48,12 +46,13 @@ def mask(
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
     seed: int | None = typer.Option(None, "--seed", help="Seed (default: OS entropy)."),
+    report: Path | None = typer.Option(None, "--report", help=REPORT_HELP),
+    report_kind: str = typer.Option("internal", "--report-kind", help=REPORT_KIND_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
     """Mask numeric columns with a method that has no ex-ante guarantee (measure its risk)."""
-    from microagg.data.formats import carry_labels
     from microagg.release.functions import make_method
 
     options = dict(options or {})
@@ -63,16 +62,14 @@ def mask(
             raise ParameterError("param", f"and `{own}` name the same parameter: give one")
         options[own] = param
     made: Any = make_method(Family.MASKING, method, options)
-    schema_obj = schema_of(schema)
-    with outputs([output], sources(input, schema, schema=schema_obj)) as files:
-        frame = read_input(input, decimal, thousands)
-        release = made.release(frame, columns=names(columns, "--columns"),
-                               schema=schema_obj, roles=roles, rng=seed)
-        write_as(carry_labels(frame, release.frame), files[output], output)
-    report = release.report
-    if json_out:
-        print_json(report.to_dict())
-        return
+    write_release(made, input=input, schema_path=schema, output=output, labels_out=None,
+                  title=made.name, json_out=json_out, show=_print_report, report=report,
+                  report_kind=report_kind, with_progress=False, decimal=decimal,
+                  thousands=thousands, columns=names(columns, "--columns"), roles=roles,
+                  rng=seed)
+
+
+def _print_report(report: Any, output: Path) -> None:
     stated = ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
                        for name, value in report.parameters.items() if value is not None)
     out.print(f"{report.method} {stated}: {report.records:,} records, columns "

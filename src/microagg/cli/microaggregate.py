@@ -13,6 +13,8 @@ from microagg.cli.common import (
     DECIMAL,
     ENGINE_HELP,
     READS,
+    REPORT_HELP,
+    REPORT_KIND_HELP,
     SCHEDULER_HELP,
     THOUSANDS,
     THREADS_HELP,
@@ -38,7 +40,8 @@ METHODS_HELP = " | ".join(m.name for m in family(Family.K_ANONYMITY))
                 short_help="k-anonymity: replace quasi-identifiers by cluster means.")
 def microaggregate(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS})."),
-    output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES})."),
+    output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES}); its "
+                                "report goes to OUTPUT.report.json."),
     method: str = typer.Option("mdav", "--method", help=METHODS_HELP),
     columns: str | None = typer.Option(None, "--columns", help="The columns to mask, "
                                        "comma-separated (default: the schema's "
@@ -56,6 +59,8 @@ def microaggregate(
                                       help="Round masked numbers to their column's precision "
                                            "in the input (default), or keep exact means."),
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
+    report: Path | None = typer.Option(None, "--report", help=REPORT_HELP),
+    report_kind: str = typer.Option("internal", "--report-kind", help=REPORT_KIND_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It runs block MDAV."),
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
@@ -72,7 +77,7 @@ def microaggregate(
     if engine_is_dask(engine, scheduler, workers, schema=schema, labels_out=labels_out,
                       drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
                       roles=roles or None, no_round=not round_values,
-                      decimal=decimal, thousands=thousands):
+                      decimal=decimal, thousands=thousands, report=report):
         _block_mdav(input, output, made, columns=names(columns, "--columns"),
                     block_size=block_size, scheduler=scheduler, workers=workers,
                     json_out=json_out)
@@ -84,7 +89,8 @@ def microaggregate(
                   columns=names(columns, "--columns"),
                   drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
                   roles=roles, round_values=round_values, json_out=json_out,
-                  show=_print_report, decimal=decimal, thousands=thousands)
+                  show=_print_report, decimal=decimal, thousands=thousands, report=report,
+                  report_kind=report_kind)
 
 
 def _print_report(report: Any, output: Path) -> None:

@@ -11,6 +11,8 @@ from microagg.cli.app import out
 from microagg.cli.common import (
     DECIMAL,
     READS,
+    REPORT_HELP,
+    REPORT_KIND_HELP,
     THOUSANDS,
     THREADS_HELP,
     WRITES,
@@ -30,7 +32,8 @@ METHODS_HELP = " | ".join(f"{m.name}" for m in family(Family.T_CLOSENESS))
                 "k-anonymity-first, t-closeness-first.")
 def tclose(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS})."),
-    output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES})."),
+    output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES}); its "
+                                "report goes to OUTPUT.report.json."),
     method: str = typer.Option("t-closeness-first", "--method",
                                help=METHODS_HELP + " (default t-closeness-first)."),
     quasi: str | None = typer.Option(None, "--quasi", help="Quasi-identifiers, comma-separated "
@@ -48,6 +51,8 @@ def tclose(
     clamp: bool = typer.Option(False, "--clamp",
                                help="Clamp values outside their declared domain."),
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
+    report: Path | None = typer.Option(None, "--report", help=REPORT_HELP),
+    report_kind: str = typer.Option("internal", "--report-kind", help=REPORT_KIND_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
@@ -63,7 +68,7 @@ def tclose(
                   confidential=names(confidential, "--confidential"),
                   drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
                   roles=roles, json_out=json_out, show=_print_report, decimal=decimal,
-                  thousands=thousands)
+                  thousands=thousands, report=report, report_kind=report_kind)
 
 
 def _print_report(report: Any, output: Path) -> None:

@@ -7,12 +7,17 @@ categorical values; the relative error averages |x − x'| / max(|x|, s_j) over 
 and δ over categorical ones; record linkage uses the distance of 000 eq. 8; the JSD of a
 categorical attribute has one bin per concept. SSE/SST and the variations of means and
 variances concern numeric attributes only.
+
+A release whose rows are not those of the original in the same order (a DP release writes them
+in a random order) is evaluated with ``aligned=False``: the record-level measures (SSE, SSE/SST,
+relative error, record linkage, rank risk) compare row i with row i and are left out (None),
+the distributional ones (JSD, variations of means and variances, EMD) are computed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,7 +27,7 @@ from microagg.core.distance import Categorical
 from microagg.data.schema import Role, Schema
 from microagg.data.table import Table, category_labels, encode
 from microagg.data.taxonomy import CategoryMetric
-from microagg.errors import InputError
+from microagg.errors import InputError, ParameterError
 from microagg.evaluation.risk import rank_risk, record_linkage
 from microagg.evaluation.utility import (
     emd,
@@ -36,13 +41,20 @@ from microagg.evaluation.utility import (
 )
 from microagg.release.report import Domain, Entry
 
-__all__ = ["EVALUATE_EMD_POINTS", "CategoricalDetail", "Evaluation", "NumericDetail",
-           "TaxonomyRange", "attribute_domains", "evaluate", "evaluation_columns"]
+__all__ = ["EVALUATE_EMD_POINTS", "RECORD_LEVEL", "CategoricalDetail", "Evaluation",
+           "NumericDetail", "TaxonomyRange", "attribute_domains", "evaluate",
+           "evaluation_columns"]
 
 EVALUATE_EMD_POINTS = 2000
 """``evaluate`` computes the EMD exactly up to this many records and with MDAV clusters of
 ⌈n / 2000⌉ records above (with ``emd_bound``): a 32 MB problem, a fraction of a second.
 :func:`microagg.evaluation.compare` uses the exact EMD up to 5,000 records."""
+
+RECORD_LEVEL = ("sse", "sse_percent", "record_linkage_percent", "relative_error", "rank_risk")
+"""The measures that compare row i of the original with row i of the release."""
+
+NOT_ALIGNED = ("the rows of the release are not those of the original in the same order: it "
+               "compares row i with row i")
 
 
 def evaluation_columns(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None,
@@ -146,14 +158,14 @@ def _compared(original: pd.DataFrame, masked: pd.DataFrame, selected: Schema,
     x = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
     undeclared = Schema(tuple(replace(a, domain=None) for a in selected.select(numeric)))
     y = (encode(masked[numeric], undeclared).numeric if numeric
-         else np.empty((table.n_rows, 0)))
+         else np.empty((len(masked), 0)))
     lows, highs, sources = attribute_domains(selected.select(numeric), x)
     metrics = tuple(table.metric(c) for c in categorical)
     cx = Categorical(np.column_stack([table.code_column(c) for c in categorical])
                      if categorical else np.empty((table.n_rows, 0), dtype=np.int64), metrics)
     cy = (np.column_stack([released_concepts(masked[c], m) for c, m in
                            zip(categorical, metrics, strict=True)])
-          if categorical else np.empty((table.n_rows, 0), dtype=np.int64))
+          if categorical else np.empty((len(masked), 0), dtype=np.int64))
     return _Compared(table.n_rows, numeric, categorical, x, y, lows, highs, sources, metrics,
                      cx, cy)
 
@@ -161,10 +173,10 @@ def _compared(original: pd.DataFrame, masked: pd.DataFrame, selected: Schema,
 @dataclass(frozen=True, eq=False)
 class NumericDetail(Entry):
     """The measures of one numeric column (``None``: undefined, e.g. a constant column's
-    variance variation)."""
+    variance variation, or the SSE of rows not aligned)."""
 
     keep_none: ClassVar[bool] = True
-    sse: float
+    sse: float | None
     jsd: float
     variance_variation: float | None
     mean_variation: float | None
@@ -172,11 +184,13 @@ class NumericDetail(Entry):
 
 @dataclass(frozen=True, eq=False)
 class CategoricalDetail(Entry):
-    """The measures of one categorical column."""
+    """The measures of one categorical column (the record-level ones ``None`` when the rows
+    are not aligned)."""
 
-    sse: float  # of the semantic distances δ
+    keep_none: ClassVar[bool] = True
+    sse: float | None  # of the semantic distances δ
     jsd: float  # over the concepts
-    mean_semantic_distance: float
+    mean_semantic_distance: float | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,15 +205,17 @@ class TaxonomyRange(Entry):
 class Evaluation(Entry):
     """What :func:`evaluate` measured; read as attributes or as the mapping of the JSON keys
     (``result["sse_percent"]``); ``None`` is a measure that does not apply (no numeric
-    column) and is written as null."""
+    column, rows not aligned, a measure skipped) and is written as null. ``aligned`` says
+    whether the record-level measures were asked for; ``skipped`` names each measure left out
+    and why."""
 
     keep_none: ClassVar[bool] = True
     rows: int
     columns: list[str]
-    sse: float
+    sse: float | None
     sse_percent: float | None
     record_linkage_percent: float | None
-    relative_error: float
+    relative_error: float | None
     jsd: float
     variance_variation: float | None
     mean_variation: float | None
@@ -210,51 +226,78 @@ class Evaluation(Entry):
     per_attribute: dict[str, NumericDetail | CategoricalDetail]
     domains: dict[str, Domain]
     taxonomies: dict[str, TaxonomyRange]
+    aligned: bool = True
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
-def _numeric_details(c: _Compared) -> dict[str, NumericDetail | CategoricalDetail]:
-    """SSE, JSD and the variations of variance and mean of each numeric column."""
+def _numeric_details(c: _Compared, aligned: bool
+                     ) -> dict[str, NumericDetail | CategoricalDetail]:
+    """SSE (rows aligned only), JSD and the variations of variance and mean of each numeric
+    column."""
     per_jsd = jsd(c.x, c.y, c.lows, c.highs)
     per_variance = variance_variation(c.x, c.y)
     per_mean = mean_variation(c.x, c.y)
-    return {name: NumericDetail(sse=float(np.sum((c.x[:, j] - c.y[:, j]) ** 2)),
+    return {name: NumericDetail(sse=float(np.sum((c.x[:, j] - c.y[:, j]) ** 2)) if aligned
+                                else None,
                                 jsd=float(per_jsd[j]),
                                 variance_variation=_optional(per_variance[j]),
                                 mean_variation=_optional(per_mean[j]))
             for j, name in enumerate(c.numeric)}
 
 
-def _categorical_details(c: _Compared, deltas: list[np.ndarray]
+def _categorical_details(c: _Compared, deltas: list[np.ndarray] | None
                          ) -> dict[str, NumericDetail | CategoricalDetail]:
     """SSE (of δ), JSD over the concepts and mean semantic distance of each categorical
-    column, from its distances ``deltas`` between original categories and released concepts."""
+    column, from its distances ``deltas`` between original categories and released concepts
+    (``None``: rows not aligned, JSD only)."""
     details: dict[str, NumericDetail | CategoricalDetail] = {}
     for j, (name, metric) in enumerate(zip(c.categorical, c.metrics, strict=True)):
-        delta, bins = deltas[j], metric.n_concepts
+        delta, bins = None if deltas is None else deltas[j], metric.n_concepts
         details[name] = CategoricalDetail(
-            sse=float(np.sum(delta**2)),
+            sse=None if delta is None else float(np.sum(delta**2)),
             jsd=js_divergence(np.bincount(c.cx.codes[:, j], minlength=bins) / c.n,
-                              np.bincount(c.cy[:, j], minlength=bins) / c.n),
-            mean_semantic_distance=float(delta.mean()))
+                              np.bincount(c.cy[:, j], minlength=bins) / len(c.cy)),
+            mean_semantic_distance=None if delta is None else float(delta.mean()))
     return details
 
 
-def _numeric_summary(c: _Compared) -> dict[str, Any]:
-    """The measures defined on numeric columns only (None each without any)."""
+def _numeric_summary(c: _Compared, skipped: dict[str, str]) -> dict[str, Any]:
+    """The measures defined on numeric columns only (None each without any, or skipped)."""
+    summary: dict[str, Any] = dict.fromkeys(("sse_percent", "variance_variation",
+                                             "mean_variation", "rank_risk", "emd", "emd_exact",
+                                             "emd_bound"))
     if not c.numeric:
-        return dict.fromkeys(("sse_percent", "variance_variation", "mean_variation",
-                              "rank_risk", "emd", "emd_exact", "emd_bound"))
-    distance = emd(c.x, c.y, c.lows, c.highs, max_points=EVALUATE_EMD_POINTS)
-    return {"sse_percent": sse_percent(c.x, c.y),
-            "variance_variation": _finite_mean(variance_variation(c.x, c.y)),
-            "mean_variation": _finite_mean(mean_variation(c.x, c.y)),
-            "rank_risk": rank_risk(c.x, c.y),
-            "emd": distance.value, "emd_exact": distance.exact, "emd_bound": distance.bound}
+        return summary
+    summary["variance_variation"] = _finite_mean(variance_variation(c.x, c.y))
+    summary["mean_variation"] = _finite_mean(mean_variation(c.x, c.y))
+    if "sse_percent" not in skipped:
+        summary["sse_percent"] = sse_percent(c.x, c.y)
+        summary["rank_risk"] = rank_risk(c.x, c.y)
+    if "emd" not in skipped:
+        distance = emd(c.x, c.y, c.lows, c.highs, max_points=EVALUATE_EMD_POINTS)
+        summary.update(emd=distance.value, emd_exact=distance.exact, emd_bound=distance.bound)
+    return summary
+
+
+def _skipped(n: int, aligned: bool, costly_max_rows: int | None) -> dict[str, str]:
+    """The measures left out, and why: the record-level ones when the rows are not aligned;
+    record linkage and the EMD above ``costly_max_rows`` rows."""
+    if costly_max_rows is not None and costly_max_rows < 0:
+        raise ParameterError("costly_max_rows", f"must be 0 or more, got {costly_max_rows}")
+    skipped = dict.fromkeys(RECORD_LEVEL, NOT_ALIGNED) if not aligned else {}
+    if costly_max_rows is not None and n > costly_max_rows:
+        reason = (f"skipped above {costly_max_rows:,} rows ({n:,} here): its cost grows with "
+                  "the square of the rows (microagg evaluate computes it)")
+        skipped.setdefault("record_linkage_percent", reason)
+        skipped["emd"] = reason
+    return skipped
 
 
 def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None = None,
-             columns: Sequence[str] | None = None) -> Evaluation:
-    """Utility and risk of ``masked`` as a release of ``original`` (same rows, same order).
+             columns: Sequence[str] | None = None, *, aligned: bool = True,
+             costly_max_rows: int | None = None) -> Evaluation:
+    """Utility and risk of ``masked`` as a release of ``original`` (same rows, same order,
+    unless ``aligned`` is False).
 
     Keys: ``sse``, ``sse_percent``, ``record_linkage_percent``, ``relative_error``, ``jsd``,
     ``variance_variation``, ``mean_variation`` (means over attributes), ``rank_risk`` (003
@@ -264,8 +307,25 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
     and the RE sanity bound use the declared domain width of each numeric attribute, or its
     range in the original when undeclared; categorical attributes use their taxonomy (a flat
     one when none is declared).
+
+    ``aligned=False`` says that the rows of ``masked`` are not those of ``original`` in the
+    same order (a DP release): the record-level measures (:data:`RECORD_LEVEL`) are then None
+    and named in ``skipped``, and the two may have different numbers of rows.
+    ``costly_max_rows`` skips record linkage and the EMD above that many rows (their cost
+    grows with the square of the rows); ``None`` computes them at any size.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> original = pd.DataFrame({"age": [20.0, 30.0, 40.0, 50.0]})
+    >>> shuffled = pd.DataFrame({"age": [50.0, 20.0, 40.0, 30.0]})
+    >>> evaluate(original, shuffled)["sse"]  # row i against row i
+    1400.0
+    >>> result = evaluate(original, shuffled, aligned=False)
+    >>> result.sse is None, result.jsd, result.mean_variation
+    (True, 0.0, 0.0)
     """
-    if len(original) != len(masked):
+    if aligned and len(original) != len(masked):
         raise InputError(
             f"the original has {len(original)} rows and the masked data {len(masked)}; "
             "a release must keep every row in order"
@@ -273,24 +333,20 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
     chosen = evaluation_columns(original, masked, schema, columns)
     base = (schema.complete(original) if schema is not None else Schema.infer(original))
     c = _compared(original, masked, base.select(chosen), chosen)
-    widths = c.highs - c.lows
-    deltas = [metric.distances[c.cx.codes[:, j], c.cy[:, j]]
-              for j, metric in enumerate(c.metrics)]
-    per_attribute = {**_numeric_details(c), **_categorical_details(c, deltas)}
-    total_sse = sse(c.x, c.y) if c.numeric else 0.0
-    for name in c.categorical:
-        total_sse += per_attribute[name].sse
-    errors = [relative_errors(c.x, c.y, widths)] if c.numeric else []
-    numeric = _numeric_summary(c)
-    linkage = record_linkage(c.x, c.y, widths, categories=(c.cx.codes, c.cy, c.cx.squared())
-                             if c.categorical else None)
+    skipped = _skipped(c.n, aligned, costly_max_rows)
+    deltas = ([metric.distances[c.cx.codes[:, j], c.cy[:, j]]
+               for j, metric in enumerate(c.metrics)] if aligned else None)
+    per_attribute = {**_numeric_details(c, aligned), **_categorical_details(c, deltas)}
+    numeric = _numeric_summary(c, skipped)
+    record = _record_level(c, deltas, skipped) if deltas is not None else dict.fromkeys(
+        ("sse", "relative_error", "record_linkage_percent"))
     return Evaluation(
         rows=int(c.n),
         columns=chosen,
-        sse=float(total_sse),
+        sse=record["sse"],
         sse_percent=numeric["sse_percent"],
-        record_linkage_percent=linkage,
-        relative_error=float(np.concatenate([*errors, *deltas]).mean()),
+        record_linkage_percent=record["record_linkage_percent"],
+        relative_error=record["relative_error"],
         jsd=float(np.mean([per_attribute[name].jsd for name in chosen])),
         variance_variation=numeric["variance_variation"],
         mean_variation=numeric["mean_variation"],
@@ -306,4 +362,21 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
                                                boundaries=[metric.labels[metric.bottom],
                                                            metric.labels[metric.top]])
                     for metric in c.metrics},
+        aligned=aligned,
+        skipped=skipped,
     )
+
+
+def _record_level(c: _Compared, deltas: list[np.ndarray], skipped: dict[str, str]
+                  ) -> dict[str, float | None]:
+    """SSE (δ² for categories), relative error and record linkage (unless skipped) of rows
+    aligned with the original's."""
+    widths = c.highs - c.lows
+    total = (sse(c.x, c.y) if c.numeric else 0.0) + sum(float(np.sum(d**2)) for d in deltas)
+    errors = [relative_errors(c.x, c.y, widths)] if c.numeric else []
+    linkage = None if "record_linkage_percent" in skipped else record_linkage(
+        c.x, c.y, widths, categories=(c.cx.codes, c.cy, c.cx.squared())
+        if c.categorical else None)
+    return {"sse": float(total),
+            "relative_error": float(np.concatenate([*errors, *deltas]).mean()),
+            "record_linkage_percent": linkage}

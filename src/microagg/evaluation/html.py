@@ -25,12 +25,12 @@ from microagg.evaluation.comparison import (
 )
 from microagg.options import MatchStatus, Target
 
-__all__ = ["comparison_html"]
+__all__ = ["STYLE", "comparison_html", "figure_html"]
 
 SCATTER_SPAN = 3.0
 """The scatter shows EMDs up to this multiple of the largest matched one."""
 
-_STYLE = """
+STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 64em; color: #222;
        line-height: 1.45; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.8em; }
@@ -53,7 +53,8 @@ def _png(fig: Figure) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _figure(fig: Figure, caption: str, name: str) -> str:
+def figure_html(fig: Figure, caption: str, name: str) -> str:
+    """``fig`` as an HTML figure with its PNG embedded, captioned, with the id ``name``."""
     return (f'<figure id="{name}"><img alt="{escape(caption)}" '
             f'src="data:image/png;base64,{_png(fig)}"><figcaption>{escape(caption)}'
             "</figcaption></figure>")
@@ -225,15 +226,16 @@ def _provenance(c: Comparison) -> str:
 def comparison_html(c: Comparison) -> str:
     """The report of ``c`` as one HTML document (UTF-8 text)."""
     held = "risk" if c.target is Target.RISK else "utility"
-    curves = _figure(_curves(c), f"{_measure_label(c)} against each method's parameter, with "
-                     "the target band and the matched value (003 Figure 1).", "figure-curves")
-    scatter = _figure(_scatter(c), "Risk against utility loss of every evaluated release "
-                      "(first seed; EMD of groups of at most 1,000 distinct records per data "
-                      "set, the chosen releases' as in the table); stars: the releases each "
-                      "method is compared at.", "figure-scatter")
+    curves = figure_html(_curves(c), f"{_measure_label(c)} against each method's parameter, "
+                         "with the target band and the matched value (003 Figure 1).",
+                         "figure-curves")
+    scatter = figure_html(_scatter(c), "Risk against utility loss of every evaluated release "
+                          "(first seed; EMD of groups of at most 1,000 distinct records per "
+                          "data set, the chosen releases' as in the table); stars: the releases "
+                          "each method is compared at.", "figure-scatter")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>microagg: methods compared at equal {held}</title><style>{_STYLE}</style></head>
+<title>microagg: methods compared at equal {held}</title><style>{STYLE}</style></head>
 <body>
 <h1>Anonymization methods compared at equal {held}</h1>
 <p class="notice" id="notice">{escape(RAW_DATA_NOTICE)}</p>

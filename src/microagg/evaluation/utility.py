@@ -113,16 +113,18 @@ def relative_error(original: np.ndarray, masked: np.ndarray, widths: np.ndarray)
 
 
 def variance_variation(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
-    """|Var(y) - Var(x)| / Var(x) per attribute (NaN where Var(x) = 0)."""
-    x, y = paired_matrices(original, masked)
+    """|Var(y) - Var(x)| / Var(x) per attribute (NaN where Var(x) = 0); the rows of the two
+    need not be the same ones."""
+    x, y = paired_matrices(original, masked, aligned=False)
     vx, vy = x.var(axis=0), y.var(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(vx > 0, np.abs(vy - vx) / vx, np.nan)
 
 
 def mean_variation(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
-    """|mean(y) - mean(x)| / |mean(x)| per attribute (NaN where mean(x) = 0)."""
-    x, y = paired_matrices(original, masked)
+    """|mean(y) - mean(x)| / |mean(x)| per attribute (NaN where mean(x) = 0); the rows of
+    the two need not be the same ones."""
+    x, y = paired_matrices(original, masked, aligned=False)
     mx, my = x.mean(axis=0), y.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(mx != 0, np.abs(my - mx) / np.abs(mx), np.nan)
@@ -148,9 +150,9 @@ def jsd(original: np.ndarray, masked: np.ndarray, lows: np.ndarray, highs: np.nd
     """Jensen-Shannon divergence (base 2) per attribute between binned distributions.
 
     Bins split each domain [low_j, high_j] into ``bins`` equal parts; masked values outside the
-    domain fall into the edge bins.
+    domain fall into the edge bins. The rows of the two need not be the same ones.
     """
-    x, y = paired_matrices(original, masked)
+    x, y = paired_matrices(original, masked, aligned=False)
     p_count = x.shape[1]
     lows = np.broadcast_to(np.asarray(lows, dtype=np.float64), (p_count,))
     highs = np.broadcast_to(np.asarray(highs, dtype=np.float64), (p_count,))

@@ -1,0 +1,216 @@
+"""A release's report as one self-contained HTML page a data-protection officer can read (the
+style of :mod:`microagg.evaluation.html`; figures are embedded PNGs, no external asset).
+
+Two kinds (:class:`~microagg.options.ReportKind`), as sdcMicro's ``report(internal=)``:
+
+``internal`` (the default), for the data owner: the method and its parameters, the guarantee,
+the columns by role, the provenance with the input's size and SHA-256, the risk before and
+after (unique records, smallest class, record linkage, rank risk), the utility overall and per
+attribute, the cluster sizes with their histogram, the generalized categories, the measures
+skipped and the notes.
+
+``external``, to share: the method and its parameters, the guarantee and whether the written
+table satisfies it, the columns by role, the number of records and clusters, the input's name,
+the version and the date, and the overall information loss (SSE/SST) only. It leaves out:
+
+- every figure computed record by record from the raw data (record linkage, rank risk, unique
+  records before and after, per-attribute errors): they describe the original records;
+- the input's size and hash: a hash confirms a guess of the whole input;
+- the cluster sizes (smallest, largest, histogram) and the smallest class: a class of exactly
+  k, or a lone large cluster, singles out small groups; the guarantee states the least size;
+- means and variances and their variations, the generalized categories, the clamped counts
+  and the notes: with the released table they give back statistics or values of the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from microagg.evaluation.html import STYLE, figure_html
+from microagg.options import ReportKind, parse
+from microagg.release.sidecar import ReleaseRecord
+
+__all__ = ["release_html"]
+
+INTERNAL_NOTICE = ("Internal report: it holds figures computed from the raw data (risk, "
+                   "utility, cluster sizes, the input's hash). It is for the data owner, not "
+                   "for publication; share the external report instead.")
+EXTERNAL_NOTICE = ("External report: it leaves out every record-level figure, the cluster "
+                   "sizes, the input's hash and the values, means and variances of the data; the "
+                   "guarantee is stated for the table as published.")
+
+
+def _number(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return escape(str(value))
+    return f"{value:,}" if isinstance(value, int) else f"{value:.{digits}g}"
+
+
+def _rows(items: list[tuple[str, str]], name: str) -> str:
+    body = "".join(f"<tr><td>{escape(k)}</td><td style='text-align:left'>{v}</td></tr>"
+                   for k, v in items)
+    return f'<table id="{name}"><tbody>{body}</tbody></table>'
+
+
+def _grid(header: list[str], rows: list[list[str]], name: str) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>"
+                   for row in rows)
+    return (f'<table id="{name}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+            "</table>")
+
+
+def _parameters(r: ReleaseRecord) -> str:
+    items = [(name, _number(value)) for name, value in r.parameters.items()
+             if value is not None]
+    return _rows(items or [("parameters", "none")], "parameters")
+
+
+def _guarantee(r: ReleaseRecord) -> str:
+    g = r.guarantee
+    verdict = ("holds: verified on the written table, over these columns" if g.holds
+               else '<span class="warning">no guarantee, or it does not hold</span>')
+    return (f'<p class="recommendation" id="guarantee">{escape(g.statement)}</p>'
+            + _rows([("semantics", escape(g.semantics)),
+                     ("columns", escape(", ".join(g.columns))), ("verdict", verdict)],
+                    "scope"))
+
+
+def _columns(r: ReleaseRecord) -> str:
+    roles = r.columns
+    items = [("masked (quasi-identifiers)", roles.masked),
+             ("confidential (distribution protected)", roles.confidential),
+             ("released unchanged", roles.released_unchanged),
+             ("identifiers dropped", roles.identifiers_dropped)]
+    return _rows([(k, escape(", ".join(v)) or "none") for k, v in items], "columns")
+
+
+def _provenance(r: ReleaseRecord, internal: bool) -> str:
+    items = [("input", escape(r.input.name))]
+    if internal:
+        items += [("input size (bytes)", _number(r.input.bytes)),
+                  ("input SHA-256", f"<code>{escape(r.input.sha256 or '—')}</code>")]
+    items += [("records released", _number(r.records)), ("made", escape(r.created)),
+              ("microagg", escape(r.microagg_version)), ("report format", escape(r.format))]
+    return _rows(items, "provenance")
+
+
+def _risk(r: ReleaseRecord) -> str:
+    measures = (("records unique over the masked columns (%)", "unique_percent"),
+                ("smallest class of equal values", "smallest_class"),
+                ("classes", "classes"),
+                ("record linkage (% of correct links, 000 §5.2)", "record_linkage_percent"),
+                ("rank risk (003 eq. 2, larger = safer)", "rank_risk"))
+    rows = [[escape(label)] + [_number(r.risk[when].get(key)) for when in ("before", "after")]
+            for label, key in measures]
+    return _grid(["measure", "before (input)", "after (release)"], rows, "risk")
+
+
+def _utility(r: ReleaseRecord) -> str:
+    u = r.utility
+    overall = _rows([("SSE/SST (%)", _number(u.sse_percent)),
+                     ("relative error (mean)", _number(u.relative_error)),
+                     ("JSD (mean)", _number(u.jsd)),
+                     ("mean variation (mean)", _number(u.mean_variation)),
+                     ("variance variation (mean)", _number(u.variance_variation)),
+                     ("EMD (003 eq. 1)", f"{_number(u.emd)} ± {_number(u.emd_bound, 2)}")],
+                    "utility")
+    keys = ("sse", "jsd", "variance_variation", "mean_variation", "mean_semantic_distance")
+    rows = [[escape(name)] + [_number(detail.get(k)) for k in keys]
+            for name, detail in u.per_attribute.items()]
+    return overall + _grid(["attribute", "SSE", "JSD", "variance variation", "mean variation",
+                            "mean semantic distance"], rows, "per-attribute")
+
+
+def _histogram(sizes: Mapping[str, int]) -> str:
+    fig = Figure(figsize=(6.0, 2.8))
+    ax = fig.subplots()
+    ax.bar([int(s) for s in sizes], list(sizes.values()), color="C0")
+    ax.set_xlabel("records per cluster")
+    ax.set_ylabel("clusters")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return figure_html(fig, "How many clusters have each size.", "figure-clusters")
+
+
+def _clusters(r: ReleaseRecord) -> str:
+    clusters = r.report.get("clusters")
+    if not clusters:
+        return "<p>The method forms no clusters.</p>"
+    if "count" not in clusters:  # univariate: one partition per attribute
+        rows = [[escape(name), _number(c["count"]),
+                 escape(", ".join(f"{s}: {n}" for s, n in c["size_histogram"].items()))]
+                for name, c in clusters.items()]
+        return _grid(["attribute", "clusters", "size: clusters"], rows, "clusters")
+    rows = [[escape(size), _number(count)] for size, count in clusters["size_histogram"].items()]
+    return (_rows([("clusters", _number(clusters["count"])),
+                   ("smallest", _number(clusters.get("smallest"))),
+                   ("largest", _number(clusters.get("largest")))], "clusters")
+            + _histogram(clusters["size_histogram"])
+            + _grid(["records per cluster", "clusters"], rows, "cluster-sizes"))
+
+
+def _notes(r: ReleaseRecord) -> str:
+    notes = [f"{name} generalized to {', '.join(concepts)}" for name, concepts in
+             r.report.get("generalized_categories", {}).items()]
+    notes += [f"{count:,} value(s) of {name} clamped into its declared domain"
+              for name, count in r.report.get("clamped", {}).items()]
+    notes += [f"{measure}: {why}" for measure, why in r.skipped.items()]
+    notes += list(r.report.get("notes", []))
+    notes.append(f"measures: {r.measures}")
+    return "<ul id='notes'>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>"
+
+
+def _external_summary(r: ReleaseRecord) -> str:
+    clusters = r.report.get("clusters") or {}
+    count = clusters.get("count") if isinstance(clusters, Mapping) else None
+    loss = r.utility.sse_percent
+    items = [("clusters", _number(count) if count is not None else "—"),
+             ("information loss, SSE/SST (%)", "—" if loss is None else f"{loss:.1f}")]
+    return _rows(items, "summary")
+
+
+def release_html(record: ReleaseRecord, kind: ReportKind | str = ReportKind.INTERNAL) -> str:
+    """The report ``record`` as one HTML page (UTF-8 text): ``internal`` with every figure,
+    ``external`` without those the module docstring lists (record-level figures, cluster
+    sizes, the input's hash, statistics and values of the data).
+
+    Examples
+    --------
+    >>> import microagg
+    >>> from microagg.release.sidecar import release_record
+    >>> data = microagg.datasets.synthetic(200, 2, seed=0)
+    >>> method = microagg.MDAV(k=5)
+    >>> release = method.release(data.frame, schema=data.schema)
+    >>> record = release_record(release, data.frame, method=method, schema=data.schema)
+    >>> 'id="risk"' in release_html(record), 'id="risk"' in release_html(record, "external")
+    (True, False)
+    """
+    internal = parse(ReportKind, kind, "`report_kind`") is ReportKind.INTERNAL
+    notice = INTERNAL_NOTICE if internal else EXTERNAL_NOTICE
+    sections = [("Guarantee", _guarantee(record)), ("Parameters", _parameters(record)),
+                ("Columns", _columns(record))]
+    if internal:
+        sections += [("Disclosure risk", _risk(record)), ("Utility", _utility(record)),
+                     ("Clusters", _clusters(record)), ("Notes", _notes(record))]
+    else:
+        sections += [("Summary", _external_summary(record))]
+    sections.append(("Provenance", _provenance(record, internal)))
+    body = "\n".join(f"<h2>{escape(title)}</h2>\n{html}" for title, html in sections)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>microagg: release report ({escape(record.method)})</title><style>{STYLE}</style></head>
+<body>
+<h1>Release report: {escape(record.method)}, {record.records:,} records</h1>
+<p class="notice" id="notice">{escape(notice)}</p>
+{body}
+<p><small>Made by microagg {escape(record.microagg_version)} ({'internal' if internal else
+'external'} report).</small></p>
+</body></html>
+"""
