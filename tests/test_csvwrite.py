@@ -48,7 +48,7 @@ def test_floats_read_back_as_pandas_wrote_them(tmp_path, release):
     values = values[np.isfinite(values) | np.isnan(values)]
     frame = pd.DataFrame({"x": values, "y": values[::-1].copy()})
     _assert_same_read_back(frame, tmp_path, release)
-    assert list(pd.read_csv(tmp_path / "ours.csv").columns) == ["x", "y"]
+    assert (tmp_path / "ours.csv").read_text().splitlines()[0] == "x,y"
 
 
 @pytest.mark.parametrize("release", [False, True])
@@ -64,6 +64,8 @@ def test_every_kind_of_column_reads_back_as_pandas_wrote_it(tmp_path, release):
         "numbers as text": ["1", "2", "3", "4"],
     })
     _assert_same_read_back(frame, tmp_path, release)
+    header = (tmp_path / "ours.csv").read_text().splitlines()[0]
+    assert header == (tmp_path / "pandas.csv").read_text().splitlines()[0]
     back = read_table(tmp_path / "ours.csv")
     # "%.15g" writes a whole release bare (1, not 1.0), as pandas did before
     assert back["whole"].dtype == (np.int64 if release else np.float64)

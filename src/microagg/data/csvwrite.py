@@ -10,8 +10,9 @@ texts, booleans and types. So
 - a released float (``release``) is first rounded to the double nearest its 15 significant
   digits (``float("%.15g" % x)``), whose shortest text is those digits (whole numbers bare,
   as ``"%.15g"`` writes them);
-- booleans are written ``True`` / ``False``, missing values as empty fields, texts quoted when
-  they hold a separator, a quote or a line break;
+- the header is written as pandas writes it; booleans ``True`` / ``False``; missing values as
+  empty fields; texts in double quotes (pandas quotes only those holding a separator, a quote
+  or a line break: the values read back the same);
 - anything else (dates, mixed-type columns, names that are not text …) goes to pandas.
 
 The 15-digit rounding is exact: a value is scaled into [10¹⁴, 10¹⁵) by an exact power of ten
@@ -23,6 +24,8 @@ by Python itself. On a platform without extended precision every release goes to
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +56,12 @@ def write_csv(frame: pd.DataFrame, path: str | Path, *, release: bool = False) -
         return
     import pyarrow.csv as pacsv
 
-    pacsv.write_csv(table, str(path), pacsv.WriteOptions(quoting_style="needed"))
+    header = io.StringIO()
+    csv.writer(header, lineterminator="\n").writerow(table.column_names)  # as pandas writes it
+    with open(path, "wb") as handle:
+        handle.write(header.getvalue().encode("utf-8"))
+        pacsv.write_csv(table, handle, pacsv.WriteOptions(include_header=False,
+                                                          quoting_style="needed"))
 
 
 def _arrow_table(frame: pd.DataFrame, release: bool) -> Any:
