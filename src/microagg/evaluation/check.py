@@ -165,7 +165,9 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
         The EMD ground distance of nominal confidential attributes: ``equal`` (default) or
         ``hierarchical`` (on the schema's taxonomy).
     drop_incomplete
-        Drop the rows with a missing value first.
+        Drop the rows with a missing value first. Otherwise a missing value of a
+        quasi-identifier matches any value in the k-anonymity check (sdcMicro's default);
+        the t-closeness check refuses missing values.
 
     Returns
     -------
@@ -173,7 +175,10 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
         What holds, with the class statistics and EMDs.
     """
     check_request(k=k, t=t, confidential=confidential, distance=distance)
-    table = encode(frame, schema, drop_incomplete=drop_incomplete, released=True)
+    # missing values are kept for k-anonymity, where one matches any value (sdcMicro's
+    # alpha = 1); t-closeness needs every confidential value
+    table = encode(frame, schema, drop_incomplete=drop_incomplete, released=True,
+                   missing=t is None)
     released = decode(table)
     quasi = _quasi(table, quasi, confidential, declared=schema is not None)
     _require_columns(table.schema.names, (*quasi, *confidential))
