@@ -136,3 +136,13 @@ def test_schema_command_writes_the_roles_to_edit(run_cli, tmp_path):
     assert "id" not in written.columns and written["age"].dtype == np.int64
     assert run_cli("microaggregate", source, "-o", tmp_path / "o2.csv", "--k", "3",
                    "--schema", target).code == 0
+
+
+def test_categories_a_frame_holds_are_not_a_declared_domain_for_dp():
+    from microagg import dp_laplace
+    from microagg.errors import PrivacyError
+
+    frame = pd.DataFrame({"age": [30.0, 40.0, 50.0, 60.0],
+                          "job": pd.Categorical(["a", "b", "a", "c"])})
+    with pytest.raises(PrivacyError, match="column 'job' has no declared domain"):
+        dp_laplace(frame, epsilon=1.0, bounds={"age": (0.0, 100.0)})

@@ -246,8 +246,11 @@ def _declared_by(attribute: Any) -> str:
 
 def _undeclared(schema: Schema, protected: Sequence[str], bounds_from_data: bool
                 ) -> list[str]:
-    """The protected columns without a declared domain; refused unless ``bounds_from_data``."""
-    undeclared = [c for c in protected if schema[c].domain is None
+    """The protected columns without a declared domain; refused unless ``bounds_from_data``.
+    Categories read off the table (a pandas Categorical's, inferred rather than declared in a
+    schema) are not a declared domain: a Parquet category column lists what the data hold."""
+    undeclared = [c for c in protected
+                  if (schema[c].domain is None or (schema[c].inferred and schema[c].is_categorical))
                   and (schema[c].is_numeric or schema[c].taxonomy is None)]
     if undeclared and not bounds_from_data:
         name = undeclared[0]
