@@ -20,7 +20,7 @@ def _survey(n=300, seed=0):
         "household_size": rng.integers(1, 7, n),
         "income": rng.normal(3e4, 8e3, n).round(1),
         "region": rng.choice(["north", "south"], n),
-        "w": rng.uniform(50, 500, n).round(3),
+        "wgt": rng.uniform(50, 500, n).round(3),
     })
 
 
@@ -55,18 +55,18 @@ def test_an_identifier_is_never_averaged_without_a_schema():
         MDAV(k=3).release(frame)
     with pytest.raises(InputError, match="column 'id'"):
         CorrelatedNoise(gamma=0.5).release(frame)
-    release = MDAV(k=3).release(frame, roles={"id": "identifier", "w": "weight"})
+    release = MDAV(k=3).release(frame, roles={"id": "identifier", "wgt": "weight"})
     assert "id" not in release.frame.columns
     assert release.report.identifiers_dropped == ["id"]
 
 
 def test_a_weight_is_never_changed_and_weights_the_means():
     frame = _survey()
-    release = MDAV(k=4).release(frame, roles={"id": "identifier", "w": "weight"},
+    release = MDAV(k=4).release(frame, roles={"id": "identifier", "wgt": "weight"},
                                 round_values=False)
-    pd.testing.assert_series_equal(release.frame["w"], frame["w"])
-    assert release.report.weight == "w"
-    w = frame["w"].to_numpy()
+    pd.testing.assert_series_equal(release.frame["wgt"], frame["wgt"])
+    assert release.report.weight == "wgt"
+    w = frame["wgt"].to_numpy()
     for column in ("age", "income"):
         # the weighted total of every cluster is kept: sum(w x) = sum(w mean_w)
         x, masked = frame[column].to_numpy(float), release.frame[column].to_numpy(float)
@@ -74,13 +74,13 @@ def test_a_weight_is_never_changed_and_weights_the_means():
         assert np.allclose(np.bincount(release.labels, weights=w * masked), totals)
         assert np.allclose(cluster_means(x, release.labels, w)[:, 0],
                            totals / np.bincount(release.labels, weights=w))
-    with pytest.raises(InputError, match="'w' is the weight column, which is never masked"):
-        MDAV(k=4).release(frame, roles={"w": "weight"}, columns=["age", "w"])
+    with pytest.raises(InputError, match="'wgt' is the weight column, which is never masked"):
+        MDAV(k=4).release(frame, roles={"wgt": "weight"}, columns=["age", "wgt"])
 
 
 def test_each_stratum_is_protected_on_its_own():
     frame = _survey()
-    release = MDAV(k=5).release(frame, roles={"id": "identifier", "w": "weight",
+    release = MDAV(k=5).release(frame, roles={"id": "identifier", "wgt": "weight",
                                               "region": "stratum"})
     for label in np.unique(release.labels):
         assert frame.loc[release.labels == label, "region"].nunique() == 1
@@ -89,12 +89,12 @@ def test_each_stratum_is_protected_on_its_own():
     small = frame.copy()
     small.loc[:2, "region"] = "west"
     with pytest.raises(InputError, match="stratum region=west has 3 record"):
-        MDAV(k=5).release(small, roles={"id": "identifier", "w": "weight",
+        MDAV(k=5).release(small, roles={"id": "identifier", "wgt": "weight",
                                         "region": "stratum"})
 
 
 def test_integer_columns_stay_integer_and_decimals_keep_their_precision():
-    frame = _survey().drop(columns=["id", "w"])
+    frame = _survey().drop(columns=["id", "wgt"])
     release = MDAV(k=3).release(frame)
     out = release.frame
     assert out["age"].dtype == np.int64 and out["household_size"].dtype == np.int64
@@ -109,7 +109,7 @@ def test_integer_columns_stay_integer_and_decimals_keep_their_precision():
 
 
 def test_tcloseness_rounds_its_quasi_identifiers_too():
-    frame = _survey().drop(columns=["id", "w"])
+    frame = _survey().drop(columns=["id", "wgt"])
     release = TClosenessFirst(k=3, t=0.3).release(frame, quasi=["age", "household_size"],
                                                    confidential=["income"])
     assert release.frame["age"].dtype == np.int64
@@ -124,13 +124,13 @@ def test_schema_command_writes_the_roles_to_edit(run_cli, tmp_path):
     roles = {name: spec["role"] for name, spec in
              yaml.safe_load(target.read_text())["attributes"].items()}
     assert roles == {"id": "identifier", "age": "quasi", "household_size": "quasi",
-                     "income": "quasi", "region": "quasi", "w": "weight"}
+                     "income": "quasi", "region": "quasi", "wgt": "weight"}
     out = tmp_path / "out.csv"
     refused = run_cli("microaggregate", source, "-o", out, "--k", "3")
     assert refused.code == 2 and "--identifiers/--weight" in refused.stderr
     assert not out.exists()
     done = run_cli("microaggregate", source, "-o", out, "--k", "3", "--identifiers", "id",
-                   "--weight", "w", "--strata", "region")
+                   "--weight", "wgt", "--strata", "region")
     assert done.code == 0, done.stderr
     written = pd.read_csv(out)
     assert "id" not in written.columns and written["age"].dtype == np.int64
