@@ -116,8 +116,9 @@ def write_release(method: Any, *, input: Path, schema_path: Path | None, output:
     with outputs([output, record_path, labels_out, report],
                  sources(input, schema_path, schema=schema)) as files:
         frame = read_input(input, decimal, thousands)
-        with compile_notice(), progress_bar(len(frame), title) as progress:
-            if with_progress:
+        notice = compile_notice() if with_progress else contextlib.nullcontext()
+        with notice, progress_bar(len(frame), title) as progress:
+            if with_progress:  # a method with progress runs the compiled partitioners
                 options["progress"] = progress
             release = method.release(frame, schema=schema, **options)
         record = release_record(release, frame, method=method, source=input, schema=schema)

@@ -310,8 +310,17 @@ def release_record(release: Release[Any], original: pd.DataFrame, *, method: Rel
         else original
     from microagg.evaluation.evaluate import evaluate
 
-    measured = evaluate(before, release.frame, schema, roles.masked,
+    # utility compares values: it is measured on the records whose masked values are all
+    # present (missing values stay missing in a release)
+    complete = (before[roles.masked].notna().all(axis=1)
+                & release.frame[roles.masked].notna().all(axis=1)).to_numpy()
+    measured = evaluate(before[complete], release.frame[complete], schema, roles.masked,
                         costly_max_rows=costly_max_rows)
+    skipped = dict(measured.skipped)
+    if not complete.all():
+        skipped["incomplete_records"] = (f"utility and record-level risk are measured on the "
+                                         f"{int(complete.sum()):,} records whose masked values "
+                                         "are all present")
     utility = Utility(measured.sse_percent, measured.relative_error, measured.jsd,
                       measured.mean_variation, measured.variance_variation, measured.emd,
                       measured.emd_bound, plain(measured.per_attribute))
@@ -324,7 +333,7 @@ def release_record(release: Release[Any], original: pd.DataFrame, *, method: Rel
         input=InputFile.of(source), microagg_version=_version(), created=_now(),
         records=len(release.frame), rows_aligned=True, columns=roles,
         guarantee=_guarantee(report), risk=risk, utility=utility, measures=MEASURES,
-        skipped=measured.skipped, report=report.to_dict())
+        skipped=skipped, report=report.to_dict())
 
 
 def rows_aligned(masked: Path) -> tuple[bool, Path | None]:
