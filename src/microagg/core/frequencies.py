@@ -25,7 +25,7 @@ import pandas as pd
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 
-__all__ = ["key_codes", "sample_frequencies"]
+__all__ = ["combinations", "key_codes", "sample_frequencies"]
 
 
 def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
@@ -58,6 +58,23 @@ def _matches(codes: np.ndarray, rows_p: np.ndarray, rows_q: np.ndarray,
     return counts[ids[rows_q.size:]]
 
 
+def combinations(frame: pd.DataFrame, keys: Sequence[str],
+                 missing: MissingValues | str = MissingValues.MATCHES_ANY
+                 ) -> tuple[np.ndarray, int]:
+    """f_k of every record over ``keys`` (:func:`sample_frequencies`) and the number of
+    distinct combinations of key values written (a missing value counted as a value)."""
+    missing = parse(MissingValues, missing, "missing")
+    keys = list(keys)
+    if not keys:
+        raise InputError("at least one quasi-identifier is needed")
+    codes = key_codes(frame, keys)
+    inverse = _combinations(codes, range(codes.shape[1]))
+    classes = int(inverse.max()) + 1 if inverse.size else 0
+    if missing is MissingValues.CATEGORY or not (codes < 0).any():
+        return np.bincount(inverse)[inverse].astype(np.int64), classes
+    return _matching(codes), classes
+
+
 def sample_frequencies(frame: pd.DataFrame, keys: Sequence[str],
                        missing: MissingValues | str = MissingValues.MATCHES_ANY) -> np.ndarray:
     """f_k of every record over ``keys`` (int64, one per row, in row order).
@@ -71,25 +88,21 @@ def sample_frequencies(frame: pd.DataFrame, keys: Sequence[str],
     >>> sample_frequencies(frame, ["sex", "region"], missing="category").tolist()
     [2, 2, 1, 1]
     """
-    missing = parse(MissingValues, missing, "missing")
-    keys = list(keys)
-    if not keys:
-        raise InputError("at least one quasi-identifier is needed")
-    codes = key_codes(frame, keys)
-    if missing is MissingValues.CATEGORY or not (codes < 0).any():
-        inverse = _combinations(codes, range(codes.shape[1]))
-        return np.bincount(inverse)[inverse].astype(np.int64)
+    return combinations(frame, keys, missing)[0]
+
+
+def _matching(codes: np.ndarray) -> np.ndarray:
+    """f_k under ``matches-any``, pattern pair by pattern pair (module docstring)."""
+    q = codes.shape[1]
     present = codes >= 0
-    weights = 1 << np.arange(len(keys), dtype=np.int64)
-    pattern = present.astype(np.int64) @ weights
-    patterns = np.unique(pattern)
-    members = {int(p): np.flatnonzero(pattern == p) for p in patterns}
-    out = np.zeros(len(frame), dtype=np.int64)
+    pattern = present.astype(np.int64) @ (1 << np.arange(q, dtype=np.int64))
+    members = {int(p): np.flatnonzero(pattern == p) for p in np.unique(pattern)}
+    out = np.zeros(codes.shape[0], dtype=np.int64)
     for p, rows_p in members.items():
-        for q, rows_q in members.items():
-            common = [j for j in range(len(keys)) if (p >> j) & 1 and (q >> j) & 1]
+        for r, rows_r in members.items():
+            common = [j for j in range(q) if (p >> j) & 1 and (r >> j) & 1]
             if not common:
-                out[rows_p] += rows_q.size
+                out[rows_p] += rows_r.size
                 continue
-            out[rows_p] += _matches(codes, rows_p, rows_q, common)
+            out[rows_p] += _matches(codes, rows_p, rows_r, common)
     return out

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.core.emd import GroundModel, emd_by_class
-from microagg.core.frequencies import sample_frequencies
+from microagg.core.frequencies import combinations
 from microagg.data.schema import Kind
 from microagg.data.table import Table
 from microagg.errors import InputError
@@ -101,12 +101,11 @@ def k_anonymity(frame: pd.DataFrame, quasi: Sequence[str],
     """
     if len(frame) == 0:
         raise InputError("the table has no rows")
-    classes = equivalence_classes(frame, quasi)
-    sizes = np.bincount(classes)
-    frequencies = sample_frequencies(frame, quasi, missing)
+    _require_columns(frame, list(quasi))
+    frequencies, classes = combinations(frame, quasi, missing)
     return KAnonymity(
         records=len(frame),
-        classes=int(sizes.size),
+        classes=classes,
         smallest_class=int(frequencies.min()),
         largest_class=int(frequencies.max()),
     )
