@@ -58,7 +58,7 @@ class Table:
     int64 over the categorical ones, both in schema order. ``row_positions`` are the positions
     of the kept rows in the source DataFrame (rows dropped as incomplete are absent).
     ``clamped`` counts, per numeric attribute, the values clamped into its declared domain;
-    ``decimals`` is each numeric attribute's precision in the input (:func:`decimals_of`).
+    :meth:`decimals` is a numeric attribute's precision in the input (:func:`decimals_of`).
     """
 
     schema: Schema
@@ -69,7 +69,7 @@ class Table:
     dtypes: Mapping[str, Any]
     row_positions: np.ndarray
     clamped: Mapping[str, int] = field(default_factory=dict)
-    decimals: Mapping[str, int | None] = field(default_factory=dict)
+    _decimals: dict = field(default_factory=dict, repr=False)
     _metrics: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -108,13 +108,21 @@ class Table:
             self._metrics[name] = category_metric(self.schema[name], self.categories[name])
         return self._metrics[name]
 
+    def decimals(self, name: str) -> int | None:
+        """The decimals the numeric attribute ``name`` is written with in the input
+        (:func:`~microagg.data.precision.decimals_of`), read on first use."""
+        if name not in self._decimals:
+            values = self.numeric[:, self.numeric_names.index(name)]
+            self._decimals[name] = decimals_of(values, self.dtypes[name])
+        return self._decimals[name]
+
     def rounded(self, numeric: np.ndarray, names: Sequence[str]) -> np.ndarray:
         """A copy of ``numeric`` (the table's shape) with the numeric attributes ``names``
         rounded to their input precision (:mod:`microagg.data.precision`)."""
         out = numeric.copy()
         for name in names:
             j = self.numeric_names.index(name)
-            out[:, j] = round_to(out[:, j], self.decimals.get(name))
+            out[:, j] = round_to(out[:, j], self.decimals(name))
         return out
 
     def code_column(self, name: str) -> np.ndarray:
@@ -244,8 +252,6 @@ def encode(
         dtypes={a.name: frame[a.name].dtype for a in schema},
         row_positions=keep.astype(np.int64),
         clamped={name: count for name, count in clamped.items() if count},
-        decimals={name: decimals_of(numeric[:, j], frame[name].dtype)
-                  for j, name in enumerate(a.name for a in schema if a.is_numeric)},
     )
 
 
@@ -379,7 +385,9 @@ def decode(
         dtype = types[name]
         if attribute.kind is Kind.NUMERIC:
             values = numeric[:, numeric_names.index(name)]
-            out[name] = pd.Series(_restore_numeric(values, dtype, table.decimals.get(name)),
+            gaps = bool(np.isnan(values).any())  # whole numbers with gaps: nullable integers
+            out[name] = pd.Series(_restore_numeric(values, dtype,
+                                                   table.decimals(name) if gaps else None),
                                   index=table.index)
         else:
             column_codes = codes[:, categorical_names.index(name)]

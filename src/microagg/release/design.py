@@ -30,7 +30,7 @@ def take(table: Table, rows: np.ndarray) -> Table:
     """The table of the rows at positions ``rows`` (same schema, categories and precision)."""
     return replace(table, numeric=np.ascontiguousarray(table.numeric[rows]),
                    codes=np.ascontiguousarray(table.codes[rows]), index=table.index[rows],
-                   row_positions=table.row_positions[rows])
+                   row_positions=table.row_positions[rows], _decimals={})
 
 
 @dataclass(frozen=True)

@@ -219,7 +219,7 @@ def _kanonymous_release(method: KAnonymityMethod, frame: pd.DataFrame, table: Ta
     values = replace_by_clusters(table, chosen, labels, design.weights)
     numeric_chosen = [c for c in chosen if table.schema[c].is_numeric]
     rounded = {c: d for c in numeric_chosen
-               if (d := table.decimals.get(c)) is not None} if round_values else {}
+               if (d := table.decimals(c)) is not None} if round_values else {}
     numeric = table.rounded(values.numeric, list(rounded)) if rounded else values.numeric
     same = (np.array_equal(numeric, table.numeric, equal_nan=True)
             and np.array_equal(values.codes, table.codes))
