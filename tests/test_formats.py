@@ -135,6 +135,18 @@ def test_a_release_round_trips_values_labels_and_types(run_cli, tmp_path, suffix
     assert released["education"].dtype.categories.tolist() == list(EDUCATION.values())
 
 
+def test_labels_survive_a_parquet_file_between_two_runs(run_cli, tmp_path):
+    """Parquet keeps the labels (pandas stores ``attrs`` as JSON, codes as text)."""
+    _write_source(tmp_path / "in.sav")
+    for source, target in (("in.sav", "mid.parquet"), ("mid.parquet", "out.sav")):
+        result = run_cli("microaggregate", tmp_path / source, "-o", tmp_path / target,
+                         "--k", "3", "--columns", "age,income")
+        assert result.code == 0, result.stderr
+    raw, meta = pyreadstat.read_sav(str(tmp_path / "out.sav"))
+    assert meta.variable_value_labels["education"] == EDUCATION
+    np.testing.assert_array_equal(raw["education"].to_numpy(), _source()["education"])
+
+
 def test_an_integer_column_stays_integer_when_its_values_do(tmp_path):
     frame = pd.DataFrame({"n": np.array([3, 5, 7], dtype=np.int64), "x": [0.5, 1.5, 2.5],
                           "big": np.array([1, 2, 2**40], dtype=np.int64)})

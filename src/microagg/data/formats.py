@@ -23,6 +23,7 @@ stores 15 significant digits of a number, so an ``.xlsx`` keeps what Excel would
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import re
 from collections.abc import Mapping
@@ -82,7 +83,7 @@ def _read_statistical(path: Path, fmt: str) -> pd.DataFrame:
     try:
         frame, meta = reader(str(path))
     except Exception as exc:  # pyreadstat raises its own types and OSError alike
-        raise InputError(f"cannot read {path} as a {FORMAT_NAMES[fmt]} file: "
+        raise InputError(f"cannot read {path} as {FORMAT_NAMES[fmt]} data: "
                          f"{_first_line(exc)}") from None
     check_names([str(c) for c in frame.columns], path)
     variables: dict[str, dict[str, Any]] = {}
@@ -118,6 +119,22 @@ def _code(value: Any) -> Any:
     """A value-label code: a whole number as int, anything else as it is."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    return value
+
+
+def _with_codes(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``info`` with its value-label codes as numbers again where they were stored as text
+    (a Parquet file keeps ``attrs`` as JSON, whose keys are text)."""
+    out = dict(info)
+    if out.get("value_labels"):
+        out["value_labels"] = {_code(_number(k)): v for k, v in out["value_labels"].items()}
+    return out
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return float(value)
     return value
 
 
@@ -165,7 +182,7 @@ def _read_xlsx(path: Path) -> pd.DataFrame:
     try:
         header = pd.read_excel(path, engine="openpyxl", header=None, nrows=1)
     except Exception as exc:  # openpyxl and zipfile raise several unrelated types
-        raise InputError(f"cannot read {path} as an Excel file: {_first_line(exc)}") from None
+        raise InputError(f"cannot read {path} as Excel data: {_first_line(exc)}") from None
     if header.empty:
         raise InputError(f"file {path} is empty (no header row)")
     check_names(["" if pd.isna(v) else str(v) for v in header.iloc[0]], path)
@@ -187,14 +204,15 @@ def write_format(frame: pd.DataFrame, path: Path, fmt: str) -> None:
             with open(path, "wb") as handle:
                 frame.to_excel(handle, index=False, engine="openpyxl")
         except ValueError as exc:  # more rows or columns than a sheet holds
-            raise InputError(f"cannot write an Excel file: {_first_line(exc)}") from None
+            raise InputError(f"cannot write Excel data: {_first_line(exc)}") from None
         return
     _write_statistical(frame, path, fmt)
 
 
 def _write_statistical(frame: pd.DataFrame, path: Path, fmt: str) -> None:
     pyreadstat = _module("pyreadstat", Path(f"x.{fmt}"))
-    known = frame.attrs.get(LABELS_KEY, {}).get("variables", {})
+    known = {name: _with_codes(info) for name, info in
+             frame.attrs.get(LABELS_KEY, {}).get("variables", {}).items()}
     data: dict[str, Any] = {}
     value_labels: dict[str, dict[Any, str]] = {}
     measures: dict[str, str] = {}
@@ -224,7 +242,7 @@ def _write_statistical(frame: pd.DataFrame, path: Path, fmt: str) -> None:
     try:
         writer(pd.DataFrame(data), str(path), **options)
     except Exception as exc:  # pyreadstat's own error types, and ValueError
-        raise InputError(f"cannot write a {FORMAT_NAMES[fmt]} file: {_first_line(exc)}"
+        raise InputError(f"cannot write {FORMAT_NAMES[fmt]} data: {_first_line(exc)}"
                          ) from None
 
 
