@@ -75,6 +75,10 @@ def dp(
                                                f"({common.WRITES})."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
+    household_size: int | None = typer.Option(
+        None, "--household-size", help="Protect one household (the --household column) of at "
+        "most this many records at epsilon, rather than one record: every mechanism runs at "
+        "epsilon / SIZE. A larger household is refused."),
     show_clamped: bool = typer.Option(False, "--show-clamped", help=SHOW_CLAMPED_HELP),
     threads: int | None = typer.Option(None, "--threads", help=common.THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
@@ -98,7 +102,8 @@ def dp(
     if common.engine_is_dask(engine, scheduler, workers, carry=carry,
                              bounds_from_data=bounds_from_data, statistics_out=statistics_out,
                              drop_incomplete=drop_incomplete, threads=threads,
-                             roles=roles or None, decimal=decimal, thousands=thousands):
+                             roles=roles or None, decimal=decimal, thousands=thousands,
+                             household_size=household_size):
         _dp_at_scale(input, output, made, columns=common.names(columns, "--columns"),
                      schema_path=schema, bounds=parse_bounds(bounds), seed=seed,
                      scheduler=scheduler, workers=workers, json_out=json_out,
@@ -119,7 +124,8 @@ def dp(
                 frame, schema=schema_obj, columns=common.names(columns, "--columns"),
                 carry=common.names(carry, "--carry") or (), bounds=parse_bounds(bounds),
                 bounds_from_data=bounds_from_data, rng=seed, drop_incomplete=drop_incomplete,
-                roles=roles, threads=threads, progress=progress)
+                roles=roles, threads=threads, progress=progress,
+                household_size=household_size)
         common.write_as(carry_labels(frame, release.frame), files[output], output)
         files[report_path].write_text(json_text(privacy_record(made, release.report,
                                                                input).to_dict()),
@@ -159,6 +165,8 @@ def print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_pa
             low, high = domain["declared"]
             out.print(f"  domain of {name} clipped to [{domain['low']:.6g}, "
                       f"{domain['high']:.6g}] (declared [{low:.6g}, {high:.6g}])")
+        if domain.get("missing"):
+            out.print(f"  {name}: {domain['missing'].split(':')[0]}")
     for name, level in report.noise.items():
         if "fraction_of_width" in level:
             least = "at least " if "note" in level else ""
