@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -83,7 +84,7 @@ def test_a_gap_without_a_declared_value_is_refused_naming_the_column_and_the_way
     with pytest.raises(PrivacyError, match=r"column 'x' has a missing value in row \d+; .*"
                        r"missing: a value of its domain.*`drop_incomplete`"):
         dp_insensitive(frame, epsilon=1.0, k=4, schema=_schema(missing_c="unknown"))
-    with pytest.raises(PrivacyError, match="column 'c'.*one of its declared categories"):
+    with pytest.raises(PrivacyError, match=r"column 'c'.*one of its declared categories"):
         dp_insensitive(frame, epsilon=1.0, k=4, schema=_schema(missing_x=1))
 
 
