@@ -102,6 +102,9 @@ def _provenance(r: ReleaseRecord, internal: bool) -> str:
 
 
 def _risk(r: ReleaseRecord) -> str:
+    if not r.risk:
+        return "<p id='risk'>not measured: " + escape(
+            "; ".join(r.skipped.values()) or "no figure") + "</p>"
     measures = (("records unique over the masked columns (%)", "unique_percent"),
                 ("smallest class of equal values", "smallest_class"),
                 ("classes", "classes"),
@@ -114,6 +117,9 @@ def _risk(r: ReleaseRecord) -> str:
 
 def _utility(r: ReleaseRecord) -> str:
     u = r.utility
+    if u is None:
+        return "<p id='utility'>not measured: " + escape(
+            "; ".join(r.skipped.values()) or "no figure") + "</p>"
     overall = _rows([("SSE/SST (%)", _number(u.sse_percent)),
                      ("relative error (mean)", _number(u.relative_error)),
                      ("JSD (mean)", _number(u.jsd)),
@@ -170,7 +176,7 @@ def _notes(r: ReleaseRecord) -> str:
 def _external_summary(r: ReleaseRecord) -> str:
     clusters = r.report.get("clusters") or {}
     count = clusters.get("count") if isinstance(clusters, Mapping) else None
-    loss = r.utility.sse_percent
+    loss = r.utility.sse_percent if r.utility is not None else None
     items = [("clusters", _number(count) if count is not None else "—"),
              ("information loss, SSE/SST (%)", "—" if loss is None else f"{loss:.1f}")]
     return _rows(items, "summary")
