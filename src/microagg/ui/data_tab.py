@@ -197,7 +197,7 @@ def data_server(input: Inputs, state: State) -> None:
                  ("records in classes smaller than 5", f"{risk.violations[5]:,}"),
                  ("expected re-identifications", f"{risk.expected_reidentifications:,.1f}"),
                  ("global risk (mean of 1/f_k)", f"{risk.global_risk:.2%}")]
-        return ui.layout_column_wrap(*(ui.value_box(title, value, id=f"box-{i}")
+        return ui.layout_column_wrap(*(ui.value_box(title, value, id=f"box_{i}")
                                        for i, (title, value) in enumerate(boxes)),
                                      width=1 / 3)
 

@@ -142,23 +142,23 @@ def output_server(input: Inputs, state: State) -> None:
             raise
         return str(chosen)
 
-    @render.download(filename=lambda: Path(serve("table")).name)
+    @render.download_button(filename=lambda: Path(serve("table")).name)
     def dl_release() -> str:
         return serve("table")
 
-    @render.download(filename=lambda: Path(serve("report")).name)
+    @render.download_button(filename=lambda: Path(serve("report")).name)
     def dl_report_json() -> str:
         return serve("report")
 
-    @render.download(filename=lambda: Path(serve("html")).name)
+    @render.download_button(filename=lambda: Path(serve("html")).name)
     def dl_report_html() -> str:
         return serve("html")
 
-    @render.download(filename=lambda: Path(serve("recipe")).name)
+    @render.download_button(filename=lambda: Path(serve("recipe")).name)
     def dl_recipe() -> str:
         return serve("recipe")
 
-    @render.download(filename=lambda: Path(serve("privacy")).name)
+    @render.download_button(filename=lambda: Path(serve("privacy")).name)
     def dl_privacy() -> str:
         return serve("privacy")
 

@@ -25,7 +25,7 @@ def risk_histogram(before: np.ndarray, after: np.ndarray | None = None) -> Figur
         ax.bar(x + width / 2, np.histogram(after, BINS)[0], width, label="after the steps",
                color="C0")
         ax.legend()
-    ax.set_xticks(x, LABELS)
+    ax.set_xticks(x, LABELS, rotation=30, ha="right")
     ax.set_xlabel("re-identification risk of the record (1 / f_k)")
     ax.set_ylabel("records")
     fig.tight_layout()
@@ -81,7 +81,8 @@ def correlation_change(before: pd.DataFrame, after: pd.DataFrame) -> Figure:
         ax.set_axis_off()
         return fig
     change = (after[names].astype(float).corr() - before[names].astype(float).corr()).fillna(0)
-    image = ax.imshow(change.to_numpy(), cmap="RdBu_r", vmin=-1, vmax=1)
+    span = max(0.05, float(change.abs().to_numpy().max()))
+    image = ax.imshow(change.to_numpy(), cmap="RdBu_r", vmin=-span, vmax=span)
     ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=7)
     ax.set_yticks(range(len(names)), names, fontsize=7)
     fig.colorbar(image, ax=ax, label="correlation after - before")

@@ -14,13 +14,13 @@ from shiny import Inputs, reactive, render, ui
 from microagg.errors import InputError, MicroaggError
 from microagg.recipe import preview as previews
 from microagg.recipe.composition import dp_context
-from microagg.recipe.families import adapter, step_seed
+from microagg.recipe.families import OptionKind, adapter, step_seed
 from microagg.recipe.model import Recipe, Step
 from microagg.recipe.runner import RecipeRun
 from microagg.release.methods import Family, family, lookup
 from microagg.release.params import method_fields
 from microagg.release.sidecar import ReleaseRecord
-from microagg.ui.forms import field_at_fault, method_form, read_form
+from microagg.ui.forms import field_at_fault, field_id, method_form, read_form
 from microagg.ui.plots import correlation_change, distribution, risk_histogram
 from microagg.ui.session import State, clear_errors, show_error
 
@@ -101,15 +101,30 @@ def steps_server(input: Inputs, state: State) -> None:
         ui.update_select("method", choices=[m.name for m in family(of)])
         preview.set(None)
 
+    def columns_now() -> list[str]:
+        frame = state.current()
+        return [] if frame is None else [str(c) for c in frame.columns]
+
     @render.ui
     def form() -> Any:
         picked = chosen()
-        frame = state.current()
         if picked is None:
             return None
         of, cls = picked
-        columns = [] if frame is None else [str(c) for c in frame.columns]
+        with reactive.isolate():  # a step run keeps the form as it was filled
+            columns = columns_now()
         return method_form(cls, adapter(of), columns)
+
+    @reactive.effect
+    def _column_choices() -> None:
+        columns = columns_now()
+        with reactive.isolate():
+            picked = chosen()
+        if picked is None:
+            return
+        for option in adapter(picked[0]).options:
+            if option.kind is OptionKind.COLUMNS:
+                ui.update_selectize(field_id(option.name), choices=columns)
 
     def names(cls: Any, of: Family) -> list[str]:
         return ([f.name for f in method_fields(cls)]
