@@ -86,8 +86,8 @@ def dp_context(step: Step, before: Sequence[Step]) -> DPContext | None:
         raise PrivacyError(
             f"a differentially private step after {where} would protect the masked table, "
             "not the input: one changed input record can change many records of the masked "
-            "table. Move the DP step first, or set `protects` to step-input to release a DP "
-            "version of the masked table, and the report will say so")
+            "table. Move the DP step first, or give the step 'protects: step-input' to "
+            "release a DP version of the masked table, and the report will say so")
     return DPContext(False, f"the guarantee holds for the table as the steps before it left "
                      f"it (the masked table), NOT for the recipe's input: {where} reads other "
                      "records, so one changed input record can change many records of this "

@@ -266,8 +266,10 @@ class Recipe:
         for number, spec in enumerate(steps, start=1):
             try:
                 made.append(Step.of(spec))
-            except (InputError, SchemaError) as exc:
-                raise type(exc)(f"step {number}: {exc}") from None
+            except InputError as exc:
+                raise InputError(f"step {number}: {exc}") from None
+            except SchemaError as exc:
+                raise SchemaError(f"step {number}: {exc}") from None
         recipe = cls(input=source, schema=schema, steps=tuple(made), seed=data.get("seed"),
                      missing=data.get("missing", MissingValues.MATCHES_ANY),
                      input_sha256=sha, read=data.get("read") or {})
