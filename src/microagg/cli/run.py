@@ -56,6 +56,9 @@ def run(
         result = write_into(done, files, temporaries, kind=kind)
     for warning in dict.fromkeys(str(w.message) for w in caught):
         warn(warning)
+    for entry in result.steps:
+        for warning in entry.warnings:
+            warn(f"step {entry.step} ({entry.method}): {warning}")
     if json_out:
         print_json(result.to_dict())
         return
