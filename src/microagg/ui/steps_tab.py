@@ -79,7 +79,7 @@ def _preview_html(preview: Any) -> Any:
     items += [("warning", w) for w in (*preview.warnings, *report.warnings)]
     items += [("note", n) for n in preview.notes]
     body = "".join(f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in items)
-    return ui.HTML(f'<table class="steps" id="preview">{body}</table>')
+    return ui.HTML(f'<table class="steps" id="preview-ledger">{body}</table>')
 
 
 def steps_server(input: Inputs, state: State) -> None:
