@@ -16,7 +16,8 @@
       - {family: dp, method: laplace, epsilon: 1, columns: [age],
          bounds: {age: [0, 120]}, protects: step-input}
 
-A step names its family (the command: microaggregate, tclose, mask, dp …) and its method,
+``schema`` may also name a schema file (relative to the recipe). A step names its family
+(the command: microaggregate, tclose, mask, dp …) and its method,
 then the method's parameters (its fields) and the family's options
 (:mod:`microagg.recipe.families`), flat; ``protects`` applies to a differentially private
 step (:mod:`microagg.recipe.composition`). A taxonomy is a file path (relative to the
@@ -311,8 +312,15 @@ def _inline(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _schema(value: Any, base_dir: Path | None) -> Schema | None:
+    """The recipe's schema: a schema file's path, or its mapping inline. Inline taxonomies
+    are written to a temporary folder that lives as long as the schema (whose attributes
+    name files)."""
     if value is None:
         return None
+    if isinstance(value, str):  # a schema file, relative to the recipe
+        path = Path(value)
+        return Schema.load(base_dir / path if base_dir is not None and not path.is_absolute()
+                           else path)
     if not isinstance(value, Mapping) or not isinstance(value.get("attributes"), Mapping):
         raise SchemaError("the recipe's `schema` is a mapping with one key `attributes`")
     attributes = dict(value["attributes"])
