@@ -64,3 +64,9 @@ def test_run_refuses_dp_after_microaggregation_unless_said(tmp_path, run_cli):
     privacy = json.loads((tmp_path / "out.csv.privacy.json").read_text())
     assert "NOT for the recipe's input" in privacy["recipe"]["context"]
     assert "known seed" in result.stderr  # the CLI's warning for a seeded DP release
+
+
+def test_ui_refuses_a_port_that_cannot_be(run_cli):
+    result = run_cli("ui", "--port", "70000")
+    assert result.code == 2 and result.stderr.count("\n") == 1
+    assert "--port must be between 1 and 65535" in result.stderr

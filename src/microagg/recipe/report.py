@@ -121,7 +121,9 @@ def _number(value: Any) -> str:
         return "—"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return escape(str(value))
-    return f"{value:,}" if isinstance(value, int) else f"{value:.4g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.1f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def _summary(report: RecipeReport, internal: bool) -> str:

@@ -10,6 +10,8 @@ __all__ = ["serve"]
 def serve(*, host: str = "127.0.0.1", port: int = 8000) -> None:
     """Serve the app on ``host``:``port`` until interrupted; one line naming the extra to
     install when Shiny is absent."""
+    if not 0 < port < 65536:
+        raise InputError(f"--port must be between 1 and 65535, got {port}")
     try:
         import uvicorn
 
@@ -17,6 +19,4 @@ def serve(*, host: str = "127.0.0.1", port: int = 8000) -> None:
     except ImportError as exc:
         raise InputError(f"the web app needs the extra ui ({exc.name} is not installed): "
                          'pip install "microagg[ui]"') from None
-    if not 0 < port < 65536:
-        raise InputError(f"--port must be between 1 and 65535, got {port}")
     uvicorn.run(make_app(), host=host, port=port, log_level="warning")
