@@ -23,7 +23,7 @@ from microagg.errors import MicroaggError
 __all__ = ["INTERNAL", "INTERRUPTED", "app", "entry", "main"]
 
 COMMANDS = ("check", "evaluate", "schema", "microaggregate", "tclose", "dp", "mask", "compare",
-            "demo", "datasets")
+            "run", "ui", "demo", "datasets")
 """The command modules, in the order ``--help`` lists them; each registers its command."""
 
 for _module in COMMANDS:

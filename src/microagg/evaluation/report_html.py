@@ -34,7 +34,7 @@ from microagg.evaluation.html import STYLE, figure_html
 from microagg.options import ReportKind, parse
 from microagg.release.sidecar import ReleaseRecord
 
-__all__ = ["grid_table", "number_cell", "release_html", "rows_table"]
+__all__ = ["grid_table", "number_cell", "release_html", "release_sections", "rows_table"]
 
 INTERNAL_NOTICE = ("Internal report: it holds figures computed from the raw data (risk, "
                    "utility, cluster sizes, the input's hash). It is for the data owner, not "
@@ -186,6 +186,21 @@ def _external_summary(r: ReleaseRecord) -> str:
     return rows_table(items, "summary")
 
 
+def release_sections(record: ReleaseRecord, internal: bool) -> list[tuple[str, str]]:
+    """The sections of the report ``record`` (title, HTML), of the ``internal`` report or
+    of the external one; :func:`release_html` puts them in a page, a recipe's report puts
+    one set per step."""
+    sections = [("Guarantee", _guarantee(record)), ("Parameters", _parameters(record)),
+                ("Columns", _columns(record))]
+    if internal:
+        sections += [("Disclosure risk", _risk(record)), ("Utility", _utility(record)),
+                     ("Clusters", _clusters(record)), ("Notes", _notes(record))]
+    else:
+        sections += [("Summary", _external_summary(record))]
+    sections.append(("Provenance", _provenance(record, internal)))
+    return sections
+
+
 def release_html(record: ReleaseRecord, kind: ReportKind | str = ReportKind.INTERNAL) -> str:
     """The report ``record`` as one HTML page (UTF-8 text): ``internal`` with every figure,
     ``external`` without those the module docstring lists (record-level figures, cluster
@@ -204,15 +219,8 @@ def release_html(record: ReleaseRecord, kind: ReportKind | str = ReportKind.INTE
     """
     internal = parse(ReportKind, kind, "`report_kind`") is ReportKind.INTERNAL
     notice = INTERNAL_NOTICE if internal else EXTERNAL_NOTICE
-    sections = [("Guarantee", _guarantee(record)), ("Parameters", _parameters(record)),
-                ("Columns", _columns(record))]
-    if internal:
-        sections += [("Disclosure risk", _risk(record)), ("Utility", _utility(record)),
-                     ("Clusters", _clusters(record)), ("Notes", _notes(record))]
-    else:
-        sections += [("Summary", _external_summary(record))]
-    sections.append(("Provenance", _provenance(record, internal)))
-    body = "\n".join(f"<h2>{escape(title)}</h2>\n{html}" for title, html in sections)
+    body = "\n".join(f"<h2>{escape(title)}</h2>\n{html}"
+                     for title, html in release_sections(record, internal))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>microagg: release report ({escape(record.method)})</title><style>{STYLE}</style></head>

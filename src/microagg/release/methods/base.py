@@ -57,6 +57,15 @@ class ReleaseMethod:
         """The method's parameters by name, as the report and a recipe state them."""
         return {f.name: getattr(self, f.name) for f in method_fields(self)}
 
+    def reads_other_records(self) -> str | None:
+        """Why one record's released values depend on other records (a partition, a
+        quantile, a covariance read off the data), or ``None`` when each record is
+        transformed on its own by public parameters. A differentially private step that
+        follows a step with a reason protects that step's output, not the original table
+        (:mod:`microagg.recipe.composition`); methods state this capability for themselves,
+        and the cautious default is that they do read other records."""
+        return "its output for one record depends on the other records"
+
     def at_scale_refusal(self) -> str | None:
         """Why the Dask engine (:mod:`microagg.at_scale`) cannot run this method with these
         parameters, or ``None`` when it can: the engine refuses by this capability, which

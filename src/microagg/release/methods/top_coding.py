@@ -76,6 +76,11 @@ class TopBottomCoding(MaskingMethod):
             raise ParameterError("bottom", f"must be below `top`, got {self.bottom:g} and "
                                  f"{self.top:g}")
 
+    def reads_other_records(self) -> str | None:
+        if self.at is Threshold.QUANTILE:
+            return "its thresholds are quantiles read off the data"
+        return None
+
     @property
     def value(self) -> float:
         return float(self.top if self.top is not None else self.bottom)  # type: ignore[arg-type]

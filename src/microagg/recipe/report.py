@@ -1,0 +1,212 @@
+"""The report of a recipe run (``OUT.report.json``) and its HTML page.
+
+One entry per step: the method and its parameters, the risk of the table after it over the
+key variables and the change it made (:mod:`microagg.recipe.risk`), what the steps before a
+DP step do to its guarantee (:mod:`microagg.recipe.composition`), the warnings, and the
+step's own record (the ``OUT.report.json`` of a k-anonymous, t-close or masked release, with
+its utility against the step's input; the ``OUT.privacy.json`` of a DP one). Like a
+release's report it holds figures computed from the raw data: it is the data owner's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from html import escape
+from typing import Any
+
+from microagg.evaluation.html import STYLE
+from microagg.options import ReportKind, parse
+from microagg.recipe.runner import RecipeRun, StepResult
+from microagg.release.report import plain
+from microagg.release.sidecar import InputFile, PrivacyRecord, ReleaseRecord
+
+__all__ = ["RECIPE_REPORT_FORMAT", "RecipeReport", "StepEntry", "recipe_html", "recipe_report"]
+
+RECIPE_REPORT_FORMAT = "microagg-recipe-report/1"
+
+
+def _change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    return {"global_risk": after["global_risk"] - before["global_risk"],
+            "expected_reidentifications": (after["expected_reidentifications"]
+                                           - before["expected_reidentifications"]),
+            "unique_percent": after["unique_percent"] - before["unique_percent"],
+            "violations": {k: v - before["violations"].get(k, 0)
+                           for k, v in after["violations"].items()}}
+
+
+@dataclass(frozen=True)
+class StepEntry:
+    """One step of the report: what ran, the risk after it and its change, how the steps
+    before a DP step affect its guarantee, its warnings and its own record."""
+
+    step: int
+    family: str
+    method: str
+    parameters: dict[str, Any]
+    options: dict[str, Any]
+    protects: str | None
+    dp_context: str | None
+    records: int
+    seconds: float
+    risk_after: dict[str, Any]
+    risk_change: dict[str, Any]
+    warnings: list[str]
+    record: ReleaseRecord | PrivacyRecord
+
+    @classmethod
+    def of(cls, index: int, result: StepResult, before: dict[str, Any]) -> StepEntry:
+        risk = result.risk.to_dict()
+        return cls(index + 1, result.step.family.value, result.step.name,
+                   dict(result.step.parameters), dict(result.step.options),
+                   result.step.protects.value if result.context else None,
+                   result.context.statement if result.context else None,
+                   len(result.frame), round(result.seconds, 3), risk, _change(before, risk),
+                   list(result.warnings), result.record)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name != "record"}
+        return {**out, "record": self.record.to_dict()}
+
+
+@dataclass(frozen=True)
+class RecipeReport:
+    """The report of a recipe run (module docstring); :func:`recipe_report` builds it."""
+
+    recipe: dict[str, Any]
+    input: InputFile
+    microagg_version: str
+    created: str
+    records: int
+    rows_aligned: bool
+    guarantee: str
+    risk_before: dict[str, Any]
+    steps: list[StepEntry]
+    format: str = RECIPE_REPORT_FORMAT
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form, ``format`` first."""
+        out = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name != "steps"}
+        return {"format": out.pop("format"), **out, "steps": [e.to_dict() for e in self.steps]}
+
+
+def recipe_report(run: RecipeRun) -> RecipeReport:
+    """The report of ``run``.
+
+    Examples
+    --------
+    >>> import microagg
+    >>> from microagg.recipe import Recipe
+    >>> data = microagg.datasets.synthetic(300, 2, seed=0)
+    >>> run = Recipe(schema=data.schema).add(
+    ...     {"family": "microaggregate", "method": "mdav", "k": 5}).run(data.frame)
+    >>> report = recipe_report(run).to_dict()
+    >>> report["format"], report["steps"][0]["risk_after"]["violations"]["5"]
+    ('microagg-recipe-report/1', 0)
+    """
+    from microagg import __version__
+
+    before = run.risk_before.to_dict()
+    entries = []
+    for index, result in enumerate(run.results):
+        entries.append(StepEntry.of(index, result, before))
+        before = entries[-1].risk_after
+    return RecipeReport(run.recipe.to_dict(), run.source, __version__,
+                        datetime.now(UTC).isoformat(timespec="seconds"), len(run.frame),
+                        run.rows_aligned, run.guarantee, run.risk_before.to_dict(), entries)
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return escape(str(value))
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:,.1f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def _summary(report: RecipeReport, internal: bool) -> str:
+    head = ["step", "method", "parameters", "records"]
+    if internal:
+        head += ["global risk", "expected re-identifications", "records in classes < 5",
+                 "unique %", "SSE/SST % (vs step input)"]
+    rows = []
+    if internal:
+        r = report.risk_before
+        rows.append(["input", "—", "—", _number(r["n"]), _number(r["global_risk"]),
+                     _number(r["expected_reidentifications"]),
+                     _number(r["violations"].get("5")), _number(r["unique_percent"]), "—"])
+    for entry in report.steps:
+        given = ", ".join(f"{k}={v}" for k, v in {**entry.parameters,
+                                                   **entry.options}.items())
+        row = [str(entry.step), escape(f"{entry.family} {entry.method}"),
+               escape(given) or "—", _number(entry.records)]
+        if internal:
+            r = entry.risk_after
+            loss = (entry.record.utility.sse_percent
+                    if isinstance(entry.record, ReleaseRecord)
+                    and entry.record.utility is not None else None)
+            row += [_number(r["global_risk"]), _number(r["expected_reidentifications"]),
+                    _number(r["violations"].get("5")), _number(r["unique_percent"]),
+                    _number(loss)]
+        rows.append(row)
+    header = "".join(f"<th>{escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table id="steps"><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _privacy_section(record: PrivacyRecord) -> str:
+    report = record.report
+    items = [("guarantee", escape(report.guarantee)), ("epsilon", _number(report.epsilon)),
+             ("unit of privacy", escape(report.unit))]
+    items += [(f"epsilon for {p['part']}", _number(p["epsilon"]))
+              for p in report.epsilon_split]
+    items += [(f"noise on {name} (share of the domain width)",
+               _number(level.get("fraction_of_width")))
+              for name, level in report.noise.items()]
+    items += [("warning", escape(w)) for w in report.warnings]
+    body = "".join(f"<tr><td>{escape(k)}</td><td style='text-align:left'>{v}</td></tr>"
+                   for k, v in items)
+    return f"<table><tbody>{body}</tbody></table>"
+
+
+def _step_sections(entry: StepEntry, internal: bool) -> str:
+    from microagg.evaluation.report_html import release_sections
+
+    parts = [f"<h2>Step {entry.step}: {escape(entry.family)} {escape(entry.method)}</h2>"]
+    if entry.dp_context:
+        parts.append(f'<p class="notice">{escape(entry.dp_context)}</p>')
+    for warning in entry.warnings:
+        parts.append(f'<p class="warning">{escape(warning)}</p>')
+    if isinstance(entry.record, ReleaseRecord):
+        for title, html in release_sections(entry.record, internal):
+            parts.append(f"<h3>{escape(title)}</h3>\n{html}")
+    else:
+        parts.append(_privacy_section(entry.record))
+    return "\n".join(parts)
+
+
+def recipe_html(report: RecipeReport, kind: ReportKind | str = ReportKind.INTERNAL) -> str:
+    """The report as one self-contained HTML page: ``internal`` with every figure,
+    ``external`` without the risk figures and the record-level ones of each step (as
+    :func:`~microagg.evaluation.report_html.release_html`)."""
+    internal = parse(ReportKind, kind, "`report_kind`") is ReportKind.INTERNAL
+    notice = ("Internal report: it holds figures computed from the raw data. It is for the "
+              "data owner, not for publication." if internal else
+              "External report: no figure computed record by record from the raw data.")
+    steps = "\n".join(_step_sections(e, internal) for e in report.steps)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>microagg: recipe report</title><style>{STYLE}</style></head>
+<body>
+<h1>Recipe report: {len(report.steps)} step(s), {report.records:,} records released</h1>
+<p class="notice" id="notice">{escape(notice)}</p>
+<p class="recommendation" id="guarantee">{escape(report.guarantee)}</p>
+<h2>Steps</h2>
+{_summary(report, internal)}
+{steps}
+<p><small>Input {escape(report.input.name)}; made {escape(report.created)} by microagg
+{escape(report.microagg_version)} ({'internal' if internal else 'external'} report).</small></p>
+</body></html>
+"""

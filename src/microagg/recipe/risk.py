@@ -1,0 +1,107 @@
+"""The disclosure risk of a table's key variables, measured before a recipe and after each of
+its steps: one function, :func:`measure_risk`, that the recipe runner, its report and the web
+app call, so that a finer measure replaces it in one place.
+
+The measure is the sample frequency f_k of each record's combination of key values
+(:func:`~microagg.core.frequencies.sample_frequencies`, with the declared missing-value
+semantics: by default a missing value matches any value, sdcMicro's ``alpha = 1``) and the
+record's re-identification risk 1 / f_k: the chance that an intruder who knows the record's
+keys and that it is in the file picks it among the records that share them (Hundepool et al.
+2012, §3.3.2, the risk of a sample unique being 1). It is an upper bound of the individual
+risk that accounts for the population through the sampling weights (Benedetti and Franconi
+1998, sdcMicro's ``indivRisk``), which uses the weighted frequency F_k as well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microagg.core.frequencies import combinations
+from microagg.data.schema import Role, Schema
+from microagg.options import MissingValues, parse
+
+__all__ = ["DEFAULT_VIOLATION_KS", "RiskSummary", "measure_risk", "risk_keys"]
+
+DEFAULT_VIOLATION_KS = (2, 3, 5)
+"""The k of the violation counts every summary gives (with any k a caller adds)."""
+
+MEASURE = ("sample frequency f_k of each record's combination of key values and its "
+           "re-identification risk 1/f_k (an upper bound of the individual risk)")
+
+
+@dataclass(frozen=True, eq=False)
+class RiskSummary:
+    """The risk of a table over its key variables. ``global_risk`` is the mean record risk,
+    ``expected_reidentifications`` their sum; ``violations`` maps k to the number of records
+    in classes smaller than k (f_k < k). ``fk`` and ``record_risk`` are per record, in row
+    order (not in the JSON form)."""
+
+    n: int
+    keys: list[str]
+    missing: str
+    global_risk: float
+    expected_reidentifications: float
+    violations: dict[int, int]
+    unique_percent: float
+    smallest_class: int
+    classes: int
+    fk: np.ndarray = field(repr=False)
+    record_risk: np.ndarray = field(repr=False)
+    measure: str = MEASURE
+
+    def holds(self, k: int) -> bool:
+        """Whether the table is k-anonymous over the keys."""
+        return self.smallest_class >= k
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "keys": list(self.keys), "missing": self.missing,
+                "global_risk": self.global_risk,
+                "expected_reidentifications": self.expected_reidentifications,
+                "violations": {str(k): v for k, v in self.violations.items()},
+                "unique_percent": self.unique_percent, "smallest_class": self.smallest_class,
+                "classes": self.classes, "measure": self.measure}
+
+
+def risk_keys(schema: Schema | None, frame: pd.DataFrame) -> list[str]:
+    """The key variables of ``frame``: the schema's quasi-identifiers it holds (without a
+    schema, every column)."""
+    if schema is None:
+        return [str(c) for c in frame.columns]
+    return [a.name for a in schema if a.role is Role.QUASI and a.name in frame.columns]
+
+
+def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
+                 missing: MissingValues | str = MissingValues.MATCHES_ANY,
+                 ks: Iterable[int] = ()) -> RiskSummary:
+    """The risk of ``frame`` over ``keys`` (module docstring), with the violations of k for
+    2, 3, 5 and every k of ``ks``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"sex": ["m", "m", "f", "f", "f"], "region": list("aabbc")})
+    >>> risk = measure_risk(frame, ["sex", "region"])
+    >>> risk.fk.tolist(), risk.expected_reidentifications, risk.violations[2]
+    ([2, 2, 2, 2, 1], 3.0, 1)
+    """
+    semantics = parse(MissingValues, missing, "missing")
+    n = len(frame)
+    if not keys or n == 0:
+        fk = np.full(n, n, dtype=np.int64)
+        classes = 1 if n else 0
+    else:
+        fk, classes = combinations(frame, keys, semantics)
+    risk = 1.0 / np.maximum(fk, 1)
+    chosen = sorted({*DEFAULT_VIOLATION_KS, *(int(k) for k in ks)})
+    return RiskSummary(
+        n=n, keys=list(keys), missing=semantics.value,
+        global_risk=float(risk.mean()) if n else 0.0,
+        expected_reidentifications=float(risk.sum()),
+        violations={k: int((fk < k).sum()) for k in chosen},
+        unique_percent=float(100.0 * (fk == 1).sum() / n) if n else 0.0,
+        smallest_class=int(fk.min()) if n else 0, classes=classes, fk=fk, record_risk=risk)

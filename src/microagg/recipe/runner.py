@@ -1,0 +1,136 @@
+"""A recipe applied: each step's release, its record and the risk after it, with undo.
+
+A :class:`RecipeRun` holds the input table once and the output of every step (each step
+reads the one before), so that :meth:`RecipeRun.undo` drops the last step without running
+anything, and :meth:`RecipeRun.then` applies one more. Step ``i`` of a seeded recipe draws
+from its own stream (:func:`~microagg.recipe.families.step_seed`): the same recipe on the
+same input gives the same tables, byte for byte, however it was built step by step.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from microagg.errors import InputError
+from microagg.recipe.composition import DPContext, dp_context, recipe_guarantee
+from microagg.recipe.families import adapter, step_seed
+from microagg.recipe.model import Recipe, Step
+from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys
+from microagg.release.base import Release
+from microagg.release.sidecar import InputFile, PrivacyRecord, ReleaseRecord
+
+__all__ = ["RecipeRun", "StepResult"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, eq=False)
+class StepResult:
+    """One step applied: the step, the release it made (table and typed report), its record
+    (``OUT.report.json`` or, for a DP step, ``OUT.privacy.json`` content), the risk of its
+    output over the key variables, how the steps before it affect a DP guarantee, the
+    warnings the release raised and the seconds it took."""
+
+    step: Step
+    release: Release[Any]
+    record: ReleaseRecord | PrivacyRecord
+    risk: RiskSummary
+    context: DPContext | None
+    warnings: tuple[str, ...]
+    seconds: float
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.release.frame
+
+    @property
+    def rows_aligned(self) -> bool:
+        """Whether the output's rows are the step input's, in order."""
+        return isinstance(self.record, ReleaseRecord)
+
+
+@dataclass(frozen=True, eq=False)
+class RecipeRun:
+    """The input table, its risk, and the results of the recipe's steps so far."""
+
+    recipe: Recipe
+    original: pd.DataFrame
+    source: InputFile
+    risk_before: RiskSummary
+    results: tuple[StepResult, ...] = ()
+
+    @classmethod
+    def start(cls, recipe: Recipe, frame: pd.DataFrame | None = None, *,
+              source: Path | None = None) -> RecipeRun:
+        """A run of no step yet on ``frame`` (default: the recipe's input, read with its
+        dialect); ``source`` is the file ``frame`` was read from, for the report. The steps
+        of ``recipe`` are applied by :meth:`then` (:meth:`Recipe.run` applies them all)."""
+        if frame is None:
+            if recipe.input is None:
+                raise InputError("the recipe names no input: give the table")
+            from microagg.data.io import read_table
+
+            frame = read_table(recipe.input, **dict(recipe.read))
+            source = recipe.input if source is None else source
+        entry = InputFile.of(source)
+        if recipe.input_sha256 and entry.sha256 and entry.sha256 != recipe.input_sha256:
+            warnings.warn(f"{entry.name} is not the file the recipe was made on (its SHA-256 "
+                          "differs): the release will differ from the one the recipe "
+                          "reproduces", UserWarning, stacklevel=2)
+        keys = risk_keys(recipe.schema, frame)
+        recipe = replace(recipe, steps=(), input=source or recipe.input,
+                         input_sha256=entry.sha256 or recipe.input_sha256)
+        return cls(recipe, frame, entry,
+                   measure_risk(frame, keys, missing=recipe.missing))
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The table as the last step left it (the input before any step)."""
+        return self.results[-1].frame if self.results else self.original
+
+    def then(self, step: Step | dict[str, Any], progress: Progress | None = None
+             ) -> RecipeRun:
+        """This run with one more step applied to :attr:`frame`."""
+        step = step if isinstance(step, Step) else Step.of(step)
+        before = self.recipe.steps
+        index = len(before)
+        context = dp_context(step, before)
+        if progress is not None:
+            progress(f"step {index + 1}: {step.describe()}")
+        family = adapter(step.family)
+        source = self.source if index == 0 else InputFile(f"the output of step {index}")
+        started = time.perf_counter()
+        applied = family.apply(step.method(), self.frame, self.recipe.schema, step.options,
+                               step_seed(self.recipe.seed, index), source)
+        seconds = time.perf_counter() - started
+        frame = applied.release.frame
+        risk = measure_risk(frame, risk_keys(self.recipe.schema, frame),
+                            missing=self.recipe.missing)
+        result = StepResult(step, applied.release, applied.record, risk, context,
+                            applied.warnings, seconds)
+        return replace(self, recipe=replace(self.recipe, steps=(*before, step)),
+                       results=(*self.results, result))
+
+    def undo(self) -> RecipeRun:
+        """This run without its last step (nothing is run again)."""
+        if not self.results:
+            raise InputError("no step to undo")
+        return replace(self, recipe=self.recipe.undo(), results=self.results[:-1])
+
+    @property
+    def rows_aligned(self) -> bool:
+        """Whether the final table's rows are the input's, in order (no DP step, no row
+        dropped)."""
+        return all(r.rows_aligned for r in self.results) and len(self.frame) == len(
+            self.original)
+
+    @property
+    def guarantee(self) -> str:
+        return recipe_guarantee(self.recipe.steps, [r.context for r in self.results])

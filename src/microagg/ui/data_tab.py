@@ -1,0 +1,238 @@
+"""The server of the data and risk tabs: upload, roles and kinds, a column's domain, missing
+value and taxonomy, and the risk of the current table."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from shiny import Inputs, reactive, render, ui
+
+from microagg.data.io import read_table
+from microagg.data.roles import suggested_roles
+from microagg.data.schema import Kind, Role, Schema
+from microagg.data.taxonomy import Taxonomy
+from microagg.errors import InputError, MicroaggError
+from microagg.ui.plots import risk_histogram
+from microagg.ui.session import State, clear_errors, guarded, show_error
+from microagg.ui.state import ColumnEdit
+
+__all__ = ["data_server"]
+
+TOP_RECORDS = 20
+
+
+def _role_select(i: int, name: str, role: str) -> Any:
+    return ui.input_select(f"role_{i}", None, choices=[r.value for r in Role], selected=role)
+
+
+def _kind_select(i: int, kind: str) -> Any:
+    return ui.input_select(f"kind_{i}", None, choices=[k.value for k in Kind], selected=kind)
+
+
+def data_server(input: Inputs, state: State) -> None:
+    """Register the outputs and effects of the data and risk tabs."""
+
+    @reactive.effect
+    @reactive.event(input.upload)
+    def _load() -> None:
+        clear_errors()
+        upload = input.upload()
+        if not upload:
+            return
+
+        def load() -> None:
+            path = state.space.adopt(upload[0]["datapath"], upload[0]["name"])
+            frame = read_table(path)
+            inferred = Schema.infer(frame)
+            state.run.set(None)
+            state.edits.set({})
+            state.suggestions.set(suggested_roles(frame))
+            state.inferred.set(inferred)
+            state.source.set(path)
+            state.frame.set(frame)
+            ui.update_select("detail_column", choices=list(inferred.names))
+            ui.update_select("plot_column", choices=list(inferred.names))
+
+        guarded("upload", load)
+
+    @render.ui
+    def loaded() -> Any:
+        frame, source = state.frame(), state.source()
+        if frame is None or source is None:
+            return ui.p("No table yet. Missing cells are read as missing: empty, NA, NaN, "
+                        "NULL.")
+        gaps = int(frame.isna().to_numpy().sum())
+        return ui.p(f"{source.name}: {len(frame):,} records, {frame.shape[1]} columns, "
+                    f"{gaps:,} missing cells.", id="loaded-text")
+
+    @render.ui
+    def columns() -> Any:
+        inferred, frame = state.inferred(), state.frame()
+        if inferred is None or frame is None:
+            return None
+        locked = state.run() is not None
+        with reactive.isolate():
+            schema = guarded("roles", state.schema) or inferred
+        suggestions = state.suggestions()
+        rows = []
+        for i, attribute in enumerate(schema):
+            role, reason = suggestions[attribute.name]
+            shown = frame[attribute.name].dropna().astype(str).unique()[:4]
+            rows.append(ui.tags.tr(
+                ui.tags.td(ui.tags.strong(attribute.name)),
+                ui.tags.td(", ".join(shown)),
+                ui.tags.td(f"{role.value}" + (f" ({reason})" if reason else "")),
+                ui.tags.td(_role_select(i, attribute.name, attribute.role.value)),
+                ui.tags.td(_kind_select(i, attribute.kind.value))))
+        table = ui.tags.table(
+            ui.tags.thead(ui.tags.tr(*(ui.tags.th(h) for h in (
+                "column", "values", "suggested role", "role", "kind")))),
+            ui.tags.tbody(*rows), class_="columns")
+        note = (ui.p("Roles are fixed once a step has run: undo every step to edit them.",
+                     class_="context") if locked else
+                ui.p("Quasi-identifiers are the keys an intruder may know: they are "
+                     "measured for risk and masked by default. Identifiers are dropped; "
+                     "weight, stratum and household columns are never masked."))
+        return ui.TagList(note, ui.tags.fieldset(table, disabled=locked or None))
+
+    @reactive.effect
+    def _roles() -> None:
+        inferred = state.inferred()
+        if inferred is None or state.run() is not None:
+            return
+        chosen = {}
+        for i, attribute in enumerate(inferred):
+            try:
+                chosen[attribute.name] = (input[f"role_{i}"](), input[f"kind_{i}"]())
+            except Exception:  # the selects are not on the page yet
+                return
+        with reactive.isolate():
+            edits = dict(state.edits())
+        changed = False
+        for name, (role, kind) in chosen.items():
+            if role is None or kind is None:
+                return
+            edit = edits.get(name, ColumnEdit())
+            if (edit.role, edit.kind) != (role, kind):
+                edits[name] = replace(edit, role=role, kind=kind)
+                changed = True
+        if changed:
+            clear_errors()
+            previous = state.edits()
+            state.edits.set(edits)
+            if guarded("roles", state.schema) is None:
+                state.edits.set(previous)
+
+    @reactive.effect
+    @reactive.event(input.detail_column)
+    def _show_detail() -> None:
+        name = input.detail_column()
+        edit = state.edits().get(name, ColumnEdit()) if name else ColumnEdit()
+        ui.update_text("detail_domain", value=edit.domain)
+        ui.update_text("detail_missing", value=edit.missing)
+
+    @reactive.effect
+    @reactive.event(input.detail_apply)
+    def _apply_detail() -> None:
+        clear_errors()
+        name = input.detail_column()
+        if not name or state.inferred() is None:
+            show_error("detail", InputError("load a table and choose a column first"))
+            return
+        if state.run() is not None:
+            show_error("detail", InputError("the schema is fixed once a step has run: undo "
+                                            "every step to edit it"))
+            return
+        edits = dict(state.edits())
+        edit = edits.get(name, ColumnEdit())
+        taxonomy = edit.taxonomy
+        upload = input.detail_taxonomy()
+        if upload:
+            path = state.space.adopt(upload[0]["datapath"], f"{name}.taxonomy"
+                                     f"{_suffix(upload[0]['name'])}")
+            try:
+                Taxonomy.load(path)
+            except MicroaggError as exc:
+                show_error("taxonomy", exc)
+                return
+            taxonomy = str(path)
+        edits[name] = replace(edit, domain=input.detail_domain().strip(),
+                              missing=input.detail_missing().strip(), taxonomy=taxonomy)
+        previous = state.edits()
+        state.edits.set(edits)
+        try:
+            state.schema()
+        except MicroaggError as exc:
+            state.edits.set(previous)
+            text = str(exc)
+            field = ("taxonomy" if "taxonom" in text else "missing" if "missing" in text
+                     else "domain")
+            show_error(field, exc)
+
+    @render.ui
+    def keys_text() -> Any:
+        schema, frame = _schema(state), state.current()
+        if schema is None or frame is None:
+            return None
+        keys = [a.name for a in schema if a.role is Role.QUASI and a.name in frame.columns]
+        return ui.p(f"Key variables (quasi-identifiers): {', '.join(keys) or 'none'}",
+                    id="keys")
+
+    @reactive.calc
+    def risk_now() -> Any:
+        schema, frame = _schema(state), state.current()
+        if frame is None:
+            return None
+        return state.risk(frame, schema, input.missing_semantics())
+
+    @render.ui
+    def risk_boxes() -> Any:
+        risk = risk_now()
+        if risk is None:
+            return ui.p("Load a table first.")
+        boxes = [("records", f"{risk.n:,}"),
+                 ("records in classes smaller than 2 (unique)", f"{risk.violations[2]:,}"),
+                 ("records in classes smaller than 3", f"{risk.violations[3]:,}"),
+                 ("records in classes smaller than 5", f"{risk.violations[5]:,}"),
+                 ("expected re-identifications", f"{risk.expected_reidentifications:,.1f}"),
+                 ("global risk (mean of 1/f_k)", f"{risk.global_risk:.2%}")]
+        return ui.layout_column_wrap(*(ui.value_box(title, value, id=f"box_{i}")
+                                       for i, (title, value) in enumerate(boxes)),
+                                     width=1 / 3)
+
+    @render.plot(alt="records by re-identification risk")
+    def risk_plot() -> Any:
+        risk = risk_now()
+        if risk is None:
+            return None
+        run = state.run()
+        if run is None:
+            return risk_histogram(risk.record_risk)
+        return risk_histogram(state.risk(run.original, _schema(state),
+                                         input.missing_semantics()).record_risk,
+                              risk.record_risk)
+
+    @render.data_frame
+    def top_risk() -> Any:
+        risk, frame = risk_now(), state.current()
+        if risk is None or frame is None:
+            return None
+        order = risk.record_risk.argsort(kind="stable")[::-1][:TOP_RECORDS]
+        shown = frame.iloc[order][list(risk.keys)].copy()
+        shown.insert(0, "row", order + 1)
+        shown["f_k"] = risk.fk[order]
+        shown["risk"] = [f"{r:.0%}" for r in risk.record_risk[order]]
+        return render.DataGrid(shown.astype(str), width="100%")
+
+
+def _schema(state: State) -> Schema | None:
+    try:
+        return state.schema()
+    except MicroaggError:
+        return state.inferred()
+
+
+def _suffix(name: str) -> str:
+    lower = name.lower()
+    return next((s for s in (".yaml", ".yml") if lower.endswith(s)), ".csv")

@@ -1,0 +1,174 @@
+"""The web app's page: five tabs, in the order of the work (data, risk, steps, comparison,
+download). The fields of a step are not here: they are written from the method objects
+(:mod:`microagg.ui.forms`)."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from shiny import ui
+
+from microagg.options import CompareMethod
+from microagg.recipe.families import ADAPTERS
+from microagg.release.methods import family
+
+__all__ = ["page"]
+
+STYLE = """
+.field-error { color: #b02a37; font-size: 0.9em; margin-top: 0.2em; }
+.guarantee { background: #eef6ee; border-left: 4px solid #4a4; padding: 0.5em 0.8em; }
+.context { background: #fff4e5; border-left: 4px solid #e90; padding: 0.5em 0.8em; }
+table.steps td, table.steps th, table.columns td, table.columns th {
+  padding: 0.2em 0.6em; border-bottom: 1px solid #ddd; vertical-align: middle; }
+table.columns .form-group, table.columns .shiny-input-container { margin: 0; width: 11em; }
+iframe.report { width: 100%; height: 75vh; border: 1px solid #ccc; }
+"""
+
+FORMATS = {"csv": "CSV", "parquet": "Parquet", "sav": "SPSS .sav", "dta": "Stata .dta",
+           "xlsx": "Excel .xlsx"}
+
+
+def _slot(name: str) -> ui.Tag:
+    """Where the one-line error about field ``name`` is shown."""
+    return ui.div(id=f"err-{name}", class_="field-error-slot")
+
+
+def _data() -> Any:
+    return ui.nav_panel(
+        "1 · Data",
+        ui.layout_columns(
+            ui.card(
+                ui.card_header("Load a table"),
+                ui.input_file("upload", "CSV, Parquet, SPSS (.sav), Stata (.dta) or Excel "
+                              "(.xlsx)", accept=[".csv", ".parquet", ".pq", ".sav", ".dta",
+                                                 ".xlsx", ".sas7bdat"]),
+                _slot("upload"),
+                ui.output_ui("loaded"),
+            ),
+            ui.card(
+                ui.card_header("A column's domain, missing value and taxonomy"),
+                ui.input_select("detail_column", "Column", choices=[]),
+                ui.input_text("detail_domain", "Domain (numeric: low, high; categories: a, "
+                              "b, c in order)", value=""),
+                _slot("domain"),
+                ui.input_text("detail_missing", "Missing cells are read as (DP releases)",
+                              value=""),
+                _slot("missing"),
+                ui.input_file("detail_taxonomy", "Taxonomy (ARX hierarchy: leaf;parent;…;"
+                              "root per line)", accept=[".csv", ".txt", ".yaml", ".yml"]),
+                _slot("taxonomy"),
+                ui.input_action_button("detail_apply", "Apply to the column"),
+                _slot("detail"),
+            ),
+            col_widths=(8, 4),
+        ),
+        ui.card(ui.card_header("Columns: roles read off the data, to check and edit"),
+                ui.output_ui("columns"), _slot("roles")),
+        value="data",
+    )
+
+
+def _risk() -> Any:
+    return ui.nav_panel(
+        "2 · Risk",
+        ui.layout_columns(
+            ui.input_select("missing_semantics", "A missing key value matches",
+                            choices={"matches-any": "any value (sdcMicro's default)",
+                                     "category": "only another missing value"}),
+            ui.output_ui("keys_text"), col_widths=(4, 8)),
+        ui.output_ui("risk_boxes"),
+        ui.card(ui.card_header("Records by re-identification risk"),
+                ui.output_plot("risk_plot", height="300px")),
+        ui.card(ui.card_header("The records at highest risk (current table)"),
+                ui.output_data_frame("top_risk")),
+        value="risk",
+    )
+
+
+def _steps() -> Any:
+    families = {f.value: f"{f.value}: " + ", ".join(m.name for m in family(f))
+                for f in ADAPTERS}
+    return ui.nav_panel(
+        "3 · Steps",
+        ui.layout_sidebar(
+            ui.sidebar(
+                ui.input_select("family", "Family", choices=families),
+                ui.input_select("method", "Method", choices=[]),
+                ui.output_ui("form"),
+                ui.input_numeric("seed", "Seed of the recipe (randomized steps)",
+                                 value=cast(float, None)),
+                _slot("seed"),
+                ui.output_ui("dp_preview"),
+                ui.input_task_button("run_step", "Run this step", label_busy="Running…"),
+                _slot("run"),
+                width="26em", open="always",
+            ),
+            ui.card(ui.card_header("Steps run: risk and utility after each"),
+                    ui.output_ui("steps_table"),
+                    ui.div(ui.input_action_button("undo", "Undo the last step"),
+                           _slot("undo"))),
+            ui.layout_columns(
+                ui.card(ui.card_header("Before and after: a column's distribution"),
+                        ui.input_select("plot_column", "Column", choices=[]),
+                        ui.output_plot("distribution_plot", height="300px")),
+                ui.card(ui.card_header("Records by re-identification risk, before and after"),
+                        ui.output_plot("risk_steps_plot", height="300px")),
+                col_widths=(6, 6)),
+            ui.card(ui.card_header("Change of the correlations (after minus before)"),
+                    ui.output_plot("correlation_plot", height="380px")),
+        ),
+        value="steps",
+    )
+
+
+def _compare() -> Any:
+    return ui.nav_panel(
+        "4 · Compare",
+        ui.layout_sidebar(
+            ui.sidebar(
+                ui.input_text("target_risk", "Target risk (a number, or METHOD=VALUE: the "
+                              "risk that method has)", value="mdav=5"),
+                _slot("target_risk"),
+                ui.input_checkbox_group("compare_methods", "Methods",
+                                        choices=[m.value for m in CompareMethod],
+                                        selected=["mdav", "correlated-noise",
+                                                  "multiplicative-noise", "rank-swap"]),
+                _slot("methods"),
+                ui.input_selectize("compare_columns", "Columns (numeric; default the "
+                                   "numeric quasi-identifiers)", choices=[], multiple=True),
+                _slot("columns"),
+                ui.input_numeric("compare_seeds", "Seeds per evaluation", value=3, min=2),
+                _slot("seeds"),
+                ui.input_task_button("run_compare", "Compare at equal risk",
+                                     label_busy="Comparing…"),
+                _slot("compare"),
+                width="24em", open="always",
+            ),
+            ui.output_ui("comparison"),
+        ),
+        value="compare",
+    )
+
+
+def _download() -> Any:
+    return ui.nav_panel(
+        "5 · Download",
+        ui.layout_columns(
+            ui.input_select("release_format", "Format of the release", choices=FORMATS),
+            ui.input_select("report_kind", "HTML report",
+                            choices={"internal": "internal: every figure, for the owner",
+                                     "external": "external: to share"}),
+            col_widths=(4, 4)),
+        _slot("download"),
+        ui.output_ui("downloads"),
+        ui.output_ui("report_view"),
+        value="download",
+    )
+
+
+def page() -> Any:
+    """The whole page."""
+    return ui.page_navbar(
+        _data(), _risk(), _steps(), _compare(), _download(),
+        title="microagg", id="tabs", header=ui.tags.style(STYLE),
+        window_title="microagg: protect a table")

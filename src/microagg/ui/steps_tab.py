@@ -1,0 +1,266 @@
+"""The server of the steps tab: the form of the chosen method, the DP preview, running a
+step (in a worker thread, with a busy button), undo, and the risk and utility after each
+step in a table and in figures."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from html import escape
+from typing import Any
+
+from shiny import Inputs, reactive, render, ui
+
+from microagg.errors import InputError, MicroaggError
+from microagg.recipe import preview as previews
+from microagg.recipe.composition import dp_context
+from microagg.recipe.families import OptionKind, adapter, step_seed
+from microagg.recipe.model import Recipe, Step
+from microagg.recipe.runner import RecipeRun
+from microagg.release.methods import Family, family, lookup
+from microagg.release.params import method_fields
+from microagg.release.sidecar import ReleaseRecord
+from microagg.ui.forms import field_at_fault, field_id, method_form, read_form
+from microagg.ui.plots import correlation_change, distribution, risk_histogram
+from microagg.ui.session import State, clear_errors, show_error
+
+__all__ = ["steps_html", "steps_server"]
+
+
+def _number(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,}" if isinstance(value, int) else f"{value:.{digits}g}"
+
+
+def _risk_cells(risk: Any) -> list[str]:
+    return [f"{risk.global_risk:.4f}", f"{risk.expected_reidentifications:,.1f}",
+            f"{risk.violations[2]:,}", f"{risk.violations[5]:,}",
+            f"{risk.unique_percent:.2f}"]
+
+
+def steps_html(run: RecipeRun) -> Any:
+    """The input and every step: parameters, records, risk after it, information loss
+    against its input, time; under a step, its DP context and warnings."""
+    head = ["step", "method and parameters", "records", "global risk",
+            "expected re-identifications", "unique records", "records in classes < 5",
+            "unique %", "SSE/SST % vs its input", "seconds"]
+    rows = [ui.tags.tr(ui.tags.td("input"), ui.tags.td("—"), ui.tags.td(f"{run.risk_before.n:,}"),
+                       *(ui.tags.td(c) for c in _risk_cells(run.risk_before)),
+                       ui.tags.td("—"), ui.tags.td("—"))]
+    for index, result in enumerate(run.results):
+        loss = (result.record.utility.sse_percent
+                if isinstance(result.record, ReleaseRecord)
+                and result.record.utility is not None else None)
+        rows.append(ui.tags.tr(
+            ui.tags.td(str(index + 1)), ui.tags.td(result.step.describe()),
+            ui.tags.td(f"{len(result.frame):,}"),
+            *(ui.tags.td(c) for c in _risk_cells(result.risk)),
+            ui.tags.td(_number(loss)), ui.tags.td(f"{result.seconds:.1f}"),
+            id=f"step-{index + 1}"))
+        notes = ([result.context.statement] if result.context else []) + list(result.warnings)
+        if isinstance(result.record, ReleaseRecord):
+            notes.insert(0, result.record.guarantee.statement)
+        for note in notes:
+            rows.append(ui.tags.tr(ui.tags.td(""), ui.tags.td(note, colspan=len(head) - 1,
+                                                             class_="context")))
+    return ui.TagList(
+        ui.p(run.guarantee, class_="guarantee", id="recipe-guarantee"),
+        ui.tags.table(ui.tags.thead(ui.tags.tr(*(ui.tags.th(h) for h in head))),
+                      ui.tags.tbody(*rows), class_="steps", id="steps"))
+
+
+def _preview_html(preview: Any) -> Any:
+    report = preview.report
+    items = [("guarantee", report.guarantee)]
+    items += [(f"ε for {p['part']}", f"{p['epsilon']:.6g}") for p in report.epsilon_split]
+    items += [(f"noise on {name}", f"sd {level['standard_deviation']:.4g} = "
+               f"{level['fraction_of_width']:.1%} of the domain width")
+              for name, level in report.noise.items() if "fraction_of_width" in level]
+    items += [("warning", w) for w in (*preview.warnings, *report.warnings)]
+    items += [("note", n) for n in preview.notes]
+    body = "".join(f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in items)
+    return ui.HTML(f'<table class="steps" id="preview-ledger">{body}</table>')
+
+
+def steps_server(input: Inputs, state: State) -> None:
+    """Register the outputs and effects of the steps tab."""
+    ui.update_numeric("seed", value=secrets.randbelow(2**31))
+    preview: reactive.Value[previews.Preview | None] = reactive.value(None)
+
+    def chosen() -> Any:
+        try:
+            of = Family(input.family())
+            return of, lookup(of, input.method())
+        except (InputError, ValueError):
+            return None
+
+    @reactive.effect
+    @reactive.event(input.family)
+    def _methods() -> None:
+        of = Family(input.family())
+        ui.update_select("method", choices=[m.name for m in family(of)])
+        preview.set(None)
+
+    def columns_now() -> list[str]:
+        frame = state.current()
+        return [] if frame is None else [str(c) for c in frame.columns]
+
+    @render.ui
+    def form() -> Any:
+        picked = chosen()
+        if picked is None:
+            return None
+        of, cls = picked
+        with reactive.isolate():  # a step run keeps the form as it was filled
+            columns = columns_now()
+        return method_form(cls, adapter(of), columns)
+
+    @reactive.effect
+    def _column_choices() -> None:
+        columns = columns_now()
+        with reactive.isolate():
+            picked = chosen()
+        if picked is None:
+            return
+        for option in adapter(picked[0]).options:
+            if option.kind is OptionKind.COLUMNS:
+                ui.update_selectize(field_id(option.name), choices=columns)
+
+    def names(cls: Any, of: Family) -> list[str]:
+        return ([f.name for f in method_fields(cls)]
+                + [o.name for o in adapter(of).options])
+
+    def make_step() -> tuple[RecipeRun, Step] | None:
+        picked = chosen()
+        if picked is None or state.frame() is None:
+            show_error("run", InputError("load a table and choose a method first"))
+            return None
+        of, cls = picked
+
+        def read(field: str) -> Any:
+            try:
+                return input[field]()
+            except Exception:
+                return None
+
+        seed = input.seed()
+        current = state.run()
+        try:
+            if seed is not None and (not float(seed).is_integer() or seed < 0):
+                raise InputError(f"the seed must be a non-negative integer, got {seed}")
+            seed = None if seed is None else int(seed)
+            if current is not None and current.recipe.seed != seed:
+                raise InputError("the seed is fixed once a step has run: undo every step "
+                                 "to change it")
+        except MicroaggError as exc:
+            show_error("seed", exc)
+            return None
+        try:
+            step = Step.of({"family": of.value, "method": cls.name,
+                            **read_form(cls, adapter(of), read)})
+            if current is None:
+                source = state.source()
+                current = RecipeRun.start(
+                    Recipe(input=source, schema=state.schema(), seed=seed,
+                           missing=input.missing_semantics()), state.frame(), source=source)
+            dp_context(step, current.recipe.steps)
+        except MicroaggError as exc:
+            show_error(field_at_fault(exc, names(cls, of)) or "run", exc)
+            return None
+        return current, step
+
+    @ui.bind_task_button(button_id="run_step")
+    @reactive.extended_task
+    async def step_task(current: RecipeRun, step: Step) -> RecipeRun:
+        return await asyncio.to_thread(current.then, step)
+
+    @reactive.effect
+    @reactive.event(input.run_step)
+    def _run() -> None:
+        clear_errors()
+        made = make_step()
+        if made is not None:
+            step_task(*made)
+
+    @reactive.effect
+    def _finished() -> None:
+        try:
+            done = step_task.result()
+        except MicroaggError as exc:
+            picked = chosen()
+            where = field_at_fault(exc, names(picked[1], picked[0])) if picked else None
+            show_error(where or "run", exc)
+            return
+        with reactive.isolate():
+            state.run.set(done)
+            preview.set(None)
+
+    @reactive.effect
+    @reactive.event(input.undo)
+    def _undo() -> None:
+        clear_errors()
+        current = state.run()
+        if current is None or not current.results:
+            show_error("undo", InputError("no step to undo"))
+            return
+        after = current.undo()
+        state.run.set(after if after.results else None)
+
+    @render.ui
+    def dp_preview() -> Any:
+        picked = chosen()
+        if picked is None or not adapter(picked[0]).private:
+            return None
+        shown = preview()
+        return ui.div(
+            ui.input_action_button("preview", "Preview: ε ledger and noise, before running"),
+            ui.div(id="err-preview", class_="field-error-slot"),
+            _preview_html(shown) if shown is not None else None, class_="mb-2")
+
+    @reactive.effect
+    @reactive.event(input.preview)
+    def _preview() -> None:
+        clear_errors()
+        made = make_step()
+        if made is None:
+            return
+        current, step = made
+        try:
+            seed = step_seed(current.recipe.seed, len(current.recipe.steps))
+            preview.set(previews.dp_preview(step, current.frame, current.recipe.schema,
+                                            seed))
+        except MicroaggError as exc:
+            picked = chosen()
+            where = field_at_fault(exc, names(picked[1], picked[0])) if picked else None
+            show_error(where or "preview", exc)
+
+    @render.ui
+    def steps_table() -> Any:
+        run = state.run()
+        if run is None:
+            return ui.p("No step yet: choose a family and a method on the left, then run.")
+        return steps_html(run)
+
+    @render.plot(alt="a column before and after")
+    def distribution_plot() -> Any:
+        run, name, frame = state.run(), input.plot_column(), state.frame()
+        if frame is None or not name:
+            return None
+        before = frame[name]
+        after = run.frame[name] if run is not None and name in run.frame.columns else None
+        return distribution(before, after, name)
+
+    @render.plot(alt="records by risk before and after the steps")
+    def risk_steps_plot() -> Any:
+        run = state.run()
+        if run is None:
+            return None
+        return risk_histogram(run.risk_before.record_risk, run.results[-1].risk.record_risk)
+
+    @render.plot(alt="change of the correlations")
+    def correlation_plot() -> Any:
+        run = state.run()
+        if run is None:
+            return None
+        return correlation_change(run.original, run.frame)
