@@ -45,7 +45,15 @@ def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
 
 
 def _combinations(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
-    """One int64 id per row of ``codes`` for its combination of values on ``columns``."""
+    """One int64 id per row of ``codes`` for its combination of values on ``columns``,
+    numbered in order of first appearance (the codes combined in one int64 when they fit,
+    else as a MultiIndex)."""
+    columns = list(columns)
+    sizes = [int(codes[:, c].max(initial=-1)) + 2 for c in columns]  # -1 (missing) too
+    if np.prod(np.array(sizes, dtype=np.float64)) < 2.0 ** 62:
+        radix = np.cumprod([1, *sizes[:-1]]).astype(np.int64)
+        combined = (codes[:, columns] + 1) @ radix
+        return pd.factorize(combined)[0].astype(np.int64)
     index = pd.MultiIndex.from_arrays([codes[:, c] for c in columns])
     return pd.factorize(index)[0].astype(np.int64)
 
