@@ -122,3 +122,5 @@ def test_parameters_are_checked_and_a_deterministic_method_refuses_a_seed():
         InvariantPram(alpha=0.0)
     with pytest.raises(InputError, match="`rng` applies to randomized methods"):
         LocalSuppression(k=2).release(_frame(), keys=["sex"], rng=1)
+    with pytest.raises(InputError, match="column 'w' has 2,000 categories"):
+        InvariantPram().release(_frame(), keys=["w"])

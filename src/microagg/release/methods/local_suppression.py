@@ -137,6 +137,9 @@ class LocalSuppression(KeyMethod):
         by_importance = sorted(keys, key=lambda k: -rank[keys.index(k)])
         notes = ["a suppressed value is written as a missing value; k-anonymity counts a "
                  "missing value as matching any value (sdcMicro's alpha = 1)"]
+        if not suppressed.any():
+            notes.append(f"nothing was suppressed: the keys were {self.k}-anonymous as they "
+                         "were")
         if data.design.weight is not None:
             notes.append("the suppressions do not depend on the weight: k-anonymity is a "
                          "property of the sample (sdcMicro's localSuppression has no weighted "

@@ -10,12 +10,16 @@ import pandas as pd
 from microagg.core.pram import invariant_matrix, pram_codes
 from microagg.data.schema import category_text
 from microagg.data.table import missing_mask
+from microagg.errors import InputError
 from microagg.release.key_reports import PramMatrix, PramReport
 from microagg.release.keys import KeyData, KeyMethod, KeyStep
 from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
 
-__all__ = ["InvariantPram"]
+__all__ = ["MAX_CATEGORIES", "InvariantPram"]
+
+MAX_CATEGORIES = 500
+"""The most categories a column may have for PRAM (its matrix has their square)."""
 
 
 @release_method
@@ -75,6 +79,10 @@ class InvariantPram(KeyMethod):
         for key in data.keys:
             series = data.frame[key]
             categories, codes = _categories(series)
+            if len(categories) > MAX_CATEGORIES:
+                raise InputError(f"column '{key}' has {len(categories):,} categories; PRAM "
+                                 f"redraws categories (at most {MAX_CATEGORIES}): recode it "
+                                 "first (microagg recode)")
             drawn = codes.copy()
             for rows, stratum in data.strata():
                 present = rows[codes[rows] >= 0]
