@@ -167,3 +167,31 @@ def test_adult_with_sdcmicros_keys_and_fewer_suppressions():
     release = LocalSuppression(k=5).release(frame, keys=keys, roles={"fnlwgt": "weight"})
     assert release.report.k_anonymity.holds
     assert release.report.total_suppressions < 15_340
+
+
+def test_combinations_within_strata_on_the_written_table():
+    frame = _frame(400, seed=3)
+    keys = ["sex", "region", "age"]
+    release = LocalSuppression(k=3, combinations=(2,)).release(
+        frame, keys=keys, roles={"stratum": "stratum"})
+    codes = key_codes(release.frame, keys)
+    for value in ("x", "y"):
+        rows = (frame["stratum"] == value).to_numpy()
+        for pair in itertools.combinations(range(3), 2):
+            assert matching_counts(codes[rows], pair).min() >= 3
+    report = release.report
+    assert report.k_anonymity.holds and report.combinations == [2]
+    # k-anonymity of the pairs does not make the three keys together k-anonymous
+    assert report.after.smallest_class < 3
+
+
+@pytest.mark.parametrize(("values", "written"), [
+    ([1, 1, 2, 2, 3], "Int64"), (np.array([1, 1, 2, 2, 3], dtype=np.uint8), "UInt8"),
+    ([True, True, True, True, False], "boolean"), ([1.5, 1.5, 2.5, 2.5, 3.5], "float64"),
+    (pd.Categorical(list("aabbc")), "category")])
+def test_a_suppressed_value_is_missing_and_the_rest_keeps_its_type(values, written):
+    frame = pd.DataFrame({"key": values})
+    out = LocalSuppression(k=2).release(frame, keys=["key"]).frame["key"]
+    assert str(out.dtype) == written
+    assert out.isna().tolist() == [False, False, False, False, True]
+    assert out[:4].tolist() == pd.Series(values)[:4].tolist()

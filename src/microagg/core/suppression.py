@@ -128,7 +128,7 @@ def local_suppression(codes: np.ndarray, k: int, *, importance: np.ndarray | Non
             raise InputError(f"k = {constraint.k} is larger than the {n} records: no table of "
                              "them is k-anonymous")
     cost = (1 << rank).astype(np.int64)
-    X = np.ascontiguousarray(X0.T)  # one row per key: the kernels' layout
+    X = X0.T.copy()  # one row per key, the kernels' layout (a copy: X0 stays the input)
     for constraint in chosen:
         f = _frequencies(X.T, constraint.columns)
         order = np.argsort(f, kind="stable")
@@ -136,7 +136,7 @@ def local_suppression(codes: np.ndarray, k: int, *, importance: np.ndarray | Non
         if order.size:
             _greedy(X, f, constraint.k, constraint.mask(), order, cost)
     greedy = int(((X.T < 0) & (X0 >= 0)).sum())
-    restored = _restore_all(X, np.ascontiguousarray(X0.T), chosen, rank)
+    restored = _restore_all(X, X0.T.copy(), chosen, rank)
     return Suppression((X.T < 0) & (X0 >= 0), greedy, restored)
 
 
