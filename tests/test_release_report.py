@@ -198,6 +198,28 @@ def test_a_dp_report_holds_provenance_but_nothing_computed_from_the_records(run_
     assert "seed" not in record["parameters"] and record["parameters"]["epsilon"] == 1.0
 
 
+def test_a_dp_html_report_shows_the_ledger_domains_and_unit_and_nothing_else(run_cli, data,
+                                                                            tmp_path):
+    source, schema = data
+    out, page = tmp_path / "d.csv", tmp_path / "d.html"
+    bad = run_cli("dp", source, "-o", out, "--epsilon", "1", "--k", "20", "--schema", schema,
+                  "--columns", "age,income", "--report", tmp_path / "d.txt")
+    assert bad.code == 2 and "--report must name an .html file" in bad.stderr
+    assert not out.exists()
+    result = run_cli("dp", source, "-o", out, "--epsilon", "1", "--k", "20", "--schema",
+                     schema, "--columns", "age,income", "--report", page)
+    assert result.code == 0, result.stderr
+    html = page.read_text()
+    record = json.loads((tmp_path / "d.csv.privacy.json").read_text())
+    for part in record["epsilon_split"]:
+        assert f"<td>{part['part']}</td>" in html
+    assert 'id="domains"' in html and "one record" in html and record["guarantee"] in html
+    original = pd.read_csv(source)
+    for column in ("age", "income"):  # no statistic of the records on the page
+        assert f"{original[column].mean():.4g}" not in html
+    assert hashlib.sha256(source.read_bytes()).hexdigest() not in html
+
+
 def _record(frame: pd.DataFrame, schema):
     from microagg import MDAV
     from microagg.release.sidecar import release_record

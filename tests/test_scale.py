@@ -4,6 +4,7 @@ block MDAV, the sort-bound DP releases, and the uniform order of the written row
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import warnings
 from pathlib import Path
@@ -414,6 +415,10 @@ def test_cli_engine_dask_end_to_end(numeric_parts, tmp_path, run_cli):
                    "a,b,c", "--engine", "dask", "--workers", "2", "--block-size", "500")
     assert done.code == 0, done.stderr
     assert pd.read_parquet(tmp_path / "k").groupby(list("abc")).size().min() >= 4
+    record = json.loads((tmp_path / "k.report.json").read_text())
+    assert record["format"] == "microagg-report/1" and record["records"] == len(whole)
+    assert record["guarantee"]["holds"] and record["columns"]["masked"] == list("abc")
+    assert record["utility"] is None and "Dask" in record["skipped"]["risk_and_utility"]
     done = run_cli("dp", f"{folder}/part-*.parquet", "-o", tmp_path / "d", "--method",
                    "individual-ranking", "--epsilon", "1", "--k", "5", "--columns", "a,b,c",
                    "--bounds", "a=-3:3,b=-3:3,c=-3:3", "--engine", "dask", "--workers", "1",

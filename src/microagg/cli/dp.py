@@ -75,9 +75,16 @@ def dp(
                                                f"({common.WRITES})."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
+    household_size: int | None = typer.Option(
+        None, "--household-size", help="Protect one household (the --household column) of at "
+        "most this many records at epsilon, rather than one record: every mechanism runs at "
+        "epsilon / SIZE. A larger household is refused."),
     show_clamped: bool = typer.Option(False, "--show-clamped", help=SHOW_CLAMPED_HELP),
     threads: int | None = typer.Option(None, "--threads", help=common.THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
+    report: Path | None = typer.Option(None, "--report", help="Also write the privacy report "
+                                       "as one HTML page (self-contained; every figure on it "
+                                       "is public)."),
     engine: str = typer.Option("local", "--engine", help=common.ENGINE_HELP + " It runs "
                                "individual-ranking (unlinked, numeric columns) and "
                                "insensitive with --reference single."),
@@ -98,7 +105,8 @@ def dp(
     if common.engine_is_dask(engine, scheduler, workers, carry=carry,
                              bounds_from_data=bounds_from_data, statistics_out=statistics_out,
                              drop_incomplete=drop_incomplete, threads=threads,
-                             roles=roles or None, decimal=decimal, thousands=thousands):
+                             roles=roles or None, decimal=decimal, thousands=thousands,
+                             household_size=household_size, report=report):
         _dp_at_scale(input, output, made, columns=common.names(columns, "--columns"),
                      schema_path=schema, bounds=parse_bounds(bounds), seed=seed,
                      scheduler=scheduler, workers=workers, json_out=json_out,
@@ -106,9 +114,10 @@ def dp(
         return
     if statistics_out is not None and made.name != "cross-moment":
         raise ParameterError("statistics_out", "applies to `method` cross-moment only")
+    common.check_report(report, "internal")
     schema_obj = common.schema_of(schema)
     report_path = sidecar_path(output, private=True)
-    with common.outputs([output, report_path, statistics_out],
+    with common.outputs([output, report_path, statistics_out, report],
                         common.sources(input, schema, schema=schema_obj)) as files:
         frame = common.read_input(input, decimal, thousands)
         k = getattr(made, "k", None)
@@ -119,11 +128,15 @@ def dp(
                 frame, schema=schema_obj, columns=common.names(columns, "--columns"),
                 carry=common.names(carry, "--carry") or (), bounds=parse_bounds(bounds),
                 bounds_from_data=bounds_from_data, rng=seed, drop_incomplete=drop_incomplete,
-                roles=roles, threads=threads, progress=progress)
+                roles=roles, threads=threads, progress=progress,
+                household_size=household_size)
         common.write_as(carry_labels(frame, release.frame), files[output], output)
-        files[report_path].write_text(json_text(privacy_record(made, release.report,
-                                                               input).to_dict()),
-                                      encoding="utf-8")
+        record = privacy_record(made, release.report, input)
+        files[report_path].write_text(json_text(record.to_dict()), encoding="utf-8")
+        if report is not None:
+            from microagg.evaluation.privacy_html import privacy_html
+
+            files[report].write_text(privacy_html(record), encoding="utf-8")
         if statistics_out is not None:
             if release.statistics is None:
                 raise InputError("this release publishes no statistics table; leave out "
@@ -159,6 +172,8 @@ def print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_pa
             low, high = domain["declared"]
             out.print(f"  domain of {name} clipped to [{domain['low']:.6g}, "
                       f"{domain['high']:.6g}] (declared [{low:.6g}, {high:.6g}])")
+        if domain.get("missing"):
+            out.print(f"  {name}: {domain['missing'].split(':')[0]}")
     for name, level in report.noise.items():
         if "fraction_of_width" in level:
             least = "at least " if "note" in level else ""

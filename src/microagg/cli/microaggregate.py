@@ -119,7 +119,9 @@ def _block_mdav(input: Path, output: Path, method: Any, *, columns: list[str] | 
     from microagg.at_scale.anonymize import block_microaggregate
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
+    from microagg.data.io import json_text, write_text
     from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size
+    from microagg.release.sidecar import block_record, sidecar_path
 
     refusal = method.at_scale_refusal()
     if refusal:
@@ -132,6 +134,7 @@ def _block_mdav(input: Path, output: Path, method: Any, *, columns: list[str] | 
             progress_bar(dataset.n, f"block MDAV k={method.k}") as progress:
         report = block_microaggregate(client, dataset, output, k=method.k, columns=columns,
                                       block_size=block_size, progress=progress)
+    write_text(sidecar_path(output), json_text(block_record(method, report, input).to_dict()))
     if json_out:
         print_json(report.to_dict())
         return
@@ -144,3 +147,4 @@ def _block_mdav(input: Path, output: Path, method: Any, *, columns: list[str] | 
     out.print(f"  SSE/SST {report.sse / report.sst:.4%} (z-scores)")
     for note in report.notes:
         out.print(f"  note: {note}")
+    out.print(f"  report: {sidecar_path(output)}")

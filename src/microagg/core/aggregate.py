@@ -43,8 +43,10 @@ def cluster_means(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None 
     Missing values (NaN) are skipped: a cluster's mean is over the values it has, and a
     cluster whose values of a column are all missing has a missing mean. With ``weights``
     (one positive number per row, a sampling weight), each mean is the weighted mean
-    sum(w x) / sum(w), as sdcMicro's ``microaggregation(weights=)`` computes it: the
-    weighted total of every cluster, and so of the column, is kept.
+    sum(w x) / sum(w), each value weighted by its own record's weight (R's
+    ``weighted.mean``, which sdcMicro's ``microaggregation(weights=)`` intends; see
+    docs/algorithms.md for where sdcMicro differs): the weighted total of every cluster, and so
+    of the column, is kept.
 
     Examples
     --------

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from microagg.data.column_checks import check_categories
 from microagg.data.precision import decimals_of, round_to
 from microagg.data.schema import (
     LARGEST_BOUND,
@@ -24,7 +25,6 @@ from microagg.data.schema import (
     Role,
     Schema,
     category_text,
-    check_categories,
 )
 from microagg.data.taxonomy import CategoryMetric, Taxonomy
 from microagg.errors import InputError

@@ -24,8 +24,8 @@ import pandas as pd
 
 from microagg.release.base import Release
 
-__all__ = ["AuditResult", "Scenario", "audit", "epsilon_lower_bound", "scenarios",
-           "type_scenarios"]
+__all__ = ["AuditResult", "Scenario", "audit", "epsilon_lower_bound", "missing_scenarios",
+           "scenarios", "type_scenarios"]
 
 # Two-sided confidence of each Clopper-Pearson interval.
 CONFIDENCE = 1 - 1e-4
@@ -154,7 +154,8 @@ def scenarios() -> list[Scenario]:
       (τ_a = 1), D' moves the last record to (.4, .05), discordant with every other record
       (τ_a = 0, the largest change, 4/k); event "the written columns correlate above 0.5".
 
-    and, for every DP release type, the column-type attack of :func:`type_scenarios`.
+    and, for every DP release type, the column-type attack of :func:`type_scenarios`, and the
+    missing-value attacks of :func:`missing_scenarios`.
     """
     from microagg.data.schema import Attribute, Kind, Role, Schema
     from microagg.release import (
@@ -216,6 +217,7 @@ def scenarios() -> list[Scenario]:
                   pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "y": [0.1, 0.2, 0.3, 0.05]})),
                  _correlated, False),
         *type_scenarios(),
+        *missing_scenarios(),
     ]
 
 
@@ -270,3 +272,43 @@ def type_scenarios(epsilon: float = 0.5) -> list[Scenario]:
         (codes, codes.assign(c=["x", 2, 1, 2])), _integer_column("c"), False,
         fmt="frame", trials=400))
     return out
+
+
+def _has_missing(table: pd.DataFrame) -> bool:
+    return bool(table.isna().to_numpy().any())
+
+
+def missing_scenarios(epsilon: float = 1.0) -> list[Scenario]:
+    """The attacks on missing values read as the schema's declared value (``missing:``):
+
+    * plain Laplace: D = (missing, .5, .5) with missing read as 0, D' = (1, .5, .5); event
+      "row 0 is at most 0.5" (a record at the far end of the domain from its declared value);
+    * the same neighbours; event "a written cell is missing" (the missingness itself, which a
+      release that passed missing cells through would show on D and never on D');
+    * insensitive on a nominal attribute, k = 2, categories (a, b, c) with missing read as c:
+      D = (missing, a, b, b), D' = (a, a, b, b); event "a written cell is missing".
+    """
+    from microagg.data.schema import Attribute, Kind, Role, Schema
+    from microagg.release import dp_insensitive, dp_laplace
+
+    numeric = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1), missing=0),))
+    nominal = Schema((Attribute("c", Role.QUASI, Kind.NOMINAL, domain=("a", "b", "c"),
+                                missing="c"),))
+    numbers = (pd.DataFrame({"x": [np.nan, 0.5, 0.5]}), pd.DataFrame({"x": [1.0, 0.5, 0.5]}))
+    categories = (pd.DataFrame({"c": [None, "a", "b", "b"]}),
+                  pd.DataFrame({"c": ["a", "a", "b", "b"]}))
+
+    def laplace(f: pd.DataFrame, rng: np.random.Generator) -> Release:
+        return dp_laplace(f, epsilon=epsilon, schema=numeric, rng=rng)
+
+    def insensitive(f: pd.DataFrame, rng: np.random.Generator) -> Release:
+        return dp_insensitive(f, epsilon=epsilon, k=2, schema=nominal, rng=rng)
+
+    return [
+        Scenario("plain Laplace, missing read as 0", epsilon, laplace, numbers,
+                 lambda t: bool(t["x"][0] <= 0.5), False),
+        Scenario("plain Laplace, missingness written", epsilon, laplace, numbers,
+                 _has_missing, False, trials=400),
+        Scenario("insensitive, nominal, missingness written", epsilon, insensitive,
+                 categories, _has_missing, False, trials=400),
+    ]

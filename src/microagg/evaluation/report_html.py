@@ -34,7 +34,7 @@ from microagg.evaluation.html import STYLE, figure_html
 from microagg.options import ReportKind, parse
 from microagg.release.sidecar import ReleaseRecord
 
-__all__ = ["release_html"]
+__all__ = ["grid_table", "number_cell", "release_html", "rows_table"]
 
 INTERNAL_NOTICE = ("Internal report: it holds figures computed from the raw data (risk, "
                    "utility, cluster sizes, the input's hash). It is for the data owner, not "
@@ -44,7 +44,8 @@ EXTERNAL_NOTICE = ("External report: it leaves out every record-level figure, th
                    "guarantee is stated for the table as published.")
 
 
-def _number(value: Any, digits: int = 4) -> str:
+def number_cell(value: Any, digits: int = 4) -> str:
+    """A figure as a table cell: grouped digits for an integer, 4 significant digits."""
     if value is None:
         return "—"
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -52,13 +53,15 @@ def _number(value: Any, digits: int = 4) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:.{digits}g}"
 
 
-def _rows(items: list[tuple[str, str]], name: str) -> str:
+def rows_table(items: list[tuple[str, str]], name: str) -> str:
+    """A two-column table of (label, HTML) rows."""
     body = "".join(f"<tr><td>{escape(k)}</td><td style='text-align:left'>{v}</td></tr>"
                    for k, v in items)
     return f'<table id="{name}"><tbody>{body}</tbody></table>'
 
 
-def _grid(header: list[str], rows: list[list[str]], name: str) -> str:
+def grid_table(header: list[str], rows: list[list[str]], name: str) -> str:
+    """A table with a header row; ``rows`` hold HTML cells."""
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>"
                    for row in rows)
@@ -67,9 +70,9 @@ def _grid(header: list[str], rows: list[list[str]], name: str) -> str:
 
 
 def _parameters(r: ReleaseRecord) -> str:
-    items = [(name, _number(value)) for name, value in r.parameters.items()
+    items = [(name, number_cell(value)) for name, value in r.parameters.items()
              if value is not None]
-    return _rows(items or [("parameters", "none")], "parameters")
+    return rows_table(items or [("parameters", "none")], "parameters")
 
 
 def _guarantee(r: ReleaseRecord) -> str:
@@ -77,7 +80,7 @@ def _guarantee(r: ReleaseRecord) -> str:
     verdict = ("holds: verified on the written table, over these columns" if g.holds
                else '<span class="warning">no guarantee, or it does not hold</span>')
     return (f'<p class="recommendation" id="guarantee">{escape(g.statement)}</p>'
-            + _rows([("semantics", escape(g.semantics)),
+            + rows_table([("semantics", escape(g.semantics)),
                      ("columns", escape(", ".join(g.columns))), ("verdict", verdict)],
                     "scope"))
 
@@ -88,43 +91,49 @@ def _columns(r: ReleaseRecord) -> str:
              ("confidential (distribution protected)", roles.confidential),
              ("released unchanged", roles.released_unchanged),
              ("identifiers dropped", roles.identifiers_dropped)]
-    return _rows([(k, escape(", ".join(v)) or "none") for k, v in items], "columns")
+    return rows_table([(k, escape(", ".join(v)) or "none") for k, v in items], "columns")
 
 
 def _provenance(r: ReleaseRecord, internal: bool) -> str:
     items = [("input", escape(r.input.name))]
     if internal:
-        items += [("input size (bytes)", _number(r.input.bytes)),
+        items += [("input size (bytes)", number_cell(r.input.bytes)),
                   ("input SHA-256", f"<code>{escape(r.input.sha256 or '—')}</code>")]
-    items += [("records released", _number(r.records)), ("made", escape(r.created)),
+    items += [("records released", number_cell(r.records)), ("made", escape(r.created)),
               ("microagg", escape(r.microagg_version)), ("report format", escape(r.format))]
-    return _rows(items, "provenance")
+    return rows_table(items, "provenance")
 
 
 def _risk(r: ReleaseRecord) -> str:
+    if not r.risk:
+        return "<p id='risk'>not measured: " + escape(
+            "; ".join(r.skipped.values()) or "no figure") + "</p>"
     measures = (("records unique over the masked columns (%)", "unique_percent"),
                 ("smallest class of equal values", "smallest_class"),
                 ("classes", "classes"),
                 ("record linkage (% of correct links, 000 §5.2)", "record_linkage_percent"),
                 ("rank risk (003 eq. 2, larger = safer)", "rank_risk"))
-    rows = [[escape(label)] + [_number(r.risk[when].get(key)) for when in ("before", "after")]
+    rows = [[escape(label)] + [number_cell(r.risk[when].get(key)) for when in ("before", "after")]
             for label, key in measures]
-    return _grid(["measure", "before (input)", "after (release)"], rows, "risk")
+    return grid_table(["measure", "before (input)", "after (release)"], rows, "risk")
 
 
 def _utility(r: ReleaseRecord) -> str:
     u = r.utility
-    overall = _rows([("SSE/SST (%)", _number(u.sse_percent)),
-                     ("relative error (mean)", _number(u.relative_error)),
-                     ("JSD (mean)", _number(u.jsd)),
-                     ("mean variation (mean)", _number(u.mean_variation)),
-                     ("variance variation (mean)", _number(u.variance_variation)),
-                     ("EMD (003 eq. 1)", f"{_number(u.emd)} ± {_number(u.emd_bound, 2)}")],
+    if u is None:
+        return "<p id='utility'>not measured: " + escape(
+            "; ".join(r.skipped.values()) or "no figure") + "</p>"
+    overall = rows_table([("SSE/SST (%)", number_cell(u.sse_percent)),
+                     ("relative error (mean)", number_cell(u.relative_error)),
+                     ("JSD (mean)", number_cell(u.jsd)),
+                     ("mean variation (mean)", number_cell(u.mean_variation)),
+                     ("variance variation (mean)", number_cell(u.variance_variation)),
+                     ("EMD (003 eq. 1)", f"{number_cell(u.emd)} ± {number_cell(u.emd_bound, 2)}")],
                     "utility")
     keys = ("sse", "jsd", "variance_variation", "mean_variation", "mean_semantic_distance")
-    rows = [[escape(name)] + [_number(detail.get(k)) for k in keys]
+    rows = [[escape(name)] + [number_cell(detail.get(k)) for k in keys]
             for name, detail in u.per_attribute.items()]
-    return overall + _grid(["attribute", "SSE", "JSD", "variance variation", "mean variation",
+    return overall + grid_table(["attribute", "SSE", "JSD", "variance variation", "mean variation",
                             "mean semantic distance"], rows, "per-attribute")
 
 
@@ -144,16 +153,17 @@ def _clusters(r: ReleaseRecord) -> str:
     if not clusters:
         return "<p>The method forms no clusters.</p>"
     if "count" not in clusters:  # univariate: one partition per attribute
-        rows = [[escape(name), _number(c["count"]),
+        rows = [[escape(name), number_cell(c["count"]),
                  escape(", ".join(f"{s}: {n}" for s, n in c["size_histogram"].items()))]
                 for name, c in clusters.items()]
-        return _grid(["attribute", "clusters", "size: clusters"], rows, "clusters")
-    rows = [[escape(size), _number(count)] for size, count in clusters["size_histogram"].items()]
-    return (_rows([("clusters", _number(clusters["count"])),
-                   ("smallest", _number(clusters.get("smallest"))),
-                   ("largest", _number(clusters.get("largest")))], "clusters")
+        return grid_table(["attribute", "clusters", "size: clusters"], rows, "clusters")
+    rows = [[escape(size), number_cell(count)]
+            for size, count in clusters["size_histogram"].items()]
+    return (rows_table([("clusters", number_cell(clusters["count"])),
+                   ("smallest", number_cell(clusters.get("smallest"))),
+                   ("largest", number_cell(clusters.get("largest")))], "clusters")
             + _histogram(clusters["size_histogram"])
-            + _grid(["records per cluster", "clusters"], rows, "cluster-sizes"))
+            + grid_table(["records per cluster", "clusters"], rows, "cluster-sizes"))
 
 
 def _notes(r: ReleaseRecord) -> str:
@@ -170,10 +180,10 @@ def _notes(r: ReleaseRecord) -> str:
 def _external_summary(r: ReleaseRecord) -> str:
     clusters = r.report.get("clusters") or {}
     count = clusters.get("count") if isinstance(clusters, Mapping) else None
-    loss = r.utility.sse_percent
-    items = [("clusters", _number(count) if count is not None else "—"),
+    loss = r.utility.sse_percent if r.utility is not None else None
+    items = [("clusters", number_cell(count) if count is not None else "—"),
              ("information loss, SSE/SST (%)", "—" if loss is None else f"{loss:.1f}")]
-    return _rows(items, "summary")
+    return rows_table(items, "summary")
 
 
 def release_html(record: ReleaseRecord, kind: ReportKind | str = ReportKind.INTERNAL) -> str:

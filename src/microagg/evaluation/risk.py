@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import pandas as pd
 from scipy.spatial import cKDTree
-from scipy.stats import rankdata
 
 from microagg.errors import InputError
 from microagg.evaluation.utility import paired_matrices
@@ -128,7 +128,11 @@ def ranks(values: np.ndarray, scale: RankScale | str = RankScale.RANKS) -> np.nd
     ``RankScale.RANKS`` gives ranks 1..n; ``RankScale.UNIT`` divides them by n, so that data
     sets of different sizes share the scale (0, 1]."""
     scale = parse(RankScale, scale, "rank scale")
-    r = rankdata(np.asarray(values, dtype=np.float64), method="average", axis=0)
+    values = np.asarray(values, dtype=np.float64)
+    # pandas' mid-ranks, as scipy.stats.rankdata(method="average") gives them (scipy.stats
+    # takes 0.4 s to import)
+    r = (pd.DataFrame(values) if values.ndim == 2 else pd.Series(values)).rank(
+        method="average").to_numpy()
     return r / r.shape[0] if scale is RankScale.UNIT else r
 
 

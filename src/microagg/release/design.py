@@ -3,7 +3,8 @@ schema declares them (roles ``weight``, ``stratum``, ``household``; sdcMicro's
 ``createSdcObj(weightVar=, strataVar=, hhId=)``).
 
 * The weight is never masked. Cluster means are weighted by it (sdcMicro's
-  ``microaggregation(weights=)``), so every cluster keeps its weighted total.
+  ``microaggregation(weights=)`` intends it; docs/algorithms.md says where it differs), so
+  every cluster keeps its weighted total.
 * Each stratum is protected on its own: no cluster crosses a stratum, so the strata are
   k-anonymous one by one and the stratum column can be written unchanged. A stratum with
   fewer than k records cannot be; it is refused (merging strata would change what the

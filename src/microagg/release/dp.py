@@ -32,6 +32,7 @@ from microagg.release.inputs import DPInput, prepare_dp
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.params import Interval, Optional, Predicate, param
 from microagg.release.report import NoiseLevel, PrivacyReport
+from microagg.release.unit import PrivacyUnit
 
 __all__ = ["DPMethod", "DPStep", "small_k_warnings"]
 
@@ -136,7 +137,8 @@ class DPMethod(ReleaseMethod):
                 bounds_from_data: bool = False, rng: np.random.Generator | int | None = None,
                 drop_incomplete: bool = False,
                 roles: Mapping[str, Role | str] | None = None, threads: int | None = None,
-                progress: Progress | None = None) -> Release[PrivacyReport]:
+                progress: Progress | None = None, household_size: int | None = None
+                ) -> Release[PrivacyReport]:
         """The ε-DP release of ``frame``.
 
         Protects ``columns`` (default: every non-identifier column) and drops the others
@@ -147,6 +149,9 @@ class DPMethod(ReleaseMethod):
         :class:`~microagg.errors.PrivacyLeakWarning` say that a known seed removes the noise;
         without one, OS entropy. ``threads`` caps the threads of the methods that split
         their passes; ``progress`` is called with the records clustered so far.
+        ``household_size`` bounds the records of a household (the column of role household):
+        the release then protects one household at ``epsilon``, every mechanism running at
+        epsilon / household_size (:class:`~microagg.release.unit.PrivacyUnit`).
         """
         from microagg.release.publish import publish_dp
 
@@ -160,8 +165,10 @@ class DPMethod(ReleaseMethod):
                           roles=roles)
         if self.k_or_none is not None:
             check_k(self.k_or_none, data.n)
-        budget = Budget(self.epsilon)
+        unit = PrivacyUnit.of(frame, schema, roles, household_size)
+        budget = Budget(unit.record_epsilon(self.epsilon))
         data, clip_entries = clip_domains(data, self.clip, budget, generator)
         step = self.step(data, budget, generator, threads=threads, progress=progress)
         return publish_dp(data, step, budget=budget, k=self.k_or_none, rng=generator,
-                          seeded=seeded, clip_entries=clip_entries)
+                          seeded=seeded, clip_entries=clip_entries, unit=unit,
+                          unit_epsilon=self.epsilon)

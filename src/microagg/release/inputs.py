@@ -33,6 +33,11 @@ __all__ = ["DPInput", "check_clamp", "data_bounds", "dp_columns", "masked_column
            "prepare_dp", "refuse_suspects", "require_known", "resolve_schema"]
 
 
+MISSING_RULE = ("missing values are read as {value} before the mechanism: a public rule applied "
+                "record by record, so neighbouring data sets stay neighbours and epsilon is "
+                "unchanged; the release does not say which values were missing")
+
+
 def resolve_schema(frame: pd.DataFrame, schema: Schema | None,
                    roles: Mapping[str, Role | str] | None = None) -> tuple[Schema, bool]:
     """The schema a release works under, completed with the frame's undeclared columns and
@@ -194,6 +199,8 @@ class DPInput:
     dropped_columns: list[str]  # not protected, not carried (identifiers included)
     # values clamped into a domain clipped at DP quantiles, per column: for the owner only
     clipped: Mapping[str, int] = field(default_factory=dict)
+    # missing values read as the schema's declared value, per column: for the owner only
+    filled: Mapping[str, int] = field(default_factory=dict)
     # public warnings about how the input was prepared (e.g. a clipped bound chosen with
     # too little epsilon), for the privacy report
     warnings: tuple[str, ...] = ()
@@ -283,6 +290,71 @@ def _from_data(sub: pd.DataFrame, schema: Schema, undeclared: Sequence[str],
     return _with_domains(schema, derived), sources
 
 
+def _read_missing(sub: pd.DataFrame, schema: Schema, protected: Sequence[str],
+                  drop_incomplete: bool) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``sub`` with the missing cells of each protected column read as the value its schema
+    declares (``missing:``), and the number filled per column (for the owner only).
+
+    The rule maps each record on its own to a record of the declared domain, and it is
+    public; so two neighbouring data sets (one record changed) stay neighbours after it and
+    the release's ε is unchanged (the mechanism never sees which cells were missing). A
+    protected column with a missing value and no declared ``missing`` is refused unless
+    ``drop_incomplete``: a missing cell passed through would tell who has one."""
+    from microagg.data.table import missing_mask
+
+    filled: dict[str, int] = {}
+    out = sub
+    for name in protected:
+        mask = missing_mask(sub[name])
+        if not mask.any():
+            continue
+        value = schema[name].missing
+        if value is None:
+            if drop_incomplete:
+                continue
+            row = int(np.flatnonzero(mask)[0]) + 1
+            what = ("a value of its domain" if schema[name].is_numeric
+                    else "one of its declared categories")
+            raise PrivacyError(
+                f"column '{name}' has a missing value in row {row}; a differentially private "
+                f"release needs missingness inside the declared domain: declare the value "
+                f"missing cells are read as in the schema (missing: {what}), or drop "
+                "incomplete rows (`drop_incomplete`)")
+        if out is sub:
+            out = sub.copy()
+        out[name] = _filled(out[name], mask, value)
+        filled[name] = int(mask.sum())
+    return out, filled
+
+
+def _shown(value: Any) -> str:
+    """A declared value as the report writes it (a whole number without '.0')."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _filled(series: pd.Series, mask: np.ndarray, value: Any) -> pd.Series:
+    """``series`` with the cells of ``mask`` set to ``value`` (a number, or a category's text,
+    given in the column's own type)."""
+    from microagg.data.schema import category_text
+
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        matching = [c for c in series.dtype.categories if category_text(c) == value]
+        if not matching:
+            series = series.cat.add_categories([value])
+            matching = [value]
+        filler: Any = matching[0]
+    elif pd.api.types.is_numeric_dtype(series):
+        try:
+            filler = float(value)
+        except ValueError:
+            series, filler = series.astype(object), value
+    else:
+        filler = value
+    series = series.copy()
+    series[mask] = filler
+    return series
+
+
 def _numeric_block(table: Table, schema: Schema, numeric: Sequence[str]
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The clamped values of the ``numeric`` columns and the bounds of their domains."""
@@ -339,6 +411,7 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     sub = frame[kept]
     schema = schema.select(kept).with_roles({c: Role.QUASI for c in protected})
     undeclared = _undeclared(schema, protected, bounds_from_data)
+    sub, filled = _read_missing(sub, schema, protected, drop_incomplete)
     sources = {c: ("--bounds" if c in bounds else _declared_by(schema[c])) for c in protected}
     if undeclared:
         schema, derived = _from_data(sub, schema, undeclared, drop_incomplete)
@@ -351,8 +424,11 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
                        if categorical else np.empty((table.n_rows, 0), dtype=np.int64),
                        tuple(table.metric(c) for c in categorical))
     domains = _domains(schema, numeric, lows, highs, categorical, part, sources)
+    for c in protected:
+        if schema[c].missing is not None:
+            domains[c]["missing"] = MISSING_RULE.format(value=_shown(schema[c].missing))
     dropped_columns = [str(c) for c in frame.columns if c not in kept]
     return DPInput(table=table, numeric=numeric, categorical=categorical, carried=carried,
                    X=X, lows=lows, highs=highs, domains=domains, part=part,
                    from_data=undeclared, dropped_rows=len(frame) - table.n_rows,
-                   dropped_columns=dropped_columns)
+                   dropped_columns=dropped_columns, filled=filled)

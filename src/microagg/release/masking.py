@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from microagg.core.mechanisms import make_rng
+from microagg.data.column_checks import check_categories
 from microagg.data.roles import NEVER_MASKED
-from microagg.data.schema import Role, Schema, check_categories
+from microagg.data.schema import Role, Schema
 from microagg.data.table import encode
 from microagg.errors import InputError
 from microagg.release.base import Release

@@ -23,6 +23,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from types import FrameType
 from typing import Any
 
@@ -45,6 +46,7 @@ from microagg.release.report import (
     guarantee_sentence,
     noise_warnings,
 )
+from microagg.release.unit import PrivacyUnit
 
 __all__ = ["caller_stacklevel", "privacy_report", "publish_dp"]
 
@@ -143,7 +145,8 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
 
 def publish_dp(data: DPInput, step: DPStep, *, budget: Budget, k: int | None,
                rng: np.random.Generator, seeded: bool,
-               clip_entries: Sequence[dict[str, Any]] = ()) -> Release[PrivacyReport]:
+               clip_entries: Sequence[dict[str, Any]] = (), unit: PrivacyUnit | None = None,
+               unit_epsilon: float | None = None) -> Release[PrivacyReport]:
     """The Release of a DP method's ``step``: the written table in random row order (per
     column, or per group of its ``column_groups``, when unlinked), its privacy report, the
     owner's notices, and a :class:`PrivacyLeakWarning` when the guarantee is weaker than plain
@@ -179,10 +182,18 @@ def publish_dp(data: DPInput, step: DPStep, *, budget: Budget, k: int | None,
         linked=linked, unlinked=unlinked, warnings_=step.warnings, parts=step.parts,
         microaggregated=step.microaggregated, individual=step.individual,
         moments=step.moments)
+    if unit is not None:
+        report = replace(report, unit=unit.name,
+                         unit_epsilon=unit_epsilon if unit_epsilon is not None
+                         else report.epsilon,
+                         guarantee=report.guarantee + unit.statement(
+                             unit_epsilon if unit_epsilon is not None else report.epsilon))
     notices = tuple(f"{count:,} value(s) of '{name}' lay outside its declared domain and were "
                     "clamped into it" for name, count in data.clamped.items())
     notices += tuple(f"{count:,} value(s) of '{name}' lay outside its clipped domain and were "
                      "clamped into it" for name, count in data.clipped.items() if count)
+    notices += tuple(f"{count:,} missing value(s) of '{name}' were read as the value the "
+                     "schema declares (missing:)" for name, count in data.filled.items())
     return Release(frame=frame, labels=step.labels, report=report, source_rows=source_rows,
                    source_index=data.table.index, notices=notices,
                    statistics=step.statistics)

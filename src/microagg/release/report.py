@@ -232,6 +232,7 @@ class Domain(Entry):
     diameter: float | None = None
     declared: list[float] | None = None  # the declared bounds, when clipped
     clipped: str | None = None
+    missing: str | None = None  # the declared value missing cells are read as, and its rule
 
 
 @dataclass(frozen=True, eq=False)
@@ -313,6 +314,8 @@ class PrivacyReport:
     warnings: list[str]
     row_order: str = "uniformly random permutation, fresh index"
     moments: dict[str, Any] | None = None  # 004: m, noise, strategy, clustering, variant
+    unit: str = "one record"  # what two neighbouring data sets differ in
+    unit_epsilon: float | None = None  # the guarantee's epsilon for that unit
     threat_model: str = THREAT_MODEL
     neighbouring: str = NEIGHBOURS
     clamping: str = CLAMPING

@@ -172,8 +172,8 @@ class ReleaseRecord:
     rows_aligned: bool
     columns: ColumnRoles
     guarantee: Guarantee
-    risk: dict[str, Risk]  # "before" and "after"
-    utility: Utility
+    risk: dict[str, Risk]  # "before" and "after" (empty when not measured)
+    utility: Utility | None  # None when not measured (the Dask engine)
     measures: str
     skipped: dict[str, str]
     report: dict[str, Any]  # the method's own report, report.to_dict()
@@ -344,6 +344,34 @@ def release_record(release: Release[Any], original: pd.DataFrame, *, method: Rel
         records=len(release.frame), rows_aligned=True, columns=roles,
         guarantee=_guarantee(report), risk=risk, utility=utility, measures=MEASURES,
         skipped=skipped, report=report.to_dict())
+
+
+AT_SCALE_SKIPPED = ("risk and utility are not measured by the Dask engine (they would need the "
+                    "whole data set in one place): measure them on a sample with microagg "
+                    "evaluate; the SSE/SST over the masked columns is in the method's report")
+
+
+def block_record(method: ReleaseMethod, report: Any, source: Path) -> ReleaseRecord:
+    """The report of a block-MDAV release on the Dask engine (``report``: its
+    :class:`~microagg.at_scale.anonymize.BlockReport`) from the data set ``source``: the
+    provenance (the input named, not hashed: a data set of many files), the columns, the
+    guarantee as the engine verified it on the written data set; risk and utility skipped."""
+    holds = bool(report.k_anonymity["holds"])
+    guarantee = Guarantee(
+        f"Every combination of the masked columns ({', '.join(report.columns)}) is shared by "
+        f"at least {report.k} records{'' if holds else ' (does NOT hold)'}.", holds,
+        list(report.columns),
+        "k-anonymity (000), clusters inside blocks of the data set: identity disclosure over "
+        "the masked columns")
+    roles = ColumnRoles(masked=list(report.columns), confidential=[],
+                        released_unchanged=list(report.released_unchanged),
+                        identifiers_dropped=list(report.identifiers_dropped))
+    return ReleaseRecord(
+        method=report.method, family=str(method.family), parameters=_plain_parameters(method),
+        input=InputFile(source.name), microagg_version=_version(), created=_now(),
+        records=int(report.records), rows_aligned=True, columns=roles, guarantee=guarantee,
+        risk={}, utility=None, measures=MEASURES, skipped={"risk_and_utility": AT_SCALE_SKIPPED},
+        report=report.to_dict())
 
 
 def rows_aligned(masked: Path) -> tuple[bool, Path | None]:
