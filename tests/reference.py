@@ -398,3 +398,40 @@ def mdav_missing(X: np.ndarray, k: int, categorical: Categorical | None = None) 
     if remaining.size:
         take(list(remaining))
     return labels
+
+
+def matching_counts(codes, columns=None):
+    """f of every record of the int code matrix (-1: missing) by its definition: the records
+    that agree with it on every key (of ``columns``) both have."""
+    codes = np.asarray(codes)
+    if columns is not None:
+        codes = codes[:, list(columns)]
+    out = []
+    for i in range(codes.shape[0]):
+        same = np.ones(codes.shape[0], dtype=bool)
+        for j in range(codes.shape[1]):
+            same &= (codes[:, j] == codes[i, j]) | (codes[:, j] < 0) | (codes[i, j] < 0)
+        out.append(int(same.sum()))
+    return np.array(out)
+
+
+def sdcmicro_pram_matrix(p, pds, alpha):
+    """sdcMicro's ``calcTransitionMatrix`` (R/pram.R) loop by loop, its random diagonal
+    ``pds`` given: P with diagonal pds and (1 - pds_i)/(L - 1) elsewhere in row i,
+    Qest[k, j] = P[j, k] p[j] / sum(p * P[, k]), R = P Qest, alpha R + (1 - alpha) I."""
+    p = np.asarray(p, dtype=float) / np.sum(p)
+    size = p.size
+    P = np.empty((size, size))
+    for i in range(size):
+        P[i, :] = (1 - pds[i]) / (size - 1)
+        P[i, i] = pds[i]
+    Q = np.empty((size, size))
+    for k in range(size):
+        s = sum(p[j] * P[j, k] for j in range(size))
+        for j in range(size):
+            Q[k, j] = P[j, k] * p[j] / s
+    R = np.zeros((size, size))
+    for i in range(size):
+        for j in range(size):
+            R[i, j] = sum(P[i, m] * Q[m, j] for m in range(size))
+    return alpha * R + (1 - alpha) * np.eye(size)

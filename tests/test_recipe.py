@@ -166,3 +166,23 @@ def test_a_new_method_appears_in_recipes_without_other_code(data, monkeypatch):
     from microagg.ui.forms import method_form
 
     assert 'id="f_by"' in str(method_form(Halve, adapter("mask"), ["age"]))
+
+
+def test_methods_for_categorical_keys_are_steps(data):
+    """Local suppression and PRAM (the keys family) run as recipe steps: the suppressed keys
+    are k-anonymous with a missing value matching any value, and a seeded PRAM step gives the
+    same table twice (a deterministic method takes no seed)."""
+    from microagg.core.frequencies import sample_frequencies
+
+    frame = data.frame.assign(band=(data.frame["age"] // 10).astype(int).astype(str))
+    suppress = {"family": "keys", "method": "local-suppression", "k": 4,
+                "keys": ["band", "region", "education"]}
+    run = Recipe(seed=3).add(suppress).run(frame)
+    written = run.frame
+    assert sample_frequencies(written, ["band", "region", "education"]).min() >= 4
+    assert written[["band", "region", "education"]].isna().to_numpy().any()
+    pram = {"family": "keys", "method": "invariant-pram", "keys": ["region"],
+            "retention": 0.5}
+    once, twice = (Recipe(seed=5).add(pram).run(frame).frame for _ in range(2))
+    pd.testing.assert_frame_equal(once, twice)
+    assert not once["region"].equals(frame["region"])

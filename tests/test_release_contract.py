@@ -27,7 +27,8 @@ from microagg.release.report import (
 # parameter not listed here fails below with its name.
 REQUIRED = {"k": 10, "t": 0.5, "epsilon": 1.0, "gamma": 0.2, "s": 0.2, "fraction": 0.2}
 # Parameters that have a default but of which a method needs one given (top or bottom).
-GIVEN = {"TopBottomCoding": {"top": 50_000.0}}
+GIVEN = {"TopBottomCoding": {"top": 50_000.0},
+         "GlobalRecoding": {"breaks": {"age": [0, 50, 120]}}}
 ALL = [pytest.param(m, id=m.name + "/" + m.family.value) for m in METHODS]
 
 
@@ -53,6 +54,9 @@ def _release(method, frame, schema):
                               confidential=["expenses"])
     if method.family is Family.K_ANONYMITY:
         return method.release(frame, schema=schema)
+    if method.family is Family.KEYS:
+        return method.release(frame, schema=schema, keys=["region", "education"],
+                              **({"rng": 5} if method.randomized else {}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         return method.release(frame, schema=schema, columns=["age", "income", "expenses"],

@@ -3,7 +3,9 @@
 A family command (``microaggregate``, ``tclose``, ``mask``, ``dp``) is written as a template
 function of its own options (input, output, schema …) and an ``options`` mapping; its method
 options are made here from the fields of every method of the family, so a new method's
-parameters appear in ``--help`` without editing the command. Which method takes an option is
+parameters appear in ``--help`` without editing the command. A method with a command of its
+own (``recode``, ``suppress``, ``pram``, ``topcode``) gets its options from its fields the
+same way (:func:`method_command`). Which method takes an option is
 said in its help; an option given that the chosen method does not take is refused by the one
 rule of :func:`~microagg.release.methods.base.build`.
 """
@@ -21,7 +23,7 @@ from microagg.cli.app import app
 from microagg.cli.flags import render
 from microagg.data.schema import Role
 from microagg.errors import InputError
-from microagg.release.methods import Family, family
+from microagg.release.methods import Family, ReleaseMethod, family
 from microagg.release.params import (
     Choice,
     Constraint,
@@ -31,7 +33,8 @@ from microagg.release.params import (
     method_fields,
 )
 
-__all__ = ["ROLE_OPTIONS", "family_command", "family_fields", "roles_given"]
+__all__ = ["ROLE_OPTIONS", "family_command", "family_fields", "method_command",
+           "roles_given"]
 
 
 def family_fields(of: Family) -> dict[str, tuple[Field, list[str]]]:
@@ -109,10 +112,24 @@ def family_command(of: Family, *, short_help: str, after: str = "method"
     options of the family placed after its option ``after``, and the role options
     (:data:`ROLE_OPTIONS`) after ``--schema``. The template receives the method options as
     ``options`` (name -> value, ``None`` when not given) and the roles as ``roles``."""
+    return _command(of.value, family_fields(of), len(family(of)), short_help, after)
 
+
+def method_command(method: type[ReleaseMethod], name: str, *, short_help: str, after: str
+                   ) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register the command ``name`` of one method (a method with a command of its own):
+    the template's own options, the method's options (from its fields) after the option
+    ``after``, and the role options after ``--schema``; the template receives them as
+    ``options`` and ``roles``, like a family's command."""
+    fields = {f.name: (f, [method.name]) for f in method_fields(method)
+              if f.metadata.get("cli", True)}
+    return _command(name, fields, 1, short_help, after)
+
+
+def _command(name: str, fields: dict[str, tuple[Field, list[str]]], everyone: int,
+             short_help: str, after: str
+             ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def register(template: Callable[..., None]) -> Callable[..., None]:
-        fields = family_fields(of)
-        everyone = len(family(of))
         generated = [_option(f, takers, everyone) for f, takers in fields.values()]
         own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
                for p in inspect.signature(template, eval_str=True).parameters.values()
@@ -129,8 +146,8 @@ def family_command(of: Family, *, short_help: str, after: str = "method"
         command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in parameters}
         command.__doc__ = template.__doc__
-        command.__name__ = of.value
-        app.command(of.value, short_help=short_help)(command)
+        command.__name__ = name
+        app.command(name, short_help=short_help)(command)
         return template
 
     return register

@@ -114,7 +114,7 @@ class Adapter:
 
     family: Family
     options: tuple[Option, ...]
-    seeded: bool  # the release takes `rng`
+    seeded: bool  # the release takes `rng` (a method may say it does not: `randomized`)
     private: bool  # a differentially private release
 
     def option(self, name: str) -> Option:
@@ -129,7 +129,7 @@ class Adapter:
         to the frame's columns and, for a seeded family, ``seed``; the record names
         ``source`` as its input."""
         kwargs = {name: value for name, value in options.items() if value is not None}
-        if self.seeded:
+        if self.seeded and getattr(method, "randomized", True):
             kwargs["rng"] = seed
         present = (schema.select([c for c in schema.names if c in frame.columns])
                    if schema is not None else None)
@@ -156,6 +156,10 @@ ADAPTERS: dict[Family, Adapter] = {
                "The confidential attributes (default: the schema's)."),
         DROP_INCOMPLETE), seeded=False, private=False),
     Family.MASKING: Adapter(Family.MASKING, (COLUMNS,), seeded=True, private=False),
+    # seeded when the method is randomized (PRAM); recoding and suppression take no seed
+    Family.KEYS: Adapter(Family.KEYS, (
+        Option("keys", OptionKind.COLUMNS, "The key variables (default: the schema's "
+               "quasi-identifiers)."),), seeded=True, private=False),
     Family.DIFFERENTIAL_PRIVACY: Adapter(Family.DIFFERENTIAL_PRIVACY, (
         Option("columns", OptionKind.COLUMNS, "The columns to protect (default: every "
                "non-identifier column); the others are dropped."),

@@ -10,8 +10,12 @@ from microagg.release.functions import (
     dp_release,
     mask,
     microaggregate,
+    pram,
+    recode,
+    suppress,
     tclose,
 )
+from microagg.release.key_reports import KeyReport
 from microagg.release.methods import (
     MDAV,
     METHODS,
@@ -21,9 +25,12 @@ from microagg.release.methods import (
     DPIndividualRanking,
     DPInsensitive,
     DPLaplace,
+    GlobalRecoding,
     IndividualRanking,
     Insensitive,
+    InvariantPram,
     KAnonymityFirst,
+    LocalSuppression,
     Merge,
     MultiplicativeNoise,
     OptimalUnivariate,
@@ -40,9 +47,10 @@ from microagg.release.report import (
 )
 
 __all__ = ["MDAV", "METHODS", "VMDAV", "CorrelatedNoise", "CrossMoment", "DPIndividualRanking",
-           "DPInsensitive", "DPLaplace", "GuaranteeScope", "IndividualRanking", "Insensitive",
-           "KAnonymityFirst", "KAnonymityReport", "MaskingReport", "Merge",
+           "DPInsensitive", "DPLaplace", "GlobalRecoding", "GuaranteeScope",
+           "IndividualRanking", "Insensitive", "InvariantPram", "KAnonymityFirst",
+           "KAnonymityReport", "KeyReport", "LocalSuppression", "MaskingReport", "Merge",
            "MultiplicativeNoise", "OptimalUnivariate", "PrivacyReport", "RankSwap", "Release",
            "ReleaseMethod", "TClosenessFirst", "TClosenessReport", "dp_cross_moment",
            "dp_individual_ranking", "dp_insensitive", "dp_laplace", "dp_release", "mask",
-           "microaggregate", "tclose"]
+           "microaggregate", "pram", "recode", "suppress", "tclose"]

@@ -8,6 +8,7 @@ from typing import Generic, TypeVar
 import numpy as np
 import pandas as pd
 
+from microagg.release.key_reports import KeyReport
 from microagg.release.report import (
     KAnonymityReport,
     MaskingReport,
@@ -15,7 +16,7 @@ from microagg.release.report import (
     TClosenessReport,
 )
 
-R = TypeVar("R", KAnonymityReport, MaskingReport, PrivacyReport, TClosenessReport)
+R = TypeVar("R", KAnonymityReport, MaskingReport, PrivacyReport, TClosenessReport, KeyReport)
 
 
 @dataclass(frozen=True, eq=False)

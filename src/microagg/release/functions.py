@@ -13,12 +13,16 @@ from typing import Any
 import pandas as pd
 
 from microagg.release.base import Release
+from microagg.release.key_reports import KeyReport
 from microagg.release.methods import (
     CrossMoment,
     DPIndividualRanking,
     DPInsensitive,
     DPLaplace,
     Family,
+    GlobalRecoding,
+    InvariantPram,
+    LocalSuppression,
     ReleaseMethod,
     family,
     lookup,
@@ -32,7 +36,8 @@ from microagg.release.report import (
 )
 
 __all__ = ["dp_cross_moment", "dp_individual_ranking", "dp_insensitive", "dp_laplace",
-           "dp_release", "make_method", "mask", "microaggregate", "release", "tclose"]
+           "dp_release", "make_method", "mask", "microaggregate", "pram", "recode", "release",
+           "suppress", "tclose"]
 
 
 def make_method(of: Family, method: str | type[ReleaseMethod],
@@ -112,3 +117,29 @@ def dp_laplace(frame: pd.DataFrame, **options: Any) -> Release[PrivacyReport]:
 def dp_cross_moment(frame: pd.DataFrame, **options: Any) -> Release[PrivacyReport]:
     """:class:`~microagg.release.methods.cross_moment.CrossMoment` in one call."""
     return release(Family.DIFFERENTIAL_PRIVACY, frame, CrossMoment, options)
+
+
+def recode(frame: pd.DataFrame, **options: Any) -> Release[KeyReport]:
+    """:class:`~microagg.release.methods.global_recoding.GlobalRecoding` in one call
+    (``levels``, ``breaks``; ``keys``, ``schema``, ``roles``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"age": [17, 40, 70]})
+    >>> recode(frame, breaks={"age": [0, 18, 65, 120]}).frame["age"].tolist()
+    ['[0, 18)', '[18, 65)', '[65, 120]']
+    """
+    return release(Family.KEYS, frame, GlobalRecoding, options)
+
+
+def suppress(frame: pd.DataFrame, **options: Any) -> Release[KeyReport]:
+    """:class:`~microagg.release.methods.local_suppression.LocalSuppression` in one call
+    (``k``, ``importance``, ``combinations``; ``keys``, ``schema``, ``roles``)."""
+    return release(Family.KEYS, frame, LocalSuppression, options)
+
+
+def pram(frame: pd.DataFrame, **options: Any) -> Release[KeyReport]:
+    """:class:`~microagg.release.methods.pram.InvariantPram` in one call (``retention``,
+    ``alpha``; ``keys``, ``schema``, ``roles``, ``rng``)."""
+    return release(Family.KEYS, frame, InvariantPram, options)

@@ -34,6 +34,7 @@ import pandas as pd
 from microagg.data.schema import Schema
 from microagg.errors import InputError
 from microagg.release.base import Release
+from microagg.release.key_reports import KeyReport, record_parts
 from microagg.release.methods.base import ReleaseMethod
 from microagg.release.report import (
     Entry,
@@ -305,6 +306,15 @@ def release_record(release: Release[Any], original: pd.DataFrame, *, method: Rel
     if isinstance(report, PrivacyReport):
         raise InputError("a DP release publishes no figure computed from the raw data: use "
                          "privacy_record")
+    if isinstance(report, KeyReport):  # categorical keys: frequencies, changes per column
+        roles, guarantee, risk, utility, measures = record_parts(report, original,
+                                                                 release.frame)
+        return ReleaseRecord(
+            method=report.method, family=str(method.family),
+            parameters=_plain_parameters(method), input=InputFile.of(source),
+            microagg_version=_version(), created=_now(), records=len(release.frame),
+            rows_aligned=True, columns=roles, guarantee=guarantee, risk=risk,
+            utility=utility, measures=measures, skipped={}, report=report.to_dict())
     roles = _roles(report)
     before = original.loc[release.frame.index] if len(release.frame) != len(original) \
         else original

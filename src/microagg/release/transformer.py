@@ -155,14 +155,16 @@ class Microaggregator:
 
     def _release(self, frame: pd.DataFrame) -> Release[Any]:
         method = self.method_
-        randomized = method.family in (Family.MASKING, Family.DIFFERENTIAL_PRIVACY)
+        randomized = (method.family in (Family.MASKING, Family.DIFFERENTIAL_PRIVACY)
+                      or getattr(method, "randomized", False))
         if self.random_state is not None and not randomized:
             raise ParameterError("random_state", f"applies to randomized methods (masking, "
                                  f"differential privacy), not {method.name}, which is "
                                  "deterministic")
         options: dict[str, Any] = {"schema": self.schema}
         columns = list(self.columns) if self.columns is not None else None
-        options["quasi" if method.family is Family.T_CLOSENESS else "columns"] = columns
+        options[{Family.T_CLOSENESS: "quasi", Family.KEYS: "keys"}.get(
+            method.family, "columns")] = columns
         if randomized:
             options["rng"] = self.random_state
         return method.release(frame, **options)

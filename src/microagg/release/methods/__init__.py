@@ -1,9 +1,10 @@
 """Every release method, one module each; the registry below is the only list of them.
 
 A new method is one module (a class of its family's base: ``KAnonymityMethod``,
-``TCloseMethod``, ``MaskingMethod``, ``DPMethod``, decorated with ``release_method``) plus its
-import and its entry in ``METHODS`` here; the command line, the function twins, the
-transformer, the top-level API and the contract tests find it from this list and its fields.
+``TCloseMethod``, ``MaskingMethod``, ``DPMethod``, ``KeyMethod``, decorated with
+``release_method``) plus its import and its entry in ``METHODS`` here; the command line, the
+function twins, the transformer, the top-level API and the contract tests find it from this
+list and its fields.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from microagg.release.methods.cross_moment import CrossMoment
 from microagg.release.methods.dp_individual_ranking import DPIndividualRanking
 from microagg.release.methods.dp_insensitive import DPInsensitive
 from microagg.release.methods.dp_laplace import DPLaplace
+from microagg.release.methods.global_recoding import GlobalRecoding
 from microagg.release.methods.individual_ranking import IndividualRanking
 from microagg.release.methods.insensitive import Insensitive
 from microagg.release.methods.k_anonymity_first import KAnonymityFirst
+from microagg.release.methods.local_suppression import LocalSuppression
 from microagg.release.methods.mdav import MDAV
 from microagg.release.methods.merge import Merge
 from microagg.release.methods.multiplicative_noise import MultiplicativeNoise
 from microagg.release.methods.optimal_univariate import OptimalUnivariate
+from microagg.release.methods.pram import InvariantPram
 from microagg.release.methods.rank_swap import RankSwap
 from microagg.release.methods.t_closeness_first import TClosenessFirst
 from microagg.release.methods.top_coding import TopBottomCoding
@@ -44,6 +48,9 @@ METHODS: tuple[type[ReleaseMethod], ...] = (
     DPLaplace,
     CrossMoment,
     TopBottomCoding,
+    GlobalRecoding,
+    LocalSuppression,
+    InvariantPram,
 )
 """Every release method, in the order the command line lists them."""
 

@@ -30,12 +30,15 @@ M = TypeVar("M", bound=type)
 
 
 class Family(StrEnum):
-    """The families of release methods; each is one command and one pipeline."""
+    """The families of release methods; each is one pipeline. The first four are one
+    command each (``--method`` chooses the method); each method for categorical keys
+    (``KEYS``) has a command of its own, its ``command`` (recode, suppress, pram)."""
 
     K_ANONYMITY = "microaggregate"
     T_CLOSENESS = "tclose"
     MASKING = "mask"
     DIFFERENTIAL_PRIVACY = "dp"
+    KEYS = "keys"
 
 
 @dataclass(frozen=True, kw_only=True)

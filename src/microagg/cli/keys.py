@@ -1,0 +1,170 @@
+"""``microagg recode | suppress | pram | topcode``: the methods for categorical keys, one
+command each, and top/bottom coding (the masking method ``top-bottom-coding`` under a
+command of its own). Each command's method options come from its method's fields
+(:func:`~microagg.cli.methods.method_command`); the release and its report are written as
+every family's (``OUT.report.json`` beside OUT)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from microagg.cli.app import out
+from microagg.cli.common import DECIMAL, READS, THOUSANDS, WRITES, names, write_release
+from microagg.cli.methods import method_command
+from microagg.release.methods import (
+    GlobalRecoding,
+    InvariantPram,
+    LocalSuppression,
+    ReleaseMethod,
+    TopBottomCoding,
+    family,
+)
+from microagg.release.methods.base import build
+
+__all__ = ["pram", "recode", "suppress", "topcode"]
+
+INPUT = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS}).")
+OUTPUT = typer.Option(..., "-o", "--output", help=f"Protected table ({WRITES}); its report "
+                      "goes to OUTPUT.report.json.")
+SCHEMA = typer.Option(None, "--schema", help="Schema file (YAML): roles, kinds, taxonomies.")
+JSON = typer.Option(False, "--json", help="Print the report as JSON.")
+
+
+def _keys(help_text: str) -> Any:
+    return typer.Option(None, "--keys", help=help_text + " (default: the schema's "
+                        "quasi-identifiers).")
+
+
+def _run(cls: type[ReleaseMethod], options: dict[str, Any] | None, **given: Any) -> None:
+    made: Any = build(cls, options or {}, family(cls.family))
+    show = given.pop("show")
+    write_release(made, input=given.pop("input"), schema_path=given.pop("schema"),
+                  output=given.pop("output"), labels_out=None, title=made.name,
+                  json_out=given.pop("json_out"), show=show, with_progress=False,
+                  **given)
+
+
+@method_command(GlobalRecoding, "recode", short_help="Recode key variables: to a level of "
+                "their taxonomy, or numbers to intervals.", after="output")
+def recode(
+    input: Path = INPUT,
+    output: Path = OUTPUT,
+    keys: str | None = typer.Option(None, "--keys", help="The key variables whose "
+                                    "frequencies the report gives (default: the recoded "
+                                    "columns and the schema's quasi-identifiers)."),
+    schema: Path | None = SCHEMA,
+    decimal: str | None = DECIMAL,
+    thousands: str | None = THOUSANDS,
+    json_out: bool = JSON,
+    options: dict[str, Any] | None = None,
+    roles: dict[str, Any] | None = None,
+) -> None:
+    """Global recoding: categories to a level of their taxonomy (--levels), numbers to
+    intervals (--breaks); every record recoded the same way."""
+    _run(GlobalRecoding, options, input=input, output=output, schema=schema,
+         json_out=json_out, show=_show_recoding, decimal=decimal, thousands=thousands,
+         keys=names(keys, "--keys"), roles=roles)
+
+
+@method_command(LocalSuppression, "suppress", short_help="Suppress key values to "
+                "k-anonymity (local suppression, as sdcMicro's localSuppression).",
+                after="keys")
+def suppress(
+    input: Path = INPUT,
+    output: Path = OUTPUT,
+    keys: str | None = _keys("The key variables to make k-anonymous, comma-separated"),
+    schema: Path | None = SCHEMA,
+    decimal: str | None = DECIMAL,
+    thousands: str | None = THOUSANDS,
+    json_out: bool = JSON,
+    options: dict[str, Any] | None = None,
+    roles: dict[str, Any] | None = None,
+) -> None:
+    """Local suppression: the fewest key values found are made missing so that every
+    record shares its keys with at least k - 1 others (a missing value matching any value);
+    verified on the written table."""
+    _run(LocalSuppression, options, input=input, output=output, schema=schema,
+         json_out=json_out, show=_show_suppression, decimal=decimal, thousands=thousands,
+         keys=names(keys, "--keys"), roles=roles)
+
+
+@method_command(InvariantPram, "pram", short_help="Post-randomize key variables (invariant "
+                "PRAM: the expected marginal kept).", after="keys")
+def pram(
+    input: Path = INPUT,
+    output: Path = OUTPUT,
+    keys: str | None = _keys("The variables to post-randomize, comma-separated"),
+    schema: Path | None = SCHEMA,
+    decimal: str | None = DECIMAL,
+    thousands: str | None = THOUSANDS,
+    seed: int | None = typer.Option(None, "--seed", help="Seed (default: OS entropy)."),
+    json_out: bool = JSON,
+    options: dict[str, Any] | None = None,
+    roles: dict[str, Any] | None = None,
+) -> None:
+    """Invariant PRAM: each value redrawn from its row of a transition matrix that keeps
+    the expected marginal (per stratum when strata are declared); the matrices are in the
+    report."""
+    _run(InvariantPram, options, input=input, output=output, schema=schema,
+         json_out=json_out, show=_show_pram, decimal=decimal, thousands=thousands,
+         keys=names(keys, "--keys"), roles=roles, rng=seed)
+
+
+@method_command(TopBottomCoding, "topcode", short_help="Top and bottom coding of numeric "
+                "columns, at a value or a quantile.", after="columns")
+def topcode(
+    input: Path = INPUT,
+    output: Path = OUTPUT,
+    columns: str | None = typer.Option(None, "--columns", help="The numeric columns to code "
+                                       "(default: the schema's quasi-identifiers, else every "
+                                       "numeric non-identifier column)."),
+    schema: Path | None = SCHEMA,
+    decimal: str | None = DECIMAL,
+    thousands: str | None = THOUSANDS,
+    json_out: bool = JSON,
+    options: dict[str, Any] | None = None,
+    roles: dict[str, Any] | None = None,
+) -> None:
+    """Top and bottom coding: values above --top become --top, values below --bottom become
+    --bottom (with --at quantile, each column's quantiles of those orders)."""
+    from microagg.cli.mask import _print_report
+
+    _run(TopBottomCoding, options, input=input, output=output, schema=schema,
+         json_out=json_out, show=_print_report, decimal=decimal, thousands=thousands,
+         columns=names(columns, "--columns"), roles=roles)
+
+
+def _frequencies(report: Any) -> str:
+    return (f"smallest f_k {report.before.smallest_class} -> {report.after.smallest_class}, "
+            f"sample uniques {report.before.sample_uniques:,} -> "
+            f"{report.after.sample_uniques:,}")
+
+
+def _show_suppression(report: Any, output: Path) -> None:
+    per = ", ".join(f"{key} {count:,}" for key, count in report.suppressions.items() if count)
+    out.print(f"{report.method} k={report.k}: {report.records:,} records, keys "
+              f"{', '.join(report.keys)} -> {output}")
+    out.print(f"  suppressed {report.total_suppressions:,} value(s)"
+              + (f": {per}" if per else ""))
+    holds = "holds" if report.k_anonymity.holds else "does NOT hold"
+    out.print(f"  k-anonymity {holds} on the written table (smallest f_k "
+              f"{report.k_anonymity.smallest_class})")
+
+
+def _show_recoding(report: Any, output: Path) -> None:
+    out.print(f"{report.method}: {report.records:,} records -> {output}")
+    for name, entry in report.recoded.items():
+        out.print(f"  {name}: {entry.categories_before:,} -> {entry.categories_after:,} "
+                  f"categories ({entry.to})")
+    out.print(f"  keys {', '.join(report.keys)}: {_frequencies(report)}")
+
+
+def _show_pram(report: Any, output: Path) -> None:
+    out.print(f"{report.method} retention={report.retention:g} alpha={report.alpha:g}: "
+              f"{report.records:,} records -> {output}")
+    for name, count in report.changed_values.items():
+        out.print(f"  {name}: {count:,} value(s) changed")
+    out.print(f"  keys {', '.join(report.keys)}: {_frequencies(report)}")

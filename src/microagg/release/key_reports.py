@@ -1,0 +1,220 @@
+"""The reports of the methods for categorical keys (global recoding, local suppression, PRAM)
+and the parts of ``OUT.report.json`` they give (:func:`record_parts`).
+
+Every report holds what the family shares (:class:`KeyReport`: the keys, the columns
+changed, the sample frequencies of the keys before and after, the survey design) and the
+method's own figures. The frequencies are those of :mod:`microagg.core.frequencies`: f_k of
+a record is the number of records that share its key values, a missing value matching any
+value (sdcMicro's ``alpha = 1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from microagg.core.frequencies import combinations
+from microagg.data.table import missing_mask
+from microagg.options import MissingValues
+from microagg.release.report import Anonymity, Entry, plain
+
+if TYPE_CHECKING:
+    from microagg.release.sidecar import ColumnRoles, Guarantee, Risk, Utility
+
+__all__ = ["RISK_KS", "KeyReport", "KeyRisk", "PramMatrix", "PramReport", "Recoded",
+           "RecodingReport", "SuppressionReport", "key_risk", "record_parts"]
+
+RISK_KS = (2, 3, 5)
+"""The k for which every report counts the records below k (and the method's own k)."""
+
+
+@dataclass(frozen=True, eq=False)
+class KeyRisk(Entry):
+    """The sample frequencies of the keys (within each stratum when there are strata): the
+    smallest f_k, the records whose key values no other record shares (f_k = 1), the
+    records with f_k < k for a few k (sdcMicro's ``kAnon_violations``, unweighted), and the
+    number of distinct combinations of key values written (a missing value counted as a
+    value)."""
+
+    smallest_class: int
+    sample_uniques: int
+    below_k: dict[str, int]
+    classes: int
+
+
+def key_risk(frame: pd.DataFrame, keys: Sequence[str], ks: Sequence[int] = RISK_KS,
+             strata: np.ndarray | None = None) -> KeyRisk:
+    """:class:`KeyRisk` of ``frame`` over ``keys`` (within each stratum when ``strata``
+    numbers them)."""
+    f, classes = combinations(frame, keys, MissingValues.MATCHES_ANY)
+    if strata is not None:
+        for stratum in np.unique(strata):
+            rows = np.flatnonzero(strata == stratum)
+            f[rows] = combinations(frame.iloc[rows], keys, MissingValues.MATCHES_ANY)[0]
+    return KeyRisk(int(f.min()), int((f == 1).sum()),
+                   {str(k): int((f < k).sum()) for k in sorted(set(ks))}, classes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyReport:
+    """What a method for categorical keys did; each method's report adds its own figures."""
+
+    method: str
+    keys: list[str]  # the key variables the method protects (frequencies over them)
+    changed: list[str]  # the columns whose values it changed
+    records: int
+    identifiers_dropped: list[str]
+    released_unchanged: list[str]
+    before: KeyRisk
+    after: KeyRisk
+    parameters: dict[str, Any]
+    weight: str | None = None
+    strata: list[str] = field(default_factory=list)
+    n_strata: int = 0
+    missing_semantics: str = MissingValues.MATCHES_ANY.value
+    notes: list[str] = field(default_factory=list)
+
+    def guarantee(self) -> tuple[str, bool, str]:
+        """The guarantee in a sentence, whether it holds on the table as written, and its
+        semantics."""
+        return (f"No ex-ante guarantee: {self.method} changes {', '.join(self.changed)}; the "
+                f"frequencies of the keys are measured (smallest f_k after: "
+                f"{self.after.smallest_class}), not bounded.", False,
+                "none: the risk of the keys is measured, not bounded")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuppressionReport(KeyReport):
+    """Local suppression to k-anonymity (:mod:`microagg.core.suppression`): the values
+    suppressed per key and k-anonymity as verified on the written table."""
+
+    k: int
+    importance: list[str]  # the keys from the most important (suppressed last)
+    combinations: list[int] | None  # sizes of the sets of keys made k-anonymous
+    suppressions: dict[str, int]  # values suppressed, per key
+    total_suppressions: int
+    missing_before: dict[str, int]  # values missing in the input, per key
+    greedy_suppressions: int  # suppressed by the greedy pass ...
+    restored: int  # ... of which the second pass put back
+    k_anonymity: Anonymity  # verified on the written table (each stratum, each set)
+
+    def guarantee(self) -> tuple[str, bool, str]:
+        holds = bool(self.k_anonymity.holds)
+        scope = (f"every set of {' or '.join(map(str, self.combinations))} of the keys"
+                 if self.combinations else "the keys")
+        strata = " within each stratum" if self.strata else ""
+        return (f"Every record shares its values of {scope} ({', '.join(self.keys)}) with at "
+                f"least {self.k - 1} other records{strata}, a missing value matching any "
+                f"value{'' if holds else ' (does NOT hold)'}.", holds,
+                "k-anonymity of the keys, a missing value matching any value (sdcMicro's "
+                "alpha = 1): identity disclosure over the keys; other columns and attribute "
+                "disclosure are not protected")
+
+
+@dataclass(frozen=True, eq=False)
+class Recoded(Entry):
+    """How one column was recoded: to a level of its taxonomy, or to intervals."""
+
+    to: str
+    categories_before: int
+    categories_after: int
+    level: int | None = None
+    taxonomy: str | None = None
+    breaks: list[float] | None = None
+    labels: list[str] | None = None  # the categories written
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecodingReport(KeyReport):
+    """Global recoding: each recoded column and what it became."""
+
+    recoded: dict[str, Recoded]
+
+
+@dataclass(frozen=True, eq=False)
+class PramMatrix(Entry):
+    """The transition matrix PRAM applied to one column (in one stratum): row i gives the
+    probabilities of writing each category for a record of category i."""
+
+    column: str
+    categories: list[str]
+    marginal: list[float]  # the marginal the matrix leaves unchanged in expectation
+    matrix: list[list[float]]
+    stratum: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PramReport(KeyReport):
+    """Invariant PRAM: the transition matrices and how many values changed."""
+
+    retention: float
+    alpha: float
+    seeded: bool
+    marginal: str  # which marginal is kept (counts, or weighted by the weight column)
+    matrices: list[PramMatrix]
+    changed_values: dict[str, int]
+
+
+def record_parts(report: KeyReport, original: pd.DataFrame, written: pd.DataFrame
+                 ) -> tuple[ColumnRoles, Guarantee, dict[str, Risk], Utility, str]:
+    """The columns, guarantee, risk, utility and measures of ``OUT.report.json`` for a
+    release of this family (:func:`~microagg.release.sidecar.release_record`): risk over
+    the keys with a missing value matching any value; utility per changed column."""
+    from microagg.evaluation.utility import js_divergence
+    from microagg.release.sidecar import ColumnRoles, Guarantee, Utility
+
+    roles = ColumnRoles(masked=list(report.changed), confidential=[],
+                        released_unchanged=report.released_unchanged,
+                        identifiers_dropped=report.identifiers_dropped)
+    statement, holds, semantics = report.guarantee()
+    guarantee = Guarantee(statement, holds, list(report.keys), semantics)
+    risk = {"before": _risk(report.before, len(original)),
+            "after": _risk(report.after, len(written))}
+    per: dict[str, Any] = {}
+    for column in report.changed:
+        a, b = _labels(original[column]), _labels(written[column])
+        bins = sorted(set(a) | set(b))
+        p = pd.Series(a).value_counts().reindex(bins, fill_value=0).to_numpy(float)
+        r = pd.Series(b).value_counts().reindex(bins, fill_value=0).to_numpy(float)
+        changed = int((a != b).sum())
+        per[column] = {"changed": changed, "changed_percent": 100.0 * changed / len(a),
+                       "missing_before": int((a == _MISSING).sum()),
+                       "missing_after": int((b == _MISSING).sum()),
+                       "categories_before": len(set(a) - {_MISSING}),
+                       "categories_after": len(set(b) - {_MISSING}),
+                       "jsd": js_divergence(p / p.sum(), r / r.sum())}
+    mean_jsd = float(np.mean([v["jsd"] for v in per.values()])) if per else 0.0
+    utility = Utility(None, None, mean_jsd, None, None, None, None, per)
+    measures = ("risk: the sample frequencies f_k of the keys, a missing value matching any "
+                "value, within each stratum when there are strata (unique_percent: records "
+                "with f_k = 1; smallest_class: the smallest f_k). Utility, per changed "
+                "column: the values changed, the missing values and categories before and "
+                "after, and the Jensen-Shannon divergence (base 2) "
+                "of its marginal, a missing value counted as a category; jsd is their mean")
+    return roles, guarantee, risk, utility, measures
+
+
+_MISSING = "\x00missing"
+
+
+def _labels(series: pd.Series) -> np.ndarray:
+    from microagg.data.table import category_labels
+
+    labels = category_labels(series).to_numpy(dtype=object)
+    labels[missing_mask(series)] = _MISSING
+    return labels
+
+
+def _risk(frequencies: KeyRisk, records: int) -> Risk:
+    from microagg.release.sidecar import Risk
+
+    return Risk(records=records,
+                unique_percent=float(100.0 * frequencies.sample_uniques / records),
+                smallest_class=frequencies.smallest_class, classes=frequencies.classes)
