@@ -10,11 +10,9 @@ sdcMicro's ``ldiversity`` computes them:
 * recursive (c, l)-diversity: the largest l with r_1 < c · (r_l + r_{l+1} + … + r_d)
   (§4.2 Def. 4.2), and 1 when no l ≥ 2 satisfies it; c = 2 by default.
 
-A missing sensitive value counts, as in sdcMicro, as one more value for the distinct and the
-entropy measures when the class has present values too, and is left out of the recursive
-one; a class with no present value has distinct 0, entropy 1 (the empty sum) and recursive 0.
-Under ``matches-any`` a record's class is every record that matches it, so classes overlap
-(docs/algorithms.md).
+A missing sensitive value is a value of its own: what a class reveals when its records miss
+the attribute (sdcMicro reads each missing value as a different value, docs/algorithms.md).
+Under ``matches-any`` a record's class is every record that matches it, so classes overlap.
 
 Reference: Machanavajjhala, A., Kifer, D., Gehrke, J., Venkitasubramaniam, M. (2007).
 l-Diversity: Privacy beyond k-anonymity. ACM TKDD 1(1), article 3.
@@ -100,28 +98,27 @@ def l_diversity(codes: np.ndarray, sensitive: np.ndarray,
     values = np.asarray(sensitive, dtype=np.int64)
     slots = int(values.max(initial=-1)) + 2  # the last slot holds the missing values
     slot = np.where(values < 0, slots - 1, values)
-    group, g, s, counts = _value_counts(np.asarray(codes, dtype=np.int64), slot, slots, missing)
-    distinct, entropy, recursive = _measures(g, s, counts, slots, c, int(group.max(initial=-1)) + 1)
+    group, g, counts = _value_counts(np.asarray(codes, dtype=np.int64), slot, slots, missing)
+    distinct, entropy, recursive = _measures(g, counts, c, int(group.max(initial=-1)) + 1)
     return LDiversity(attribute, float(c), distinct[group], entropy[group], recursive[group])
 
 
 def _value_counts(codes: np.ndarray, slot: np.ndarray, slots: int, missing: MissingValues
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The combination of every record, and (combination, sensitive slot, count) triples
-    sorted by combination then slot: the sensitive values of the records matching it."""
-    n = codes.shape[0]
-    if n == 0:
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The combination of every record, and one (combination, count) pair per sensitive
+    value of the records matching it, sorted by combination."""
+    if codes.shape[0] == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, empty
+        return empty, empty, empty
     group = combination_ids(codes, range(codes.shape[1]))
     if missing is MissingValues.CATEGORY or not (codes < 0).any():
         keys, counts = np.unique(group * slots + slot, return_counts=True)
-        return group, keys // slots, keys % slots, counts.astype(np.int64)
+        return group, keys // slots, counts.astype(np.int64)
     _, first = np.unique(group, return_index=True)
     owners, found, counts = _matching_values(codes, codes[first], slot, slots)
     keys, inverse = np.unique(owners * slots + found, return_inverse=True)
     totals = np.bincount(inverse, weights=counts).astype(np.int64)
-    return group, keys // slots, keys % slots, totals
+    return group, keys // slots, totals
 
 
 def _matching_values(codes: np.ndarray, combos: np.ndarray, slot: np.ndarray, slots: int
@@ -160,25 +157,20 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.arange(total) - np.repeat(offsets - starts, lengths)
 
 
-def _measures(g: np.ndarray, s: np.ndarray, counts: np.ndarray, slots: int, c: float,
-              groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct, entropy and recursive l-diversity of every combination from its triples."""
-    present = s != slots - 1
+def _measures(g: np.ndarray, counts: np.ndarray, c: float, groups: int
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct, entropy and recursive l-diversity of every combination from the counts of
+    its sensitive values (``g``: the combination of each count, sorted)."""
+    distinct = np.bincount(g, minlength=groups)
     size = np.bincount(g, weights=counts, minlength=groups)
-    n_present = np.bincount(g[present], minlength=groups)
-    missing_count = np.bincount(g[~present], weights=counts[~present], minlength=groups)
-    distinct = n_present + ((missing_count > 0) & (n_present > 0))
-    counted = present | (n_present[g] > 0)
-    share = counts[counted] / size[g[counted]]
-    entropy = np.exp(-np.bincount(g[counted], weights=share * np.log(share), minlength=groups))
-    # recursive: within each combination, present counts in decreasing order r_1 ≥ r_2 ≥ …
-    pg, pc = g[present], counts[present]
-    order = np.lexsort((-pc, pg))
-    pg, pc = pg[order], pc[order]
-    start = np.searchsorted(pg, pg, "left")
-    first = pc[start]
-    before = np.cumsum(pc) - pc  # the counts of the combination before this one, plus others
-    tail = np.bincount(pg, weights=pc, minlength=groups)[pg] - (before - before[start])
-    beyond = (np.arange(pg.size) > start) & (c * tail > first)
-    recursive = np.where(n_present > 0, 1 + np.bincount(pg[beyond], minlength=groups), 0)
+    share = counts / size[g]
+    entropy = np.exp(-np.bincount(g, weights=share * np.log(share), minlength=groups))
+    # recursive: within each combination, the counts in decreasing order r_1 ≥ r_2 ≥ …
+    order = np.lexsort((-counts, g))
+    g, counts = g[order], counts[order]
+    start = np.searchsorted(g, g, "left")
+    before = np.cumsum(counts) - counts  # the counts ahead of this one, in any combination
+    tail = size[g] - (before - before[start])  # r_j + r_{j+1} + … within the combination
+    beyond = (np.arange(g.size) > start) & (c * tail > counts[start])
+    recursive = 1 + np.bincount(g[beyond], minlength=groups)
     return distinct.astype(np.int64), entropy, recursive.astype(np.int64)
