@@ -254,9 +254,11 @@ def _weights(frame: pd.DataFrame, weight: str | None) -> np.ndarray | None:
     bad = ~(np.isfinite(values) & (values >= 1))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise InputError(f"weight column '{weight}': row {row + 1} holds "
-                         f"{column.iloc[row]!r}; a sampling weight is the number of population "
-                         "units a record stands for, at least 1, in every row")
+        value = column.iloc[row]
+        shown = repr(value) if isinstance(value, str) else str(value)
+        raise InputError(f"weight column '{weight}': row {row + 1} holds {shown}; a sampling "
+                         "weight is the number of population units a record stands for, at "
+                         "least 1, in every row")
     return values
 
 
