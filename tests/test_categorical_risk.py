@@ -279,7 +279,7 @@ def test_schema_roles_give_the_defaults():
     ({"keys": ["sex", "nowhere"]}, "unknown column 'nowhere'"),
     ({"keys": None}, "`keys` is needed"),
     ({"k": [0]}, "`k` must be whole numbers"),
-    ({"missing": "ignore"}, "unknown missing 'ignore'"),
+    ({"missing": "ignore"}, "unknown `missing` 'ignore'"),
 ])
 def test_bad_requests_are_refused_with_the_reason(changes, message):
     arguments = {"keys": ["sex", "age"], **changes}

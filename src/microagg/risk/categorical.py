@@ -169,7 +169,7 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
     >>> result.violations, result.sample_uniques
     ({2: 1, 3: 5, 5: 5}, 1)
     """
-    missing = parse(MissingValues, missing, "missing")
+    missing = parse(MissingValues, missing, "`missing`")
     keys, weight, household = _design(frame, keys, weight, household, schema)
     if sensitive is not None:
         _known(frame, [sensitive], "sensitive")
