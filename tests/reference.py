@@ -8,6 +8,7 @@ the comparison is exact (bit-for-bit equal distances, hence identical tie-breaki
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 
@@ -420,15 +421,20 @@ def frequencies_direct(codes, missing: str, weights=None) -> list[float]:
 
 
 def individual_risk_direct(fk: int, Fk: float | None) -> float:
-    """Benedetti-Franconi as sdcMicro's indivRisk(method = "approx"), one record."""
+    """Benedetti-Franconi as sdcMicro's indivRisk(method = "approx"), one record, its
+    formulas evaluated in 60-digit decimal arithmetic (no cancellation)."""
     if Fk is None or fk == Fk:
         return 1 / fk
-    p = fk / Fk
-    if fk == 1:
-        return p / (1 - p) * math.log(1 / p)
-    if fk == 2:
-        return p / (1 - p) - (p / (1 - p)) ** 2 * math.log(1 / p)
-    return p / (fk - (1 - p))
+    with decimal.localcontext() as context:
+        context.prec = 60
+        f, F = decimal.Decimal(fk), decimal.Decimal(Fk)
+        p = f / F
+        odds = p / (1 - p)
+        if fk == 1:
+            return float(odds * (1 / p).ln())
+        if fk == 2:
+            return float(odds - odds ** 2 * (1 / p).ln())
+        return float(p / (f - (1 - p)))
 
 
 def household_risk_direct(risk, household) -> list[float]:

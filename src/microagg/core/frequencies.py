@@ -27,7 +27,8 @@ import pandas as pd
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 
-__all__ = ["combination_ids", "combinations", "key_codes", "matching_counts", "sample_frequencies"]
+__all__ = ["combination_ids", "combinations", "key_codes", "key_frequencies", "matching_counts",
+           "sample_frequencies"]
 
 
 def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
@@ -67,21 +68,46 @@ def combination_ids(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
     return pd.factorize(packed)[0].astype(np.int64)
 
 
-def _matches(codes: np.ndarray, rows_p: np.ndarray, rows_q: np.ndarray,
-             common: list[int], weights: np.ndarray | None = None) -> np.ndarray:
-    """For each row of ``rows_p``, the rows of ``rows_q`` with its values on ``common``
-    (counted, or their ``weights`` summed)."""
+def _matches(codes: np.ndarray, rows_p: np.ndarray, rows_q: np.ndarray, common: list[int],
+             weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """For each row of ``rows_p``, the rows of ``rows_q`` with its values on ``common``:
+    counted, and their ``weights`` summed (None without weights)."""
     ids = combination_ids(codes[np.concatenate([rows_q, rows_p])], common)
-    counts = np.bincount(ids[:rows_q.size], minlength=int(ids.max()) + 1,
-                         weights=None if weights is None else weights[rows_q])
-    return counts[ids[rows_q.size:]]
+    q_ids, p_ids = ids[:rows_q.size], ids[rows_q.size:]
+    top = int(ids.max()) + 1
+    counts = np.bincount(q_ids, minlength=top)[p_ids]
+    if weights is None:
+        return counts, None
+    return counts, np.bincount(q_ids, weights=weights[rows_q], minlength=top)[p_ids]
+
+
+def key_frequencies(codes: np.ndarray,
+                    missing: MissingValues | str = MissingValues.MATCHES_ANY,
+                    weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """For every row of ``codes`` (:func:`key_codes`), the number of rows that match it, itself
+    included (f_k, int64), and with ``weights`` their summed weight (F_k, float64; None
+    without weights), from one grouping.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 0], [0, 0], [-1, 0], [1, 1]])
+    >>> fk, Fk = key_frequencies(codes, weights=np.array([10.0, 20.0, 5.0, 40.0]))
+    >>> fk.tolist(), Fk.tolist()
+    ([3, 3, 3, 1], [35.0, 35.0, 35.0, 40.0])
+    """
+    missing = parse(MissingValues, missing, "missing")
+    if missing is MissingValues.CATEGORY or not (codes < 0).any():
+        inverse = combination_ids(codes, range(codes.shape[1]))
+        counts = np.bincount(inverse)[inverse].astype(np.int64)
+        return counts, None if weights is None else np.bincount(inverse, weights)[inverse]
+    return _matching(codes, weights)
 
 
 def matching_counts(codes: np.ndarray,
                     missing: MissingValues | str = MissingValues.MATCHES_ANY,
                     weights: np.ndarray | None = None) -> np.ndarray:
-    """For every row of ``codes`` (:func:`key_codes`), the number of rows that match it, itself
-    included (f_k, int64), or with ``weights`` their summed weight (F_k, float64).
+    """f_k of every row of ``codes``, or with ``weights`` F_k (:func:`key_frequencies`).
 
     Examples
     --------
@@ -89,15 +115,11 @@ def matching_counts(codes: np.ndarray,
     >>> codes = np.array([[0, 0], [0, 0], [-1, 0], [1, 1]])
     >>> matching_counts(codes).tolist()
     [3, 3, 3, 1]
-    >>> matching_counts(codes, weights=np.array([10.0, 20.0, 5.0, 40.0])).tolist()
-    [35.0, 35.0, 35.0, 40.0]
+    >>> matching_counts(codes, "category").tolist()
+    [2, 2, 1, 1]
     """
-    missing = parse(MissingValues, missing, "missing")
-    if missing is MissingValues.CATEGORY or not (codes < 0).any():
-        inverse = combination_ids(codes, range(codes.shape[1]))
-        counts = np.bincount(inverse, weights=weights)[inverse]
-        return counts if weights is not None else counts.astype(np.int64)
-    return _matching(codes, weights)
+    fk, Fk = key_frequencies(codes, missing, weights)
+    return fk if Fk is None else Fk
 
 
 def combinations(frame: pd.DataFrame, keys: Sequence[str],
@@ -131,19 +153,25 @@ def sample_frequencies(frame: pd.DataFrame, keys: Sequence[str],
     return combinations(frame, keys, missing)[0]
 
 
-def _matching(codes: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """f_k (or F_k with ``weights``) under ``matches-any``, pattern pair by pattern pair
+def _matching(codes: np.ndarray, weights: np.ndarray | None
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+    """f_k (and F_k with ``weights``) under ``matches-any``, pattern pair by pattern pair
     (module docstring)."""
     q = codes.shape[1]
     present = codes >= 0
     pattern = present.astype(np.int64) @ (1 << np.arange(q, dtype=np.int64))
     members = {int(p): np.flatnonzero(pattern == p) for p in np.unique(pattern)}
-    out = np.zeros(codes.shape[0], dtype=np.int64 if weights is None else np.float64)
+    counts = np.zeros(codes.shape[0], dtype=np.int64)
+    sums = None if weights is None else np.zeros(codes.shape[0])
     for p, rows_p in members.items():
         for r, rows_r in members.items():
             common = [j for j in range(q) if (p >> j) & 1 and (r >> j) & 1]
-            if not common:
-                out[rows_p] += rows_r.size if weights is None else weights[rows_r].sum()
-                continue
-            out[rows_p] += _matches(codes, rows_p, rows_r, common, weights)
-    return out
+            if common:
+                found, weighted = _matches(codes, rows_p, rows_r, common, weights)
+            else:  # no key in common: every row of the pattern matches
+                found = np.int64(rows_r.size)
+                weighted = None if weights is None else weights[rows_r].sum()
+            counts[rows_p] += found
+            if sums is not None:
+                sums[rows_p] += weighted
+    return counts, sums

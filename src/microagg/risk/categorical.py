@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.core.frequencies import key_codes, matching_counts
+from microagg.core.frequencies import key_codes, key_frequencies
 from microagg.data.schema import Role, Schema
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
@@ -177,10 +177,10 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
             raise InputError(f"`sensitive` column '{sensitive}' is also a key variable")
     ks = _ks(k)
     codes = key_codes(frame, keys)
-    fk = matching_counts(codes, missing)
     weights = _weights(frame, weight)
-    Fk = fk.astype(np.float64) if weights is None else matching_counts(codes, missing, weights)
-    risk = individual_risk(fk, None if weights is None else Fk)
+    fk, weighted = key_frequencies(codes, missing, weights)
+    Fk = fk.astype(np.float64) if weighted is None else weighted
+    risk = individual_risk(fk, weighted)
     households = None
     if household is not None:
         households = household_risk(risk, _household_codes(frame, household))
@@ -192,7 +192,7 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
         keys, weight, household, missing, fk, Fk, risk, households,
         {q: int((fk < q).sum()) for q in ks},
         None if weights is None else {q: int((Fk < q).sum()) for q in ks},
-        suda2(codes, keys, missing, dis_fraction=dis_fraction), diversity)
+        suda2(codes, keys, missing, dis_fraction=dis_fraction, fk=fk), diversity)
 
 
 def _design(frame: pd.DataFrame, keys: Sequence[str] | None, weight: str | None,

@@ -12,6 +12,11 @@ Polettini 2004): with p_k = f_k / F_k,
 * f_k ≥ 3: r = p / (f_k − (1 − p)), the first term of the series;
 * F_k = f_k (the whole population combination is in the sample): r = 1/f_k.
 
+The f_k = 2 form cancels as p → 1 (sdcMicro returns 1.5 for F_k = 2 (1 + 2⁻⁵²)); it is
+evaluated as p − p² (log(1/p) − q)/q², q = 1 − p = (F_k − f_k)/F_k, with the series
+Σ_{k≥2} q^(k−2)/k for small q, and log(1/p) as −log1p(−q) for p near 1: every risk is then
+correct to a few units of the last place, and tends to 1/f_k as F_k → f_k.
+
 The household risk of a record (sdcMicro ``measure_risk(hid = …)``) is the probability that
 at least one member of its household is re-identified, the members taken as independent:
 r_h = 1 − Π_{i ∈ h} (1 − r_i).
@@ -66,17 +71,33 @@ def individual_risk(fk: np.ndarray, Fk: np.ndarray | None = None) -> np.ndarray:
         return 1.0 / f
     F = np.asarray(Fk, dtype=np.float64)
     p = f / F
+    q = (F - f) / F  # 1 − p without its rounding
     risk = np.empty_like(p)
     with np.errstate(divide="ignore", invalid="ignore"):
-        odds = p / (1.0 - p)
-        log_inverse = np.log(1.0 / p)
+        # log(1/p): from q where p is near 1, from F/f elsewhere (each without cancellation)
+        log_inverse = np.where(q < 0.5, -np.log1p(-q), np.log(F / f))
         one, two, more = f == 1, f == 2, f > 2
-        risk[one] = (odds * log_inverse)[one]
-        risk[two] = (odds - odds ** 2 * log_inverse)[two]
-        risk[more] = (p / (f - (1.0 - p)))[more]
+        risk[one] = (p / q * log_inverse)[one]
+        risk[two] = (p - p * p * _excess(q, log_inverse))[two]
+        risk[more] = (p / (f - q))[more]
     exact = f == F
     risk[exact] = 1.0 / f[exact]
     return risk
+
+
+def _excess(q: np.ndarray, log_inverse: np.ndarray) -> np.ndarray:
+    """(log(1/p) − q) / q² = Σ_{k ≥ 2} q^(k−2) / k, by its series where q is small (the
+    difference cancels) and directly elsewhere."""
+    series = np.zeros_like(q)
+    for k in range(_TERMS + 1, 1, -1):  # Horner, from the highest term
+        series = series * q + 1.0 / k
+    with np.errstate(divide="ignore", invalid="ignore"):
+        direct = (log_inverse - q) / (q * q)
+    return np.where(np.abs(q) < _SERIES_BELOW, series, direct)
+
+
+_SERIES_BELOW = 0.1
+_TERMS = 24  # 0.1^23 / 25 is below double precision of the sum (≥ 1/2)
 
 
 def household_risk(risk: np.ndarray, household: np.ndarray) -> np.ndarray:

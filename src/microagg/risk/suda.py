@@ -104,7 +104,7 @@ class Suda:
 
 def suda2(codes: np.ndarray, keys: list[str] | None = None,
           missing: MissingValues | str = MissingValues.MATCHES_ANY, *,
-          dis_fraction: float = 0.01) -> Suda:
+          dis_fraction: float = 0.01, fk: np.ndarray | None = None) -> Suda:
     """SUDA and DIS scores of every record over its key codes (the module docstring says how).
 
     Parameters
@@ -117,6 +117,9 @@ def suda2(codes: np.ndarray, keys: list[str] | None = None,
         What a missing key matches: ``matches-any`` (default) or ``category``.
     dis_fraction
         The sampling fraction of the DIS score, in (0, 1) (sdcMicro's ``DisFraction``).
+    fk
+        The records' sample frequencies over the keys under ``missing``, when known
+        (:func:`microagg.core.frequencies.key_frequencies`).
 
     Returns
     -------
@@ -141,7 +144,8 @@ def suda2(codes: np.ndarray, keys: list[str] | None = None,
     if not 1 <= m <= MAX_KEYS:
         raise InputError(f"SUDA2 takes 1 to {MAX_KEYS} key variables, got {m}")
     missing = parse(MissingValues, missing, "missing")
-    fk = matching_counts(codes, missing) if n else np.zeros(0, dtype=np.int64)
+    if fk is None:
+        fk = matching_counts(codes, missing) if n else np.zeros(0, dtype=np.int64)
     uniques = np.flatnonzero(fk == 1)
     search = _Search.prepare(codes, uniques, missing)
     search.run()
@@ -179,19 +183,19 @@ def _dis(scores: np.ndarray, uniques: int, pairs: int, fraction: float, m: int
 class _Search:
     """The depth-first search for the MSUs of the sample uniques (module docstring).
 
-    ``table`` (column-major) holds the codes of the rows (a missing value coded as one more
-    category of its column, ``radix`` the categories per column): the first ``n_real`` are
-    records, the others virtual rows; ``owner[g]`` is the candidate virtual row g belongs to
-    (−1 for a record) and ``zeroed[g]`` its keys set missing. ``present[c]`` is the mask of
-    the keys candidate c may use.
+    ``table`` (column-major) holds the codes of the records the search keeps (a missing
+    value coded as one more category of its column, ``radix`` the categories per column);
+    ``candidate_row[c]`` is candidate c's row in it and ``present[c]`` the mask of the keys
+    c may use. A virtual row (c, Z) stands for c's values with the keys Z missing; Z is one
+    of the sorted ``zero_sets`` and lies inside the keys of the node that holds the row:
+    a node adding key v gives each row (c, Z) a twin (c, Z ∪ {v}) when that is a zero set.
     """
 
     table: np.ndarray
     radix: np.ndarray
-    n_real: int
-    owner: np.ndarray
-    zeroed: np.ndarray
+    candidate_row: np.ndarray
     present: np.ndarray
+    zero_sets: np.ndarray
     score: np.ndarray
     contribution: np.ndarray
     by_size: np.ndarray
@@ -204,7 +208,7 @@ class _Search:
         n, m = codes.shape
         radix = codes.max(axis=0, initial=-1) + 2 if n else np.ones(m, dtype=np.int64)
         coded = np.where(codes < 0, radix - 1, codes)
-        real = _at_most_two(coded)
+        real = _at_most_two(coded)  # sorted; every sample unique is kept
         bits = 1 << np.arange(m, dtype=np.int64)
         missing_mask = (codes < 0).astype(np.int64) @ bits
         if missing is MissingValues.CATEGORY:
@@ -213,38 +217,30 @@ class _Search:
         else:
             present = ((1 << m) - 1) & ~missing_mask[uniques]
             zero_sets = _downward_closure(np.unique(missing_mask[real]))
-        # one virtual row per candidate and zero set inside its present keys
-        owner, which = np.nonzero((zero_sets[None, :] & ~present[:, None]) == 0)
-        zeroed = zero_sets[which]
-        virtual = coded[uniques[owner]]
-        for j in range(m):
-            virtual[:, j] = np.where((zeroed >> j) & 1, radix[j] - 1, virtual[:, j])
-        table = np.asfortranarray(np.concatenate([coded[real], virtual]))
         factorial = np.array([math.factorial(m - s) if s else 0 for s in range(m + 1)],
                              dtype=np.float64)
-        scratch_size = table.shape[0] * int(radix.max(initial=1))
-        return cls(table, radix, int(real.size),
-                   np.concatenate([np.full(real.size, -1, dtype=np.int64), owner]),
-                   np.concatenate([np.zeros(real.size, dtype=np.int64), zeroed]), present,
-                   np.zeros(uniques.size), np.zeros((uniques.size, m)),
+        virtual_bound = uniques.size * zero_sets.size
+        scratch_size = (real.size + virtual_bound) * int(radix.max(initial=1))
+        return cls(np.asfortranarray(coded[real]), radix, np.searchsorted(real, uniques),
+                   present, zero_sets, np.zeros(uniques.size), np.zeros((uniques.size, m)),
                    np.zeros(m, dtype=np.int64), factorial,
                    np.full(scratch_size if scratch_size <= _SCRATCH else 0, -1, dtype=np.int64))
 
     def run(self) -> None:
-        if self.present.size == 0 or self.n_real <= 1:
+        n_real = self.table.shape[0]
+        if self.present.size == 0 or n_real <= 1:
             return  # no sample unique, or one record: unique on no key at all
-        rows = np.arange(self.table.shape[0])
-        ids = np.zeros(rows.size, dtype=np.int64)
-        active = np.arange(self.present.size)
+        candidates = np.arange(self.present.size)
         empty = np.zeros(0, dtype=np.int64)
-        self._children(0, rows, self.n_real, ids, active, empty, empty)
+        self._children(0, _Rows(np.arange(n_real), candidates, np.zeros_like(candidates),
+                                np.zeros(n_real + candidates.size, dtype=np.int64)),
+                       candidates, empty, empty)
 
-    def _children(self, mask: int, rows: np.ndarray, n_real: int, ids: np.ndarray,
-                  active: np.ndarray, block_owner: np.ndarray, block_mask: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
-        """Visit the children of ``mask`` (``rows``, records first, and their ``ids`` on
-        it); return the MSUs found below it (owners, masks). ``block_*`` are the MSUs found
-        so far that may lie inside a subset below ``mask``."""
+    def _children(self, mask: int, rows: _Rows, active: np.ndarray, block_owner: np.ndarray,
+                  block_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Visit the children of ``mask`` (its ``rows``); return the MSUs found below it
+        (owners, masks). ``block_*`` are the MSUs found so far that may lie inside a subset
+        below ``mask``."""
         lowest = (mask & -mask).bit_length() - 1 if mask else self.radix.size
         found_owner, found_mask = [block_owner], [block_mask]
         for v in range(lowest):
@@ -256,12 +252,13 @@ class _Search:
             if child_active.size == 0:
                 continue
             radix = int(self.radix[v])
-            child_rows, child_real, keys = kernels.extend(
-                rows, n_real, ids, self.table[:, v], radix, self.owner,
+            owner, zero, keys = kernels.extend(
+                rows.real, rows.owner, rows.zero, rows.ids, self.table[:, v],
+                self.candidate_row, radix, 1 << v, self.zero_sets,
                 _members(child_active, self.present.size))
-            child_ids, top = self._compact(keys, (int(ids.max()) + 1) * radix)
+            ids, top = self._compact(keys, (int(rows.ids.max()) + 1) * radix)
             relevant = (masks & ~(child | ((1 << v) - 1))) == 0
-            new_owner, new_mask = self._visit(child, child_rows, child_real, child_ids, top,
+            new_owner, new_mask = self._visit(child, _Rows(rows.real, owner, zero, ids), top,
                                               child_active, owners[relevant], masks[relevant])
             found_owner.append(new_owner)
             found_mask.append(new_mask)
@@ -269,15 +266,15 @@ class _Search:
             return block_owner[:0], block_mask[:0]
         return np.concatenate(found_owner[1:]), np.concatenate(found_mask[1:])
 
-    def _visit(self, mask: int, rows: np.ndarray, n_real: int, ids: np.ndarray, top: int,
-               active: np.ndarray, block_owner: np.ndarray, block_mask: np.ndarray
+    def _visit(self, mask: int, rows: _Rows, top: int, active: np.ndarray,
+               block_owner: np.ndarray, block_mask: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
         """Count the active candidates' matches on ``mask``, record the MSUs, and search
         below with the rows that can still match an active candidate."""
         slot = np.zeros(self.present.size, dtype=np.int64)
         slot[active] = np.arange(active.size)
-        _, found = kernels.matches(rows, n_real, ids, top, self.owner, self.zeroed, mask,
-                                   slot, active.size)
+        counts, found = kernels.matches(rows.real.size, rows.owner, rows.ids, top, slot,
+                                        active.size)
         unique = found == 1
         new_owner = active[unique]
         new_mask = np.full(new_owner.size, mask, dtype=np.int64)
@@ -286,10 +283,10 @@ class _Search:
         still = active[~unique]
         if still.size == 0 or mask & 1:  # a mask holding key 0 has no child
             return new_owner, new_mask
-        rows, n_real, ids = kernels.prune(rows, n_real, ids, top, self.owner,
-                                          _members(still, self.present.size))
+        below = _Rows(*kernels.prune(rows.real, rows.owner, rows.zero, rows.ids, counts,
+                                     _members(still, self.present.size)))
         below_owner, below_mask = self._children(
-            mask, rows, n_real, ids, still, np.concatenate([block_owner, new_owner]),
+            mask, below, still, np.concatenate([block_owner, new_owner]),
             np.concatenate([block_mask, new_mask]))
         return np.concatenate([new_owner, below_owner]), np.concatenate([new_mask, below_mask])
 
@@ -308,6 +305,16 @@ class _Search:
         self.score[owners] += weight
         self.contribution[np.ix_(owners, columns)] += weight
         self.by_size[size - 1] += owners.size
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The rows a node of the search looks at (:mod:`microagg.risk._suda_kernels`)."""
+
+    real: np.ndarray
+    owner: np.ndarray
+    zero: np.ndarray
+    ids: np.ndarray
 
 
 def _members(items: np.ndarray, size: int) -> np.ndarray:
