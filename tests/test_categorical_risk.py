@@ -290,5 +290,5 @@ def test_bad_requests_are_refused_with_the_reason(changes, message):
 def test_a_weight_below_one_is_refused():
     frame = _survey()
     frame.loc[5, "w"] = 0.5
-    with pytest.raises(InputError, match="row 6 holds 0.5;"):
+    with pytest.raises(InputError, match=r"row 6 holds 0\.5;"):
         categorical_risk(frame, ["sex"], weight="w")

@@ -56,12 +56,13 @@ def check(
     from microagg.evaluation.check import check_request, check_table
 
     confidential_names = names(confidential, "--confidential") or []
-    lopts = {"l": l, "sensitive": sensitive, "l_kind": l_kind, "l_c": l_c}
-    check_request(k=k, t=t, confidential=confidential_names, distance=distance, **lopts)
+    check_request(k=k, t=t, confidential=confidential_names, distance=distance, l=l,
+                  sensitive=sensitive, l_kind=l_kind, l_c=l_c)
     frame, schema_obj = load(input, schema, decimal, thousands)
     result = check_table(frame, schema=schema_obj, k=k, quasi=names(quasi, "--quasi"), t=t,
                          confidential=confidential_names, distance=distance,
-                         drop_incomplete=drop_incomplete, **lopts)
+                         drop_incomplete=drop_incomplete, l=l, sensitive=sensitive,
+                         l_kind=l_kind, l_c=l_c)
     if json_out:
         print_json(result.to_dict())
     else:

@@ -166,12 +166,13 @@ def _matching(codes: np.ndarray, weights: np.ndarray | None
     for p, rows_p in members.items():
         for r, rows_r in members.items():
             common = [j for j in range(q) if (p >> j) & 1 and (r >> j) & 1]
-            if common:
-                found, weighted = _matches(codes, rows_p, rows_r, common, weights)
-            else:  # no key in common: every row of the pattern matches
-                found = np.int64(rows_r.size)
-                weighted = None if weights is None else weights[rows_r].sum()
+            if not common:  # no key in common: every row of the pattern matches
+                counts[rows_p] += rows_r.size
+                if sums is not None and weights is not None:
+                    sums[rows_p] += weights[rows_r].sum()
+                continue
+            found, weighted = _matches(codes, rows_p, rows_r, common, weights)
             counts[rows_p] += found
-            if sums is not None:
+            if sums is not None and weighted is not None:
                 sums[rows_p] += weighted
     return counts, sums

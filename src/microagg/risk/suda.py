@@ -299,7 +299,7 @@ class _Search:
         return ids, int(ids.max(initial=-1)) + 1
 
     def _record(self, mask: int, owners: np.ndarray) -> None:
-        columns = [j for j in range(self.radix.size) if (mask >> j) & 1]
+        columns = np.array([j for j in range(self.radix.size) if (mask >> j) & 1])
         size = len(columns)
         weight = self.weight[size]
         self.score[owners] += weight
