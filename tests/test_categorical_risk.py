@@ -148,6 +148,19 @@ def test_suda_on_larger_tables_with_many_keys(seed, missing):
     np.testing.assert_allclose(result.scores, scores, rtol=1e-15)
 
 
+@pytest.mark.parametrize("missing", SEMANTICS)
+def test_suda_renumbers_by_hashing_past_the_dense_table(monkeypatch, missing):
+    # high-cardinality keys make the dense renumbering table too large: a hash takes over
+    import microagg.risk.suda as suda_module
+
+    monkeypatch.setattr(suda_module, "_SCRATCH", 16)
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 6, (30, 4))
+    codes[rng.random(codes.shape) < 0.1] = -1
+    scores, _, _, _ = reference.suda_direct(codes.tolist(), missing)
+    np.testing.assert_allclose(suda2(codes, missing=missing).scores, scores, rtol=1e-15)
+
+
 def test_suda_and_dis_by_hand():
     # record 2 is the only sample unique; its MSUs are {b} (weight 2!) and {a, c} (weight 1!)
     codes = np.array([[0, 0, 0], [0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 0, 1]])

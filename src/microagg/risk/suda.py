@@ -68,8 +68,8 @@ __all__ = ["Suda", "suda2"]
 MAX_KEYS = 62
 """Subsets of the keys are int64 bit masks."""
 
-_SCRATCH = 1 << 24
-"""The largest table (entries) of the dense renumbering; beyond it a hash does it."""
+_SCRATCH = 1 << 22
+"""The largest table (entries, 32 MiB) of the dense renumbering; beyond it a hash does it."""
 
 
 @dataclass(frozen=True)
@@ -219,12 +219,9 @@ class _Search:
             zero_sets = _downward_closure(np.unique(missing_mask[real]))
         factorial = np.array([math.factorial(m - s) if s else 0 for s in range(m + 1)],
                              dtype=np.float64)
-        virtual_bound = uniques.size * zero_sets.size
-        scratch_size = (real.size + virtual_bound) * int(radix.max(initial=1))
         return cls(np.asfortranarray(coded[real]), radix, np.searchsorted(real, uniques),
                    present, zero_sets, np.zeros(uniques.size), np.zeros((uniques.size, m)),
-                   np.zeros(m, dtype=np.int64), factorial,
-                   np.full(scratch_size if scratch_size <= _SCRATCH else 0, -1, dtype=np.int64))
+                   np.zeros(m, dtype=np.int64), factorial, np.zeros(0, dtype=np.int64))
 
     def run(self) -> None:
         n_real = self.table.shape[0]
@@ -291,12 +288,16 @@ class _Search:
         return np.concatenate([new_owner, below_owner]), np.concatenate([new_mask, below_mask])
 
     def _compact(self, keys: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
-        """Ids 0, 1, … for ``keys`` (all below ``bound``)."""
-        if bound <= self.scratch.size:
-            ids, top = kernels.compact(keys, self.scratch)
-            return ids, int(top)
-        ids = pd.factorize(keys)[0].astype(np.int64)
-        return ids, int(ids.max(initial=-1)) + 1
+        """Ids 0, 1, … for ``keys`` (all below ``bound``): by a dense table while it stays
+        small, else by hashing."""
+        if bound > _SCRATCH:
+            ids = pd.factorize(keys)[0].astype(np.int64)
+            return ids, int(ids.max(initial=-1)) + 1
+        if bound > self.scratch.size:
+            self.scratch = np.full(min(max(bound, 2 * self.scratch.size), _SCRATCH), -1,
+                                   dtype=np.int64)
+        ids, top = kernels.compact(keys, self.scratch)
+        return ids, int(top)
 
     def _record(self, mask: int, owners: np.ndarray) -> None:
         columns = np.array([j for j in range(self.radix.size) if (mask >> j) & 1])
