@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import typer
 
@@ -11,20 +11,21 @@ from microagg.cli.app import app, out
 from microagg.cli.common import (
     DECIMAL,
     READS,
+    SCHEDULER_HELP,
     THOUSANDS,
+    WORKERS_HELP,
     WRITES,
     compile_notice,
+    engine_is_dask,
     load,
     names,
     outputs,
     print_json,
+    progress_bar,
     sources,
     write_as,
 )
 from microagg.errors import InputError
-
-if TYPE_CHECKING:
-    from microagg.risk import CategoricalRisk
 
 
 @app.command(short_help="Risk of categorical keys: frequencies, individual risk, SUDA2, "
@@ -45,9 +46,11 @@ def risk(
     missing: str = typer.Option("matches-any", "--missing", help="What a missing key value "
                                 "matches: matches-any (any value, sdcMicro's default) | "
                                 "category (only another missing value)."),
-    dis_fraction: float = typer.Option(0.01, "--dis-fraction", help="Sampling fraction of "
-                                       "the SUDA2 DIS score (sdcMicro's default 0.01)."),
-    l_c: float = typer.Option(2.0, "--l-c", help="The c of recursive (c, l)-diversity."),
+    dis_fraction: float | None = typer.Option(None, "--dis-fraction", help="Sampling "
+                                              "fraction of the SUDA2 DIS score (default "
+                                              "0.01, sdcMicro's)."),
+    l_c: float | None = typer.Option(None, "--l-c", help="The c of recursive "
+                                     "(c, l)-diversity (default 2)."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML): its "
                                        "quasi-identifiers, weight and household roles are "
                                        "the defaults."),
@@ -57,7 +60,15 @@ def risk(
     records_out: Path | None = typer.Option(None, "--records-out", help="Write one row per "
                                             "record, in input order: fk, Fk, risk, "
                                             "[household_risk,] suda_score, dis_score[, "
-                                            f"l_distinct, l_entropy, l_recursive] ({WRITES})."),
+                                            f"l_distinct, l_entropy, l_recursive] ({WRITES}; "
+                                            "with --engine dask a Parquet data set of fk, "
+                                            "Fk, risk)."),
+    engine: str = typer.Option("local", "--engine", help="local (default) | dask: the "
+                               "frequency-based measures (f_k, F_k, risk, violations) of a "
+                               "data set (a folder or glob of Parquet or CSV files) by one "
+                               "group-by on a Dask cluster."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
 ) -> None:
     """Measure the disclosure risk of the categorical key variables of a table: sample and
     population frequencies, individual (Benedetti-Franconi) and household risk, k-anonymity
@@ -65,19 +76,53 @@ def risk(
     from microagg.risk import categorical_risk
 
     extra_k = _ks(k)
+    if engine_is_dask(engine, scheduler, workers, household=household, sensitive=sensitive,
+                      schema=schema, decimal=decimal, thousands=thousands,
+                      dis_fraction=dis_fraction, l_c=l_c):
+        _risk_at_scale(input, keys=names(keys, "--keys"), weight=weight, missing=missing,
+                       k=extra_k, records_out=records_out, scheduler=scheduler,
+                       workers=workers, json_out=json_out)
+        return
     with outputs([records_out], sources(input, schema)) as files:
         frame, schema_obj = load(input, schema, decimal, thousands)
         with compile_notice():
             result = categorical_risk(frame, names(keys, "--keys"), weight=weight,
                                       household=household, sensitive=sensitive,
                                       schema=schema_obj, missing=missing, k=extra_k,
-                                      dis_fraction=dis_fraction, l_c=l_c)
+                                      dis_fraction=0.01 if dis_fraction is None
+                                      else dis_fraction, l_c=2.0 if l_c is None else l_c)
         if records_out is not None:
             write_as(result.records(), files[records_out], records_out, release=False)
     if json_out:
         print_json(result.to_dict())
         return
-    for line in lines(result):
+    for line in lines(result.to_dict()):
+        out.print(line)
+    if records_out is not None:
+        out.print(f"  records: {records_out}")
+
+
+def _risk_at_scale(source: Path, *, keys: list[str] | None, weight: str | None, missing: str,
+                   k: list[int], records_out: Path | None, scheduler: str | None,
+                   workers: int | None, json_out: bool) -> None:
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import check_dataset_output, open_dataset
+    from microagg.at_scale.risk import risk_at_scale
+
+    if keys is None:
+        raise InputError("--keys is needed with --engine dask")
+    if records_out is not None:
+        check_dataset_output(records_out, source)
+    dataset = open_dataset(source)
+    with dask_client(scheduler, workers) as client, \
+            progress_bar(dataset.n, "writing the records") as progress:
+        result = risk_at_scale(client, dataset, keys, weight=weight, missing=missing, k=k,
+                               records_out=records_out, progress=progress)
+    report = result.to_dict()
+    if json_out:
+        print_json(report)
+        return
+    for line in lines(report):
         out.print(line)
     if records_out is not None:
         out.print(f"  records: {records_out}")
@@ -95,42 +140,47 @@ def _ks(values: list[str] | None) -> list[int]:
     return found
 
 
-def lines(result: CategoricalRisk) -> list[str]:
-    """The measures as the command prints them: a short table."""
-    n = result.n
-    weighted = result.weighted_violations
-    text = [f"risk of the keys {', '.join(result.keys)}: {n:,} records"
-            + (f", weight {result.weight}" if result.weight else ", no weight")
-            + f", missing values {result.missing.value}",
-            f"  sample uniques                {result.sample_uniques:,}"
-            f" ({_percent(result.sample_uniques, n)})",
-            f"  expected re-identifications   {result.expected_reidentifications:,.2f}"
-            f" ({_percent(result.expected_reidentifications, n)})",
-            f"  global risk (mean)            {result.global_risk:.6g}",
-            f"  largest individual risk       {float(result.risk.max(initial=0)):.6g}"]
-    if result.household_risk is not None:
-        expected = float(result.household_risk.sum())
-        text.append(f"  household risk ({result.household}): expected re-identifications "
+def lines(report: dict[str, Any]) -> list[str]:
+    """The measures (the JSON form of :class:`~microagg.risk.CategoricalRisk` or
+    :class:`~microagg.at_scale.risk.ScaleRisk`) as the command prints them: a short table."""
+    n = report["n"]
+    weighted = report["weighted_violations"]
+    text = [f"risk of the keys {', '.join(report['keys'])}: {n:,} records"
+            + (f", weight {report['weight']}" if report["weight"] else ", no weight")
+            + f", missing values {report['missing']}",
+            f"  sample uniques                {report['sample_uniques']:,}"
+            f" ({_percent(report['sample_uniques'], n)})",
+            f"  expected re-identifications   {report['expected_reidentifications']:,.2f}"
+            f" ({_percent(report['expected_reidentifications'], n)})",
+            f"  global risk (mean)            {report['global_risk']:.6g}",
+            f"  largest individual risk       {report['largest_risk']:.6g}"]
+    household = report["household_risk"]
+    if household is not None:
+        expected = household["expected_reidentifications"]
+        text.append(f"  household risk ({household['column']}): expected re-identifications "
                     f"{expected:,.2f} ({_percent(expected, n)})")
     text.append("  k    records in classes smaller than k" + ("    weighted (F_k < k)"
                                                               if weighted else ""))
-    for q, count in result.violations.items():
-        row = f"  {q:<4d} {count:>10,} ({_percent(count, n)})"
+    for q, count in report["violations"].items():
+        row = f"  {q:<4s} {count:>10,} ({_percent(count, n)})"
         if weighted is not None:
             row += f"  {weighted[q]:>18,}"
         text.append(row)
-    suda = result.suda
-    text.append(f"  SUDA2: {sum(suda.msus_by_size):,} MSUs in {int((suda.scores > 0).sum()):,}"
-                f" records; largest DIS score {float(suda.dis_scores.max(initial=0)):.4g}"
-                f" (DIS fraction {suda.dis_fraction:g})")
-    text.append("  contribution of each key: " + ", ".join(
-        f"{key} {share:.1f} %" for key, share in suda.contributions.items()))
-    diversity = result.l_diversity
+    suda = report["suda"]
+    if suda is not None:
+        text.append(f"  SUDA2: {suda['msus']:,} MSUs in {suda['records_with_msus']:,} records;"
+                    f" largest DIS score {suda['largest_dis_score']:.4g} (DIS fraction "
+                    f"{suda['dis_fraction']:g})")
+        text.append("  contribution of each key: " + ", ".join(
+            f"{key} {share:.1f} %" for key, share in report["suda_contributions"].items()))
+    diversity = report["l_diversity"]
     if diversity is not None:
-        text.append(f"  l-diversity of {diversity.attribute} (smallest over the records): "
-                    f"distinct {diversity.smallest('distinct'):g}, entropy "
-                    f"{diversity.smallest('entropy'):.4g}, recursive (c = {diversity.c:g}) "
-                    f"{diversity.smallest('recursive'):g}")
+        text.append(f"  l-diversity of {diversity['attribute']} (smallest over the records): "
+                    f"distinct {diversity['smallest_distinct']:g}, entropy "
+                    f"{diversity['smallest_entropy']:.4g}, recursive (c = {diversity['c']:g})"
+                    f" {diversity['smallest_recursive']:g}")
+    if report.get("skipped"):
+        text.append(f"  not measured with --engine dask: {', '.join(report['skipped'])}")
     return text
 
 

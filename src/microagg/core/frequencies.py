@@ -11,7 +11,8 @@ the keys when every f_k >= k. A missing value needs a rule:
 
 Computation: records are grouped by their pattern of present keys. For each pair of patterns
 (P, Q), the records of Q are counted by their values on the keys P and Q share, and each
-record of P adds the count of its own values there. With π patterns this is O(π² n) (a file
+record of P adds the count of its own values there; the combinations on a set of shared keys
+are numbered once for every pair that shares it. With π patterns this is O(π² n) (a file
 has few patterns); without missing values it is one group-by. With sampling weights the same
 passes sum the weights of the matching records instead of counting them: the estimated
 population frequency F_k (sdcMicro's ``freqCalc``).
@@ -58,27 +59,14 @@ def combination_ids(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
     packed = np.zeros(n, dtype=np.int64)
     span = 1
     for c in columns:
-        column = codes[:, c].astype(np.int64) + 1
+        column = np.asarray(codes[:, c], dtype=np.int64) + 1
         width = int(column.max(initial=0)) + 1
         if span * width >= 1 << 62:
-            packed = pd.factorize(packed)[0].astype(np.int64)
+            packed = np.asarray(pd.factorize(packed)[0], dtype=np.int64)
             span = int(packed.max(initial=0)) + 1
         packed = packed * width + column
         span *= width
-    return pd.factorize(packed)[0].astype(np.int64)
-
-
-def _matches(codes: np.ndarray, rows_p: np.ndarray, rows_q: np.ndarray, common: list[int],
-             weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """For each row of ``rows_p``, the rows of ``rows_q`` with its values on ``common``:
-    counted, and their ``weights`` summed (None without weights)."""
-    ids = combination_ids(codes[np.concatenate([rows_q, rows_p])], common)
-    q_ids, p_ids = ids[:rows_q.size], ids[rows_q.size:]
-    top = int(ids.max()) + 1
-    counts = np.bincount(q_ids, minlength=top)[p_ids]
-    if weights is None:
-        return counts, None
-    return counts, np.bincount(q_ids, weights=weights[rows_q], minlength=top)[p_ids]
+    return np.asarray(pd.factorize(packed)[0], dtype=np.int64)
 
 
 def key_frequencies(codes: np.ndarray,
@@ -156,23 +144,30 @@ def sample_frequencies(frame: pd.DataFrame, keys: Sequence[str],
 def _matching(codes: np.ndarray, weights: np.ndarray | None
               ) -> tuple[np.ndarray, np.ndarray | None]:
     """f_k (and F_k with ``weights``) under ``matches-any``, pattern pair by pattern pair
-    (module docstring)."""
-    q = codes.shape[1]
-    present = codes >= 0
-    pattern = present.astype(np.int64) @ (1 << np.arange(q, dtype=np.int64))
+    (module docstring). The records of pattern R count for those of pattern P by their
+    values on the keys the two share, C = P ∩ R; the combinations on C are numbered once
+    for all the records that have C, and serve every pair that shares C."""
+    n, q = codes.shape
+    pattern = (codes >= 0).astype(np.int64) @ (1 << np.arange(q, dtype=np.int64))
     members = {int(p): np.flatnonzero(pattern == p) for p in np.unique(pattern)}
-    counts = np.zeros(codes.shape[0], dtype=np.int64)
-    sums = None if weights is None else np.zeros(codes.shape[0])
-    for p, rows_p in members.items():
-        for r, rows_r in members.items():
-            common = [j for j in range(q) if (p >> j) & 1 and (r >> j) & 1]
-            if not common:  # no key in common: every row of the pattern matches
-                counts[rows_p] += rows_r.size
-                if sums is not None and weights is not None:
-                    sums[rows_p] += weights[rows_r].sum()
-                continue
-            found, weighted = _matches(codes, rows_p, rows_r, common, weights)
-            counts[rows_p] += found
-            if sums is not None and weighted is not None:
-                sums[rows_p] += weighted
+    counts = np.zeros(n, dtype=np.int64)
+    sums = None if weights is None else np.zeros(n)
+    shared: dict[int, list[tuple[int, int]]] = {}
+    for p in members:
+        for r in members:
+            shared.setdefault(p & r, []).append((p, r))
+    for common, pairs in shared.items():
+        ids = np.zeros(n, dtype=np.int64)  # no key in common: every record matches
+        top = 1
+        if common:
+            having = np.concatenate([rows for p, rows in members.items() if p & common == common])
+            columns = [j for j in range(q) if (common >> j) & 1]
+            ids[having] = combination_ids(codes[having], columns)
+            top = int(ids[having].max()) + 1
+        for p, r in pairs:
+            rows_p, rows_r = members[p], members[r]
+            counts[rows_p] += np.bincount(ids[rows_r], minlength=top)[ids[rows_p]]
+            if sums is not None and weights is not None:
+                sums[rows_p] += np.bincount(ids[rows_r], weights=weights[rows_r],
+                                            minlength=top)[ids[rows_p]]
     return counts, sums

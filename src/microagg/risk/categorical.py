@@ -28,7 +28,7 @@ from microagg.risk.individual import household_risk, individual_risk
 from microagg.risk.ldiversity import LDiversity, l_diversity
 from microagg.risk.suda import Suda, suda2
 
-__all__ = ["DEFAULT_K", "CategoricalRisk", "categorical_risk"]
+__all__ = ["DEFAULT_K", "CategoricalRisk", "categorical_risk", "k_values"]
 
 DEFAULT_K = (2, 3, 5)
 """The k whose violations are always counted."""
@@ -175,7 +175,7 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
         _known(frame, [sensitive], "sensitive")
         if sensitive in keys:
             raise InputError(f"`sensitive` column '{sensitive}' is also a key variable")
-    ks = _ks(k)
+    ks = k_values(k)
     codes = key_codes(frame, keys)
     weights = _weights(frame, weight)
     fk, weighted = key_frequencies(codes, missing, weights)
@@ -235,7 +235,9 @@ def _known(frame: pd.DataFrame, names: Sequence[str], parameter: str) -> None:
                              f"(the data has: {', '.join(map(str, frame.columns))})")
 
 
-def _ks(extra: Iterable[int]) -> list[int]:
+def k_values(extra: Iterable[int]) -> list[int]:
+    """The k whose violations are counted: 2, 3, 5 and ``extra`` (whole numbers ≥ 1),
+    sorted."""
     chosen = set(DEFAULT_K)
     for value in extra:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
