@@ -40,9 +40,9 @@ def risk(
                                          "column: adds the household risk."),
     sensitive: str | None = typer.Option(None, "--sensitive", help="Sensitive attribute: adds "
                                          "its distinct, entropy and recursive l-diversity."),
-    k: list[str] | None = typer.Option(None, "--k", help="Count the records in classes "
-                                       "smaller than K too (beside 2, 3 and 5); repeat or "
-                                       "separate by commas."),
+    k: list[str] | None = typer.Option(None, "--k", metavar="K", help="Count the records in "
+                                       "classes smaller than K too (beside 2, 3 and 5); "
+                                       "repeat or separate by commas."),
     missing: str = typer.Option("matches-any", "--missing", help="What a missing key value "
                                 "matches: matches-any (any value, sdcMicro's default) | "
                                 "category (only another missing value)."),
