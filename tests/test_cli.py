@@ -89,7 +89,7 @@ def test_check_json_k_and_t(run_cli, tmp_path):
 
 def test_check_needs_something_to_check(run_cli, distinct_csv):
     result = run_cli("check", distinct_csv)
-    assert result.code == 2 and "give --k and/or --t" in result.stderr
+    assert result.code == 2 and "give --k, --l and/or --t" in result.stderr
     assert run_cli("check", distinct_csv, "--t", "0.1").code == 2  # --t without --confidential
 
 

@@ -56,6 +56,7 @@ def test_a_second_run_compiles_nothing(tmp_path):
          "--columns", "age,hours"],
         ["dp", "syn.csv", "-o", "cm.csv", "--epsilon", "1", "--k", "120", "--method",
          "cross-moment", "--schema", "syn.yaml", "--columns", "age,income,hours"],
+        ["risk", "syn.csv", "--keys", "region,education,household_size,age"],
     ]
     _run(commands, tmp_path)  # fills numba's cache if this is the first run
     compiled, stderr = _run(commands, tmp_path)

@@ -93,6 +93,9 @@ _EXPORTS = {
     "ReleaseMethod": "microagg.release.methods",
     "METHODS": "microagg.release.methods",
     "Microaggregator": "microagg.release.transformer",
+    "categorical_risk": "microagg.risk",
+    "CategoricalRisk": "microagg.risk",
+    "LDiversityKind": "microagg.options",
 }
 
 # Names that are modules themselves rather than something a module defines.

@@ -9,9 +9,9 @@ from typing import TypeVar
 from microagg.errors import InputError
 
 __all__ = ["Calibration", "Clustering", "CompareMethod", "CoskewnessTerms", "DPMethod",
-           "GroundDistance", "Linkage", "MaskMethod", "MatchStatus", "Method", "MissingValues",
-           "MomentNoise", "MomentVariant", "RankScale", "RankTies", "Reference", "ReportKind",
-           "RiskAggregate", "Scaling", "TClosenessMethod", "Target", "parse"]
+           "GroundDistance", "LDiversityKind", "Linkage", "MaskMethod", "MatchStatus", "Method",
+           "MissingValues", "MomentNoise", "MomentVariant", "RankScale", "RankTies", "Reference",
+           "ReportKind", "RiskAggregate", "Scaling", "TClosenessMethod", "Target", "parse"]
 
 
 class Method(StrEnum):
@@ -81,6 +81,14 @@ class MissingValues(StrEnum):
 
     MATCHES_ANY = "matches-any"  # any value (sdcMicro's alpha = 1): the default
     CATEGORY = "category"  # only another missing value (a category of its own)
+
+
+class LDiversityKind(StrEnum):
+    """Which l-diversity of a sensitive attribute (Machanavajjhala et al. 2007 §4.1-4.2)."""
+
+    DISTINCT = "distinct"  # the number of distinct sensitive values
+    ENTROPY = "entropy"  # exp of the entropy of the sensitive values
+    RECURSIVE = "recursive"  # the largest l of recursive (c, l)-diversity
 
 
 class Scaling(StrEnum):

@@ -1,5 +1,5 @@
-"""``microagg check``: verify k-anonymity and t-closeness of a table (exit 0 holds, 1
-violated)."""
+"""``microagg check``: verify k-anonymity, l-diversity and t-closeness of a table (exit 0
+holds, 1 violated)."""
 
 from __future__ import annotations
 
@@ -22,13 +22,21 @@ if TYPE_CHECKING:
     from microagg.evaluation.check import TableCheck
 
 
-@app.command(short_help="Verify k-anonymity and/or t-closeness of a table.")
+@app.command(short_help="Verify k-anonymity, l-diversity and/or t-closeness of a table.")
 def check(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to verify ({READS})."),
     k: int | None = typer.Option(None, "--k", help="Required smallest equivalence class."),
     quasi: str | None = typer.Option(None, "--quasi", help="Quasi-identifiers, comma-separated "
                                      "(default: the schema's, else every column but the "
                                      "confidential ones)."),
+    l: float | None = typer.Option(None, "--l", help="Smallest l-diversity of --sensitive "  # noqa: E741
+                                   "in every record's class."),
+    sensitive: str | None = typer.Option(None, "--sensitive",
+                                         help="Sensitive attribute for --l."),
+    l_kind: str | None = typer.Option(None, "--l-kind", help="distinct (default) | entropy | "
+                                      "recursive l-diversity."),
+    l_c: float | None = typer.Option(None, "--l-c", help="The c of recursive (c, l)-"
+                                     "diversity (default 2)."),
     t: float | None = typer.Option(None, "--t", help="Largest allowed EMD (t-closeness)."),
     confidential: str | None = typer.Option(None, "--confidential",
                                             help="Confidential attribute(s) for --t."),
@@ -43,15 +51,18 @@ def check(
                                          help="Drop rows with a missing value first."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """Verify k-anonymity and/or t-closeness of a table (exit 0 holds, 1 violated)."""
+    """Verify k-anonymity, l-diversity and/or t-closeness of a table (exit 0 holds, 1
+    violated)."""
     from microagg.evaluation.check import check_request, check_table
 
     confidential_names = names(confidential, "--confidential") or []
-    check_request(k=k, t=t, confidential=confidential_names, distance=distance)
+    check_request(k=k, t=t, confidential=confidential_names, distance=distance, l=l,
+                  sensitive=sensitive, l_kind=l_kind, l_c=l_c)
     frame, schema_obj = load(input, schema, decimal, thousands)
     result = check_table(frame, schema=schema_obj, k=k, quasi=names(quasi, "--quasi"), t=t,
                          confidential=confidential_names, distance=distance,
-                         drop_incomplete=drop_incomplete)
+                         drop_incomplete=drop_incomplete, l=l, sensitive=sensitive,
+                         l_kind=l_kind, l_c=l_c)
     if json_out:
         print_json(result.to_dict())
     else:
@@ -70,6 +81,13 @@ def _lines(result: TableCheck) -> list[str]:
                      f"{report.smallest_class:,} of {report.classes:,} classes "
                      f"({report.records:,} records): "
                      f"{'holds' if result.k_anonymity.holds else 'VIOLATED'} for k = {k}")
+    if result.l_diversity is not None:
+        check_l = result.l_diversity
+        kind = check_l.kind.value + (f" (c = {check_l.report.c:g})"
+                                     if check_l.kind.value == "recursive" else "")
+        lines.append(f"{kind} l-diversity of {check_l.report.attribute}: smallest "
+                     f"{check_l.smallest:.6g} ({check_l.violations:,} records below l): "
+                     f"{'holds' if check_l.holds else 'VIOLATED'} for l = {check_l.l:g}")
     for check in result.t_closeness or []:
         report_t = check.report
         lines.append(f"t-closeness of {report_t.attribute} ({report_t.distance.value} EMD): "

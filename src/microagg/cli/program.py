@@ -22,8 +22,8 @@ from microagg.errors import MicroaggError
 
 __all__ = ["INTERNAL", "INTERRUPTED", "app", "entry", "main"]
 
-COMMANDS = ("check", "evaluate", "schema", "microaggregate", "tclose", "dp", "mask", "keys",
-            "compare", "run", "ui", "demo", "datasets")
+COMMANDS = ("check", "risk", "evaluate", "schema", "microaggregate", "tclose", "dp", "mask",
+            "keys", "compare", "run", "ui", "demo", "datasets")
 """The command modules, in the order ``--help`` lists them; each registers its command."""
 
 for _module in COMMANDS:

@@ -11,8 +11,11 @@ the keys when every f_k >= k. A missing value needs a rule:
 
 Computation: records are grouped by their pattern of present keys. For each pair of patterns
 (P, Q), the records of Q are counted by their values on the keys P and Q share, and each
-record of P adds the count of its own values there. With π patterns this is O(π² n) (a file
-has few patterns); without missing values it is one group-by.
+record of P adds the count of its own values there; the combinations on a set of shared keys
+are numbered once for every pair that shares it. With π patterns this is O(π² n) (a file
+has few patterns); without missing values it is one group-by. With sampling weights the same
+passes sum the weights of the matching records instead of counting them: the estimated
+population frequency F_k (sdcMicro's ``freqCalc``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import pandas as pd
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 
-__all__ = ["combinations", "key_codes", "sample_frequencies"]
+__all__ = ["combination_ids", "combinations", "key_codes", "key_frequencies", "matching_counts",
+           "sample_frequencies"]
 
 
 def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
@@ -44,30 +48,66 @@ def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
     return np.column_stack(columns) if columns else np.empty((len(frame), 0), dtype=np.int64)
 
 
-def _combinations(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
-    """One int64 id per row of ``codes`` for its combination of values on ``columns``, in
-    order of first appearance: the codes are combined as digits of a mixed-radix number
-    (refactorized whenever the next digit could overflow int64), far faster than grouping
-    tuples."""
-    ids = np.zeros(codes.shape[0], dtype=np.int64)
+def combination_ids(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
+    """One int64 id per row of ``codes`` (codes ≥ -1) for its combination of values on
+    ``columns``: ids 0, 1, … in order of first appearance.
+
+    The columns are packed into one integer per row (mixed radix, the packed ids renumbered
+    whenever the next column would overflow int64) and the integers factorized: one hash
+    pass per column instead of a multi-index."""
+    n = codes.shape[0]
+    packed = np.zeros(n, dtype=np.int64)
     span = 1
     for c in columns:
-        digits = codes[:, c] + 1  # -1 (missing) becomes 0
-        radix = int(digits.max()) + 1 if digits.size else 1
-        if span * radix >= 2**62:
-            ids = pd.factorize(ids)[0].astype(np.int64)
-            span = int(ids.max()) + 1 if ids.size else 1
-        ids = ids * radix + digits
-        span *= radix
-    return pd.factorize(ids)[0].astype(np.int64)
+        column = np.asarray(codes[:, c], dtype=np.int64) + 1
+        width = int(column.max(initial=0)) + 1
+        if span * width >= 1 << 62:
+            packed = np.asarray(pd.factorize(packed)[0], dtype=np.int64)
+            span = int(packed.max(initial=0)) + 1
+        packed = packed * width + column
+        span *= width
+    return np.asarray(pd.factorize(packed)[0], dtype=np.int64)
 
 
-def _matches(codes: np.ndarray, rows_p: np.ndarray, rows_q: np.ndarray,
-             common: list[int]) -> np.ndarray:
-    """For each row of ``rows_p``, the rows of ``rows_q`` with its values on ``common``."""
-    ids = _combinations(codes[np.concatenate([rows_q, rows_p])], common)
-    counts = np.bincount(ids[:rows_q.size], minlength=int(ids.max()) + 1)
-    return counts[ids[rows_q.size:]]
+def key_frequencies(codes: np.ndarray,
+                    missing: MissingValues | str = MissingValues.MATCHES_ANY,
+                    weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """For every row of ``codes`` (:func:`key_codes`), the number of rows that match it, itself
+    included (f_k, int64), and with ``weights`` their summed weight (F_k, float64; None
+    without weights), from one grouping.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 0], [0, 0], [-1, 0], [1, 1]])
+    >>> fk, Fk = key_frequencies(codes, weights=np.array([10.0, 20.0, 5.0, 40.0]))
+    >>> fk.tolist(), Fk.tolist()
+    ([3, 3, 3, 1], [35.0, 35.0, 35.0, 40.0])
+    """
+    missing = parse(MissingValues, missing, "missing")
+    if missing is MissingValues.CATEGORY or not (codes < 0).any():
+        inverse = combination_ids(codes, range(codes.shape[1]))
+        counts = np.bincount(inverse)[inverse].astype(np.int64)
+        return counts, None if weights is None else np.bincount(inverse, weights)[inverse]
+    return _matching(codes, weights)
+
+
+def matching_counts(codes: np.ndarray,
+                    missing: MissingValues | str = MissingValues.MATCHES_ANY,
+                    weights: np.ndarray | None = None) -> np.ndarray:
+    """f_k of every row of ``codes``, or with ``weights`` F_k (:func:`key_frequencies`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 0], [0, 0], [-1, 0], [1, 1]])
+    >>> matching_counts(codes).tolist()
+    [3, 3, 3, 1]
+    >>> matching_counts(codes, "category").tolist()
+    [2, 2, 1, 1]
+    """
+    fk, Fk = key_frequencies(codes, missing, weights)
+    return fk if Fk is None else Fk
 
 
 def combinations(frame: pd.DataFrame, keys: Sequence[str],
@@ -80,11 +120,9 @@ def combinations(frame: pd.DataFrame, keys: Sequence[str],
     if not keys:
         raise InputError("at least one quasi-identifier is needed")
     codes = key_codes(frame, keys)
-    inverse = _combinations(codes, range(codes.shape[1]))
+    inverse = combination_ids(codes, range(codes.shape[1]))
     classes = int(inverse.max()) + 1 if inverse.size else 0
-    if missing is MissingValues.CATEGORY or not (codes < 0).any():
-        return np.bincount(inverse)[inverse].astype(np.int64), classes
-    return _matching(codes), classes
+    return matching_counts(codes, missing), classes
 
 
 def sample_frequencies(frame: pd.DataFrame, keys: Sequence[str],
@@ -103,18 +141,33 @@ def sample_frequencies(frame: pd.DataFrame, keys: Sequence[str],
     return combinations(frame, keys, missing)[0]
 
 
-def _matching(codes: np.ndarray) -> np.ndarray:
-    """f_k under ``matches-any``, pattern pair by pattern pair (module docstring)."""
-    q = codes.shape[1]
-    present = codes >= 0
-    pattern = present.astype(np.int64) @ (1 << np.arange(q, dtype=np.int64))
+def _matching(codes: np.ndarray, weights: np.ndarray | None
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+    """f_k (and F_k with ``weights``) under ``matches-any``, pattern pair by pattern pair
+    (module docstring). The records of pattern R count for those of pattern P by their
+    values on the keys the two share, C = P ∩ R; the combinations on C are numbered once
+    for all the records that have C, and serve every pair that shares C."""
+    n, q = codes.shape
+    pattern = (codes >= 0).astype(np.int64) @ (1 << np.arange(q, dtype=np.int64))
     members = {int(p): np.flatnonzero(pattern == p) for p in np.unique(pattern)}
-    out = np.zeros(codes.shape[0], dtype=np.int64)
-    for p, rows_p in members.items():
-        for r, rows_r in members.items():
-            common = [j for j in range(q) if (p >> j) & 1 and (r >> j) & 1]
-            if not common:
-                out[rows_p] += rows_r.size
-                continue
-            out[rows_p] += _matches(codes, rows_p, rows_r, common)
-    return out
+    counts = np.zeros(n, dtype=np.int64)
+    sums = None if weights is None else np.zeros(n)
+    shared: dict[int, list[tuple[int, int]]] = {}
+    for p in members:
+        for r in members:
+            shared.setdefault(p & r, []).append((p, r))
+    for common, pairs in shared.items():
+        ids = np.zeros(n, dtype=np.int64)  # no key in common: every record matches
+        top = 1
+        if common:
+            having = np.concatenate([rows for p, rows in members.items() if p & common == common])
+            columns = [j for j in range(q) if (common >> j) & 1]
+            ids[having] = combination_ids(codes[having], columns)
+            top = int(ids[having].max()) + 1
+        for p, r in pairs:
+            rows_p, rows_r = members[p], members[r]
+            counts[rows_p] += np.bincount(ids[rows_r], minlength=top)[ids[rows_p]]
+            if sums is not None and weights is not None:
+                sums[rows_p] += np.bincount(ids[rows_r], weights=weights[rows_r],
+                                            minlength=top)[ids[rows_p]]
+    return counts, sums

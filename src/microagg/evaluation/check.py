@@ -1,7 +1,8 @@
-"""Check a released table against k-anonymity and t-closeness (``microagg check``).
+"""Check a released table against k-anonymity, l-diversity and t-closeness (``microagg
+check``).
 
 :func:`check_table` decides what is checked: the quasi-identifiers (``quasi``, else the
-schema's, else every column but the confidential ones), the ground distance of each
+schema's, else every column but the confidential and sensitive ones), the ground distance of each
 confidential attribute's EMD (the ordered one for numeric and ordinal attributes, ``distance``
 for nominal ones), and refuses options that do not go together. It returns a
 :class:`TableCheck`, whose :meth:`~TableCheck.to_dict` is the command's JSON output.
@@ -19,10 +20,11 @@ from microagg.core.verifiers import KAnonymity, TCloseness, k_anonymity, table_t
 from microagg.data.schema import Kind, Schema
 from microagg.data.table import Table, decode, encode
 from microagg.errors import InputError
-from microagg.options import GroundDistance, parse
+from microagg.options import GroundDistance, LDiversityKind, parse
 from microagg.partition._validate import check_k
+from microagg.risk.ldiversity import LDiversity
 
-__all__ = ["KCheck", "TCheck", "TableCheck", "check_request", "check_table"]
+__all__ = ["KCheck", "LCheck", "TCheck", "TableCheck", "check_request", "check_table"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,34 @@ class KCheck:
     def to_dict(self) -> dict[str, Any]:
         return {"k": self.k, "holds": self.holds, "smallest_class": self.report.smallest_class,
                 "largest_class": self.report.largest_class, "classes": self.report.classes}
+
+
+@dataclass(frozen=True)
+class LCheck:
+    """The l-diversity of a sensitive attribute: the ``l`` and measure ``kind`` asked for and
+    the value of every record's class."""
+
+    l: float  # noqa: E741 (the l of l-diversity)
+    kind: LDiversityKind
+    report: LDiversity
+
+    @property
+    def smallest(self) -> float:
+        return self.report.smallest(self.kind)
+
+    @property
+    def holds(self) -> bool:
+        return self.smallest >= self.l - 1e-9  # entropy l is computed with rounding error
+
+    @property
+    def violations(self) -> int:
+        """The records whose class is less than l-diverse."""
+        return int((self.report.values(self.kind) < self.l - 1e-9).sum())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"attribute": self.report.attribute, "l": self.l, "kind": self.kind.value,
+                "c": self.report.c, "holds": self.holds, "smallest": self.smallest,
+                "violations": self.violations}
 
 
 @dataclass(frozen=True)
@@ -61,24 +91,29 @@ class TCheck:
 @dataclass(frozen=True)
 class TableCheck:
     """What :func:`check_table` found: ``k_anonymity`` is None when no k was asked for,
-    ``t_closeness`` (one per confidential attribute) when no t was."""
+    ``l_diversity`` when no l was, ``t_closeness`` (one per confidential attribute) when no
+    t was."""
 
     records: int
     quasi_identifiers: list[str]
     k_anonymity: KCheck | None
     t_closeness: list[TCheck] | None
+    l_diversity: LCheck | None = None
 
     @property
     def holds(self) -> bool:
         """Whether every model checked holds."""
         k_holds = self.k_anonymity is None or self.k_anonymity.holds
-        return k_holds and all(c.holds for c in self.t_closeness or [])
+        l_holds = self.l_diversity is None or self.l_diversity.holds
+        return k_holds and l_holds and all(c.holds for c in self.t_closeness or [])
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"records": self.records,
                                   "quasi_identifiers": self.quasi_identifiers}
         if self.k_anonymity is not None:
             result["k_anonymity"] = self.k_anonymity.to_dict()
+        if self.l_diversity is not None:
+            result["l_diversity"] = self.l_diversity.to_dict()
         if self.t_closeness is not None:
             result["t_closeness"] = [c.to_dict() for c in self.t_closeness]
         result["holds"] = self.holds
@@ -86,11 +121,24 @@ class TableCheck:
 
 
 def check_request(*, k: int | None, t: float | None, confidential: Sequence[str],
-                  distance: GroundDistance | str | None) -> None:
+                  distance: GroundDistance | str | None, l: float | None = None,  # noqa: E741
+                  sensitive: str | None = None, l_kind: LDiversityKind | str | None = None,
+                  l_c: float | None = None) -> None:
     """Refuse a check that asks for nothing, or options that do not go together (before
     the table is read)."""
-    if k is None and t is None:
-        raise InputError("nothing to check: give `k` and/or `t`")
+    if k is None and t is None and l is None:
+        raise InputError("nothing to check: give `k`, `l` and/or `t`")
+    if l is None and (sensitive is not None or l_kind is not None or l_c is not None):
+        raise InputError("`sensitive`, `l_kind` and `l_c` apply with `l` (l-diversity)")
+    if l is not None:
+        if sensitive is None:
+            raise InputError("`l` needs `sensitive`: the attribute whose diversity is checked")
+        if not l >= 1:
+            raise InputError(f"`l` must be at least 1, got {l}")
+        if l_kind is not None:
+            parse(LDiversityKind, l_kind, "`l_kind`")
+        if l_c is not None and not l_c > 0:
+            raise InputError(f"`l_c` must be positive, got {l_c}")
     if distance is not None and t is None:
         raise InputError("`distance` applies with `t` (the EMD of t-closeness)")
     if t is not None:
@@ -103,7 +151,7 @@ def check_request(*, k: int | None, t: float | None, confidential: Sequence[str]
 def _quasi(table: Table, quasi: Sequence[str] | None, confidential: Sequence[str],
            declared: bool) -> list[str]:
     """``quasi``, else the quasi-identifiers of a ``declared`` schema, else every column but
-    the confidential ones."""
+    the ``confidential`` ones."""
     if quasi is not None:
         return list(quasi)
     chosen = table.schema.quasi_identifiers if declared else ()
@@ -144,9 +192,12 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
                 quasi: Sequence[str] | None = None, t: float | None = None,
                 confidential: Sequence[str] = (),
                 distance: GroundDistance | str | None = None,
-                drop_incomplete: bool = False) -> TableCheck:
-    """Check the released table ``frame`` for k-anonymity (``k``) and/or t-closeness of the
-    ``confidential`` attributes (``t``) over the quasi-identifiers ``quasi``.
+                drop_incomplete: bool = False, l: float | None = None,  # noqa: E741
+                sensitive: str | None = None, l_kind: LDiversityKind | str | None = None,
+                l_c: float | None = None) -> TableCheck:
+    """Check the released table ``frame`` for k-anonymity (``k``), l-diversity of the
+    ``sensitive`` attribute (``l``) and/or t-closeness of the ``confidential`` attributes
+    (``t``) over the quasi-identifiers ``quasi``.
 
     Parameters
     ----------
@@ -166,26 +217,55 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
         ``hierarchical`` (on the schema's taxonomy).
     drop_incomplete
         Drop the rows with a missing value first. Otherwise a missing value of a
-        quasi-identifier matches any value in the k-anonymity check (sdcMicro's default);
-        the t-closeness check refuses missing values.
+        quasi-identifier matches any value in the k-anonymity and l-diversity checks
+        (sdcMicro's default); the t-closeness check refuses missing values.
+    l
+        The smallest l-diversity of ``sensitive`` required of every record's class.
+    sensitive
+        The sensitive attribute, needed with ``l`` (not a quasi-identifier).
+    l_kind
+        Which l-diversity: ``distinct`` (default), ``entropy`` or ``recursive``
+        (:mod:`microagg.risk.ldiversity`).
+    l_c
+        The c of recursive (c, l)-diversity (default 2).
 
     Returns
     -------
     TableCheck
         What holds, with the class statistics and EMDs.
     """
-    check_request(k=k, t=t, confidential=confidential, distance=distance)
-    # missing values are kept for k-anonymity, where one matches any value (sdcMicro's
-    # alpha = 1); t-closeness needs every confidential value
+    check_request(k=k, t=t, confidential=confidential, distance=distance, l=l,
+                  sensitive=sensitive, l_kind=l_kind, l_c=l_c)
+    # missing values are kept for k-anonymity and l-diversity, where one matches any value
+    # (sdcMicro's alpha = 1); t-closeness needs every confidential value
     table = encode(frame, schema, drop_incomplete=drop_incomplete, released=True,
                    missing=t is None)
     released = decode(table)
-    quasi = _quasi(table, quasi, confidential, declared=schema is not None)
-    _require_columns(table.schema.names, (*quasi, *confidential))
+    others = [*confidential, *([sensitive] if sensitive is not None else [])]
+    quasi = _quasi(table, quasi, others, declared=schema is not None)
+    _require_columns(table.schema.names, (*quasi, *others))
     k_check = None
     if k is not None:
         check_k(k, table.n_rows)
         k_check = KCheck(k, k_anonymity(released, quasi))
+    l_check = None
+    if l is not None and sensitive is not None:
+        l_check = _l_diversity(released, quasi, sensitive, l, l_kind, l_c)
     t_checks = (_t_closeness(table, quasi, confidential, t, distance) if t is not None
                 else None)
-    return TableCheck(table.n_rows, quasi, k_check, t_checks)
+    return TableCheck(table.n_rows, quasi, k_check, t_checks, l_check)
+
+
+def _l_diversity(released: pd.DataFrame, quasi: Sequence[str], sensitive: str,
+                 l: float, kind: LDiversityKind | str | None,  # noqa: E741
+                 c: float | None) -> LCheck:
+    """The l-diversity of ``sensitive`` in every record's class over ``quasi``."""
+    from microagg.core.frequencies import key_codes
+    from microagg.risk.ldiversity import l_diversity
+
+    if sensitive in quasi:
+        raise InputError(f"column '{sensitive}' cannot be both quasi-identifier and sensitive")
+    chosen = parse(LDiversityKind, kind or LDiversityKind.DISTINCT, "`l_kind`")
+    report = l_diversity(key_codes(released, quasi), key_codes(released, [sensitive])[:, 0],
+                         c=2.0 if c is None else c, attribute=sensitive)
+    return LCheck(l, chosen, report)

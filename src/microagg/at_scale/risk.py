@@ -1,0 +1,201 @@
+"""The frequency-based risk measures of categorical keys on a Dask cluster (``microagg risk
+--engine dask``).
+
+One group-by: every partition counts its records and sums their weights per combination of
+key values; the partial tables are added up into the table of all combinations (every
+missing value one value, as :func:`~microagg.core.frequencies.key_codes` reads them), on
+which f_k and F_k follow as on one machine (:func:`~microagg.core.frequencies.key_frequencies`
+with the combinations weighted by their records and weights: under ``matches-any`` a
+combination matches those that agree with it on every key both have). Then the individual
+risk of every combination (:func:`microagg.risk.individual.individual_risk`), and the
+table's measures as sums over combinations weighted by their records. With ``records_out``
+a second pass groups every partition again and writes f_k, F_k and the risk of every
+record, partition by partition, in input order: each partition receives the measures of its
+own combinations only. The numbers are those of :func:`microagg.risk.categorical_risk`
+(tests/test_scale_risk.py). The table of combinations is held by the client: its size is the
+number of distinct combinations. SUDA2, l-diversity and the household risk are not
+frequency counts and stay on one machine.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from microagg.at_scale.dataset import Dataset, Piece, read_piece, write_dataset
+from microagg.core.frequencies import combination_ids, key_codes, key_frequencies
+from microagg.errors import InputError
+from microagg.options import MissingValues, parse
+from microagg.risk.categorical import k_values
+from microagg.risk.individual import individual_risk
+
+__all__ = ["ScaleRisk", "risk_at_scale"]
+
+_COUNT, _WEIGHT = "__microagg_count", "__microagg_weight"
+
+
+@dataclass(frozen=True)
+class ScaleRisk:
+    """The table's risk measures from the combinations of key values (module docstring):
+    ``combinations`` holds one row per combination: its f_k, F_k, risk and ``records``."""
+
+    keys: list[str]
+    weight: str | None
+    missing: MissingValues
+    combinations: pd.DataFrame
+    violations: dict[int, int]
+    weighted_violations: dict[int, int] | None
+
+    @property
+    def n(self) -> int:
+        return int(self.combinations["records"].sum())
+
+    @property
+    def expected_reidentifications(self) -> float:
+        return float(np.sum(self.combinations["records"] * self.combinations["risk"]))
+
+    @property
+    def global_risk(self) -> float:
+        return self.expected_reidentifications / self.n if self.n else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the keys of :meth:`CategoricalRisk.to_dict`, the measures that are
+        not frequency counts null and named in ``skipped``."""
+        table = self.combinations
+        return {
+            "n": self.n, "keys": self.keys, "weight": self.weight,
+            "missing": self.missing.value,
+            "sample_uniques": int(table["records"][table["fk"] == 1].sum()),
+            "global_risk": self.global_risk, "global_risk_percent": 100 * self.global_risk,
+            "expected_reidentifications": self.expected_reidentifications,
+            "largest_risk": float(table["risk"].max()) if len(table) else 0.0,
+            "household_risk": None,
+            "violations": {str(k): v for k, v in self.violations.items()},
+            "weighted_violations": (None if self.weighted_violations is None else
+                                    {str(k): v for k, v in self.weighted_violations.items()}),
+            "suda_contributions": None, "suda": None, "l_diversity": None,
+            "combinations": len(table), "engine": "dask",
+            "skipped": ["suda", "l_diversity", "household_risk"],
+        }
+
+
+def _keys_of(piece: Piece, keys: Sequence[str], weight: str | None) -> pd.DataFrame:
+    """The partition's keys and, checked, its weights."""
+    frame = read_piece(piece, [*keys, *([weight] if weight else [])]).reset_index(drop=True)
+    if weight is not None:
+        values = pd.to_numeric(frame[weight], errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.flatnonzero(~(np.isfinite(values) & (values >= 1)))
+        if bad.size:
+            raise InputError(f"weight column '{weight}' of {piece.path}: row {bad[0] + 1} "
+                             f"holds {frame[weight].iloc[bad[0]]}; a sampling weight is the "
+                             "number of population units a record stands for, at least 1, "
+                             "in every row")
+        frame[weight] = values
+    return frame
+
+
+def _groups(frame: pd.DataFrame, keys: Sequence[str]) -> Any:
+    """The partition's records grouped by their key values, in order of first appearance."""
+    return frame.groupby(list(keys), dropna=False, sort=False, observed=True)
+
+
+def _partial(piece: Piece, keys: Sequence[str], weight: str | None) -> pd.DataFrame:
+    """Records and summed weights per combination of one partition."""
+    frame = _keys_of(piece, keys, weight)
+    frame[_COUNT] = 1
+    frame[_WEIGHT] = 1.0 if weight is None else frame[weight]
+    return _groups(frame, keys)[[_COUNT, _WEIGHT]].sum().reset_index()
+
+
+def _combinations(partials: Sequence[pd.DataFrame], keys: Sequence[str]
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The combinations of key values over all partitions, told apart by their codes so that
+    every missing value (NaN, None, a blank text) is one value, as on one machine: their
+    codes, records and summed weights, and the combination of every row of the partitions'
+    tables, in their order."""
+    table = pd.concat(partials, ignore_index=True)
+    codes = key_codes(table, keys)
+    ids = combination_ids(codes, range(len(keys)))
+    first = np.unique(ids, return_index=True)[1]
+    records = np.bincount(ids, weights=table[_COUNT].to_numpy(np.float64))
+    weights = np.bincount(ids, weights=table[_WEIGHT].to_numpy(np.float64))
+    return codes[first], np.rint(records).astype(np.int64), weights, ids
+
+
+def _records(piece: Piece, keys: Sequence[str], measures: pd.DataFrame) -> pd.DataFrame:
+    """f_k, F_k and the risk of every record of one partition, in its row order:
+    ``measures`` holds those of the partition's own combinations, in the order its first
+    pass met them (the same grouping, so the same order)."""
+    frame = _keys_of(piece, keys, None)
+    return measures.iloc[_groups(frame, keys).ngroup().to_numpy()].reset_index(drop=True)
+
+
+def _summed(codes: np.ndarray, missing: MissingValues, values: np.ndarray) -> np.ndarray:
+    """Σ ``values`` over the combinations matching each combination."""
+    summed = key_frequencies(codes, missing, values)[1]
+    assert summed is not None
+    return summed
+
+
+def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
+                  weight: str | None = None,
+                  missing: MissingValues | str = MissingValues.MATCHES_ANY,
+                  k: Iterable[int] = (), records_out: str | Path | None = None,
+                  progress: Callable[[int], None] | None = None) -> ScaleRisk:
+    """The frequency-based risk measures of ``keys`` over ``dataset`` (module docstring), and
+    with ``records_out`` a Parquet data set of every record's fk, Fk and risk.
+
+    Parameters
+    ----------
+    client
+        A ``distributed.Client``.
+    dataset
+        The partitions (:func:`microagg.at_scale.dataset.open_dataset`).
+    keys, weight, missing, k
+        As :func:`microagg.risk.categorical_risk`.
+    records_out
+        A folder to write one row per record to, partition by partition in input order.
+    progress
+        Called with the records written so far.
+
+    Returns
+    -------
+    ScaleRisk
+        The measures, and the table of combinations they come from.
+    """
+    import dask
+
+    missing = parse(MissingValues, missing, "`missing`")
+    keys = list(keys)
+    if not keys:
+        raise InputError("`keys` is needed")
+    if len(set(keys)) != len(keys):
+        raise InputError(f"`keys` names a column twice: {', '.join(keys)}")
+    dataset.require([*keys, *([weight] if weight else [])])
+    if weight is not None and weight in keys:
+        raise InputError(f"`weight` column '{weight}' is also a key variable")
+    ks = k_values(k)
+    partials = client.compute([dask.delayed(_partial)(p, keys, weight)
+                               for p in dataset.pieces], sync=True)
+    codes, records, weights, ids = _combinations(partials, keys)
+    fk = np.rint(_summed(codes, missing, records.astype(np.float64))).astype(np.int64)
+    Fk = fk.astype(np.float64) if weight is None else _summed(codes, missing, weights)
+    measures = pd.DataFrame({"fk": fk, "Fk": Fk,
+                             "risk": individual_risk(fk, None if weight is None else Fk)})
+    result = ScaleRisk(keys, weight, missing, measures.assign(records=records),
+                       {q: int(records[fk < q].sum()) for q in ks},
+                       None if weight is None else {q: int(records[Fk < q].sum()) for q in ks})
+    if records_out is not None:
+        bounds = np.cumsum([0, *(len(part) for part in partials)])
+        own = client.scatter([measures.iloc[ids[a:b]].reset_index(drop=True)
+                              for a, b in itertools.pairwise(bounds)])
+        parts = [dask.delayed(_records)(p, keys, mine)
+                 for p, mine in zip(dataset.pieces, own, strict=True)]
+        write_dataset(client, parts, records_out, source=dataset.source, progress=progress)
+    return result

@@ -1,0 +1,350 @@
+"""SUDA2: special uniques of the key variables and their DIS scores (Manning et al. 2008).
+
+A *sample unique* of a record r over a set S of key variables is its combination of values on
+S when no other record shares it; it is *minimal* (an MSU) when no proper subset of S is
+unique for r. Only records unique on all the keys have MSUs. The SUDA score of a record sums
+over its MSUs the weight (M − |S|)! (M keys): small MSUs, the easiest to spot, weigh most
+(Elliot et al. 2002; sdcMicro ``suda2(original_scores = TRUE)``, its default). A key
+variable's contribution is the share of the scores carried by the MSUs it is in:
+100 · Σ_r Σ_{S ∋ v} (M − |S|)! / Σ_r score_r, so the contributions sum to more than 100
+when MSUs hold several variables. The DIS score (Elliot 2000; sdcMicro's formula) turns the
+scores into the probability that a match on the keys is correct: with U sample uniques, P
+records in pairs (f_k = 2), the sampling fraction d (``dis_fraction``, 0.01 by default),
+Dis = U d / (U d + P (1 − d)) and Q = 1 + (8 − M)/20,
+
+    dis_r = 1 / (1 + (U / Dis − U) / (score_r^Q · Σ_j score_j^(−Q)))
+
+over the records with a positive score (0 for the others).
+
+The search (this module's own; the result is SUDA2's, the set of all MSUs). Subsets S of the
+keys are visited depth first in increasing order of their bit masks, the children of S adding
+a key below its lowest one, so that every subset of S is visited (or pruned) before S. At S
+the records still *active* are the sample uniques with no MSU inside S; an active record
+unique on S has S as an MSU (every proper subset is known not unique). Three prunings keep
+the search small:
+
+* a subset with no active record is not visited, nor anything above it in the tree (an active
+  record of a superset is active on the subset);
+* the records a subtree looks at shrink with it: a record that shares no combination on S
+  with an active record cannot match one on a superset of S;
+* records in classes of three or more identical ones are kept twice (a count of 1 stays 1,
+  a count of 2 or more stays 2 or more), as SUDA2 does.
+
+Each visited subset costs O(m + a) numpy work for the m records still looked at and the a
+active ones: the worst case, every subset visited with every record, is O(2^M · n) time, and
+O(n M + number of MSUs) memory; sdcMicro's SUDA2 is exponential in M too. Missing key
+values follow ``missing``: under ``category`` a missing value is a value like any other;
+under ``matches-any`` it matches every value, so it never belongs to an MSU and a record
+missing a key counts for every value of it. The latter is counted with one *virtual* row per
+record r and set Z of keys r has that some record misses (r's values with Z missing): the
+number of records matching r on S is the sum over Z ⊆ S of the records equal to r's virtual
+row Z on S, missing on Z.
+
+References
+----------
+Elliot, M. J., Manning, A. M., Ford, R. W. (2002). A computational algorithm for handling the
+special uniques problem. International Journal of Uncertainty, Fuzziness and Knowledge-Based
+Systems 10(5), 493-509.
+
+Manning, A. M., Haglin, D. J., Keane, J. A. (2008). A recursive search algorithm for
+statistical disclosure assessment. Data Mining and Knowledge Discovery 16(2), 165-196.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from microagg.core.frequencies import combination_ids, matching_counts
+from microagg.errors import InputError
+from microagg.options import MissingValues, parse
+from microagg.risk import _suda_kernels as kernels
+
+__all__ = ["Suda", "suda2"]
+
+MAX_KEYS = 62
+"""Subsets of the keys are int64 bit masks."""
+
+_SCRATCH = 1 << 22
+"""The largest table (entries, 32 MiB) of the dense renumbering; beyond it a hash does it."""
+
+
+@dataclass(frozen=True)
+class Suda:
+    """The SUDA2 scores of every record and the contribution of every key.
+
+    ``scores`` and ``dis_scores`` hold one value per record; ``record_contributions`` (n, M)
+    the share of each key in a record's score (sdcMicro's ``contributionPercent``, a
+    fraction); ``contributions`` maps each key to its percent of all scores;
+    ``msus_by_size`` counts the MSUs of 1, 2, …, M keys.
+    """
+
+    keys: list[str]
+    scores: np.ndarray
+    dis_scores: np.ndarray
+    record_contributions: np.ndarray
+    contributions: dict[str, float]
+    msus_by_size: list[int]
+    sample_uniques: int
+    pairs: int
+    dis_fraction: float
+    dis: float = field(default=0.0)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"msus": sum(self.msus_by_size), "msus_by_size": self.msus_by_size,
+                "sample_uniques": self.sample_uniques, "pairs": self.pairs,
+                "dis_fraction": self.dis_fraction, "dis": self.dis,
+                "records_with_msus": int((self.scores > 0).sum()),
+                "largest_score": float(self.scores.max(initial=0.0)),
+                "largest_dis_score": float(self.dis_scores.max(initial=0.0))}
+
+
+def suda2(codes: np.ndarray, keys: list[str] | None = None,
+          missing: MissingValues | str = MissingValues.MATCHES_ANY, *,
+          dis_fraction: float = 0.01, fk: np.ndarray | None = None) -> Suda:
+    """SUDA and DIS scores of every record over its key codes (the module docstring says how).
+
+    Parameters
+    ----------
+    codes
+        (n, M) int64 key codes, -1 where missing (:func:`microagg.core.frequencies.key_codes`).
+    keys
+        The names of the M keys (default ``key1`` …).
+    missing
+        What a missing key matches: ``matches-any`` (default) or ``category``.
+    dis_fraction
+        The sampling fraction of the DIS score, in (0, 1) (sdcMicro's ``DisFraction``).
+    fk
+        The records' sample frequencies over the keys under ``missing``, when known
+        (:func:`microagg.core.frequencies.key_frequencies`).
+
+    Returns
+    -------
+    Suda
+        The scores, per record and per key.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 0, 0], [0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 0, 1]])
+    >>> result = suda2(codes, ["a", "b", "c"])
+    >>> result.scores.tolist(), result.msus_by_size  # record 2: MSUs {b} and {a, c}
+    ([0.0, 0.0, 3.0, 0.0, 0.0], [1, 1, 0])
+    >>> {key: round(share, 1) for key, share in result.contributions.items()}
+    {'a': 33.3, 'b': 66.7, 'c': 33.3}
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    n, m = codes.shape
+    names = list(keys) if keys is not None else [f"key{j + 1}" for j in range(m)]
+    if not 0 < dis_fraction < 1:
+        raise InputError(f"`dis_fraction` must lie in (0, 1), got {dis_fraction}")
+    if not 1 <= m <= MAX_KEYS:
+        raise InputError(f"SUDA2 takes 1 to {MAX_KEYS} key variables, got {m}")
+    missing = parse(MissingValues, missing, "missing")
+    if fk is None:
+        fk = matching_counts(codes, missing) if n else np.zeros(0, dtype=np.int64)
+    uniques = np.flatnonzero(fk == 1)
+    search = _Search.prepare(codes, uniques, missing)
+    search.run()
+    scores = np.zeros(n)
+    scores[uniques] = search.score
+    shares = np.zeros((n, m))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares[uniques] = np.where(search.score[:, None] > 0,
+                                   search.contribution / search.score[:, None], 0.0)
+    total = scores.sum()
+    percent = (100 * search.contribution.sum(axis=0) / total if total > 0 else np.zeros(m))
+    pairs = int((fk == 2).sum())
+    dis, dis_scores = _dis(scores, uniques.size, pairs, dis_fraction, m)
+    return Suda(names, scores, dis_scores, shares,
+                {name: float(p) for name, p in zip(names, percent, strict=True)},
+                search.by_size.tolist(), int(uniques.size), pairs, float(dis_fraction), dis)
+
+
+def _dis(scores: np.ndarray, uniques: int, pairs: int, fraction: float, m: int
+         ) -> tuple[float, np.ndarray]:
+    """The DIS probability and the DIS score of every record (module docstring)."""
+    out = np.zeros_like(scores)
+    scored = scores > 0
+    if not scored.any():
+        return 0.0, out
+    dis = uniques * fraction / (uniques * fraction + pairs * (1.0 - fraction))
+    q = 1.0 + (8.0 - m) / 20.0
+    powered = scores[scored] ** q
+    adjust = float(np.sum(1.0 / powered))
+    out[scored] = 1.0 / (1.0 + (uniques / dis - uniques) / (powered * adjust))
+    return float(dis), out
+
+
+@dataclass
+class _Search:
+    """The depth-first search for the MSUs of the sample uniques (module docstring).
+
+    ``table`` (column-major) holds the codes of the records the search keeps (a missing
+    value coded as one more category of its column, ``radix`` the categories per column);
+    ``candidate_row[c]`` is candidate c's row in it and ``present[c]`` the mask of the keys
+    c may use. A virtual row (c, Z) stands for c's values with the keys Z missing; Z is one
+    of the sorted ``zero_sets`` and lies inside the keys of the node that holds the row:
+    a node adding key v gives each row (c, Z) a twin (c, Z ∪ {v}) when that is a zero set.
+    """
+
+    table: np.ndarray
+    radix: np.ndarray
+    candidate_row: np.ndarray
+    present: np.ndarray
+    zero_sets: np.ndarray
+    score: np.ndarray
+    contribution: np.ndarray
+    by_size: np.ndarray
+    weight: np.ndarray
+    scratch: np.ndarray
+
+    @classmethod
+    def prepare(cls, codes: np.ndarray, uniques: np.ndarray, missing: MissingValues
+                ) -> _Search:
+        n, m = codes.shape
+        radix = codes.max(axis=0, initial=-1) + 2 if n else np.ones(m, dtype=np.int64)
+        coded = np.where(codes < 0, radix - 1, codes)
+        real = _at_most_two(coded)  # sorted; every sample unique is kept
+        bits = 1 << np.arange(m, dtype=np.int64)
+        missing_mask = (codes < 0).astype(np.int64) @ bits
+        if missing is MissingValues.CATEGORY:
+            present = np.full(uniques.size, (1 << m) - 1, dtype=np.int64)
+            zero_sets = np.zeros(1, dtype=np.int64)
+        else:
+            present = ((1 << m) - 1) & ~missing_mask[uniques]
+            zero_sets = _downward_closure(np.unique(missing_mask[real]))
+        factorial = np.array([math.factorial(m - s) if s else 0 for s in range(m + 1)],
+                             dtype=np.float64)
+        return cls(np.asfortranarray(coded[real]), radix, np.searchsorted(real, uniques),
+                   present, zero_sets, np.zeros(uniques.size), np.zeros((uniques.size, m)),
+                   np.zeros(m, dtype=np.int64), factorial, np.zeros(0, dtype=np.int64))
+
+    def run(self) -> None:
+        n_real = self.table.shape[0]
+        if self.present.size == 0 or n_real <= 1:
+            return  # no sample unique, or one record: unique on no key at all
+        candidates = np.arange(self.present.size)
+        empty = np.zeros(0, dtype=np.int64)
+        self._children(0, _Rows(np.arange(n_real), candidates, np.zeros_like(candidates),
+                                np.zeros(n_real + candidates.size, dtype=np.int64)),
+                       candidates, empty, empty)
+
+    def _children(self, mask: int, rows: _Rows, active: np.ndarray, block_owner: np.ndarray,
+                  block_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Visit the children of ``mask`` (its ``rows``); return the MSUs found below it
+        (owners, masks). ``block_*`` are the MSUs found so far that may lie inside a subset
+        below ``mask``."""
+        lowest = (mask & -mask).bit_length() - 1 if mask else self.radix.size
+        found_owner, found_mask = [block_owner], [block_mask]
+        for v in range(lowest):
+            child = mask | (1 << v)
+            owners = np.concatenate(found_owner)
+            masks = np.concatenate(found_mask)
+            blocked = _members(owners[(masks & ~child) == 0], self.present.size)
+            child_active = active[((self.present[active] >> v) & 1 == 1) & ~blocked[active]]
+            if child_active.size == 0:
+                continue
+            radix = int(self.radix[v])
+            owner, zero, keys = kernels.extend(
+                rows.real, rows.owner, rows.zero, rows.ids, self.table[:, v],
+                self.candidate_row, radix, 1 << v, self.zero_sets,
+                _members(child_active, self.present.size))
+            ids, top = self._compact(keys, (int(rows.ids.max()) + 1) * radix)
+            relevant = (masks & ~(child | ((1 << v) - 1))) == 0
+            new_owner, new_mask = self._visit(child, _Rows(rows.real, owner, zero, ids), top,
+                                              child_active, owners[relevant], masks[relevant])
+            found_owner.append(new_owner)
+            found_mask.append(new_mask)
+        if len(found_owner) == 1:
+            return block_owner[:0], block_mask[:0]
+        return np.concatenate(found_owner[1:]), np.concatenate(found_mask[1:])
+
+    def _visit(self, mask: int, rows: _Rows, top: int, active: np.ndarray,
+               block_owner: np.ndarray, block_mask: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Count the active candidates' matches on ``mask``, record the MSUs, and search
+        below with the rows that can still match an active candidate."""
+        slot = np.zeros(self.present.size, dtype=np.int64)
+        slot[active] = np.arange(active.size)
+        counts, found = kernels.matches(rows.real.size, rows.owner, rows.ids, top, slot,
+                                        active.size)
+        unique = found == 1
+        new_owner = active[unique]
+        new_mask = np.full(new_owner.size, mask, dtype=np.int64)
+        if new_owner.size:
+            self._record(mask, new_owner)
+        still = active[~unique]
+        if still.size == 0 or mask & 1:  # a mask holding key 0 has no child
+            return new_owner, new_mask
+        below = _Rows(*kernels.prune(rows.real, rows.owner, rows.zero, rows.ids, counts,
+                                     _members(still, self.present.size)))
+        below_owner, below_mask = self._children(
+            mask, below, still, np.concatenate([block_owner, new_owner]),
+            np.concatenate([block_mask, new_mask]))
+        return np.concatenate([new_owner, below_owner]), np.concatenate([new_mask, below_mask])
+
+    def _compact(self, keys: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
+        """Ids 0, 1, … for ``keys`` (all below ``bound``): by a dense table while it stays
+        small, else by hashing."""
+        if bound > _SCRATCH:
+            ids = pd.factorize(keys)[0].astype(np.int64)
+            return ids, int(ids.max(initial=-1)) + 1
+        if bound > self.scratch.size:
+            self.scratch = np.full(min(max(bound, 2 * self.scratch.size), _SCRATCH), -1,
+                                   dtype=np.int64)
+        ids, top = kernels.compact(keys, self.scratch)
+        return ids, int(top)
+
+    def _record(self, mask: int, owners: np.ndarray) -> None:
+        columns = np.array([j for j in range(self.radix.size) if (mask >> j) & 1])
+        size = len(columns)
+        weight = self.weight[size]
+        self.score[owners] += weight
+        self.contribution[np.ix_(owners, columns)] += weight
+        self.by_size[size - 1] += owners.size
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The rows a node of the search looks at (:mod:`microagg.risk._suda_kernels`)."""
+
+    real: np.ndarray
+    owner: np.ndarray
+    zero: np.ndarray
+    ids: np.ndarray
+
+
+def _members(items: np.ndarray, size: int) -> np.ndarray:
+    """A boolean array of ``size``, True at ``items``."""
+    flags = np.zeros(size, dtype=bool)
+    flags[items] = True
+    return flags
+
+
+def _at_most_two(coded: np.ndarray) -> np.ndarray:
+    """The rows of ``coded`` kept by the search: all but the third and later copies of a
+    combination (in row order)."""
+    if coded.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    inverse = combination_ids(coded, range(coded.shape[1]))
+    order = np.argsort(inverse, kind="stable")
+    sorted_ids = inverse[order]
+    start = np.searchsorted(sorted_ids, sorted_ids, "left")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size) - start
+    return np.flatnonzero(rank < 2)
+
+
+def _downward_closure(masks: np.ndarray) -> np.ndarray:
+    """Every subset of every mask in ``masks`` (the empty one included), sorted."""
+    closure = {0}
+    for full in (int(x) for x in masks):
+        sub = full
+        while sub:
+            closure.add(sub)
+            sub = (sub - 1) & full
+    return np.array(sorted(closure), dtype=np.int64)
