@@ -186,3 +186,24 @@ def test_methods_for_categorical_keys_are_steps(data):
     once, twice = (Recipe(seed=5).add(pram).run(frame).frame for _ in range(2))
     pd.testing.assert_frame_equal(once, twice)
     assert not once["region"].equals(frame["region"])
+
+
+def test_with_a_weight_the_risk_is_the_individual_risk_of_microagg_risk():
+    """A recipe whose schema declares a sampling weight measures the Benedetti-Franconi
+    individual risk (the figures of ``microagg risk``), not 1/f_k."""
+    from microagg.data.schema import Attribute, Kind, Role, Schema
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"sex": rng.choice(["m", "f"], 300),
+                          "region": rng.choice(list("abcdef"), 300),
+                          "w": rng.uniform(1, 60, 300)})
+    schema = Schema((Attribute("sex", Role.QUASI, Kind.NOMINAL),
+                     Attribute("region", Role.QUASI, Kind.NOMINAL),
+                     Attribute("w", Role.WEIGHT, Kind.NUMERIC)))
+    run = Recipe(schema=schema).run(frame)
+    expected = microagg.categorical_risk(frame, ["sex", "region"], weight="w")
+    assert run.risk_before.global_risk == pytest.approx(expected.global_risk, rel=1e-12)
+    assert run.risk_before.expected_reidentifications == pytest.approx(
+        expected.expected_reidentifications, rel=1e-12)
+    assert run.risk_before.global_risk < measure_risk(frame, ["sex", "region"]).global_risk
+    assert "Benedetti-Franconi" in run.risk_before.measure

@@ -5,11 +5,12 @@ app call, so that a finer measure replaces it in one place.
 The measure is the sample frequency f_k of each record's combination of key values
 (:func:`~microagg.core.frequencies.sample_frequencies`, with the declared missing-value
 semantics: by default a missing value matches any value, sdcMicro's ``alpha = 1``) and the
-record's re-identification risk 1 / f_k: the chance that an intruder who knows the record's
-keys and that it is in the file picks it among the records that share them (Hundepool et al.
-2012, §3.3.2, the risk of a sample unique being 1). It is an upper bound of the individual
-risk that accounts for the population through the sampling weights (Benedetti and Franconi
-1998, sdcMicro's ``indivRisk``), which uses the weighted frequency F_k as well.
+record's individual re-identification risk. With the schema's sampling weight (every weight
+at least 1) it is Benedetti and Franconi's (1998) risk from f_k and the weighted frequency
+F_k, as sdcMicro's ``indivRisk`` computes it (:func:`microagg.risk.individual.individual_risk`,
+the measure of ``microagg risk``); without one, 1 / f_k: the chance that an intruder who knows
+the record's keys and that it is in the file picks it among the records that share them
+(Hundepool et al. 2012, §3.3.2), an upper bound of the former.
 """
 
 from __future__ import annotations
@@ -25,13 +26,16 @@ from microagg.core.frequencies import combinations
 from microagg.data.schema import Role, Schema
 from microagg.options import MissingValues, parse
 
-__all__ = ["DEFAULT_VIOLATION_KS", "RiskSummary", "measure_risk", "risk_keys"]
+__all__ = ["DEFAULT_VIOLATION_KS", "RiskSummary", "measure_risk", "risk_keys", "risk_weight"]
 
 DEFAULT_VIOLATION_KS = (2, 3, 5)
 """The k of the violation counts every summary gives (with any k a caller adds)."""
 
 MEASURE = ("sample frequency f_k of each record's combination of key values and its "
            "re-identification risk 1/f_k (an upper bound of the individual risk)")
+WEIGHTED_MEASURE = ("sample frequency f_k and weighted frequency F_k of each record's "
+                    "combination of key values, and its individual risk (Benedetti-Franconi, "
+                    "sdcMicro's indivRisk) under the sampling weight {weight}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,11 +79,24 @@ def risk_keys(schema: Schema | None, frame: pd.DataFrame) -> list[str]:
     return [a.name for a in schema if a.role is Role.QUASI and a.name in frame.columns]
 
 
+def risk_weight(schema: Schema | None, frame: pd.DataFrame) -> str | None:
+    """The sampling weight column of ``frame`` the schema declares (one, present, every value
+    a number of at least 1), or ``None``."""
+    if schema is None:
+        return None
+    weights = [a.name for a in schema if a.role is Role.WEIGHT and a.name in frame.columns]
+    if len(weights) != 1:
+        return None
+    values = pd.to_numeric(frame[weights[0]], errors="coerce")
+    return weights[0] if bool((values >= 1).all()) else None
+
+
 def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
                  missing: MissingValues | str = MissingValues.MATCHES_ANY,
-                 ks: Iterable[int] = ()) -> RiskSummary:
+                 ks: Iterable[int] = (), weight: str | None = None) -> RiskSummary:
     """The risk of ``frame`` over ``keys`` (module docstring), with the violations of k for
-    2, 3, 5 and every k of ``ks``.
+    2, 3, 5 and every k of ``ks``; with ``weight`` (a column of weights of at least 1) the
+    individual risk accounts for the population through F_k.
 
     Examples
     --------
@@ -97,6 +114,15 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
     else:
         fk, classes = combinations(frame, keys, semantics)
     risk = 1.0 / np.maximum(fk, 1)
+    measure = MEASURE
+    if weight is not None and keys and n:
+        from microagg.core.frequencies import key_codes, key_frequencies
+        from microagg.risk.individual import individual_risk
+
+        weights = pd.to_numeric(frame[weight]).to_numpy(np.float64)
+        _, Fk = key_frequencies(key_codes(frame, keys), semantics, weights)
+        risk = individual_risk(fk, Fk)
+        measure = WEIGHTED_MEASURE.format(weight=weight)
     chosen = sorted({*DEFAULT_VIOLATION_KS, *(int(k) for k in ks)})
     return RiskSummary(
         n=n, keys=list(keys), missing=semantics.value,
@@ -104,4 +130,5 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         expected_reidentifications=float(risk.sum()),
         violations={k: int((fk < k).sum()) for k in chosen},
         unique_percent=float(100.0 * (fk == 1).sum() / n) if n else 0.0,
-        smallest_class=int(fk.min()) if n else 0, classes=classes, fk=fk, record_risk=risk)
+        smallest_class=int(fk.min()) if n else 0, classes=classes, fk=fk, record_risk=risk,
+        measure=measure)

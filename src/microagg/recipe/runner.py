@@ -22,7 +22,7 @@ from microagg.errors import InputError
 from microagg.recipe.composition import DPContext, dp_context, recipe_guarantee
 from microagg.recipe.families import adapter, step_seed
 from microagg.recipe.model import Recipe, Step
-from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys
+from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys, risk_weight
 from microagg.release.base import Release
 from microagg.release.sidecar import InputFile, PrivacyRecord, ReleaseRecord
 
@@ -88,7 +88,8 @@ class RecipeRun:
         recipe = replace(recipe, steps=(), input=source or recipe.input,
                          input_sha256=entry.sha256 or recipe.input_sha256)
         return cls(recipe, frame, entry,
-                   measure_risk(frame, keys, missing=recipe.missing))
+                   measure_risk(frame, keys, missing=recipe.missing,
+                                weight=risk_weight(recipe.schema, frame)))
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -112,7 +113,8 @@ class RecipeRun:
         seconds = time.perf_counter() - started
         frame = applied.release.frame
         risk = measure_risk(frame, risk_keys(self.recipe.schema, frame),
-                            missing=self.recipe.missing)
+                            missing=self.recipe.missing,
+                            weight=risk_weight(self.recipe.schema, frame))
         result = StepResult(step, applied.release, applied.record, risk, context,
                             applied.warnings, seconds)
         return replace(self, recipe=replace(self.recipe, steps=(*before, step)),

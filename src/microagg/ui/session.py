@@ -13,7 +13,7 @@ from shiny import reactive, ui
 
 from microagg.cli.flags import render
 from microagg.data.schema import Role, Schema
-from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys
+from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys, risk_weight
 from microagg.recipe.runner import RecipeRun
 from microagg.ui.state import ColumnEdit, Workspace, build_schema
 
@@ -66,11 +66,12 @@ class State:
         """The risk of ``frame`` over the schema's quasi-identifiers, remembered for the
         last few tables and key sets (a role change that keeps the keys costs nothing)."""
         keys = tuple(risk_keys(schema, frame))
-        key = (id(frame), keys, missing)
+        weight = risk_weight(schema, frame)
+        key = (id(frame), keys, missing, weight)
         if key not in self.risk_cache:
             if len(self.risk_cache) > 8:
                 self.risk_cache.pop(next(iter(self.risk_cache)))
-            self.risk_cache[key] = measure_risk(frame, keys, missing=missing)
+            self.risk_cache[key] = measure_risk(frame, keys, missing=missing, weight=weight)
         return self.risk_cache[key]
 
 
