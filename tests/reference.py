@@ -450,3 +450,35 @@ def mdav_missing(X: np.ndarray, k: int, categorical: Categorical | None = None) 
     if remaining.size:
         take(list(remaining))
     return labels
+
+
+# -- classes when a quasi-identifier value may be missing ------------------------------------
+
+def matching_sets(frame, keys, matches_any=True):
+    """For every row, the rows that agree with it on every key: where one of the two is
+    missing, any value matches (``matches_any``) or only another missing value."""
+    values = frame[list(keys)].astype(str).to_numpy()
+    gaps = frame[list(keys)].isna().to_numpy()
+    sets = []
+    for i in range(len(frame)):
+        same = np.ones(len(frame), dtype=bool)
+        for j in range(len(keys)):
+            equal = (values[:, j] == values[i, j]) & ~gaps[:, j] & ~gaps[i, j]
+            if matches_any:
+                equal |= gaps[:, j] | gaps[i, j]
+            else:
+                equal |= gaps[:, j] & gaps[i, j]
+            same &= equal
+        sets.append(np.flatnonzero(same))
+    return sets
+
+
+def largest_matching_emd(frame, keys, confidential, distance, matches_any=True):
+    """The largest EMD (:func:`class_emd_direct`) of the confidential column over the
+    matching sets of every row; a missing confidential value is a category of its own."""
+    column = frame[confidential]
+    values = (column.to_numpy(dtype=float) if distance == "ordered"
+              else column.astype(object).where(column.notna(), "<missing>").astype(str)
+              .to_numpy())
+    return max(class_emd_direct(values, members, distance)
+               for members in matching_sets(frame, keys, matches_any))

@@ -10,16 +10,16 @@ for nominal ones), and refuses options that do not go together. It returns a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from microagg.core.verifiers import KAnonymity, TCloseness, k_anonymity, table_t_closeness
 from microagg.data.schema import Kind, Schema
-from microagg.data.table import Table, decode, encode
+from microagg.data.table import Table, decode, encode, missing_counts
 from microagg.errors import InputError
-from microagg.options import GroundDistance, parse
+from microagg.options import GroundDistance, MissingValues, parse
 from microagg.partition._validate import check_k
 
 __all__ = ["KCheck", "TCheck", "TableCheck", "check_request", "check_table"]
@@ -67,6 +67,8 @@ class TableCheck:
     quasi_identifiers: list[str]
     k_anonymity: KCheck | None
     t_closeness: list[TCheck] | None
+    missing: MissingValues = MissingValues.MATCHES_ANY
+    missing_values: dict[str, int] = field(default_factory=dict)  # per quasi-identifier
 
     @property
     def holds(self) -> bool:
@@ -76,7 +78,9 @@ class TableCheck:
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"records": self.records,
-                                  "quasi_identifiers": self.quasi_identifiers}
+                                  "quasi_identifiers": self.quasi_identifiers,
+                                  "missing_values": self.missing_values,
+                                  "missing_semantics": self.missing.value}
         if self.k_anonymity is not None:
             result["k_anonymity"] = self.k_anonymity.to_dict()
         if self.t_closeness is not None:
@@ -130,13 +134,14 @@ def _nominal_distance(table: Table, confidential: Sequence[str],
 
 
 def _t_closeness(table: Table, quasi: Sequence[str], confidential: Sequence[str], t: float,
-                 distance: GroundDistance | str | None) -> list[TCheck]:
+                 distance: GroundDistance | str | None, missing: MissingValues
+                 ) -> list[TCheck]:
     """The t-closeness of each confidential attribute, nominal ones with ``distance``."""
     nominal = _nominal_distance(table, confidential, distance)
     checks = []
     for name in confidential:
         chosen = nominal if table.schema[name].kind is Kind.NOMINAL else None
-        checks.append(TCheck(t, table_t_closeness(table, quasi, name, chosen)))
+        checks.append(TCheck(t, table_t_closeness(table, quasi, name, chosen, missing)))
     return checks
 
 
@@ -144,7 +149,8 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
                 quasi: Sequence[str] | None = None, t: float | None = None,
                 confidential: Sequence[str] = (),
                 distance: GroundDistance | str | None = None,
-                drop_incomplete: bool = False) -> TableCheck:
+                drop_incomplete: bool = False,
+                missing: MissingValues | str = MissingValues.MATCHES_ANY) -> TableCheck:
     """Check the released table ``frame`` for k-anonymity (``k``) and/or t-closeness of the
     ``confidential`` attributes (``t``) over the quasi-identifiers ``quasi``.
 
@@ -165,9 +171,14 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
         The EMD ground distance of nominal confidential attributes: ``equal`` (default) or
         ``hierarchical`` (on the schema's taxonomy).
     drop_incomplete
-        Drop the rows with a missing value first. Otherwise a missing value of a
-        quasi-identifier matches any value in the k-anonymity check (sdcMicro's default);
-        the t-closeness check refuses missing values.
+        Drop the rows with a missing value first.
+    missing
+        What a missing quasi-identifier value matches: any value (``matches-any``,
+        sdcMicro's ``alpha = 1``, the default; the class of a record is then the set of
+        records that agree with it on every quasi-identifier both have) or only another
+        missing value (``category``). A missing confidential value is a category of its own
+        for a nominal attribute and refused for an ordered one
+        (:mod:`microagg.core.verifiers`).
 
     Returns
     -------
@@ -175,17 +186,17 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
         What holds, with the class statistics and EMDs.
     """
     check_request(k=k, t=t, confidential=confidential, distance=distance)
-    # missing values are kept for k-anonymity, where one matches any value (sdcMicro's
-    # alpha = 1); t-closeness needs every confidential value
+    missing = parse(MissingValues, missing, "missing")
     table = encode(frame, schema, drop_incomplete=drop_incomplete, released=True,
-                   missing=t is None)
+                   missing=True)
     released = decode(table)
     quasi = _quasi(table, quasi, confidential, declared=schema is not None)
     _require_columns(table.schema.names, (*quasi, *confidential))
     k_check = None
     if k is not None:
         check_k(k, table.n_rows)
-        k_check = KCheck(k, k_anonymity(released, quasi))
-    t_checks = (_t_closeness(table, quasi, confidential, t, distance) if t is not None
-                else None)
-    return TableCheck(table.n_rows, quasi, k_check, t_checks)
+        k_check = KCheck(k, k_anonymity(released, quasi, missing))
+    t_checks = (_t_closeness(table, quasi, confidential, t, distance, missing)
+                if t is not None else None)
+    return TableCheck(table.n_rows, quasi, k_check, t_checks, missing,
+                      missing_counts(table, quasi))

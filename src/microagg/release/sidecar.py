@@ -267,7 +267,10 @@ def _guarantee(report: KAnonymityReport | TClosenessReport | MaskingReport) -> G
             f"Every combination of the quasi-identifiers ({', '.join(report.quasi_identifiers)}) "
             f"is shared by at least {report.k} records, and in every such class the "
             f"distribution of {', '.join(report.confidential)} lies within EMD t = {report.t:g} "
-            f"of its distribution in the whole table{'' if holds else ' (does NOT hold)'}.",
+            f"of its distribution in the whole table{'' if holds else ' (does NOT hold)'}."
+            + (" A missing value matches any value: the class of a record is the set of "
+               "records that agree with it on every quasi-identifier both have."
+               if any(c in report.missing_values for c in report.quasi_identifiers) else ""),
             holds, report.quasi_identifiers + report.confidential,
             "k-anonymous t-closeness (002): identity and attribute disclosure over the "
             "quasi-identifiers; no protection against knowledge outside these columns")
