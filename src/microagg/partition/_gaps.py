@@ -22,7 +22,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from microagg.core.threads import start_thread_pool
 from microagg.partition._concepts import category_centroid
+
+# gap_distances reaches a parallel kernel and is called from other modules' cached kernels
+start_thread_pool()
 
 # Below this many remaining rows a distance pass runs on one thread: waking the others costs
 # more than it saves, and far more when another process holds the cores.
