@@ -1,11 +1,14 @@
-"""MDAV with missing values: n records x d standard-normal attributes, k = 5, a fraction of
-the cells missing at random, against MDAV on the same data complete.
+"""MDAV (or t-closeness-first) with missing values: n records x d standard-normal attributes,
+k = 5, a fraction of the cells missing at random, against the same partitioner on the data
+complete.
 
 Usage: python benchmarks/bench_missing.py [--sizes 10000,100000] [--d 10] [--k 5]
-       [--missing 0.1]
-Prints one JSON object per size and case ("complete": microagg.partition.mdav on the data
-without gaps; "missing": microagg.partition.mdav_missing with the cells removed): seconds of
-the partition after JIT warm-up, and peak RSS.
+       [--missing 0.1] [--partition mdav|t-closeness-first] [--t 0.1]
+Prints one JSON object per size and case ("complete": microagg.partition.mdav, or
+t_closeness_first, on the data without gaps; "missing": mdav_missing, or t_closeness_first,
+with the cells removed): seconds of the partition after JIT warm-up, and peak RSS.
+t-closeness-first ranks by a confidential attribute correlated with the first one
+(x_0 + a standard normal, complete).
 """
 
 from __future__ import annotations
@@ -29,14 +32,25 @@ def _data(case: dict) -> np.ndarray:
     return X
 
 
+def _confidential(case: dict) -> np.ndarray:
+    rng = np.random.default_rng(case["seed"])
+    X = rng.standard_normal((case["n"], case["d"]))
+    return X[:, 0] + np.random.default_rng(case["seed"] + 1).standard_normal(case["n"])
+
+
 def one(case: dict) -> dict:
     from microagg.partition.mdav import mdav
     from microagg.partition.mdav_missing import mdav_missing
+    from microagg.partition.tcloseness import t_closeness_first
 
-    method = mdav_missing if case["benchmark"] == "missing" else mdav
+    def method(X: np.ndarray, at: dict) -> object:
+        if at.get("partition") == "t-closeness-first":
+            return t_closeness_first(X, _confidential(at), at["k"], at["t"])
+        return (mdav_missing if at["benchmark"] == "missing" else mdav)(X, at["k"])
+
     small = {**case, "n": 300}
-    return measure(case, prepare=lambda: _data(case), run=lambda X: method(X, case["k"]),
-                   warmup=lambda: method(_data(small), case["k"]))
+    return measure(case, prepare=lambda: _data(case), run=lambda X: method(X, case),
+                   warmup=lambda: method(_data(small), small))
 
 
 def main() -> None:
@@ -46,13 +60,15 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=10)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--missing", type=float, default=0.1)
+    parser.add_argument("--partition", default="mdav", choices=["mdav", "t-closeness-first"])
+    parser.add_argument("--t", type=float, default=0.1)
     parser.add_argument("--timeout", type=float, default=3600)
     args = parser.parse_args()
     if args.case:
         print(json.dumps(one(json.loads(args.case))))
         return
     cases = [{"benchmark": which, "n": int(n), "d": args.d, "k": args.k,
-              "missing": args.missing, "seed": 0}
+              "missing": args.missing, "seed": 0, "partition": args.partition, "t": args.t}
              for n in args.sizes.split(",") for which in ("complete", "missing")]
     run_cases(__file__, cases, args.timeout)
 

@@ -60,6 +60,43 @@ def _record(X, categorical, row):
     return X[row], ([] if categorical is None else list(categorical.codes[row]))
 
 
+def has_gaps(X, categorical=None):
+    return bool(np.isnan(X).any() or (categorical is not None and (categorical.codes < 0).any()))
+
+
+def distances_to(X, rows, q, categorical=None, qc=(), gaps=False):
+    """Squared distances, or on records with gaps the rescaled distance over the attributes
+    both have (:func:`_gap_distances`)."""
+    if not gaps:
+        return squared_distances(X, rows, q, categorical, qc)
+    cat = _cat(X, categorical)
+    squared = cat.squared() if cat.metrics else np.zeros((0, 1, 1))
+    return _gap_distances(X, cat.codes, squared, np.asarray(rows), q,
+                          np.asarray(qc, dtype=np.int64))
+
+
+def present_centroid(X, rows, categorical=None):
+    """Means over the values present (NaN where none is), marginality centroids over the
+    concepts present (-1 where none is); sums correctly rounded."""
+    numeric = []
+    for j in range(X.shape[1]):
+        values = X[rows, j][~np.isnan(X[rows, j])]
+        numeric.append(math.fsum(values) / values.size if values.size else np.nan)
+    concepts = []
+    if categorical is not None:
+        for j, metric in enumerate(categorical.metrics):
+            codes = categorical.codes[rows, j]
+            codes = codes[codes >= 0]
+            concepts.append(metric.centroid(np.bincount(codes, minlength=metric.n_concepts))
+                            if codes.size else -1)
+    return np.array(numeric), concepts
+
+
+def _extreme(X, rows, q, categorical, qc, gaps, far):
+    d = distances_to(X, rows, q, categorical, qc, gaps)
+    return rows[np.lexsort((rows, -d if far else d))]
+
+
 def mdav(X: np.ndarray, k: int, categorical: Categorical | None = None) -> np.ndarray:
     """MDAV as paper 000 Alg. 1 states it (x_s taken after x_r's cluster is removed)."""
     n = X.shape[0]
@@ -210,7 +247,9 @@ def class_emd_direct(values: np.ndarray, members, distance: str, parent=None) ->
 
 
 def t_closeness_first(X, rank_key, size, categorical=None):
-    """002 Alg. 3 as listed, for a given cluster size, by direct computation."""
+    """002 Alg. 3 as listed, for a given cluster size, by direct computation (on records with
+    gaps, with the distance and centroid of :func:`present_centroid`)."""
+    gaps = has_gaps(X, categorical)
     n = X.shape[0]
     base, extra = divmod(n, size)
     counts = [base] * size
@@ -238,8 +277,9 @@ def t_closeness_first(X, rank_key, size, categorical=None):
                 extras[i] -= 1
             for _ in range(takes):
                 rows = np.array(subsets[i])
-                d = squared_distances(X, rows, q, categorical, qc)
-                row = int(rows[np.lexsort((rows, d))[0]])
+                if not rows.size:
+                    break
+                row = int(_extreme(X, rows, q, categorical, qc, gaps, far=False)[0])
                 subsets[i].remove(row)
                 chosen.append(row)
         labels[chosen] = label
@@ -247,18 +287,20 @@ def t_closeness_first(X, rank_key, size, categorical=None):
 
     while (labels < 0).any():
         remaining = np.flatnonzero(labels < 0)
-        c, cc = centroid(X, remaining, categorical)
-        x0 = farthest(X, remaining, c, categorical, cc)
+        c, cc = (present_centroid if gaps else centroid)(X, remaining, categorical)
+        x0 = int(_extreme(X, remaining, c, categorical, cc, gaps, far=True)[0])
         cluster(x0)
         remaining = np.flatnonzero(labels < 0)
         if remaining.size:
             q, qc = _record(X, categorical, x0)
-            cluster(farthest(X, remaining, q, categorical, qc))
+            cluster(int(_extreme(X, remaining, q, categorical, qc, gaps, far=True)[0]))
     return labels
 
 
 def k_anonymity_first(X, emd, k, t, categorical=None):
-    """002 Alg. 2 as listed; ``emd(members)`` gives a class's largest EMD."""
+    """002 Alg. 2 as listed; ``emd(members)`` gives a class's largest EMD (on records with
+    gaps, with the distance and centroid of :func:`present_centroid`)."""
+    gaps = has_gaps(X, categorical)
     n = X.shape[0]
     labels = np.full(n, -1)
     label = 0
@@ -270,8 +312,8 @@ def k_anonymity_first(X, emd, k, t, categorical=None):
             chosen = list(remaining)
         else:
             q, qc = _record(X, categorical, seed)
-            d = squared_distances(X, remaining, q, categorical, qc)
-            order = [int(r) for r in remaining[np.lexsort((remaining, d))]]
+            order = [int(r) for r in _extreme(X, remaining, q, categorical, qc, gaps,
+                                              far=False)]
             chosen, candidates = order[:k], order[k:]
             current = emd(chosen)
             for y in candidates:
@@ -287,20 +329,23 @@ def k_anonymity_first(X, emd, k, t, categorical=None):
 
     while (labels < 0).any():
         remaining = np.flatnonzero(labels < 0)
-        c, cc = centroid(X, remaining, categorical)
-        x0 = farthest(X, remaining, c, categorical, cc)
+        c, cc = (present_centroid if gaps else centroid)(X, remaining, categorical)
+        x0 = int(_extreme(X, remaining, c, categorical, cc, gaps, far=True)[0])
         generate(x0)
         remaining = np.flatnonzero(labels < 0)
         if remaining.size:
             q, qc = _record(X, categorical, x0)
-            generate(farthest(X, remaining, q, categorical, qc))
+            generate(int(_extreme(X, remaining, q, categorical, qc, gaps, far=True)[0]))
     return labels
 
 
 def merge(X, labels, emd, t, categorical=None):
     """002 Alg. 1's merging: the class of greatest EMD (lowest label on ties) joins the class
-    with the nearest centroid (lowest label on ties) until every class satisfies t."""
+    with the nearest centroid (lowest label on ties) until every class satisfies t. On records
+    with gaps, centroids over the values present and the distance over the attributes both
+    centroids have (the lowest class when the worst shares none with any)."""
     cat = _cat(X, categorical)
+    gaps = has_gaps(X, categorical)
     squared = cat.squared()
     groups = {int(g): list(np.flatnonzero(labels == g)) for g in np.unique(labels)}
     merges = 0
@@ -312,6 +357,8 @@ def merge(X, labels, emd, t, categorical=None):
 
         def centre(rows):
             rows = np.array(rows)
+            if gaps:
+                return present_centroid(X, rows, cat)
             numeric = np.array([X[rows, j].sum() for j in range(X.shape[1])]) / rows.size
             return numeric, centroid(X, rows, cat)[1]
 
@@ -321,9 +368,14 @@ def merge(X, labels, emd, t, categorical=None):
             if g == worst:
                 continue
             c, cc = centre(groups[g])
-            d = sum((c[j] - q[j]) ** 2 for j in range(X.shape[1]))
-            d += sum(squared[j, qc[j], cc[j]] for j in range(len(cat.metrics)))
-            if d < best_d:
+            if gaps:
+                d = _gap_distances(c[None, :], np.asarray([cc], dtype=np.int64).reshape(1, -1),
+                                   squared if cat.metrics else np.zeros((0, 1, 1)),
+                                   np.array([0]), q, np.asarray(qc, dtype=np.int64))[0]
+            else:
+                d = sum((c[j] - q[j]) ** 2 for j in range(X.shape[1]))
+                d += sum(squared[j, qc[j], cc[j]] for j in range(len(cat.metrics)))
+            if d < best_d or best is None:
                 best, best_d = g, d
         keep, gone = min(worst, best), max(worst, best)
         groups[keep] = groups[keep] + groups.pop(gone)
@@ -541,3 +593,52 @@ def suda_direct(codes, missing: str, fraction: float = 0.01):
         dis = [1 / (1 + (uniques / d - uniques) / (s ** q * adjust)) if s > 0 else 0.0
                for s in scores]
     return scores, shares, dis, msus
+
+
+# -- classes when a quasi-identifier value may be missing ------------------------------------
+
+def matching_sets(frame, keys, matches_any=True):
+    """For every row, the rows that agree with it on every key: where one of the two is
+    missing, any value matches (``matches_any``) or only another missing value."""
+    values = frame[list(keys)].astype(str).to_numpy()
+    gaps = frame[list(keys)].isna().to_numpy()
+    sets = []
+    for i in range(len(frame)):
+        same = np.ones(len(frame), dtype=bool)
+        for j in range(len(keys)):
+            equal = (values[:, j] == values[i, j]) & ~gaps[:, j] & ~gaps[i, j]
+            if matches_any:
+                equal |= gaps[:, j] | gaps[i, j]
+            else:
+                equal |= gaps[:, j] & gaps[i, j]
+            same &= equal
+        sets.append(np.flatnonzero(same))
+    return sets
+
+
+def largest_matching_emd(frame, keys, confidential, distance, matches_any=True):
+    """The largest EMD (:func:`class_emd_direct`) of the confidential column over the
+    matching sets of every row; a missing confidential value is a category of its own."""
+    column = frame[confidential]
+    values = (column.to_numpy(dtype=float) if distance == "ordered"
+              else column.astype(object).where(column.notna(), "<missing>").astype(str)
+              .to_numpy())
+    return max(class_emd_direct(values, members, distance)
+               for members in matching_sets(frame, keys, matches_any))
+
+
+def record_linkage_with_gaps(x, y, cx=None, cy=None, squared=None):
+    """Record linkage (000 §5.2) by its definition, distances by :func:`_gap_distances` (over
+    the attributes both records have, rescaled): each masked record links to the originals
+    at minimum distance, a right link counting 1 / (their number)."""
+    n = x.shape[0]
+    cx = np.empty((n, 0), dtype=np.int64) if cx is None else cx
+    cy = np.empty((n, 0), dtype=np.int64) if cy is None else cy
+    squared = np.zeros((0, 1, 1)) if squared is None else squared
+    total = 0.0
+    for i in range(n):
+        d = _gap_distances(x, cx, squared, np.arange(n), y[i], cy[i])
+        nearest = np.flatnonzero(d == d.min())
+        if i in nearest:
+            total += 1.0 / nearest.size
+    return 100.0 * total / n

@@ -49,6 +49,10 @@ def check(
                                         "the schema's taxonomy)."),
     drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
                                          help="Drop rows with a missing value first."),
+    missing: str = typer.Option("matches-any", "--missing",
+                                help="What a missing quasi-identifier value matches: "
+                                "matches-any (any value, sdcMicro's alpha = 1; default) | "
+                                "category (only another missing value)."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Verify k-anonymity, l-diversity and/or t-closeness of a table (exit 0 holds, 1
@@ -62,7 +66,7 @@ def check(
     result = check_table(frame, schema=schema_obj, k=k, quasi=names(quasi, "--quasi"), t=t,
                          confidential=confidential_names, distance=distance,
                          drop_incomplete=drop_incomplete, l=l, sensitive=sensitive,
-                         l_kind=l_kind, l_c=l_c)
+                         l_kind=l_kind, l_c=l_c, missing=missing)
     if json_out:
         print_json(result.to_dict())
     else:
@@ -75,12 +79,19 @@ def check(
 def _lines(result: TableCheck) -> list[str]:
     """The check's result as the command prints it, one line per model and attribute."""
     lines = []
+    gaps = ""
+    if result.missing_values:
+        rule = ("matches any value" if result.missing.value == "matches-any"
+                else "is a category of its own")
+        gaps = (f" (a missing value {rule}: "
+                + ", ".join(f"{c} {n:,}" for c, n in result.missing_values.items()) + ")")
     if result.k_anonymity is not None:
         k, report = result.k_anonymity.k, result.k_anonymity.report
         lines.append(f"k-anonymity over {', '.join(result.quasi_identifiers)}: smallest class "
                      f"{report.smallest_class:,} of {report.classes:,} classes "
                      f"({report.records:,} records): "
-                     f"{'holds' if result.k_anonymity.holds else 'VIOLATED'} for k = {k}")
+                     f"{'holds' if result.k_anonymity.holds else 'VIOLATED'} for k = {k}"
+                     f"{gaps}")
     if result.l_diversity is not None:
         check_l = result.l_diversity
         kind = check_l.kind.value + (f" (c = {check_l.report.c:g})"
@@ -92,5 +103,6 @@ def _lines(result: TableCheck) -> list[str]:
         report_t = check.report
         lines.append(f"t-closeness of {report_t.attribute} ({report_t.distance.value} EMD): "
                      f"largest class EMD {report_t.t:.6g}: "
-                     f"{'holds' if check.holds else 'VIOLATED'} for t = {check.t:g}")
+                     f"{'holds' if check.holds else 'VIOLATED'} for t = {check.t:g}"
+                     f"{'' if result.k_anonymity is not None else gaps}")
     return lines

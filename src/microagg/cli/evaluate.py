@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -23,6 +24,9 @@ from microagg.cli.common import (
     warn,
 )
 from microagg.errors import InputError
+
+if TYPE_CHECKING:
+    from microagg.evaluation.evaluate import Evaluation
 
 
 @app.command(short_help="Utility loss and disclosure risk of a masked table.")
@@ -88,7 +92,42 @@ def evaluate(
         measures += (("emd", "EMD (003 eq. 1)"),)
     width = max(len(label) for _, label in measures)
     for key, label in measures:
-        out.print(f"  {label:{width}s}  {fmt(result[key])}")
+        value = result[key]
+        why = "" if value is not None else f" ({_why_none(result, key)})"
+        out.print(f"  {label:{width}s}  {fmt(value)}{why}", markup=False)
+    for line in _missing_lines(result):
+        out.print(line, markup=False)
+
+
+_NONE = {
+    "sse_percent": "every compared numeric column is constant in the original, or there is "
+                   "none",
+    "variance_variation": "every compared numeric column is constant in the original, or "
+                          "there is none",
+    "mean_variation": "the original's mean is 0 in every compared numeric column, or there "
+                      "is none",
+    "relative_error": "no value is present in both tables",
+    "emd": "no numeric column",
+}
+
+
+def _why_none(result: Evaluation, key: str) -> str:
+    """Why a measure has no figure."""
+    return result.skipped.get(key) or _NONE.get(key, "does not apply")
+
+
+def _missing_lines(result: Evaluation) -> list[str]:
+    """The missing values of the compared columns and how the measures treat them."""
+    if not result.missing_values:
+        return []
+    counts = "; ".join(
+        f"{name} {m.original:,} / {m.masked:,}"
+        + (f" ({m.both_present:,} rows present in both)" if m.both_present is not None else "")
+        for name, m in result.missing_values.items())
+    return [f"missing values (original / release): {counts}",
+            "  SSE, SSE/SST and relative error compare the values present in both; record "
+            "linkage measures distances over the attributes both records have (rescaled); "
+            "JSD, means and variances use each table's values present"]
 
 
 def _evaluate_at_scale(original: Path, masked: Path, *, columns: list[str] | None,

@@ -85,14 +85,16 @@ def cluster_means(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None 
     return means
 
 
-def replace_by_means(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None
-                     ) -> np.ndarray:
+def replace_by_means(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None,
+                     *, keep_missing: bool = True) -> np.ndarray:
     """Each value replaced by the (weighted) mean of its cluster (:func:`cluster_means`).
 
     ``labels`` is one partition (n,) shared by all columns, or one partition per column
     (n, p), as individual ranking produces. A missing value stays missing: the record shares
     its cluster's other values, and a missing value matches any value in the k-anonymity of
-    the written table (docs/design.md, "Missing values").
+    the written table (docs/design.md, "Missing values"). With ``keep_missing`` false it
+    takes its cluster's mean too (missing only when the whole cluster's values are), so that
+    every record of a cluster is written alike.
     """
     X = np.asarray(X, dtype=np.float64)
     squeeze = X.ndim == 1
@@ -106,7 +108,8 @@ def replace_by_means(X: np.ndarray, labels: np.ndarray, weights: np.ndarray | No
             raise InputError(f"label matrix of shape {labels.shape} for data of shape {X.shape}")
         out = np.column_stack([cluster_means(X[:, j], labels[:, j], weights)[labels[:, j], 0]
                                for j in range(X.shape[1])])
-    out[np.isnan(X)] = np.nan
+    if keep_missing:
+        out[np.isnan(X)] = np.nan
     return out[:, 0] if squeeze else out
 
 

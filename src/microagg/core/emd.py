@@ -34,7 +34,8 @@ import numpy as np
 from microagg.errors import InputError
 from microagg.options import GroundDistance
 
-__all__ = ["EMDTables", "GroundModel", "class_emd", "emd_by_class", "largest_emd", "stack"]
+__all__ = ["EMDTables", "GroundModel", "class_emd", "emd_by_class", "emd_of_counts",
+           "largest_emd", "stack"]
 
 ORDERED_KIND = 0
 TREE_KIND = 1
@@ -142,9 +143,30 @@ def _tree_weights(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def emd_by_class(classes: np.ndarray, model: GroundModel) -> np.ndarray:
     """EMD of ``model``'s attribute in each class (labels 0..c-1) to the whole table."""
     classes = np.asarray(classes, dtype=np.int64)
+    n_classes = int(classes.max()) + 1
+    pairs = _class_value_pairs(classes, model.values, model.m)
     if model.distance is GroundDistance.ORDERED:
-        return _ordered_by_class(classes, model)
-    return _tree_by_class(classes, model)
+        return _ordered_by_class(*pairs, n_classes, model)
+    return _tree_by_class(*pairs, n_classes, model)
+
+
+def emd_of_counts(classes: np.ndarray, values: np.ndarray, counts: np.ndarray,
+                  model: GroundModel, n_classes: int) -> np.ndarray:
+    """EMD of ``model``'s attribute in each of ``n_classes`` classes to the whole table, each
+    class given as (class, value, count) triples: class ``classes[i]`` holds ``counts[i]``
+    rows of value ``values[i]`` (a rank or concept of ``model``; triples may repeat). A class
+    may be any multiset of the table's rows, e.g. the records that match a record when a
+    missing value matches any value (:func:`microagg.core.verifiers.t_closeness`); every
+    class must hold a row."""
+    classes = np.asarray(classes, dtype=np.int64)
+    values = np.asarray(values, dtype=np.int64)
+    m = model.m
+    keys, inverse = np.unique(classes * m + values, return_inverse=True)
+    summed = np.bincount(inverse.reshape(-1), weights=np.asarray(counts, dtype=np.float64))
+    pairs = (keys // m, keys % m, summed)
+    if model.distance is GroundDistance.ORDERED:
+        return _ordered_by_class(*pairs, n_classes, model)
+    return _tree_by_class(*pairs, n_classes, model)
 
 
 def largest_emd(classes: np.ndarray, models: Sequence[GroundModel]) -> np.ndarray:
@@ -152,20 +174,22 @@ def largest_emd(classes: np.ndarray, models: Sequence[GroundModel]) -> np.ndarra
     return np.max([emd_by_class(classes, model) for model in models], axis=0)
 
 
-def _class_value_pairs(classes: np.ndarray, values: np.ndarray, m: int):
+def _class_value_pairs(classes: np.ndarray, values: np.ndarray, m: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct (class, value) pairs sorted by class then value, with their counts."""
     pair_key, pair_count = np.unique(classes * m + values, return_counts=True)
     return pair_key // m, pair_key % m, pair_count
 
 
-def _ordered_by_class(classes: np.ndarray, model: GroundModel) -> np.ndarray:
-    n_classes = int(classes.max()) + 1
+def _ordered_by_class(pair_class: np.ndarray, pair_value: np.ndarray, pair_count: np.ndarray,
+                      n_classes: int, model: GroundModel) -> np.ndarray:
+    """Ordered EMD of every class from its distinct (class, value) pairs, sorted by class then
+    value, and their counts."""
     m = model.m
     if m == 1:
         return np.zeros(n_classes)
     cdf, prefix = model.cdf, model.prefix
-    sizes = np.bincount(classes, minlength=n_classes)
-    pair_class, pair_value, pair_count = _class_value_pairs(classes, model.values, m)
+    sizes = np.bincount(pair_class, weights=pair_count, minlength=n_classes)
     first = np.r_[True, pair_class[1:] != pair_class[:-1]]
     last = np.r_[first[1:], True]
     running = np.cumsum(pair_count)
@@ -183,19 +207,23 @@ def _ordered_by_class(classes: np.ndarray, model: GroundModel) -> np.ndarray:
     return total / (m - 1)
 
 
-def _tree_by_class(classes: np.ndarray, model: GroundModel) -> np.ndarray:
-    n_classes = int(classes.max()) + 1
-    sizes = np.bincount(classes, minlength=n_classes)
-    nodes = model.ancestors[model.values]  # (n, depth)
-    row_class = np.repeat(classes, nodes.shape[1])
+def _tree_by_class(pair_class: np.ndarray, pair_value: np.ndarray, pair_count: np.ndarray,
+                   n_classes: int, model: GroundModel) -> np.ndarray:
+    """Tree EMD of every class from its (class, concept) pairs and their counts."""
+    sizes = np.bincount(pair_class, weights=pair_count, minlength=n_classes)
+    nodes = model.ancestors[pair_value]  # (pairs, depth)
+    row_class = np.repeat(pair_class, nodes.shape[1])
+    row_count = np.repeat(np.asarray(pair_count, dtype=np.float64), nodes.shape[1])
     flat = nodes.ravel()
     keep = flat >= 0
-    pair_class, pair_node, pair_count = _class_value_pairs(row_class[keep], flat[keep], model.m)
-    p = pair_count / sizes[pair_class]
-    q = model.share[pair_node]
-    w = model.weights[pair_node]
+    node_key, inverse = np.unique(row_class[keep] * model.m + flat[keep], return_inverse=True)
+    node_count = np.bincount(inverse.reshape(-1), weights=row_count[keep])
+    node_class, node = node_key // model.m, node_key % model.m
+    p = node_count / sizes[node_class]
+    q = model.share[node]
+    w = model.weights[node]
     # Σ_C w(C)|p_C - q_C| = Σ_C w(C) q_C + Σ_{C in the class} w(C) (|p_C - q_C| - q_C).
-    inside = np.bincount(pair_class, weights=w * (np.abs(p - q) - q), minlength=n_classes)
+    inside = np.bincount(node_class, weights=w * (np.abs(p - q) - q), minlength=n_classes)
     return float(np.dot(model.weights, model.share)) + inside
 
 

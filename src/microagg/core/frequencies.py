@@ -16,6 +16,11 @@ are numbered once for every pair that shares it. With π patterns this is O(π²
 has few patterns); without missing values it is one group-by. With sampling weights the same
 passes sum the weights of the matching records instead of counting them: the estimated
 population frequency F_k (sdcMicro's ``freqCalc``).
+
+Under ``matches-any`` the records that match a record form its *matching set*, which plays
+the part of its equivalence class in t-closeness (:func:`microagg.core.verifiers.t_closeness`):
+:func:`matching_pairs` lists, for every combination of key values written, the combinations
+that match it, found pattern pair by pattern pair in the same way.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 
 __all__ = ["combination_ids", "combinations", "key_codes", "key_frequencies", "matching_counts",
-           "sample_frequencies"]
+           "matching_pairs", "sample_frequencies"]
 
 
 def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
@@ -171,3 +176,47 @@ def _matching(codes: np.ndarray, weights: np.ndarray | None
                 sums[rows_p] += np.bincount(ids[rows_r], weights=weights[rows_r],
                                             minlength=top)[ids[rows_p]]
     return counts, sums
+
+
+def matching_pairs(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The combinations of key values of ``codes`` (:func:`key_codes`: -1 where a key is
+    missing) and which of them match which under ``matches-any``.
+
+    Returns (combination of every row, g, h): the pairs (g[i], h[i]) of combinations that
+    agree on every key both have, each pair once, (g, g) included. Records of combination
+    h all match every record of combination g, so the matching set of a record of g is the
+    union of the combinations h paired with g.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 0], [0, -1], [1, 0]])
+    >>> combination, g, h = matching_pairs(codes)
+    >>> combination.tolist(), sorted(zip(g.tolist(), h.tolist()))
+    ([0, 1, 2], [(0, 0), (0, 1), (1, 0), (1, 1), (2, 2)])
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    q = codes.shape[1]
+    combination = combination_ids(codes, range(q)) if codes.shape[0] else np.empty(0, np.int64)
+    count = int(combination.max()) + 1 if combination.size else 0
+    first = np.full(count, codes.shape[0], dtype=np.int64)
+    np.minimum.at(first, combination, np.arange(codes.shape[0]))
+    combo_codes = codes[first]
+    pattern = (combo_codes >= 0).astype(np.int64) @ (1 << np.arange(q, dtype=np.int64))
+    members = {int(p): np.flatnonzero(pattern == p) for p in np.unique(pattern)}
+    left, right = [], []
+    for p, of_p in members.items():
+        for r, of_r in members.items():
+            common = [j for j in range(q) if (p >> j) & 1 and (r >> j) & 1]
+            if not common:
+                left.append(np.repeat(of_p, of_r.size))
+                right.append(np.tile(of_r, of_p.size))
+                continue
+            ids = combination_ids(combo_codes[np.concatenate([of_p, of_r])], common)
+            joined = pd.DataFrame({"g": of_p, "key": ids[:of_p.size]}).merge(
+                pd.DataFrame({"h": of_r, "key": ids[of_p.size:]}), on="key")
+            left.append(joined["g"].to_numpy(dtype=np.int64))
+            right.append(joined["h"].to_numpy(dtype=np.int64))
+    empty = np.empty(0, dtype=np.int64)
+    return (combination, np.concatenate(left) if left else empty,
+            np.concatenate(right) if right else empty)

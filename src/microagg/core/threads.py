@@ -29,10 +29,23 @@ import numba
 
 from microagg.errors import InputError
 
-__all__ = ["ThreadChooser", "available_threads", "check_threads", "most_threads", "numba_threads"]
+__all__ = ["ThreadChooser", "available_threads", "check_threads", "most_threads", "numba_threads",
+           "start_thread_pool"]
 
 # A kernel argument meaning "never split a pass" (more rows per chunk than any table has).
 SERIAL = 1 << 62
+
+
+def start_thread_pool() -> None:
+    """Start numba's threading layer now (about 40 ms, once per process).
+
+    numba starts it when a ``parallel=True`` kernel is compiled or called through its own
+    dispatcher, but not when a kernel loaded from numba's cache reaches one only through code
+    linked from another module's cache (a kernel compiled while its callees came from the
+    cache): that kernel then crashes the process (numba 0.68, reproduced). A module whose
+    parallel kernels are called from other modules' cached kernels calls this when imported.
+    """
+    numba.get_num_threads()
 
 
 def available_threads() -> int:

@@ -6,6 +6,16 @@ when the Earth Mover's Distance (EMD) between the attribute's distribution in ev
 in the whole table is at most t (paper 002, Definition 2 and §2.2); the ground distances
 (ordered, equal, hierarchical) are those of :mod:`microagg.core.emd`. With several confidential
 attributes, each must satisfy t.
+
+Missing values follow the declared semantics (:mod:`microagg.core.frequencies`). Under
+``category`` a missing quasi-identifier value is a value of its own and classes are as above.
+Under ``matches-any`` (the default) the class of a record is its *matching set*, the records
+that agree with it on every quasi-identifier both have (whose size is its f_k); t-closeness
+asks the confidential distribution of every matching set to be within t of the table's. A
+missing confidential value of a nominal attribute is a category of its own, at distance 1
+from every value (equal distance; hierarchical: a leaf under the root); an ordered attribute
+(numeric, ordinal) with a missing value is refused, as a missing value has no place in its
+order (docs/algorithms.md).
 """
 
 from __future__ import annotations
@@ -16,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from microagg.core.emd import GroundModel, emd_by_class
-from microagg.core.frequencies import combinations
+from microagg.core.emd import GroundModel, emd_by_class, emd_of_counts
+from microagg.core.frequencies import combinations, key_codes, matching_pairs
 from microagg.data.schema import Kind
 from microagg.data.table import Table
 from microagg.errors import InputError
@@ -26,6 +36,7 @@ from microagg.options import GroundDistance, MissingValues, parse
 __all__ = [
     "KAnonymity",
     "TCloseness",
+    "emd_by_written_class",
     "equivalence_classes",
     "ground_model",
     "k_anonymity",
@@ -53,11 +64,13 @@ class KAnonymity:
 
 @dataclass(frozen=True)
 class TCloseness:
-    """The EMD of each equivalence class to the whole table, for one confidential attribute."""
+    """The EMD of each equivalence class to the whole table, for one confidential attribute
+    (under ``matches-any`` with missing quasi-identifiers, of the matching set of each
+    combination of values written)."""
 
     attribute: str
     distance: GroundDistance
-    emd: np.ndarray  # one value per class, in class-label order
+    emd: np.ndarray  # one value per class (or combination), in label order
 
     @property
     def t(self) -> float:
@@ -111,21 +124,55 @@ def k_anonymity(frame: pd.DataFrame, quasi: Sequence[str],
     )
 
 
+def emd_by_written_class(frame: pd.DataFrame, quasi: Sequence[str], model: GroundModel,
+                         missing: MissingValues | str = MissingValues.MATCHES_ANY
+                         ) -> np.ndarray:
+    """EMD of ``model``'s attribute (whose rows are those of ``frame``) in every equivalence
+    class of ``frame`` over ``quasi``, a missing value being treated by ``missing``: its own
+    value (``category``), or matching any value (``matches-any``), in which case the EMD is
+    that of the matching set of every combination of values written (module docstring)."""
+    missing = parse(MissingValues, missing, "missing")
+    _require_columns(frame, list(quasi))
+    codes = key_codes(frame, quasi)
+    if missing is MissingValues.CATEGORY or not (codes < 0).any():
+        return emd_by_class(equivalence_classes(frame, quasi), model)
+    combination, g, h = matching_pairs(codes)
+    groups = int(combination.max()) + 1
+    keys, counts = np.unique(combination * model.m + model.values, return_counts=True)
+    of_group, value = keys // model.m, keys % model.m
+    starts = np.searchsorted(of_group, np.arange(groups), side="left")
+    lengths = (np.searchsorted(of_group, np.arange(groups), side="right") - starts)[h]
+    # every (g, h) pair brings all the (value, count) entries of combination h to g
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    at = np.repeat(starts[h], lengths) + offsets
+    return emd_of_counts(np.repeat(g, lengths), value[at], counts[at], model, groups)
+
+
 def t_closeness(frame: pd.DataFrame, quasi: Sequence[str], confidential: str, *,
                 distance: GroundDistance | str | None = None,
-                parent: np.ndarray | None = None) -> TCloseness:
+                parent: np.ndarray | None = None,
+                missing: MissingValues | str = MissingValues.MATCHES_ANY) -> TCloseness:
     """EMD of the confidential attribute in each equivalence class to the whole table.
 
     ``distance`` defaults to ``ordered`` for numeric columns (and ordered categoricals) and
     ``equal`` for the others; ``hierarchical`` needs the taxonomy ``parent`` array, with the
-    column holding concept numbers (:func:`ground_model` builds it from a schema).
+    column holding concept numbers (:func:`ground_model` builds it from a schema). A missing
+    quasi-identifier value is treated by ``missing`` (module docstring).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"age": [30, 30, None, 40], "ill": ["y", "n", "y", "n"]})
+    >>> t_closeness(frame, ["age"], "ill").emd.round(3).tolist()  # matching sets
+    [0.167, 0.0, 0.0]
+    >>> t_closeness(frame, ["age"], "ill", missing="category").emd.round(3).tolist()
+    [0.0, 0.5, 0.5]
     """
     _require_columns(frame, [confidential])
     if confidential in quasi:
         raise InputError(
             f"column '{confidential}' cannot be both quasi-identifier and confidential"
         )
-    classes = equivalence_classes(frame, quasi)
     column = frame[confidential]
     if distance is None:
         ordered = (pd.api.types.is_numeric_dtype(column)
@@ -134,21 +181,44 @@ def t_closeness(frame: pd.DataFrame, quasi: Sequence[str], confidential: str, *,
     distance = parse(GroundDistance, distance, "distance")
     if isinstance(column.dtype, pd.CategoricalDtype):
         values = column.cat.codes.to_numpy()
+    elif column.isna().any() and not pd.api.types.is_numeric_dtype(column):
+        values = pd.factorize(column, use_na_sentinel=True)[0]  # -1: missing
     else:
         values = column.to_numpy()
     model = _model(confidential, values, distance, parent)
     return TCloseness(attribute=confidential, distance=distance,
-                      emd=emd_by_class(classes, model))
+                      emd=emd_by_written_class(frame, quasi, model, missing))
+
+
+def _missing_values(values: np.ndarray) -> int:
+    """How many of ``values`` are missing: NaN among numbers, a negative code among codes."""
+    if values.dtype.kind == "f":
+        return int(np.isnan(values).sum())
+    if values.dtype.kind in "iu":
+        return int((values < 0).sum())
+    return int(pd.isna(values).sum())
 
 
 def _model(name: str, values: np.ndarray, distance: GroundDistance,
            parent: np.ndarray | None) -> GroundModel:
+    gaps = _missing_values(values)
+    if gaps and distance is GroundDistance.ORDERED:
+        raise InputError(
+            f"confidential attribute '{name}' has {gaps:,} missing value(s), and its EMD "
+            "orders the values, where a missing value has no place: drop those records "
+            "(`drop_incomplete`) or declare the attribute nominal (a missing value is then "
+            "a category of its own)")
     if distance is GroundDistance.ORDERED:
         return GroundModel.ordered(name, values)
     if distance is GroundDistance.EQUAL:
         return GroundModel.tree(name, values)
     if parent is None:
         raise InputError(f"'{name}': the hierarchical distance needs a taxonomy")
+    if gaps:  # a missing value: one more leaf, under the root (at distance 1 from all)
+        parent = np.asarray(parent, dtype=np.int64)
+        root = int(np.flatnonzero(parent < 0)[0])
+        values = np.where(values < 0, parent.size, values)
+        parent = np.r_[parent, root]
     return GroundModel.tree(name, values, parent)
 
 
@@ -179,7 +249,8 @@ def ground_model(table: Table, name: str, distance: GroundDistance | str | None 
 
 
 def table_t_closeness(table: Table, quasi: Sequence[str], confidential: str,
-                      distance: GroundDistance | str | None = None) -> TCloseness:
+                      distance: GroundDistance | str | None = None,
+                      missing: MissingValues | str = MissingValues.MATCHES_ANY) -> TCloseness:
     """:func:`t_closeness` of an encoded table, with the schema's kinds and taxonomies (the
     order of ordinal levels, the tree of a nominal attribute for ``hierarchical``)."""
     from microagg.data.table import decode
@@ -188,6 +259,5 @@ def table_t_closeness(table: Table, quasi: Sequence[str], confidential: str,
         raise InputError(
             f"column '{confidential}' cannot be both quasi-identifier and confidential")
     model = ground_model(table, confidential, distance)
-    classes = equivalence_classes(decode(table), quasi)
     return TCloseness(attribute=confidential, distance=model.distance,
-                      emd=emd_by_class(classes, model))
+                      emd=emd_by_written_class(decode(table), quasi, model, missing))

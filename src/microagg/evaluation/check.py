@@ -11,16 +11,16 @@ for nominal ones), and refuses options that do not go together. It returns a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from microagg.core.verifiers import KAnonymity, TCloseness, k_anonymity, table_t_closeness
 from microagg.data.schema import Kind, Schema
-from microagg.data.table import Table, decode, encode
+from microagg.data.table import Table, decode, encode, missing_counts
 from microagg.errors import InputError
-from microagg.options import GroundDistance, LDiversityKind, parse
+from microagg.options import GroundDistance, LDiversityKind, MissingValues, parse
 from microagg.partition._validate import check_k
 from microagg.risk.ldiversity import LDiversity
 
@@ -99,6 +99,8 @@ class TableCheck:
     k_anonymity: KCheck | None
     t_closeness: list[TCheck] | None
     l_diversity: LCheck | None = None
+    missing: MissingValues = MissingValues.MATCHES_ANY
+    missing_values: dict[str, int] = field(default_factory=dict)  # per quasi-identifier
 
     @property
     def holds(self) -> bool:
@@ -109,7 +111,9 @@ class TableCheck:
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"records": self.records,
-                                  "quasi_identifiers": self.quasi_identifiers}
+                                  "quasi_identifiers": self.quasi_identifiers,
+                                  "missing_values": self.missing_values,
+                                  "missing_semantics": self.missing.value}
         if self.k_anonymity is not None:
             result["k_anonymity"] = self.k_anonymity.to_dict()
         if self.l_diversity is not None:
@@ -178,13 +182,14 @@ def _nominal_distance(table: Table, confidential: Sequence[str],
 
 
 def _t_closeness(table: Table, quasi: Sequence[str], confidential: Sequence[str], t: float,
-                 distance: GroundDistance | str | None) -> list[TCheck]:
+                 distance: GroundDistance | str | None, missing: MissingValues
+                 ) -> list[TCheck]:
     """The t-closeness of each confidential attribute, nominal ones with ``distance``."""
     nominal = _nominal_distance(table, confidential, distance)
     checks = []
     for name in confidential:
         chosen = nominal if table.schema[name].kind is Kind.NOMINAL else None
-        checks.append(TCheck(t, table_t_closeness(table, quasi, name, chosen)))
+        checks.append(TCheck(t, table_t_closeness(table, quasi, name, chosen, missing)))
     return checks
 
 
@@ -194,7 +199,8 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
                 distance: GroundDistance | str | None = None,
                 drop_incomplete: bool = False, l: float | None = None,  # noqa: E741
                 sensitive: str | None = None, l_kind: LDiversityKind | str | None = None,
-                l_c: float | None = None) -> TableCheck:
+                l_c: float | None = None,
+                missing: MissingValues | str = MissingValues.MATCHES_ANY) -> TableCheck:
     """Check the released table ``frame`` for k-anonymity (``k``), l-diversity of the
     ``sensitive`` attribute (``l``) and/or t-closeness of the ``confidential`` attributes
     (``t``) over the quasi-identifiers ``quasi``.
@@ -216,9 +222,7 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
         The EMD ground distance of nominal confidential attributes: ``equal`` (default) or
         ``hierarchical`` (on the schema's taxonomy).
     drop_incomplete
-        Drop the rows with a missing value first. Otherwise a missing value of a
-        quasi-identifier matches any value in the k-anonymity and l-diversity checks
-        (sdcMicro's default); the t-closeness check refuses missing values.
+        Drop the rows with a missing value first.
     l
         The smallest l-diversity of ``sensitive`` required of every record's class.
     sensitive
@@ -228,6 +232,13 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
         (:mod:`microagg.risk.ldiversity`).
     l_c
         The c of recursive (c, l)-diversity (default 2).
+    missing
+        What a missing quasi-identifier value matches: any value (``matches-any``,
+        sdcMicro's ``alpha = 1``, the default; the class of a record is then the set of
+        records that agree with it on every quasi-identifier both have) or only another
+        missing value (``category``). A missing confidential value is a category of its own
+        for a nominal attribute and refused for an ordered one
+        (:mod:`microagg.core.verifiers`).
 
     Returns
     -------
@@ -236,10 +247,9 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
     """
     check_request(k=k, t=t, confidential=confidential, distance=distance, l=l,
                   sensitive=sensitive, l_kind=l_kind, l_c=l_c)
-    # missing values are kept for k-anonymity and l-diversity, where one matches any value
-    # (sdcMicro's alpha = 1); t-closeness needs every confidential value
+    missing = parse(MissingValues, missing, "missing")
     table = encode(frame, schema, drop_incomplete=drop_incomplete, released=True,
-                   missing=t is None)
+                   missing=True)
     released = decode(table)
     others = [*confidential, *([sensitive] if sensitive is not None else [])]
     quasi = _quasi(table, quasi, others, declared=schema is not None)
@@ -247,18 +257,19 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
     k_check = None
     if k is not None:
         check_k(k, table.n_rows)
-        k_check = KCheck(k, k_anonymity(released, quasi))
+        k_check = KCheck(k, k_anonymity(released, quasi, missing))
     l_check = None
     if l is not None and sensitive is not None:
-        l_check = _l_diversity(released, quasi, sensitive, l, l_kind, l_c)
-    t_checks = (_t_closeness(table, quasi, confidential, t, distance) if t is not None
-                else None)
-    return TableCheck(table.n_rows, quasi, k_check, t_checks, l_check)
+        l_check = _l_diversity(released, quasi, sensitive, l, l_kind, l_c, missing)
+    t_checks = (_t_closeness(table, quasi, confidential, t, distance, missing)
+                if t is not None else None)
+    return TableCheck(table.n_rows, quasi, k_check, t_checks, l_check, missing,
+                      missing_counts(table, quasi))
 
 
 def _l_diversity(released: pd.DataFrame, quasi: Sequence[str], sensitive: str,
                  l: float, kind: LDiversityKind | str | None,  # noqa: E741
-                 c: float | None) -> LCheck:
+                 c: float | None, missing: MissingValues) -> LCheck:
     """The l-diversity of ``sensitive`` in every record's class over ``quasi``."""
     from microagg.core.frequencies import key_codes
     from microagg.risk.ldiversity import l_diversity
@@ -267,5 +278,5 @@ def _l_diversity(released: pd.DataFrame, quasi: Sequence[str], sensitive: str,
         raise InputError(f"column '{sensitive}' cannot be both quasi-identifier and sensitive")
     chosen = parse(LDiversityKind, kind or LDiversityKind.DISTINCT, "`l_kind`")
     report = l_diversity(key_codes(released, quasi), key_codes(released, [sensitive])[:, 0],
-                         c=2.0 if c is None else c, attribute=sensitive)
+                         missing, c=2.0 if c is None else c, attribute=sensitive)
     return LCheck(l, chosen, report)

@@ -8,6 +8,14 @@ and δ over categorical ones; record linkage uses the distance of 000 eq. 8; the
 categorical attribute has one bin per concept. SSE/SST and the variations of means and
 variances concern numeric attributes only.
 
+Missing values (NaN, empty cells) are kept, and each measure says how it treats them
+(:data:`~microagg.evaluation.compared.MISSING_RULES`, in ``missing_rule`` when there are
+any; the counts per column in ``missing_values``): SSE, SSE/SST and the relative error
+compare the values present in both tables; variances, means and histograms (JSD) use each
+table's own values present; record linkage measures distances over the attributes both
+records have, rescaled by p / |O_xy| (as MDAV with missing values); the rank risk and the
+EMD, which compare whole records, use the records complete in the numeric columns.
+
 A release whose rows are not those of the original in the same order (a DP release writes them
 in a random order) is evaluated with ``aligned=False``: the record-level measures (SSE, SSE/SST,
 relative error, record linkage, rank risk) compare row i with row i and are left out (None),
@@ -17,17 +25,27 @@ the distributional ones (JSD, variations of means and variances, EMD) are comput
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from microagg.core.distance import Categorical
-from microagg.data.schema import Role, Schema
-from microagg.data.table import Table, category_labels, encode
-from microagg.data.taxonomy import CategoryMetric
+from microagg.data.schema import Schema
 from microagg.errors import InputError, ParameterError
+from microagg.evaluation.compared import (
+    MISSING_RULES,
+    Compared,
+    MissingCount,
+    attribute_domains,
+    compared,
+    complete_rows,
+    evaluation_columns,
+    missing_counts,
+    missing_rule,
+    present_deltas,
+    shares,
+)
 from microagg.evaluation.risk import rank_risk, record_linkage
 from microagg.evaluation.utility import (
     emd,
@@ -41,9 +59,9 @@ from microagg.evaluation.utility import (
 )
 from microagg.release.report import Domain, Entry
 
-__all__ = ["EVALUATE_EMD_POINTS", "RECORD_LEVEL", "CategoricalDetail", "Evaluation",
-           "NumericDetail", "TaxonomyRange", "attribute_domains", "evaluate",
-           "evaluation_columns"]
+__all__ = ["EVALUATE_EMD_POINTS", "MISSING_RULES", "RECORD_LEVEL", "CategoricalDetail",
+           "Evaluation", "MissingCount", "NumericDetail", "TaxonomyRange", "attribute_domains",
+           "evaluate", "evaluation_columns"]
 
 EVALUATE_EMD_POINTS = 2000
 """``evaluate`` computes the EMD exactly up to this many records and with MDAV clusters of
@@ -57,69 +75,6 @@ NOT_ALIGNED = ("the rows of the release are not those of the original in the sam
                "compares row i with row i")
 
 
-def evaluation_columns(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None,
-                       columns: Sequence[str] | None) -> list[str]:
-    """The columns to compare: ``columns`` if given, else the schema's quasi-identifiers,
-    else every numeric column of the original."""
-    for frame, what in ((original, "original"), (masked, "masked")):
-        for column in columns or ():
-            if column not in frame.columns:
-                raise InputError(
-                    f"unknown column '{column}' in the {what} data "
-                    f"(it has: {', '.join(map(str, frame.columns))})"
-                )
-    if columns:
-        return list(columns)
-    if schema is not None:
-        chosen = [a.name for a in schema if a.role is Role.QUASI]
-    else:
-        chosen = [str(c) for c in original.columns
-                  if pd.api.types.is_numeric_dtype(original[c])
-                  and not pd.api.types.is_bool_dtype(original[c])]
-    if not chosen:
-        raise InputError("no column to compare; name them with `columns`")
-    absent = [c for c in chosen if c not in masked.columns]
-    if absent:
-        kept = [c for c in chosen if c in masked.columns]
-        raise InputError(f"the masked table lacks {len(absent)} of the {len(chosen)} columns "
-                         f"to compare ({', '.join(absent[:5])}{', ...' if len(absent) > 5 else ''}"
-                         "): it is not a release of all of them; name the columns to compare "
-                         f"with `columns`{' (it has ' + ', '.join(kept[:5]) + ')' if kept else ''}")
-    return chosen
-
-
-def attribute_domains(schema: Schema, values: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Domain bounds per numeric column: declared in the schema, else the range of ``values``.
-
-    Returns lows, highs and the source of each ("schema" or "data"). A constant column without
-    a declared domain gets width 1, so that it contributes nothing rather than dividing by 0.
-    """
-    lows, highs, sources = [], [], []
-    for j, attribute in enumerate(schema):
-        if attribute.bounds is not None:
-            lo, hi = attribute.bounds
-            sources.append("schema")
-        else:
-            lo, hi = float(values[:, j].min()), float(values[:, j].max())
-            if hi <= lo:
-                hi = lo + 1.0
-            sources.append("data")
-        lows.append(lo)
-        highs.append(hi)
-    return np.asarray(lows), np.asarray(highs), sources
-
-
-def released_concepts(values: pd.Series, metric: CategoryMetric) -> np.ndarray:
-    """Concept numbers of released categorical values (categories or inner concepts)."""
-    labels = category_labels(values).to_numpy()
-    index = pd.Index(list(metric.labels)).get_indexer(pd.Index(labels))
-    if (index < 0).any():
-        i = int(np.flatnonzero(index < 0)[0])
-        raise InputError(f"column '{metric.name}': released value '{labels[i]}' in row {i + 1} "
-                         "is neither a category nor a concept of its taxonomy")
-    return index.astype(np.int64)
-
 
 def _finite_mean(values: np.ndarray) -> float | None:
     finite = values[np.isfinite(values)]
@@ -130,46 +85,6 @@ def _optional(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-@dataclass(frozen=True)
-class _Compared:
-    """The compared values of an original and its release: numeric columns ``x`` and ``y``
-    with the domain bounds of ``x`` and their sources, categorical codes of the original
-    (``cx``) and concept numbers of the release (``cy``)."""
-
-    n: int
-    numeric: list[str]
-    categorical: list[str]
-    x: np.ndarray
-    y: np.ndarray
-    lows: np.ndarray
-    highs: np.ndarray
-    sources: list[str]
-    metrics: tuple[CategoryMetric, ...]
-    cx: Categorical
-    cy: np.ndarray
-
-
-def _compared(original: pd.DataFrame, masked: pd.DataFrame, selected: Schema,
-              chosen: list[str]) -> _Compared:
-    """Encode the ``chosen`` columns of both tables (``selected``: their schema)."""
-    table: Table = encode(original[chosen], selected)
-    numeric = [c for c in chosen if selected[c].is_numeric]
-    categorical = [c for c in chosen if selected[c].is_categorical]
-    x = table.numeric_matrix(numeric) if numeric else np.empty((table.n_rows, 0))
-    undeclared = Schema(tuple(replace(a, domain=None) for a in selected.select(numeric)))
-    y = (encode(masked[numeric], undeclared).numeric if numeric
-         else np.empty((len(masked), 0)))
-    lows, highs, sources = attribute_domains(selected.select(numeric), x)
-    metrics = tuple(table.metric(c) for c in categorical)
-    cx = Categorical(np.column_stack([table.code_column(c) for c in categorical])
-                     if categorical else np.empty((table.n_rows, 0), dtype=np.int64), metrics)
-    cy = (np.column_stack([released_concepts(masked[c], m) for c, m in
-                           zip(categorical, metrics, strict=True)])
-          if categorical else np.empty((len(masked), 0), dtype=np.int64))
-    return _Compared(table.n_rows, numeric, categorical, x, y, lows, highs, sources, metrics,
-                     cx, cy)
-
-
 @dataclass(frozen=True, eq=False)
 class NumericDetail(Entry):
     """The measures of one numeric column (``None``: undefined, e.g. a constant column's
@@ -177,7 +92,7 @@ class NumericDetail(Entry):
 
     keep_none: ClassVar[bool] = True
     sse: float | None
-    jsd: float
+    jsd: float | None  # None: no value present on one side
     variance_variation: float | None
     mean_variation: float | None
 
@@ -189,7 +104,7 @@ class CategoricalDetail(Entry):
 
     keep_none: ClassVar[bool] = True
     sse: float | None  # of the semantic distances δ
-    jsd: float  # over the concepts
+    jsd: float | None  # over the concepts (None: no value present on one side)
     mean_semantic_distance: float | None
 
 
@@ -228,24 +143,26 @@ class Evaluation(Entry):
     taxonomies: dict[str, TaxonomyRange]
     aligned: bool = True
     skipped: dict[str, str] = field(default_factory=dict)
+    missing_values: dict[str, MissingCount] = field(default_factory=dict)
+    missing_rule: dict[str, str] = field(default_factory=dict)
 
 
-def _numeric_details(c: _Compared, aligned: bool
+def _numeric_details(c: Compared, aligned: bool
                      ) -> dict[str, NumericDetail | CategoricalDetail]:
     """SSE (rows aligned only), JSD and the variations of variance and mean of each numeric
     column."""
     per_jsd = jsd(c.x, c.y, c.lows, c.highs)
     per_variance = variance_variation(c.x, c.y)
     per_mean = mean_variation(c.x, c.y)
-    return {name: NumericDetail(sse=float(np.sum((c.x[:, j] - c.y[:, j]) ** 2)) if aligned
+    return {name: NumericDetail(sse=float(np.nansum((c.x[:, j] - c.y[:, j]) ** 2)) if aligned
                                 else None,
-                                jsd=float(per_jsd[j]),
+                                jsd=_optional(per_jsd[j]),
                                 variance_variation=_optional(per_variance[j]),
                                 mean_variation=_optional(per_mean[j]))
             for j, name in enumerate(c.numeric)}
 
 
-def _categorical_details(c: _Compared, deltas: list[np.ndarray] | None
+def _categorical_details(c: Compared, deltas: list[np.ndarray] | None
                          ) -> dict[str, NumericDetail | CategoricalDetail]:
     """SSE (of δ), JSD over the concepts and mean semantic distance of each categorical
     column, from its distances ``deltas`` between original categories and released concepts
@@ -255,13 +172,14 @@ def _categorical_details(c: _Compared, deltas: list[np.ndarray] | None
         delta, bins = None if deltas is None else deltas[j], metric.n_concepts
         details[name] = CategoricalDetail(
             sse=None if delta is None else float(np.sum(delta**2)),
-            jsd=js_divergence(np.bincount(c.cx.codes[:, j], minlength=bins) / c.n,
-                              np.bincount(c.cy[:, j], minlength=bins) / len(c.cy)),
-            mean_semantic_distance=None if delta is None else float(delta.mean()))
+            jsd=_optional(js_divergence(shares(c.cx.codes[:, j], bins),
+                                        shares(c.cy[:, j], bins))),
+            mean_semantic_distance=(None if delta is None or not delta.size
+                                    else float(delta.mean())))
     return details
 
 
-def _numeric_summary(c: _Compared, skipped: dict[str, str]) -> dict[str, Any]:
+def _numeric_summary(c: Compared, skipped: dict[str, str]) -> dict[str, Any]:
     """The measures defined on numeric columns only (None each without any, or skipped)."""
     summary: dict[str, Any] = dict.fromkeys(("sse_percent", "variance_variation",
                                              "mean_variation", "rank_risk", "emd", "emd_exact",
@@ -271,11 +189,20 @@ def _numeric_summary(c: _Compared, skipped: dict[str, str]) -> dict[str, Any]:
     summary["variance_variation"] = _finite_mean(variance_variation(c.x, c.y))
     summary["mean_variation"] = _finite_mean(mean_variation(c.x, c.y))
     if "sse_percent" not in skipped:
-        summary["sse_percent"] = sse_percent(c.x, c.y)
-        summary["rank_risk"] = rank_risk(c.x, c.y)
+        summary["sse_percent"] = _optional(sse_percent(c.x, c.y))
+        both = complete_rows(c.x) & complete_rows(c.y)
+        if both.any():
+            summary["rank_risk"] = rank_risk(c.x[both], c.y[both])
+        else:
+            skipped["rank_risk"] = "no record is complete in the numeric columns in both tables"
     if "emd" not in skipped:
-        distance = emd(c.x, c.y, c.lows, c.highs, max_points=EVALUATE_EMD_POINTS)
-        summary.update(emd=distance.value, emd_exact=distance.exact, emd_bound=distance.bound)
+        x, y = c.x[complete_rows(c.x)], c.y[complete_rows(c.y)]
+        if x.shape[0] and y.shape[0]:
+            distance = emd(x, y, c.lows, c.highs, max_points=EVALUATE_EMD_POINTS)
+            summary.update(emd=distance.value, emd_exact=distance.exact,
+                           emd_bound=distance.bound)
+        else:
+            skipped["emd"] = "a table has no record complete in the numeric columns"
     return summary
 
 
@@ -332,11 +259,14 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
         )
     chosen = evaluation_columns(original, masked, schema, columns)
     base = (schema.complete(original) if schema is not None else Schema.infer(original))
-    c = _compared(original, masked, base.select(chosen), chosen)
+    c = compared(original, masked, base.select(chosen), chosen)
     skipped = _skipped(c.n, aligned, costly_max_rows)
-    deltas = ([metric.distances[c.cx.codes[:, j], c.cy[:, j]]
-               for j, metric in enumerate(c.metrics)] if aligned else None)
+    deltas = present_deltas(c) if aligned else None
     per_attribute = {**_numeric_details(c, aligned), **_categorical_details(c, deltas)}
+    present = [j for name in chosen if (j := per_attribute[name].jsd) is not None]
+    if not present:
+        raise InputError("no compared column has a value present in both tables")
+    missing = missing_counts(c, aligned)
     numeric = _numeric_summary(c, skipped)
     record = _record_level(c, deltas, skipped) if deltas is not None else dict.fromkeys(
         ("sse", "relative_error", "record_linkage_percent"))
@@ -347,7 +277,7 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
         sse_percent=numeric["sse_percent"],
         record_linkage_percent=record["record_linkage_percent"],
         relative_error=record["relative_error"],
-        jsd=float(np.mean([per_attribute[name].jsd for name in chosen])),
+        jsd=float(np.mean(present)),
         variance_variation=numeric["variance_variation"],
         mean_variation=numeric["mean_variation"],
         rank_risk=numeric["rank_risk"],
@@ -364,19 +294,22 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
                     for metric in c.metrics},
         aligned=aligned,
         skipped=skipped,
+        missing_values=missing,
+        missing_rule=missing_rule(c, missing),
     )
 
 
-def _record_level(c: _Compared, deltas: list[np.ndarray], skipped: dict[str, str]
+def _record_level(c: Compared, deltas: list[np.ndarray], skipped: dict[str, str]
                   ) -> dict[str, float | None]:
     """SSE (δ² for categories), relative error and record linkage (unless skipped) of rows
     aligned with the original's."""
     widths = c.highs - c.lows
     total = (sse(c.x, c.y) if c.numeric else 0.0) + sum(float(np.sum(d**2)) for d in deltas)
-    errors = [relative_errors(c.x, c.y, widths)] if c.numeric else []
+    errors = np.concatenate([*([relative_errors(c.x, c.y, widths)] if c.numeric else []),
+                             *deltas])
     linkage = None if "record_linkage_percent" in skipped else record_linkage(
         c.x, c.y, widths, categories=(c.cx.codes, c.cy, c.cx.squared())
         if c.categorical else None)
     return {"sse": float(total),
-            "relative_error": float(np.concatenate([*errors, *deltas]).mean()),
+            "relative_error": float(errors.mean()) if errors.size else None,
             "record_linkage_percent": linkage}

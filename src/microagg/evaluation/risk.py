@@ -5,6 +5,10 @@ An intruder links each masked record y_j to the original records G_j at minimum 
 it; the link is right with probability 1/|G_j| if the true original x_j is in G_j, else 0.
 RL = 100 · Σ_j Pr(y_j) / n is the percentage of expected correct links.
 
+Records with missing values (NaN, concept -1) are compared with the rule of
+:mod:`microagg.partition.mdav_missing`: over the attributes both records have, rescaled by
+p / |O_xy| (+∞ when they share none).
+
 The computation is exact (ties are detected with bit-identical distance evaluations) and runs
 in O(n) memory: each distinct masked record is compared with each distinct original record in a
 compiled, parallel loop, so there is no n × n matrix. Its time is O(u_x · u_y · p) for u_x and
@@ -21,6 +25,7 @@ from scipy.spatial import cKDTree
 from microagg.errors import InputError
 from microagg.evaluation.utility import paired_matrices
 from microagg.options import RankScale, RankTies, RiskAggregate, parse
+from microagg.partition._gaps import gap_distance
 from microagg.partition._kdtree import STACK, build
 
 __all__ = ["nearest_rank_distances", "permutation_distances", "rank_intervals", "rank_risk",
@@ -46,10 +51,20 @@ def _distance(x: np.ndarray, cx: np.ndarray, y: np.ndarray, cy: np.ndarray,
     return total
 
 
+@numba.njit(cache=True, inline="always")
+def _pair_distance(originals: np.ndarray, original_concepts: np.ndarray, i: int,
+                   y: np.ndarray, cy: np.ndarray, S: np.ndarray, gaps: bool) -> float:
+    """The distance of original record i to the masked record (y, cy); with ``gaps``, over
+    the attributes both have (:func:`microagg.partition._gaps.gap_distance`)."""
+    if gaps:
+        return gap_distance(originals, original_concepts, S, i, y, cy)
+    return _distance(originals[i], original_concepts[i], y, cy, S)
+
+
 @numba.njit(cache=True, parallel=True)
 def _nearest_originals(originals: np.ndarray, original_concepts: np.ndarray,
                        weights: np.ndarray, masked: np.ndarray, masked_concepts: np.ndarray,
-                       S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                       S: np.ndarray, gaps: bool) -> tuple[np.ndarray, np.ndarray]:
     """For each masked row: the minimum squared distance to the originals and the total weight
     (multiplicity) of the originals at exactly that distance."""
     m = masked.shape[0]
@@ -61,7 +76,7 @@ def _nearest_originals(originals: np.ndarray, original_concepts: np.ndarray,
         low = np.inf
         count = 0.0
         for i in range(originals.shape[0]):
-            d = _distance(originals[i], original_concepts[i], row, row_c, S)
+            d = _pair_distance(originals, original_concepts, i, row, row_c, S, gaps)
             if d < low:
                 low = d
                 count = weights[i]
@@ -74,11 +89,11 @@ def _nearest_originals(originals: np.ndarray, original_concepts: np.ndarray,
 
 @numba.njit(cache=True)
 def _own_distances(originals: np.ndarray, original_concepts: np.ndarray, masked: np.ndarray,
-                   masked_concepts: np.ndarray, S: np.ndarray) -> np.ndarray:
+                   masked_concepts: np.ndarray, S: np.ndarray, gaps: bool) -> np.ndarray:
     out = np.empty(originals.shape[0])
     for i in range(originals.shape[0]):
-        out[i] = _distance(originals[i], original_concepts[i], masked[i], masked_concepts[i],
-                           S)
+        out[i] = _pair_distance(originals, original_concepts, i, masked[i], masked_concepts[i],
+                                S, gaps)
     return out
 
 
@@ -90,9 +105,20 @@ def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray 
     ``widths`` divide each numeric attribute before distances are taken (the domain width of
     eq. 8 of paper 000, or the data range); ``None`` means raw Euclidean distance.
     ``categories`` = (original concepts, masked concepts, S) adds categorical attributes, S[j]
-    holding the squared contributions (δ_j / δ_j(a_b, a_t))² of eq. 8.
+    holding the squared contributions (δ_j / δ_j(a_b, a_t))² of eq. 8. Missing values (NaN,
+    concept -1) are compared by the distance over the attributes both records have (module
+    docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> original = np.array([[1.0, 1.0], [5.0, np.nan], [9.0, 2.0]])
+    >>> record_linkage(original, np.array([[1.0, 1.0], [5.0, 3.0], [9.0, np.nan]]))
+    100.0
     """
-    x, y = paired_matrices(original, masked, finite_for="record linkage")
+    x, y = paired_matrices(original, masked)
+    if np.isinf(x).any() or np.isinf(y).any():
+        raise InputError("record linkage needs finite values")
     if widths is not None:
         widths = np.broadcast_to(np.asarray(widths, dtype=np.float64), (x.shape[1],))
         if np.any(widths <= 0):
@@ -109,14 +135,16 @@ def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray 
     # Distinct records (values and concepts) with their multiplicities.
     distinct_x, x_count = np.unique(np.hstack([x, cx]), axis=0, return_counts=True)
     distinct_y, y_of_row = np.unique(np.hstack([y, cy]), axis=0, return_inverse=True)
+    gaps = bool(np.isnan(x).any() or np.isnan(y).any() or (cx < 0).any() or (cy < 0).any())
     best, tied = _nearest_originals(
         np.ascontiguousarray(distinct_x[:, :p]),
         np.ascontiguousarray(distinct_x[:, p:]).astype(np.int64), x_count.astype(np.float64),
         np.ascontiguousarray(distinct_y[:, :p]),
-        np.ascontiguousarray(distinct_y[:, p:]).astype(np.int64), np.ascontiguousarray(S))
+        np.ascontiguousarray(distinct_y[:, p:]).astype(np.int64), np.ascontiguousarray(S),
+        gaps)
     y_of_row = y_of_row.reshape(-1)
     own = _own_distances(np.ascontiguousarray(x), cx, np.ascontiguousarray(y), cy,
-                         np.ascontiguousarray(S))
+                         np.ascontiguousarray(S), gaps)
     linked = own == best[y_of_row]
     probability = np.where(linked, 1.0 / tied[y_of_row], 0.0)
     return float(100.0 * probability.sum() / x.shape[0])

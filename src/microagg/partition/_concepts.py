@@ -69,7 +69,8 @@ def category_centroid(counts, delta, parent, ordinal):
     concepts of the minimal sub-taxonomy covering it (for an ordinal chain, the levels between
     its smallest and largest), the least marginal; ties to the lowest concept number.
     Marginality sums run over the sample's concepts in increasing order (as
-    :func:`microagg.data.taxonomy.marginality`)."""
+    :func:`microagg.data.taxonomy.marginality`). An empty sample (every value missing) has
+    no centroid: -1."""
     size = counts.shape[0]
     first = -1
     lowest = size
@@ -80,6 +81,8 @@ def category_centroid(counts, delta, parent, ordinal):
                 first = c
             lowest = min(lowest, c)
             highest = max(highest, c)
+    if first < 0:
+        return -1
     candidate = np.zeros(size, dtype=np.bool_)
     if ordinal:
         for c in range(lowest, highest + 1):

@@ -5,6 +5,11 @@ While a class violates t, the class with the greatest EMD (a priority queue, :mo
 merges with the class whose quasi-identifier centroid is nearest to its own (a k-d tree over
 the live centroids, :mod:`._kdtree`; a scan of them for mixed data). Only the merged class's
 EMD is recomputed.
+
+On records with missing values (NaN in X, concept -1) a class's centroid takes each mean over
+the values present and each marginality centroid over the concepts present (missing where
+none is), and the nearest class is found by a scan with the distance over the attributes both
+centroids have (:mod:`._gaps`); when it shares none with any, the lowest live class.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from microagg.core.emd import attribute_emd
 from microagg.partition import _kdtree
 from microagg.partition._concepts import centroid_concepts
 from microagg.partition._distances import exact_distance
+from microagg.partition._gaps import gap_distance
 from microagg.partition._heap import priority_pop, priority_push
 from microagg.partition._tclose_kernels import TOLERANCE
 
@@ -33,11 +39,13 @@ def _members(head, following, size, cluster):
 
 @numba.njit(cache=True)
 def _class_concepts(concepts, members, cats, out):
-    """The marginality centroid of the rows ``members`` into ``out``."""
+    """The marginality centroid of the rows ``members`` into ``out`` (over the concepts
+    present; -1 where every one is missing)."""
     hist = np.zeros_like(cats.counts)
     for i in range(members.shape[0]):
         for j in range(concepts.shape[1]):
-            hist[j, concepts[members[i], j]] += 1
+            if concepts[members[i], j] >= 0:
+                hist[j, concepts[members[i], j]] += 1
     centroid_concepts(hist, cats, out)
 
 
@@ -74,11 +82,13 @@ def merge_classes(X, concepts, cats, labels, classes, t, tables, scratch, stack)
     traversal stack (:func:`._kdtree.stack_buffers`)."""
     n, d = X.shape
     S = cats.squared
+    gaps = np.isnan(X).any() or (concepts < 0).any()
     head = np.full(classes, -1, dtype=np.int64)
     tail = np.full(classes, -1, dtype=np.int64)
     following = np.full(n, -1, dtype=np.int64)
     size = np.zeros(classes, dtype=np.int64)
     sums = np.zeros((classes, d))
+    present = np.zeros((classes, d), dtype=np.int64)  # values present per class and column
     for row in range(n):
         c = labels[row]
         if head[c] < 0:
@@ -88,7 +98,9 @@ def merge_classes(X, concepts, cats, labels, classes, t, tables, scratch, stack)
         tail[c] = row
         size[c] += 1
         for j in range(d):
-            sums[c, j] += X[row, j]
+            if not np.isnan(X[row, j]):
+                sums[c, j] += X[row, j]
+                present[c, j] += 1
     centre = np.empty((classes, d))
     centre_c = np.empty((classes, concepts.shape[1]), dtype=np.int64)
     emd = np.empty(classes)
@@ -105,15 +117,15 @@ def merge_classes(X, concepts, cats, labels, classes, t, tables, scratch, stack)
     for c in range(classes):
         members = _members(head, following, size, c)
         for j in range(d):
-            centre[c, j] = sums[c, j] / size[c]
+            centre[c, j] = sums[c, j] / present[c, j] if present[c, j] > 0 else np.nan
         _class_concepts(concepts, members, cats, centre_c[c])
         for a in range(values.shape[0]):
             codes[a][c] = np.sort(values[a][members])
         emd[c] = _largest_emd(codes, c, tables, scratch)
         heap = priority_push(keys, ids, heap, emd[c], c)
-    # Purely numeric quasi-identifiers: the nearest centroid from a k-d tree over the live
-    # centroids (a merged class moves to its new centroid); otherwise a scan.
-    use_tree = concepts.shape[1] == 0
+    # Purely numeric quasi-identifiers without gaps: the nearest centroid from a k-d tree over
+    # the live centroids (a merged class moves to its new centroid); otherwise a scan.
+    use_tree = concepts.shape[1] == 0 and not gaps
     tree = _kdtree.build(centre, np.arange(classes if use_tree else 0))
     alive_classes = built_for = classes
     merges = 0
@@ -133,9 +145,13 @@ def merge_classes(X, concepts, cats, labels, classes, t, tables, scratch, stack)
             nearest_d = np.inf
             for c in range(classes):
                 if live[c] and c != worst:
-                    dist = exact_distance(centre, centre_c, S, c, centre[worst],
-                                          centre_c[worst])
-                    if dist < nearest_d:
+                    if gaps:
+                        dist = gap_distance(centre, centre_c, S, c, centre[worst],
+                                            centre_c[worst])
+                    else:
+                        dist = exact_distance(centre, centre_c, S, c, centre[worst],
+                                              centre_c[worst])
+                    if dist < nearest_d or nearest < 0:
                         nearest_d = dist
                         nearest = c
         if nearest < 0:
@@ -150,7 +166,9 @@ def merge_classes(X, concepts, cats, labels, classes, t, tables, scratch, stack)
         live[gone] = False
         for j in range(d):
             sums[keep, j] += sums[gone, j]
-            centre[keep, j] = sums[keep, j] / size[keep]
+            present[keep, j] += present[gone, j]
+            centre[keep, j] = (sums[keep, j] / present[keep, j] if present[keep, j] > 0
+                               else np.nan)
         if use_tree:
             _kdtree.reinsert(tree, keep, centre[keep])  # at its new centroid, in its old leaf
             alive_classes -= 1

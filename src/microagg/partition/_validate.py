@@ -43,10 +43,11 @@ def check_matrix(X: np.ndarray, k: object, *, ndim: int = 2) -> np.ndarray:
     return X
 
 
-def prepare(X: np.ndarray | None, k: int, categorical: Categorical | None
-            ) -> tuple[np.ndarray, Categorical, int]:
+def prepare(X: np.ndarray | None, k: int, categorical: Categorical | None, *,
+            missing: bool = False) -> tuple[np.ndarray, Categorical, int]:
     """Check the numeric matrix, the categorical part and k; return them (n x 0 numeric
-    matrix when there is none) and k as an int."""
+    matrix when there is none) and k as an int. With ``missing``, NaN (a missing value) is
+    allowed in the numeric matrix, never an infinite value."""
     if X is None:
         if categorical is None:
             raise InputError("no attribute to microaggregate")
@@ -64,6 +65,12 @@ def prepare(X: np.ndarray | None, k: int, categorical: Categorical | None
         raise InputError(f"{categorical.codes.shape[0]} categorical rows for {n} numeric rows")
     if X.shape[1] + categorical.codes.shape[1] == 0:
         raise InputError("no attribute to microaggregate")
-    if not np.isfinite(X).all():
+    if np.isinf(X).any() or (not missing and np.isnan(X).any()):
         raise InputError("the data contain NaN or infinite values")
     return X, categorical, check_k(k, n)
+
+
+def has_gaps(X: np.ndarray, categorical: Categorical) -> bool:
+    """Whether the records have a missing value: NaN among the numbers, -1 among the
+    concepts."""
+    return bool(np.isnan(X).any() or (categorical.codes < 0).any())

@@ -32,87 +32,20 @@ import numba
 import numpy as np
 
 from microagg.core.distance import Categorical, no_categories
-from microagg.partition._concepts import categories, category_centroid
+from microagg.partition._concepts import categories
+from microagg.partition._gaps import (
+    drop_row,
+    farthest_position,
+    gap_distances,
+    nearest_positions,
+    present_centroid,
+    present_totals,
+)
 from microagg.partition._validate import check_k
 
 __all__ = ["mdav_missing"]
 
 Progress = Callable[[int], None]
-
-
-# Below this many remaining rows a distance pass runs on one thread: waking the others costs
-# more than it saves, and far more when another process holds the cores.
-PARALLEL_MIN_ROWS = 50_000
-
-
-@numba.njit(cache=True, inline="always")
-def _distance(X, C, S, row, q, qc):
-    """d² (module docstring) of one row to the point (q, qc)."""
-    total = 0.0
-    both = 0
-    for j in range(X.shape[1]):
-        x = X[row, j]
-        if not (np.isnan(x) or np.isnan(q[j])):
-            diff = x - q[j]
-            total += diff * diff
-            both += 1
-    for j in range(C.shape[1]):
-        a = C[row, j]
-        if a >= 0 and qc[j] >= 0:
-            total += S[j, qc[j], a]
-            both += 1
-    return total * (X.shape[1] + C.shape[1]) / both if both > 0 else np.inf
-
-
-@numba.njit(cache=True, parallel=True)
-def _distances_parallel(X, C, S, rest, m, q, qc, out):
-    for t in numba.prange(m):
-        out[t] = _distance(X, C, S, rest[t], q, qc)
-
-
-@numba.njit(cache=True)
-def _distances(X, C, S, rest, m, q, qc, out):
-    """d² of the remaining rows rest[:m] to the point (q, qc), into out[:m]."""
-    if m >= PARALLEL_MIN_ROWS:
-        _distances_parallel(X, C, S, rest, m, q, qc, out)
-        return
-    for t in range(m):
-        out[t] = _distance(X, C, S, rest[t], q, qc)
-
-
-@numba.njit(cache=True)
-def _farthest(dist, rest, m):
-    """Position in rest[:m] of the farthest row (ties: lowest row number)."""
-    best = 0
-    for t in range(1, m):
-        if dist[t] > dist[best] or (dist[t] == dist[best] and rest[t] < rest[best]):
-            best = t
-    return best
-
-
-@numba.njit(cache=True)
-def _nearest(dist, rest, m, skip, count, chosen):
-    """Positions in rest[:m] of the ``count`` nearest rows other than position ``skip``
-    (ties: lowest row number), into chosen[:count], nearest first."""
-    if count == 0:
-        return
-    filled = 0
-    for t in range(m):
-        if t == skip:
-            continue
-        d, row = dist[t], rest[t]
-        if filled == count:
-            last = chosen[count - 1]
-            if not (d < dist[last] or (d == dist[last] and row < rest[last])):
-                continue
-            filled -= 1
-        i = filled
-        while i > 0 and (d < dist[chosen[i - 1]]
-                         or (d == dist[chosen[i - 1]] and row < rest[chosen[i - 1]])):
-            chosen[i] = chosen[i - 1]
-            i -= 1
-        chosen[i] = t
-        filled += 1
 
 
 @numba.njit(cache=True)
@@ -124,28 +57,10 @@ def _remove(X, C, rest, m, positions, count, sums, present, hist, labels, label)
         t = order[i]
         row = rest[t]
         labels[row] = label
-        for j in range(X.shape[1]):
-            if not np.isnan(X[row, j]):
-                sums[j] -= X[row, j]
-                present[j] -= 1
-        for j in range(C.shape[1]):
-            if C[row, j] >= 0:
-                hist[j, C[row, j]] -= 1
+        drop_row(X, C, row, sums, present, hist)
         m -= 1
         rest[t] = rest[m]
     return m
-
-
-@numba.njit(cache=True)
-def _centroid(sums, present, hist, distances, parents, ordinal, c, cc):
-    for j in range(sums.shape[0]):
-        c[j] = sums[j] / present[j] if present[j] > 0 else np.nan
-    for j in range(hist.shape[0]):
-        cc[j] = -1
-        for a in range(hist.shape[1]):
-            if hist[j, a] > 0:
-                cc[j] = category_centroid(hist[j], distances[j], parents[j], ordinal[j])
-                break
 
 
 @numba.njit(cache=True)
@@ -154,8 +69,8 @@ def _grow(X, C, S, rest, m, seed, dist, chosen, k, sums, present, hist, labels, 
     row farthest from the seed among those left (else -1)."""
     q = X[rest[seed]].copy()
     qc = C[rest[seed]].copy()
-    _distances(X, C, S, rest, m, q, qc, dist)
-    _nearest(dist, rest, m, seed, k - 1, chosen)
+    gap_distances(X, C, S, rest, m, q, qc, dist)
+    nearest_positions(dist, rest, m, seed, k - 1, chosen)
     chosen[k - 1] = seed
     s = -1
     if far:
@@ -191,25 +106,15 @@ def _mdav_missing(X, C, S, distances, parents, ordinal, k, labels, stop, next_la
         if labels[row] < 0:
             rest[m] = row
             m += 1
-    sums = np.zeros(X.shape[1])
-    present = np.zeros(X.shape[1], dtype=np.int64)
-    hist = np.zeros((C.shape[1], S.shape[1]), dtype=np.int64)
-    for t in range(m):
-        for j in range(X.shape[1]):
-            if not np.isnan(X[rest[t], j]):
-                sums[j] += X[rest[t], j]
-                present[j] += 1
-        for j in range(C.shape[1]):
-            if C[rest[t], j] >= 0:
-                hist[j, C[rest[t], j]] += 1
+    sums, present, hist = present_totals(X, C, rest, m, S.shape[1])
     dist = np.empty(n)
     chosen = np.empty(k, dtype=np.int64)
     c = np.empty(X.shape[1])
     cc = np.empty(C.shape[1], dtype=np.int64)
     while m >= 2 * k and m > stop:
-        _centroid(sums, present, hist, distances, parents, ordinal, c, cc)
-        _distances(X, C, S, rest, m, c, cc, dist)
-        r = _farthest(dist, rest, m)
+        present_centroid(sums, present, hist, distances, parents, ordinal, c, cc)
+        gap_distances(X, C, S, rest, m, c, cc, dist)
+        r = farthest_position(dist, rest, m)
         last_round = m < 3 * k
         m, s = _grow(X, C, S, rest, m, r, dist, chosen, k, sums, present, hist, labels,
                      next_label, not last_round)

@@ -29,6 +29,15 @@ for every confidential attribute.
 Distances are squared Euclidean on the numbers plus the squared normalized categorical
 distances; centroids are means and marginality centroids (000 eq. 5). Ties go to the lowest row
 (and, between classes, the lowest class number), as in MDAV.
+
+Missing quasi-identifier values (NaN in ``X``, code -1 in ``categorical``) are taken by all
+three with the rule of :mod:`microagg.partition.mdav_missing`: the distance of two records (or
+centroids) runs over the attributes both have, rescaled by p / |O_xy| (+∞ when they share
+none); centroids take each mean and marginality centroid over the values present, and a
+coordinate no record of a class has stays missing. Alg. 3 then scans the remaining records
+(O(n²p/k)) instead of searching its subsets' blocks; Alg. 2 and the merging of Alg. 1 scan
+already (the merging leaves its k-d tree for a scan of the live centroids). On complete data
+the partitions are unchanged.
 """
 
 from __future__ import annotations
@@ -49,9 +58,15 @@ from microagg.partition._anchor import anchor_order, reanchor
 from microagg.partition._concepts import categories
 from microagg.partition._double_double import dd_sums
 from microagg.partition._kernels import run_batches
-from microagg.partition._tclose_kernels import centroid, k_first, t_first_batch
+from microagg.partition._tclose_kernels import (
+    centroid,
+    k_first,
+    present_sums,
+    t_first_batch,
+    t_first_scan,
+)
 from microagg.partition._tclose_merge import merge_classes
-from microagg.partition._validate import prepare
+from microagg.partition._validate import has_gaps, prepare
 from microagg.partition.mdav import Progress
 
 __all__ = ["TClosePartition", "check_t", "cluster_size", "k_anonymity_first", "merge",
@@ -126,12 +141,15 @@ def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: flo
     """(labels, cluster size) of 002 Alg. 3, subsets by ``rank_key`` (the values, or ranks,
     of the first confidential attribute). ``progress`` gets the number of rows clustered;
     ``threads`` as in :func:`microagg.partition.mdav.mdav` (the subsets of a query are
-    shared between the threads)."""
-    X, categorical, k = prepare(X, k, categorical)
+    shared between the threads). Records with missing values are clustered by a plain scan
+    (module docstring; ``threads`` then unused)."""
+    X, categorical, k = prepare(X, k, categorical, missing=True)
     t = check_t(t)
     n = X.shape[0]
     size = cluster_size(n, k, t)
     subset = _subsets_by_rank(np.asarray(rank_key), size)
+    if has_gaps(X, categorical):
+        return _t_first_with_gaps(X, categorical, subset, size, progress), size
     cats = categories(categorical)
     concepts = np.ascontiguousarray(categorical.codes, dtype=np.int64)
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -170,17 +188,41 @@ def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: flo
     return labels, size
 
 
+def _t_first_with_gaps(X: np.ndarray, categorical: Categorical, subset: np.ndarray,
+                       size: int, progress: Progress | None) -> np.ndarray:
+    """Labels of Alg. 3 on records with missing values (a plain scan, in batches of about a
+    hundredth of the rows so that ``progress`` moves)."""
+    n = X.shape[0]
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    concepts = np.ascontiguousarray(categorical.codes, dtype=np.int64)
+    cats = categories(categorical)
+    filled, present, hi, lo = present_sums(X)
+    counts = np.bincount(subset, minlength=size)
+    extra = (counts - n // size).astype(np.int64)
+    labels = np.full(n, -1, dtype=np.int64)
+    rest = np.arange(n, dtype=np.int64)
+    step = max(2 * size, n // 100)
+    m, label = n, 0
+    while m > 0:
+        m, label = t_first_scan(X, filled, present, concepts, cats, subset, extra, labels, hi,
+                                lo, rest, m, label, max(m - step, 0))
+        if progress is not None:
+            progress(n - int(m))
+    return labels
+
+
 # -- Algorithm 2: k-anonymity-first ----------------------------------------------------------
 
 def k_anonymity_first(X: np.ndarray | None, confidential: Sequence[GroundModel], k: int,
                       t: float, *, categorical: Categorical | None = None) -> np.ndarray:
-    """Labels of 002 Alg. 2 (not always t-close; see :func:`t_close_partition`)."""
-    X, categorical, k = prepare(X, k, categorical)
+    """Labels of 002 Alg. 2 (not always t-close; see :func:`t_close_partition`); records
+    may have missing values (module docstring)."""
+    X, categorical, k = prepare(X, k, categorical, missing=True)
     t = check_t(t)
     tables = _tables(confidential, X.shape[0])
     labels = np.full(X.shape[0], -1, dtype=np.int64)
     k_first(X, categorical.codes, categories(categorical), k, t, tables.arrays,
-            _scratch(tables), labels)
+            _scratch(tables), labels, has_gaps(X, categorical))
     return labels
 
 
@@ -189,8 +231,9 @@ def k_anonymity_first(X: np.ndarray | None, confidential: Sequence[GroundModel],
 def merge(X: np.ndarray | None, labels: np.ndarray, confidential: Sequence[GroundModel],
           t: float, *, categorical: Categorical | None = None) -> tuple[np.ndarray, int]:
     """(labels, merges) of 002 Alg. 1's merging applied to the partition ``labels``; the
-    labels are renumbered 0.. in order of first appearance."""
-    X, categorical, _ = prepare(X, 1, categorical)
+    labels are renumbered 0.. in order of first appearance. Records may have missing values
+    (module docstring)."""
+    X, categorical, _ = prepare(X, 1, categorical, missing=True)
     t = check_t(t)
     labels = np.asarray(labels, dtype=np.int64)
     if labels.shape != (X.shape[0],) or labels.min() < 0:
@@ -233,9 +276,10 @@ def t_close_partition(X: np.ndarray | None, confidential: Sequence[GroundModel],
     on the quasi-identifiers) then merges; ``k-anonymity-first`` and ``t-closeness-first``
     cluster by Alg. 2 and 3 and then merge any class still above t (Alg. 3 ranks by the first
     confidential attribute and is repaired for the others). ``progress`` (rows clustered) and
-    ``threads`` go to Alg. 3; ``microaggregate`` takes its own."""
+    ``threads`` go to Alg. 3; ``microaggregate`` takes its own. Quasi-identifiers may be
+    missing (NaN, code -1; module docstring)."""
     method = parse(TClosenessMethod, method, "method")
-    X, categorical, k = prepare(X, k, categorical)
+    X, categorical, k = prepare(X, k, categorical, missing=True)
     t = check_t(t)
     n = X.shape[0]
     if n > 1 and t < smallest_t(n):

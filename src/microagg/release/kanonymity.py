@@ -73,12 +73,15 @@ class ClusterValues:
 
 
 def replace_by_clusters(table: Table, columns: Sequence[str], labels: np.ndarray,
-                        weights: np.ndarray | None = None) -> ClusterValues:
+                        weights: np.ndarray | None = None, *,
+                        fill_missing: bool = False) -> ClusterValues:
     """Numeric ``columns`` replaced by their cluster mean, categorical ones by their cluster's
     marginality centroid (000 eq. 5), which may be an inner concept of the taxonomy.
     ``labels`` is one partition, or one per column (numeric columns first) for univariate
-    methods. ``weights`` weight the means (not the centroids of categories); missing values
-    stay missing."""
+    methods. ``weights`` weight the means (not the centroids of categories). Means and
+    centroids are over the values present; a missing value stays missing, or with
+    ``fill_missing`` (one partition only) takes its cluster's value, so that every record of
+    a cluster is written alike (a value missing in the whole cluster stays missing)."""
     numeric_chosen = [c for c in columns if table.schema[c].is_numeric]
     categorical_chosen = [c for c in columns if table.schema[c].is_categorical]
     numeric = table.numeric.copy()
@@ -86,7 +89,7 @@ def replace_by_clusters(table: Table, columns: Sequence[str], labels: np.ndarray
         positions = [table.numeric_names.index(c) for c in numeric_chosen]
         numeric_labels = labels if labels.ndim == 1 else labels[:, :len(numeric_chosen)]
         numeric[:, positions] = replace_by_means(table.numeric[:, positions], numeric_labels,
-                                                 weights)
+                                                 weights, keep_missing=not fill_missing)
     codes = table.codes.copy()
     concepts: dict[str, tuple[str, ...]] = {}
     inner: dict[str, list[str]] = {}
@@ -100,8 +103,12 @@ def replace_by_clusters(table: Table, columns: Sequence[str], labels: np.ndarray
         if present.any():
             codes[present, position] = replace_by_centroids(
                 original[present], column_labels[present], metric)
+            if fill_missing:  # each cluster's centroid, for its members without a value too
+                of_cluster = np.full(int(column_labels.max()) + 1, MISSING_CODE)
+                of_cluster[column_labels[present]] = codes[present, position]
+                codes[:, position] = of_cluster[column_labels]
         concepts[name] = metric.labels
-        used = np.unique(codes[present, position])
+        used = np.unique(codes[codes[:, position] != MISSING_CODE, position])
         inner_used = [metric.labels[c] for c in used if c >= metric.n_leaves]
         if inner_used:
             inner[name] = inner_used

@@ -436,6 +436,9 @@ class TClosenessReport:
     scaling: str | None = None
     generalized_categories: dict[str, list[str]] = field(default_factory=dict)
     clamped: dict[str, int] = field(default_factory=dict)
+    weight: str | None = None  # the sampling weight the class means are weighted by
+    missing_values: dict[str, int] = field(default_factory=dict)  # input column -> count
+    missing_semantics: str = "matches-any"  # what a missing value matches in the checks
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:

@@ -268,7 +268,10 @@ def _guarantee(report: KAnonymityReport | TClosenessReport | MaskingReport) -> G
             f"Every combination of the quasi-identifiers ({', '.join(report.quasi_identifiers)}) "
             f"is shared by at least {report.k} records, and in every such class the "
             f"distribution of {', '.join(report.confidential)} lies within EMD t = {report.t:g} "
-            f"of its distribution in the whole table{'' if holds else ' (does NOT hold)'}.",
+            f"of its distribution in the whole table{'' if holds else ' (does NOT hold)'}."
+            + (" A missing value matches any value: the class of a record is the set of "
+               "records that agree with it on every quasi-identifier both have."
+               if any(c in report.missing_values for c in report.quasi_identifiers) else ""),
             holds, report.quasi_identifiers + report.confidential,
             "k-anonymous t-closeness (002): identity and attribute disclosure over the "
             "quasi-identifiers; no protection against knowledge outside these columns")
@@ -320,17 +323,18 @@ def release_record(release: Release[Any], original: pd.DataFrame, *, method: Rel
         else original
     from microagg.evaluation.evaluate import evaluate
 
-    # utility compares values: it is measured on the records whose masked values are all
-    # present (missing values stay missing in a release)
-    complete = (before[roles.masked].notna().all(axis=1)
-                & release.frame[roles.masked].notna().all(axis=1)).to_numpy()
-    measured = evaluate(before[complete], release.frame[complete], schema, roles.masked,
+    # missing values count as evaluate's rules say (the values present; missing_rule)
+    measured = evaluate(before, release.frame, schema, roles.masked,
                         costly_max_rows=costly_max_rows)
     skipped = dict(measured.skipped)
-    if not complete.all():
-        skipped["incomplete_records"] = (f"utility and record-level risk are measured on the "
-                                         f"{int(complete.sum()):,} records whose masked values "
-                                         "are all present")
+    if measured.missing_values:
+        skipped["missing_values"] = (
+            "utility and record-level risk use the values present ("
+            + ", ".join(f"{c}: {m.original:,} missing in the input, {m.masked:,} in the "
+                        f"release" for c, m in measured.missing_values.items())
+            + "): SSE, SSE/SST and relative error over the values present in both, means, "
+            "variances and JSD over each table's, record linkage with distances over the "
+            "attributes both records have, the EMD and the rank risk on complete records")
     utility = Utility(measured.sse_percent, measured.relative_error, measured.jsd,
                       measured.mean_variation, measured.variance_variation, measured.emd,
                       measured.emd_bound, plain(measured.per_attribute))

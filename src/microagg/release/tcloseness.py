@@ -1,5 +1,17 @@
 """k-anonymous t-close release (paper 002): quasi-identifiers replaced by the centroids of
-clusters whose confidential distributions are within EMD t of the whole table's."""
+clusters whose confidential distributions are within EMD t of the whole table's.
+
+Missing quasi-identifier values are taken by every method (the distances and centroids of
+:mod:`microagg.partition.tcloseness`). Each member of a class is written with the class's
+value (its centroid over the values present; a value missing in the whole class stays
+missing), so every class is written as one combination of values. Under ``matches-any``
+(a missing value matches any value, the semantics the report declares) the records that
+match a record are then a union of whole classes, each within t, and their confidential
+distribution is within t too, since the EMD to a fixed distribution is convex; k-anonymity
+holds under both semantics. The written table is verified under ``matches-any``. A missing
+confidential value is a category of its own for a nominal attribute and is refused for an
+ordered one (:mod:`microagg.core.verifiers`).
+"""
 
 from __future__ import annotations
 
@@ -11,17 +23,25 @@ import numpy as np
 import pandas as pd
 
 from microagg.core.distance import scale
-from microagg.core.emd import GroundModel, emd_by_class
+from microagg.core.emd import GroundModel
 from microagg.core.threads import check_threads
-from microagg.core.verifiers import equivalence_classes, ground_model, k_anonymity
+from microagg.core.verifiers import emd_by_written_class, ground_model, k_anonymity
+from microagg.data.roles import NEVER_MASKED
 from microagg.data.schema import Kind, Role, Schema
-from microagg.data.table import Table, decode, encode, require_rows_and_columns
+from microagg.data.table import (
+    Table,
+    decode,
+    encode,
+    missing_counts,
+    require_rows_and_columns,
+)
 from microagg.errors import InputError, ParameterError
-from microagg.options import GroundDistance, Scaling, TClosenessMethod
+from microagg.options import GroundDistance, MissingValues, Scaling, TClosenessMethod
 from microagg.partition._validate import check_k
 from microagg.partition.tcloseness import TClosePartition, t_close_partition
 from microagg.release.base import Release
-from microagg.release.inputs import check_clamp, require_known, resolve_schema
+from microagg.release.design import Design
+from microagg.release.inputs import check_clamp, refuse_suspects, require_known, resolve_schema
 from microagg.release.kanonymity import (
     categorical_part,
     clusters_of,
@@ -39,19 +59,31 @@ __all__ = ["TCloseMethod"]
 Progress = Callable[[int], None]
 
 
-def _roles(schema: Schema, quasi: Sequence[str] | None, confidential: Sequence[str] | None
-           ) -> tuple[list[str], list[str]]:
-    quasi = list(dict.fromkeys(quasi)) if quasi else list(schema.quasi_identifiers)
+def _roles(schema: Schema, quasi: Sequence[str] | None, confidential: Sequence[str] | None,
+           *, declared: bool, frame: pd.DataFrame,
+           roles: Mapping[str, Role | str] | None) -> tuple[list[str], list[str]]:
+    """(quasi-identifiers numeric first, confidential attributes): as named, else the
+    schema's; without a declared schema every column that may be masked and is not
+    confidential is a quasi-identifier (as for a k-anonymous release: nothing leaves
+    unmasked by default), a column suspected to be an identifier or a weight refused."""
     confidential = (list(dict.fromkeys(confidential)) if confidential
                     else list(schema.names_with_role(Role.CONFIDENTIAL)))
-    if not quasi:
-        raise InputError("no quasi-identifier: name them with `quasi` or declare them in the "
-                         "schema")
     if not confidential:
         raise InputError("no confidential attribute: name it with `confidential` or declare "
                          "it in the schema")
-    require_known(schema, quasi, "`quasi`")
     require_known(schema, confidential, "`confidential`")
+    if quasi:
+        quasi = list(dict.fromkeys(quasi))
+    elif declared:
+        quasi = list(schema.quasi_identifiers)
+    else:
+        quasi = [a.name for a in schema
+                 if a.role not in NEVER_MASKED and a.name not in confidential]
+        refuse_suspects(frame, quasi, roles)
+    if not quasi:
+        raise InputError("no quasi-identifier: name them with `quasi` or declare them in the "
+                         "schema")
+    require_known(schema, quasi, "`quasi`")
     both = [c for c in confidential if c in quasi]
     if both:
         raise InputError(f"column '{both[0]}' cannot be both quasi-identifier and "
@@ -98,6 +130,10 @@ class TCloseMethod(ReleaseMethod):
         """The microaggregation ``merge`` starts from (the other methods start from none)."""
         raise InputError(f"{self.name} does not start from a microaggregation")
 
+    def missing_refusal(self) -> str | None:
+        """Why this method cannot take missing quasi-identifier values (None: it can)."""
+        return None
+
     def release(self, frame: pd.DataFrame, *, quasi: Sequence[str] | None = None,
                 confidential: Sequence[str] | None = None, schema: Schema | None = None,
                 roles: Mapping[str, Role | str] | None = None,
@@ -113,7 +149,17 @@ class TCloseMethod(ReleaseMethod):
         for every confidential attribute, an EMD of at most t to the whole table: ordered
         distance for numeric and ordinal attributes, ``distance`` for nominal ones. The report
         is computed on the written table. ``threads`` caps the threads of Alg. 3 and of the
-        microaggregation ``merge`` starts from.
+        microaggregation ``merge`` starts from. Without a schema and ``quasi``, every column
+        that may be masked and is not confidential is a quasi-identifier. Cluster means are
+        weighted by the schema's ``weight`` column (``roles``), written unchanged.
+
+        Missing quasi-identifier values are skipped by distances and centroids, and every
+        member of a class is written with the class's value (a value missing in the whole
+        class stays missing), so that, a missing value matching any value, every set of
+        matching records is a union of t-close classes (module docstring). A missing
+        confidential value is a category of its own for a nominal attribute; an ordered one
+        with missing values is refused. ``drop_incomplete`` drops the rows with a missing
+        value first.
         """
         if threads is not None and not self.uses_threads:
             raise ParameterError("threads", f"applies to methods that split their passes "
@@ -122,6 +168,11 @@ class TCloseMethod(ReleaseMethod):
         table, quasi, confidential = _encoded(self, frame, quasi, confidential, schema,
                                               drop_incomplete, clamp, roles)
         check_k(self.k, table.n_rows, least=2)
+        gaps = missing_counts(table, quasi)
+        if gaps and (refusal := self.missing_refusal()) is not None:
+            name, count = next(iter(gaps.items()))
+            raise InputError(f"column '{name}' has {count:,} missing value(s): {refusal}, or "
+                             "drop the incomplete rows (`drop_incomplete`)")
         models = _ground_models(table, confidential, self.distance)
         categorical = categorical_part(table, quasi)
         X, bounds = numeric_part(table, quasi)
@@ -135,7 +186,8 @@ class TCloseMethod(ReleaseMethod):
                                       categorical=categorical, microaggregate=microaggregate,
                                       progress=progress, threads=threads)
         return _tclose_release(self, frame, table, quasi, confidential, models, partition,
-                               bool(categorical.metrics), round_values)
+                               bool(categorical.metrics), round_values,
+                               Design.of(frame, table, self.k).weights)
 
     def reported_microaggregation(self) -> str | None:
         return None
@@ -148,8 +200,9 @@ def _encoded(method: TCloseMethod, frame: pd.DataFrame, quasi: Sequence[str] | N
              ) -> tuple[Table, list[str], list[str]]:
     """The table with its quasi-identifiers and confidential attributes, checked."""
     require_rows_and_columns(frame)
-    schema, _ = resolve_schema(frame, schema, roles)
-    quasi, confidential = _roles(schema, quasi, confidential)
+    schema, declared = resolve_schema(frame, schema, roles)
+    quasi, confidential = _roles(schema, quasi, confidential, declared=declared, frame=frame,
+                                 roles=roles)
     if clamp:
         check_clamp(schema, [*quasi, *confidential])
     schema = schema.with_roles({**{c: Role.QUASI for c in quasi},
@@ -158,7 +211,7 @@ def _encoded(method: TCloseMethod, frame: pd.DataFrame, quasi: Sequence[str] | N
             and not any(schema[c].kind is Kind.NOMINAL for c in confidential)):
         raise ParameterError("distance", f"chooses the EMD of nominal confidential "
                              f"attributes; {', '.join(confidential)} use the ordered distance")
-    table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp)
+    table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp, missing=True)
     return table, quasi, confidential
 
 
@@ -178,21 +231,24 @@ def _ground_models(table: Table, confidential: Sequence[str],
 
 def _tclose_release(method: TCloseMethod, frame: pd.DataFrame, table: Table,
                     quasi: list[str], confidential: list[str], models: list[GroundModel],
-                    partition: TClosePartition, has_categories: bool, round_values: bool = True
-                    ) -> Release[TClosenessReport]:
-    """The written table of a t-close partition and its report, verified on the table."""
+                    partition: TClosePartition, has_categories: bool, round_values: bool = True,
+                    weights: np.ndarray | None = None) -> Release[TClosenessReport]:
+    """The written table of a t-close partition and its report, verified on the table (a
+    missing quasi-identifier value matching any value)."""
     labels = partition.labels
-    values = replace_by_clusters(table, quasi, labels)
+    values = replace_by_clusters(table, quasi, labels, weights, fill_missing=True)
     numeric = values.numeric
     if round_values:  # post-processing of the quasi-identifiers: classes and EMDs unchanged
         numeric = table.rounded(numeric, [c for c in quasi if table.schema[c].is_numeric])
     kept = [a.name for a in table.schema if a.role is not Role.IDENTIFIER]
     masked = decode(table, numeric=numeric, codes=values.codes,
                     categories=values.concepts, columns=kept)
-    written = equivalence_classes(masked, quasi)
-    largest = {m.name: float(emd_by_class(written, m).max()) for m in models}
-    anonymity = k_anonymity(masked, quasi)
-    notes = []
+    semantics = MissingValues.MATCHES_ANY
+    largest = {m.name: float(emd_by_written_class(masked, quasi, m, semantics).max())
+               for m in models}
+    anonymity = k_anonymity(masked, quasi, semantics)
+    missing = {**missing_counts(table, quasi), **missing_counts(table, confidential)}
+    notes = _missing_notes(table, quasi, confidential, weights)
     if partition.merges:
         notes.append(f"{partition.merges} merge(s) of Alg. 1 brought every class within t"
                      + ("" if method.algorithm is TClosenessMethod.MERGE else
@@ -215,7 +271,33 @@ def _tclose_release(method: TCloseMethod, frame: pd.DataFrame, table: Table,
         t_closeness_holds=all(v <= method.t + 1e-9 for v in largest.values()),
         microaggregation=method.reported_microaggregation(),
         scaling=resolve_scaling(method.scaling, has_categories).value,
-        generalized_categories=values.generalized, clamped=dict(table.clamped), notes=notes)
+        generalized_categories=values.generalized, clamped=dict(table.clamped),
+        weight=next(iter(table.schema.names_with_role(Role.WEIGHT)), None),
+        missing_values=missing, missing_semantics=semantics.value, notes=notes)
     if not (report.k_anonymity["holds"] and report.t_closeness_holds):
         raise AssertionError("the written table fails its own k-anonymity or t-closeness")
     return Release(frame=masked, labels=labels, report=report)
+
+
+def _missing_notes(table: Table, quasi: Sequence[str], confidential: Sequence[str],
+                   weights: np.ndarray | None) -> list[str]:
+    """What the report says about the weight and the missing values of the input."""
+    notes = []
+    if weights is not None:
+        weight = table.schema.names_with_role(Role.WEIGHT)[0]
+        notes.append(f"class means are weighted by '{weight}' (sum(w x) / sum(w)); the weight "
+                     "is written unchanged")
+    gaps = missing_counts(table, quasi)
+    if gaps:
+        notes.append("missing quasi-identifier values (" + ", ".join(
+            f"{c}: {n:,}" for c, n in gaps.items()) + ") are skipped by distances and "
+                     "centroids and written as their class's value (a value missing in the "
+                     "whole class stays missing): every class is written as one combination, "
+                     "so where a missing value matches any value, the records that match a "
+                     "record are a union of t-close classes, t-close too (the EMD is convex)")
+    absent = missing_counts(table, confidential)
+    if absent:
+        notes.append("missing confidential values (" + ", ".join(
+            f"{c}: {n:,}" for c, n in absent.items()) + ") are written as they are and "
+                     "count in the EMD as a category of their own")
+    return notes

@@ -63,3 +63,12 @@ class Merge(TCloseMethod):
     def reported_microaggregation(self) -> str | None:
         return self.microaggregation.value
 
+    def missing_refusal(self) -> str | None:
+        from microagg.release.methods import lookup
+
+        cls = lookup(Family.K_ANONYMITY, self.microaggregation.value)
+        if getattr(cls, "takes_missing", False):
+            return None
+        return (f"merge starts from {self.microaggregation.value}, which does not take them: "
+                "start from mdav (`microaggregation`)")
+
