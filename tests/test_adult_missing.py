@@ -72,3 +72,54 @@ def test_adult_with_its_gaps_through_every_command(run_cli, tmp_path):
             assert np.isfinite(result[key]), key
         assert result["missing_values"]["workclass"]["original"] == 1836
         assert pd.notna(result["missing_rule"]["record_linkage_percent"])
+
+
+@pytest.mark.slow
+@pytest.mark.reference_data
+def test_adult_with_its_gaps_through_dp(run_cli, tmp_path):
+    """dp on Adult as exported: the schema declares an `Unknown` category (added to the three
+    taxonomies) that missing values are read as, and fnlwgt as the weight. The written table
+    holds no missing value, only declared categories and values inside the declared domains,
+    and the privacy report states the rule and plain 1-DP; `evaluate` reads the report and
+    gives the distributional measures only."""
+    import yaml
+
+    source, schema_path = tmp_path / "adult.csv", tmp_path / "adult.yaml"
+    assert run_cli("datasets", "export", "adult", "-o", source, "--schema-out",
+                   schema_path).code == 0
+    spec = yaml.safe_load(schema_path.read_text())
+    attributes = spec["attributes"]
+    gappy = ("workclass", "occupation", "native-country")
+    for name in gappy:
+        attributes[name]["domain"].append("Unknown")
+        attributes[name]["missing"] = "Unknown"
+        taxonomy = tmp_path / attributes[name]["taxonomy"]
+        taxonomy.write_text(taxonomy.read_text().rstrip("\n") + "\nUnknown;Not-stated;*\n")
+    attributes["fnlwgt"]["role"] = "weight"
+    attributes["capital-gain"]["domain"] = [0, 100000]
+    attributes["capital-loss"]["domain"] = [0, 5000]
+    dp_schema = tmp_path / "adult_dp.yaml"
+    dp_schema.write_text(yaml.safe_dump(spec, sort_keys=False))
+
+    out = tmp_path / "dp.csv"
+    made = run_cli("dp", source, "-o", out, "--schema", dp_schema, "--epsilon", "1", "--k",
+                   "1000", "--method", "individual-ranking", "--columns",
+                   "age,hours-per-week,workclass,occupation,native-country", "--json")
+    assert made.code == 0, made.stderr
+    assert "missing value(s)" not in made.stderr  # the counts are the owner's
+    report = json.loads((tmp_path / "dp.csv.privacy.json").read_text())
+    assert report["differentially_private"] and report["unit"] == "one record"
+    for name in gappy:
+        assert "read as Unknown" in report["domains"][name]["missing"]
+    written = read_table(out)
+    assert len(written) == 32_561 and not written.isna().to_numpy().any()
+    assert "fnlwgt" not in written.columns
+    assert written["age"].between(0, 120).all()
+    for name in gappy:
+        taxonomy = (tmp_path / attributes[name]["taxonomy"]).read_text()
+        concepts = {c for line in taxonomy.splitlines() for c in line.split(";")}
+        assert set(written[name]) <= concepts
+    measured = run_cli("evaluate", source, out, "--columns", "age,hours-per-week", "--json")
+    assert measured.code == 0, measured.stderr
+    result = json.loads(measured.stdout)
+    assert result["sse"] is None and np.isfinite(result["jsd"])
