@@ -1,5 +1,5 @@
 """UCI Adult as exported (32,561 rows, '?' read as missing, fnlwgt declared as the weight) through
-microaggregate, check, tclose and evaluate on the command line, without --drop-incomplete:
+microaggregate, check, tclose, dp and evaluate on the command line, without --drop-incomplete:
 every written table satisfies what its report claims, by the independent verifiers."""
 
 import json
