@@ -386,6 +386,18 @@ def test_version_and_help_import_no_optional_package():
     assert result.stdout.strip().endswith("[]"), result.stdout + result.stderr
 
 
+def test_version_alone_loads_no_numeric_stack(run_cli):
+    """`microagg --version` is answered before the commands are imported (no pandas, numpy
+    or numba), and says what the full program says."""
+    code = ("import sys; sys.argv = ['microagg', '--version']; from microagg.cli import entry\n"
+            "try:\n    entry()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('pandas', 'numpy', 'numba') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    lines = result.stdout.strip().splitlines()
+    assert lines[-1] == "[]", result.stdout + result.stderr
+    assert lines[0] == run_cli("--version").stdout.strip()
+
+
 def test_negative_seed_and_report_path_folder(run_cli, tmp_path):
     bad = run_cli("datasets", "export", "synthetic", "-o", tmp_path / "s.csv", "--seed", "-1")
     assert bad.code == 2 and "non-negative" in bad.stderr

@@ -1,8 +1,36 @@
 """The ``microagg`` command line: one module per command, each thin (parse, call the
 library, print); the method options are generated from the method objects' fields
 (:mod:`microagg.cli.methods`) and library messages name flags through one table
-(:mod:`microagg.cli.flags`)."""
+(:mod:`microagg.cli.flags`).
 
-from microagg.cli.program import app, entry, main
+``microagg --version`` is answered here, before the commands (and with them pandas, numpy and
+numba) are imported; everything else goes to :mod:`microagg.cli.program`, imported on first
+use.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
 
 __all__ = ["app", "entry", "main"]
+
+
+def entry() -> None:
+    """The ``microagg`` program (:func:`microagg.cli.program.entry`)."""
+    if sys.argv[1:] == ["--version"]:
+        from microagg import __version__
+
+        sys.stdout.write(f"microagg {__version__}\n")
+        raise SystemExit(0)
+    from microagg.cli.program import entry as run
+
+    run()
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("app", "main"):
+        from microagg.cli import program
+
+        return getattr(program, name)
+    raise AttributeError(f"module 'microagg.cli' has no attribute '{name}'")
