@@ -24,7 +24,7 @@ the distributional ones (JSD, variations of means and variances, EMD) are comput
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -222,7 +222,8 @@ def _skipped(n: int, aligned: bool, costly_max_rows: int | None) -> dict[str, st
 
 def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None = None,
              columns: Sequence[str] | None = None, *, aligned: bool = True,
-             costly_max_rows: int | None = None) -> Evaluation:
+             costly_max_rows: int | None = None,
+             skip: Mapping[str, str] | None = None) -> Evaluation:
     """Utility and risk of ``masked`` as a release of ``original`` (same rows, same order,
     unless ``aligned`` is False).
 
@@ -239,7 +240,9 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
     same order (a DP release): the record-level measures (:data:`RECORD_LEVEL`) are then None
     and named in ``skipped``, and the two may have different numbers of rows.
     ``costly_max_rows`` skips record linkage and the EMD above that many rows (their cost
-    grows with the square of the rows); ``None`` computes them at any size.
+    grows with the square of the rows); ``None`` computes them at any size. ``skip`` names
+    further measures not to compute (``emd``, ``record_linkage_percent``, ``rank_risk``),
+    each with the reason that ``skipped`` then gives.
 
     Examples
     --------
@@ -260,7 +263,7 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
     chosen = evaluation_columns(original, masked, schema, columns)
     base = (schema.complete(original) if schema is not None else Schema.infer(original))
     c = compared(original, masked, base.select(chosen), chosen)
-    skipped = _skipped(c.n, aligned, costly_max_rows)
+    skipped = {**_skipped(c.n, aligned, costly_max_rows), **(skip or {})}
     deltas = present_deltas(c) if aligned else None
     per_attribute = {**_numeric_details(c, aligned), **_categorical_details(c, deltas)}
     present = [j for name in chosen if (j := per_attribute[name].jsd) is not None]
