@@ -1,7 +1,8 @@
 """The web app end to end in headless Chromium: load Adult-like data, set roles, measure the
-risk, add steps, see an error beside its field, undo a step, compare methods at equal risk,
-download the release and the recipe, and check that ``microagg run`` on the downloaded recipe
-writes the same release; the session's folder is removed when the page closes.
+risk, add steps (local suppression, MDAV, top coding), see an error beside its field, undo a
+step, compare methods at equal risk, download the release and the recipe, and check that
+``microagg run`` on the downloaded recipe writes the same release; the session's folder is
+removed when the page closes.
 
 Playwright drives Debian's Chromium (``apt-get install chromium``); without a browser, or
 without the extra ``ui``, the test is skipped and says why."""
@@ -118,6 +119,18 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
         assert f"{int((fk < 5).sum()):,}" in box
 
         page.click("text=3 · Steps")
+        page.select_option("#family", "keys")
+        page.wait_for_function("document.querySelector('#method') && "
+                               "document.querySelector('#method').value !== ''")
+        page.select_option("#method", "local-suppression")
+        page.wait_for_selector("#f_k")
+        page.fill("#f_k", "3")
+        for key in ("workclass", "education", "sex", "native-country"):
+            page.locator("#f_keys-selectized").fill(key)
+            page.keyboard.press("Enter")
+        page.click("#run_step")
+        page.wait_for_selector("#step-1")
+        assert "local-suppression" in page.inner_text("#step-1")
         page.select_option("#family", "microaggregate")
         page.wait_for_selector("#f_k")
         page.fill("#f_k", "1")
@@ -126,7 +139,7 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
         assert "--k must be an integer >= 2" in page.inner_text("#err-k")
         page.fill("#f_k", "5")
         page.click("#run_step")
-        page.wait_for_selector("#step-1")
+        page.wait_for_selector("#step-2")
         page.select_option("#family", "mask")
         page.wait_for_function("document.querySelector('#method').value === "
                                "'correlated-noise'")
@@ -136,10 +149,10 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
         page.locator("#f_columns-selectized").fill("capital-gain")
         page.keyboard.press("Enter")
         page.click("#run_step")
-        page.wait_for_selector("#step-2")
+        page.wait_for_selector("#step-3")
         page.click("#undo")
-        page.wait_for_selector("#step-2", state="detached")
-        assert "mdav (k=5)" in page.inner_text("#step-1")
+        page.wait_for_selector("#step-3", state="detached")
+        assert "mdav (k=5)" in page.inner_text("#step-2")
 
         page.click("text=4 · Compare")
         for method in ("correlated-noise", "multiplicative-noise"):
