@@ -87,7 +87,7 @@ def test_the_report_agrees_with_evaluate(run_cli, data, tmp_path):
     assert record["risk"]["after"]["smallest_class"] >= 4 and record["guarantee"]["holds"]
 
 
-def test_record_linkage_is_skipped_above_the_row_limit():
+def test_record_linkage_and_rank_risk_are_skipped_above_the_row_limit():
     from microagg import MDAV
     from microagg.release.sidecar import release_record
 
@@ -96,8 +96,10 @@ def test_record_linkage_is_skipped_above_the_row_limit():
     release = method.release(synthetic.frame, schema=synthetic.schema)
     record = release_record(release, synthetic.frame, method=method, costly_max_rows=50)
     assert record.risk["after"].record_linkage_percent is None and record.utility.emd is None
-    assert set(record.skipped) == {"record_linkage_percent", "emd"}
-    assert "50" in record.skipped["record_linkage_percent"]
+    assert set(record.skipped) == {"record_linkage_percent", "rank_risk", "emd"}
+    assert "50" in record.skipped["record_linkage_percent"] and "50" in record.skipped[
+        "rank_risk"]
+    assert record.risk["after"].rank_risk is None
     assert "record_linkage_percent" not in record.to_dict()["risk"]["after"]
     assert record.utility.sse_percent is not None and COSTLY_MAX_ROWS >= 10_000
 

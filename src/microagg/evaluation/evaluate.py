@@ -190,6 +190,7 @@ def _numeric_summary(c: Compared, skipped: dict[str, str]) -> dict[str, Any]:
     summary["mean_variation"] = _finite_mean(mean_variation(c.x, c.y))
     if "sse_percent" not in skipped:
         summary["sse_percent"] = _optional(sse_percent(c.x, c.y))
+    if "rank_risk" not in skipped:
         both = complete_rows(c.x) & complete_rows(c.y)
         if both.any():
             summary["rank_risk"] = rank_risk(c.x[both], c.y[both])
@@ -216,6 +217,7 @@ def _skipped(n: int, aligned: bool, costly_max_rows: int | None) -> dict[str, st
         reason = (f"skipped above {costly_max_rows:,} rows ({n:,} here): its cost grows with "
                   "the square of the rows (microagg evaluate computes it)")
         skipped.setdefault("record_linkage_percent", reason)
+        skipped.setdefault("rank_risk", reason)
         skipped["emd"] = reason
     return skipped
 
@@ -239,8 +241,9 @@ def evaluate(original: pd.DataFrame, masked: pd.DataFrame, schema: Schema | None
     ``aligned=False`` says that the rows of ``masked`` are not those of ``original`` in the
     same order (a DP release): the record-level measures (:data:`RECORD_LEVEL`) are then None
     and named in ``skipped``, and the two may have different numbers of rows.
-    ``costly_max_rows`` skips record linkage and the EMD above that many rows (their cost
-    grows with the square of the rows); ``None`` computes them at any size. ``skip`` names
+    ``costly_max_rows`` skips record linkage, the rank risk and the EMD above that many rows
+    (record linkage's cost grows with the square of the rows, the others' take longer than
+    a release on 10⁵ rows); ``None`` computes them at any size. ``skip`` names
     further measures not to compute (``emd``, ``record_linkage_percent``, ``rank_risk``),
     each with the reason that ``skipped`` then gives.
 
