@@ -371,7 +371,7 @@ def test_cli_compares_methods_for_keys(run_cli, tmp_path, schema):
                    "violations", "--k", "3", "--target-risk", "0", "--keys", ",".join(KEYS),
                    "--methods", "local-suppression")
     assert text.code == 0 and "information loss" in text.stdout
-    assert "violations of k = 3, at-most the target" in text.stdout
+    assert "violations of k = 3, at most the target" in text.stdout
 
 
 @pytest.mark.parametrize(("args", "fragment"), [

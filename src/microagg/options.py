@@ -163,6 +163,12 @@ class CompareMethod(StrEnum):
     RECODE_THEN_SUPPRESS = "recode-then-suppress"  # k, after recoding at a fixed level
     INVARIANT_PRAM = "invariant-pram"  # the retention probability
 
+    @property
+    def keys_only(self) -> bool:
+        """A method for categorical keys only (compared at a categorical risk)."""
+        return self in (CompareMethod.LOCAL_SUPPRESSION, CompareMethod.GLOBAL_RECODING,
+                        CompareMethod.RECODE_THEN_SUPPRESS, CompareMethod.INVARIANT_PRAM)
+
 
 class MatchStatus(StrEnum):
     """How a method's calibration to a comparison's target ended (evaluation/compare.py)."""

@@ -182,7 +182,9 @@ def _print(result: Any, notice: str) -> None:
     out.print(f"target {held} {result.target_value:.6g} ({result.target_source}), "
               f"tolerance ± {result.tolerance:.3g}"
               + ("" if result.risk_label == "rank risk" else
-                 f"; risk: {result.risk_label}, {result.match.value} the target"))
+                 f"; risk: {result.risk_label}, "
+                 + ("at most the target" if result.match.value == "at-most" else
+                    "within the band")))
     for m in result.methods:
         status = {MatchStatus.MATCHED: "matched",
                   MatchStatus.EXCEEDS: f"ranked at its closest value: {m.reason}"}.get(

@@ -10,10 +10,10 @@ categorical keys. Both are a :class:`Measurer`, all the search needs.
 
 A measurer with ``ceiling`` set matches a value whose 95 % interval lies on the safe side of
 the band's far edge (at most target · (1 + tolerance) for a risk where smaller is safer), and
-of the values that do, the search keeps the least protective: the bisection closes in on the
-edge of the region that meets the target rather than on the target itself. It is meant for
-measures that move by steps (counts of records, integer parameters), where a value inside a
-narrow band may not exist.
+of the values that do, the search keeps the least protective: the grid is evaluated up to its
+first value that meets the target, and the bisection closes in on the edge of the region that
+meets it rather than on the target itself. It is meant for measures that move by steps
+(counts of records, integer parameters), where a value inside a narrow band may not exist.
 """
 
 from __future__ import annotations
@@ -266,12 +266,17 @@ class _Search:
             e = self.at(e.value, runs)
         return e
 
-    def grid(self) -> list[Evaluation]:
-        """The coarse grid over the whole range, in the direction of more protection."""
+    def grid_values(self) -> list[float]:
+        """The values of the coarse grid over the whole range, in the direction of more
+        protection."""
         c = self.c
         first, last = _position(c, c.low), _position(c, c.high)
         axis = np.linspace(min(first, last), max(first, last), GRID_POINTS)
-        return [self.at(v, self.cal.seeds) for v in dict.fromkeys(_value(c, p) for p in axis)]
+        return list(dict.fromkeys(_value(c, p) for p in axis))
+
+    def grid(self) -> list[Evaluation]:
+        """The coarse grid, evaluated."""
+        return [self.at(v, self.cal.seeds) for v in self.grid_values()]
 
     def _middle(self, lo: Evaluation, hi: Evaluation, span: float) -> float | None:
         """The value halfway between ``lo`` and ``hi`` on the search axis; None when the
@@ -341,7 +346,11 @@ class _Search:
         """The search for the least protective value that meets a ceiling (module
         docstring): the value chosen and the outcome."""
         c = self.c
-        points = [self.settle(p) for p in self.grid()]
+        points: list[Evaluation] = []
+        for value in self.grid_values():  # up to the first value that meets the target
+            points.append(self.settle(self.at(value, self.cal.seeds)))
+            if self.inside(points[-1]):
+                break
         bracket = next(((a, b) for a, b in pairwise(points)
                         if not self.inside(a) and self.inside(b)), None)
         if bracket is not None:
@@ -352,8 +361,9 @@ class _Search:
             if bracket is not None:
                 return best, MatchStatus.MATCHED, ""
             return best, MatchStatus.EXCEEDS, (
-                f"meets the target already at its least protective value ({self.span()}); "
-                f"compared at {c.parameter} = {best.value:.4g}")
+                f"meets the target already at its least protective value: "
+                f"{self.cal.target.value} {best.mean:.4g} at {c.parameter} = "
+                f"{best.value:.4g}, where it is compared")
         best = min(self.seen.values(), key=self.distance)
         if not any(self.hopeful(e) for e in self.seen.values()):
             return best, MatchStatus.SHORT, f"out of reach: {self.span()}"

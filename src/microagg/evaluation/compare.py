@@ -184,12 +184,6 @@ def _domains(names: Sequence[str], lows: np.ndarray, highs: np.ndarray,
     return out
 
 
-KEY_METHODS = (CompareMethod.LOCAL_SUPPRESSION, CompareMethod.GLOBAL_RECODING,
-               CompareMethod.RECODE_THEN_SUPPRESS, CompareMethod.INVARIANT_PRAM)
-"""The methods for categorical keys, compared by :func:`~microagg.evaluation.key_compare.
-compare_keys` (a categorical `risk_kind`)."""
-
-
 def _target(target_risk: str | float | None, target_utility: str | float | None
             ) -> tuple[Target, float | tuple[CompareMethod, float]]:
     """The measure held fixed, and its level as :func:`parse_target` reads it."""
@@ -221,9 +215,7 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
     evaluation; ``source`` names the input in the result's provenance."""
     target, spec = _target(target_risk, target_utility)
     check_search(seeds, tolerance, seed)
-    offered = dict.fromkeys(CompareMethod, "")
-    for m in KEY_METHODS:
-        del offered[m]
+    offered = {m: "" for m in CompareMethod if not m.keys_only}
     chosen = chosen_methods(methods, DEFAULT_METHODS, offered,
                             "it protects categorical keys: compare_keys compares it at a "
                             "categorical `risk_kind`")
