@@ -38,7 +38,8 @@ from microagg.evaluation.utility import EMD_EXACT_LIMIT, EarthMovers, emd, jsd, 
 from microagg.options import CompareMethod, MatchStatus, RankScale, RiskAggregate, Target
 
 __all__ = ["GRID_POINTS", "MAX_STEPS", "RESOLUTION", "SCATTER_EMD_POINTS", "UTILITY_SEEDS",
-           "Calibrator", "Candidate", "Mask", "Measurer", "calibrate", "interval", "summarize"]
+           "Calibrator", "Candidate", "Mask", "Measurer", "Point", "calibrate", "interval",
+           "summarize"]
 
 GRID_POINTS = 6
 MAX_STEPS = 40
