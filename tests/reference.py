@@ -642,3 +642,56 @@ def record_linkage_with_gaps(x, y, cx=None, cy=None, squared=None):
         if i in nearest:
             total += 1.0 / nearest.size
     return 100.0 * total / n
+
+
+# --- A release of categorical keys: its risk and its information loss --------------------
+
+def _is_missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (
+        value is not None and str(value) in ("<NA>", "nan", ""))
+
+
+def released_key_risk_direct(original_rows, released_rows, kind: str, k: int = 5,
+                             weights=None, missing: str = "matches-any",
+                             own_only: bool = False) -> float:
+    """The risk of released key rows (lists of values, None missing), from the released
+    combinations' f_k (and F_k): Σ risk, its mean, or the count of f_k < k, over every record
+    or (``own_only``) over the records whose released values are all their own."""
+    values = {}
+
+    def code(v):
+        return -1 if _is_missing(v) else values.setdefault(v, len(values))
+
+    codes = [[code(v) for v in row] for row in released_rows]
+    fk = frequencies_direct(codes, missing)
+    Fk = None if weights is None else frequencies_direct(codes, missing, weights)
+    counted = [not own_only or all(
+        (_is_missing(a) and _is_missing(b)) or a == b for a, b in zip(o, r, strict=True))
+        for o, r in zip(original_rows, released_rows, strict=True)]
+    if kind == "violations":
+        return float(sum(c and f < k for c, f in zip(counted, fk, strict=True)))
+    risks = [individual_risk_direct(int(f), None if Fk is None else F)
+             for f, F in zip(fk, Fk or [None] * len(fk), strict=True)]
+    total = math.fsum(r for r, c in zip(risks, counted, strict=True) if c)
+    return total / len(fk) if kind == "global-risk" else total
+
+
+def information_loss_direct(original_columns, released_columns) -> float:
+    """The mean over the keys of Σ −log₂ P(x | r) / Σ −log₂ P(x) over the records with an
+    original value, P(x | r) counted among the records released as r, and P(x) for a
+    suppressed (missing) r; 0 for a key with one value."""
+    shares = []
+    for original, released in zip(original_columns, released_columns, strict=True):
+        pairs = [(x, r) for x, r in zip(original, released, strict=True) if not _is_missing(x)]
+        n = len(pairs)
+        count_x, count_r, count_xr = {}, {}, {}
+        for x, r in pairs:
+            count_x[x] = count_x.get(x, 0) + 1
+            if not _is_missing(r):
+                count_r[r] = count_r.get(r, 0) + 1
+                count_xr[(x, r)] = count_xr.get((x, r), 0) + 1
+        own = math.fsum(-math.log2(count_x[x] / n) for x, _ in pairs)
+        lost = math.fsum(-math.log2(count_x[x] / n) if _is_missing(r)
+                         else -math.log2(count_xr[(x, r)] / count_r[r]) for x, r in pairs)
+        shares.append(lost / own if own > 0 else 0.0)
+    return math.fsum(shares) / len(shares)

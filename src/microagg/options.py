@@ -11,7 +11,8 @@ from microagg.errors import InputError
 __all__ = ["Calibration", "Clustering", "CompareMethod", "CoskewnessTerms", "DPMethod",
            "GroundDistance", "LDiversityKind", "Linkage", "MaskMethod", "MatchStatus", "Method",
            "MissingValues", "MomentNoise", "MomentVariant", "RankScale", "RankTies", "Reference",
-           "ReportKind", "RiskAggregate", "Scaling", "TClosenessMethod", "Target", "parse"]
+           "ReportKind", "RiskAggregate", "RiskKind", "Scaling", "TClosenessMethod", "Target",
+           "TargetMatch", "parse"]
 
 
 class Method(StrEnum):
@@ -156,6 +157,17 @@ class CompareMethod(StrEnum):
     RANK_SWAP = "rank-swap"  # the window as a fraction of the records
     DP_LAPLACE = "dp-laplace"  # ε
     DP_INDIVIDUAL_RANKING = "dp-individual-ranking"  # ε, k fixed
+    # methods for categorical keys (evaluation/key_compare.py); mdav is also one of them
+    LOCAL_SUPPRESSION = "local-suppression"  # k
+    GLOBAL_RECODING = "global-recoding"  # the level of the recoded keys
+    RECODE_THEN_SUPPRESS = "recode-then-suppress"  # k, after recoding at a fixed level
+    INVARIANT_PRAM = "invariant-pram"  # the retention probability
+
+    @property
+    def keys_only(self) -> bool:
+        """A method for categorical keys only (compared at a categorical risk)."""
+        return self in (CompareMethod.LOCAL_SUPPRESSION, CompareMethod.GLOBAL_RECODING,
+                        CompareMethod.RECODE_THEN_SUPPRESS, CompareMethod.INVARIANT_PRAM)
 
 
 class MatchStatus(StrEnum):
@@ -179,6 +191,22 @@ class Target(StrEnum):
 
     RISK = "risk"  # rank methods by utility
     UTILITY = "utility"  # rank methods by risk
+
+
+class RiskKind(StrEnum):
+    """The risk a comparison holds equal (evaluation/compare.py, evaluation/key_compare.py)."""
+
+    RANK = "rank"  # 003 eq. 2 on numeric attributes (larger = safer)
+    EXPECTED_REIDENTIFICATIONS = "expected-reidentifications"  # Σ individual risk of keys
+    GLOBAL_RISK = "global-risk"  # the mean individual risk of the keys
+    VIOLATIONS = "violations"  # records in classes of the keys smaller than k
+
+
+class TargetMatch(StrEnum):
+    """When a calibrated value meets a comparison's target (evaluation/calibration.py)."""
+
+    WITHIN = "within"  # its 95 % interval lies within target · (1 ± tolerance)
+    AT_MOST = "at-most"  # its 95 % interval lies on the safe side of target · (1 + tolerance)
 
 
 class RankScale(StrEnum):

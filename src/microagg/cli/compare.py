@@ -1,8 +1,10 @@
-"""``microagg compare``: methods compared at equal risk or utility (paper 003)."""
+"""``microagg compare``: methods compared at equal risk or utility (paper 003), at the rank
+risk of numeric attributes or at a risk of categorical keys (``--target-risk-kind``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -22,25 +24,61 @@ from microagg.cli.common import (
 )
 from microagg.errors import InputError
 
+RANK_ONLY = {"target_utility": "--target-utility", "columns": "--columns",
+             "risk_scale": "--risk-scale", "risk_aggregate": "--risk-aggregate"}
+KEYS_ONLY = {"keys": "--keys", "weight": "--weight", "k": "--k", "missing": "--missing",
+             "recode": "--recode", "widths": "--widths", "recode_level": "--recode-level",
+             "match": "--match"}
+
 
 @app.command(short_help="Compare methods at equal risk (or equal utility) and rank them "
-                        "(paper 003).")
+                        "(paper 003; categorical keys too).")
 def compare(
     input: Path = typer.Argument(..., metavar="IN", help=f"Original table ({READS})."),
-    target_risk: str | None = typer.Option(None, "--target-risk", help="Risk to reach (003 "
-                                           "eq. 2, larger = safer): a number, or METHOD=VALUE "
-                                           "such as mdav=5 (the risk of MDAV with k = 5)."),
+    target_risk: str | None = typer.Option(None, "--target-risk", help="Risk to reach: a "
+                                           "number, or METHOD=VALUE such as mdav=5 (the risk "
+                                           "of MDAV with k = 5). Its kind is "
+                                           "--target-risk-kind."),
+    target_risk_kind: str | None = typer.Option(
+        None, "--target-risk-kind", help="rank (default: 003 eq. 2 on numeric attributes, "
+        "larger = safer) | expected-reidentifications | global-risk | violations (of the "
+        "categorical --keys as released, smaller = safer; methods ranked by information "
+        "loss)."),
     target_utility: str | None = typer.Option(None, "--target-utility", help="Dual: the EMD "
                                               "to reach, a number or METHOD=VALUE; methods "
-                                              "are then ranked by risk."),
-    methods: str | None = typer.Option(None, "--methods", help="Comma-separated: mdav, "
-                                       "individual-ranking, correlated-noise, "
+                                              "are then ranked by risk (rank risk only)."),
+    methods: str | None = typer.Option(None, "--methods", help="Comma-separated. Rank risk: "
+                                       "mdav, individual-ranking, correlated-noise, "
                                        "multiplicative-noise, rank-swap, dp-laplace, "
                                        "dp-individual-ranking (default: the first, and the "
-                                       "three masking methods: 003's four)."),
-    columns: str | None = typer.Option(None, "--columns", help="Columns compared (default: "
-                                       "the schema's quasi-identifiers, else every numeric "
-                                       "column)."),
+                                       "three masking methods: 003's four). Categorical "
+                                       "risks: local-suppression, recode-then-suppress, "
+                                       "global-recoding, invariant-pram, mdav (default: "
+                                       "those the data allow)."),
+    columns: str | None = typer.Option(None, "--columns", help="Columns compared at the "
+                                       "rank risk (default: the schema's "
+                                       "quasi-identifiers, else every numeric column)."),
+    keys: str | None = typer.Option(None, "--keys", help="Categorical risks: the key "
+                                    "variables, comma-separated (default: the schema's "
+                                    "quasi-identifiers)."),
+    weight: str | None = typer.Option(None, "--weight", help="Categorical risks: the "
+                                      "sampling weight column (default: the schema's)."),
+    k: int | None = typer.Option(None, "--k", help="Violations: count the records in classes "
+                                 "smaller than K (default 5)."),
+    missing: str | None = typer.Option(None, "--missing", help="Categorical risks: what a "
+                                       "missing key value matches: matches-any (default) | "
+                                       "category."),
+    recode: str | None = typer.Option(None, "--recode", help="The keys the recoding "
+                                      "candidates recode (default: those with a taxonomy "
+                                      "in the schema or a --widths)."),
+    widths: str | None = typer.Option(None, "--widths", help="Interval width of numeric keys "
+                                      "at recoding level 1, doubling at each level, e.g. "
+                                      "age=5."),
+    recode_level: int | None = typer.Option(None, "--recode-level", help="The recoding "
+                                            "level of recode-then-suppress (default 1)."),
+    match: str | None = typer.Option(None, "--match", help="Categorical risks: at-most "
+                                     "(default: the least protective value whose risk is at "
+                                     "most the target) | within (inside target*(1 +- tol))."),
     schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
@@ -48,28 +86,49 @@ def compare(
     tolerance: float = typer.Option(0.0025, "--tolerance", help="Relative tolerance of a "
                                     "match: the 95 % interval must lie in target*(1 +- tol)."),
     seed: int = typer.Option(0, "--seed", help="Seed of every random draw."),
-    risk_scale: str = typer.Option("ranks", "--risk-scale", help="ranks | unit."),
-    risk_aggregate: str = typer.Option("mean-of-logs", "--risk-aggregate",
-                                       help="mean-of-logs | log-of-mean | printed."),
+    risk_scale: str | None = typer.Option(None, "--risk-scale", help="ranks (default) | "
+                                          "unit."),
+    risk_aggregate: str | None = typer.Option(None, "--risk-aggregate",
+                                              help="mean-of-logs (default) | log-of-mean | "
+                                              "printed."),
     report: Path | None = typer.Option(None, "--report", help="Write an HTML report."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """Calibrate each method to the same risk (or utility), then rank by utility (or risk)."""
-    from microagg.evaluation.compare import compare as run
+    """Calibrate each method to the same risk (or utility), then rank by utility (or risk):
+    the rank risk of numeric attributes (003), or a risk of categorical keys."""
     from microagg.evaluation.comparison import RAW_DATA_NOTICE
-    from microagg.options import MatchStatus
+    from microagg.options import RiskKind, parse
 
+    kind = parse(RiskKind, target_risk_kind or RiskKind.RANK, "--target-risk-kind")
+    given = {"target_utility": target_utility, "columns": columns, "risk_scale": risk_scale,
+             "risk_aggregate": risk_aggregate, "keys": keys, "weight": weight, "k": k,
+             "missing": missing, "recode": recode, "widths": widths,
+             "recode_level": recode_level, "match": match}
+    wrong = RANK_ONLY if kind is not RiskKind.RANK else KEYS_ONLY
+    stray = next((flag for name, flag in wrong.items() if given[name] is not None), None)
+    if stray is not None:
+        raise InputError(f"{stray} applies to " + (
+            "the rank risk (--target-risk-kind rank)" if kind is not RiskKind.RANK else
+            "the categorical risks (--target-risk-kind expected-reidentifications, "
+            "global-risk or violations)"))
     if report is not None and report.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"--report must name an .html file, got '{report}'")
     schema_obj = schema_of(schema)
     with outputs([report], sources(input, schema, schema=schema_obj)) as files:
         frame = read_input(input, decimal, thousands)
         with compile_notice(), steps("calibrating") as progress:
-            result = run(frame, target_risk=target_risk, target_utility=target_utility,
-                         methods=names(methods, "--methods"),
-                         columns=names(columns, "--columns"), schema=schema_obj, seeds=seeds,
-                         tolerance=tolerance, seed=seed, scale=risk_scale,
-                         aggregate=risk_aggregate, progress=progress, source=input.name)
+            common: dict[str, Any] = {
+                "methods": names(methods, "--methods"), "schema": schema_obj,
+                "seeds": seeds, "tolerance": tolerance, "seed": seed, "progress": progress,
+                "source": input.name}
+            if kind is RiskKind.RANK:
+                from microagg.evaluation.compare import compare as run
+
+                result = run(frame, target_risk=target_risk, target_utility=target_utility,
+                             columns=names(columns, "--columns"), scale=risk_scale or "ranks",
+                             aggregate=risk_aggregate or "mean-of-logs", **common)
+            else:
+                result = _keys(frame, kind, target_risk, given, common)
         if report is not None:
             from microagg.evaluation.html import comparison_html
 
@@ -77,18 +136,61 @@ def compare(
     if json_out:
         print_json(result.to_dict())
         return
+    _print(result, RAW_DATA_NOTICE)
+    if report is not None:
+        out.print(f"report: {report}")
+
+
+def _keys(frame: Any, kind: Any, target_risk: str | None, given: dict[str, Any],
+          common: dict[str, Any]) -> Any:
+    """The comparison of methods for categorical keys (compare_keys)."""
+    from microagg.evaluation.key_compare import compare_keys
+
+    if target_risk is None:
+        raise InputError("--target-risk is needed with a categorical --target-risk-kind")
+    options = {name: given[name] for name in ("weight", "k", "missing", "recode_level",
+                                              "match") if given[name] is not None}
+    return compare_keys(frame, target_risk=target_risk, risk_kind=kind,
+                        keys=names(given["keys"], "--keys"),
+                        recode=names(given["recode"], "--recode"),
+                        widths=_widths(given["widths"]), **options, **common)
+
+
+def _widths(text: str | None) -> dict[str, float] | None:
+    """``--widths age=5,hours=10`` as a mapping."""
+    if text is None:
+        return None
+    out = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, equals, value = part.rpartition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            equals = ""
+        if not equals or not name.strip():
+            raise InputError(f"--widths takes KEY=WIDTH pairs separated by commas (e.g. "
+                             f"age=5), got '{part}'")
+    return out
+
+
+def _print(result: Any, notice: str) -> None:
+    """The comparison in a few lines."""
+    from microagg.options import MatchStatus
+
     held = result.target.value
-    out.print(f"note: {RAW_DATA_NOTICE}")
+    out.print(f"note: {notice}")
     out.print(f"target {held} {result.target_value:.6g} ({result.target_source}), "
-              f"tolerance ± {result.tolerance:.3g}")
+              f"tolerance ± {result.tolerance:.3g}"
+              + ("" if result.risk_label == "rank risk" else
+                 f"; risk: {result.risk_label}, "
+                 + ("at most the target" if result.match.value == "at-most" else
+                    "within the band")))
     for m in result.methods:
         status = {MatchStatus.MATCHED: "matched",
                   MatchStatus.EXCEEDS: f"ranked at its closest value: {m.reason}"}.get(
             m.status, f"left out: {m.reason}")
         setting = f"{m.parameter} = {m.value:.4g}"
         out.print(f"  {m.method.value:22s} {setting:20s} risk {m.risk:<8.5g} "
-                  f"EMD {m.utility.emd:<8.4g} ± {m.utility.emd_bound:<8.2g} {status}")
+                  f"{m.utility.summary():<30s} {status}")
     out.print(f"ranking: {', '.join(m.value for m in result.ranking) or '(none ranked)'}")
     out.print(result.recommendation())
-    if report is not None:
-        out.print(f"report: {report}")

@@ -21,6 +21,7 @@ FLAGS = {
     "frame": "IN",
     "target_risk": "--target-risk",
     "target_utility": "--target-utility",
+    "risk_kind": "--target-risk-kind",
     "roles": "--identifiers/--weight/--strata/--household",
 }
 """Parameters whose flag is not ``--name`` with dashes (and no method field says which)."""

@@ -22,7 +22,6 @@ measures cannot be told apart (overlapping uncertainty intervals) are reported a
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -60,9 +59,17 @@ from microagg.evaluation.comparison import (
     Utility,
 )
 from microagg.evaluation.evaluate import attribute_domains, evaluation_columns
+from microagg.evaluation.targets import (
+    MAX_SEEDS,
+    check_search,
+    chosen_methods,
+    parse_target,
+    ranking,
+    require_reach,
+    target_level,
+)
 from microagg.options import (
     CompareMethod,
-    MatchStatus,
     RankScale,
     RankTies,
     RiskAggregate,
@@ -146,30 +153,6 @@ def candidates(X: np.ndarray, lows: np.ndarray, highs: np.ndarray, *,
     return {c.method: c for c in table}
 
 
-def parse_target(text: str | float) -> float | tuple[CompareMethod, float]:
-    """A target given as a number, or as ``METHOD=VALUE`` (the level that method has with that
-    parameter value on the data)."""
-    if isinstance(text, int | float):
-        return float(text)
-    text = str(text).strip()
-    if "=" in text:
-        name, _, value = text.partition("=")
-        method = parse(CompareMethod, name, "target method")
-        try:
-            return method, float(value)
-        except ValueError:
-            raise InputError(f"the target '{text}' needs a number after '='") from None
-    try:
-        return float(text)
-    except ValueError:
-        raise InputError(f"the target '{text}' is neither a number nor METHOD=VALUE "
-                         "(e.g. mdav=5)") from None
-
-
-MAX_SEEDS = 1000
-"""The most runs per value a comparison accepts (each run is a full release and a measure)."""
-
-
 def _matrix(frame: pd.DataFrame, schema: Schema | None, columns: Sequence[str] | None
             ) -> tuple[list[str], Schema, np.ndarray]:
     """The compared columns, their schema and their values (numeric, complete, finite and of
@@ -201,11 +184,6 @@ def _domains(names: Sequence[str], lows: np.ndarray, highs: np.ndarray,
     return out
 
 
-def _integer(value: object) -> bool:
-    """Whether ``value`` is an integer (a bool is not one)."""
-    return not isinstance(value, bool) and isinstance(value, int | np.integer)
-
-
 def _target(target_risk: str | float | None, target_utility: str | float | None
             ) -> tuple[Target, float | tuple[CompareMethod, float]]:
     """The measure held fixed, and its level as :func:`parse_target` reads it."""
@@ -215,64 +193,6 @@ def _target(target_risk: str | float | None, target_utility: str | float | None
         return Target.RISK, parse_target(target_risk)
     assert target_utility is not None  # exactly one is given (checked above)
     return Target.UTILITY, parse_target(target_utility)
-
-
-def _check_search(seeds: int, tolerance: float) -> None:
-    """Refuse a number of runs per value or a tolerance that no search can use."""
-    if not _integer(seeds) or not 1 <= seeds <= MAX_SEEDS:
-        raise InputError(f"`seeds` must be an integer from 1 to {MAX_SEEDS}, got {seeds}")
-    if not (0 < tolerance < 1):
-        raise InputError(f"`tolerance` is relative and must lie in (0, 1), got {tolerance}")
-
-
-def _methods(methods: Sequence[CompareMethod | str] | None) -> list[CompareMethod]:
-    """The methods to compare (default: 003's four), each named once."""
-    chosen = [parse(CompareMethod, m, "method") for m in (methods or DEFAULT_METHODS)]
-    if not chosen:
-        raise InputError("`methods` names no method")
-    twice = next((m for i, m in enumerate(chosen) if m in chosen[:i]), None)
-    if twice is not None:
-        raise InputError(f"`methods` names {twice.value} twice")
-    return chosen
-
-
-def _target_level(cal: Calibrator, table: dict[CompareMethod, Candidate],
-                  spec: float | tuple[CompareMethod, float]) -> tuple[float, str]:
-    """The target's value, measured on the data when it is given as ``METHOD=VALUE``, and
-    where it comes from."""
-    if isinstance(spec, tuple):
-        method, value = spec
-        c = table[method]
-        if not c.low <= value <= c.high or (c.integer and value != round(value)):
-            raise InputError(f"the target {method.value}={value:g} is outside its range "
-                             f"{c.parameter} in [{c.low:g}, {c.high:g}]"
-                             + (" (an integer)" if c.integer else ""))
-        target_value = cal.evaluate(c, value, cal.seeds).mean
-        target_source = f"{method.value} with {c.parameter} = {value:g}"
-    else:
-        target_value, target_source = spec, "given"
-    if not math.isfinite(target_value):
-        raise InputError(f"the target must be a finite number, got {target_value}")
-    return target_value, target_source
-
-
-def _require_reach(results: Sequence[MethodResult], target: Target, target_value: float
-                   ) -> None:
-    """Refuse a target that every method misses over its whole range."""
-    if all(r.status is MatchStatus.SHORT for r in results):
-        reach = [e.mean for r in results for e in r.evaluations]
-        raise InputError(f"the target {target.value} {target_value:.4g} is out of reach of every "
-                         f"method: they reach {min(reach):.4g} to {max(reach):.4g} on this data")
-
-
-def _ranking(results: Sequence[MethodResult], target: Target) -> tuple[CompareMethod, ...]:
-    """The ranked methods, best first: by utility at equal risk, by risk at equal utility."""
-    ranked = [r for r in results if r.ranked]
-    if target is Target.RISK:
-        ranked.sort(key=lambda r: r.utility.emd)
-    else:
-        ranked.sort(key=lambda r: -r.risk)
-    return tuple(r.method for r in ranked)
 
 
 def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
@@ -294,10 +214,11 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
     ``seed`` fixes every random draw; ``progress`` is called with a description before each
     evaluation; ``source`` names the input in the result's provenance."""
     target, spec = _target(target_risk, target_utility)
-    _check_search(seeds, tolerance)
-    chosen = _methods(methods)
-    if not _integer(seed) or seed < 0:
-        raise InputError(f"`seed` must be a non-negative integer, got {seed}")
+    check_search(seeds, tolerance, seed)
+    offered = {m: "" for m in CompareMethod if not m.keys_only}
+    chosen = chosen_methods(methods, DEFAULT_METHODS, offered,
+                            "it protects categorical keys: compare_keys compares it at a "
+                            "categorical `risk_kind`")
     names, selected, X = _matrix(frame, schema, columns)
     lows, highs, sources = attribute_domains(selected, X)
     table = candidates(X, lows, highs, declared=all(s == "schema" for s in sources))
@@ -305,18 +226,18 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
                      scale=parse(RankScale, scale, "rank scale"),
                      aggregate=parse(RiskAggregate, aggregate, "risk aggregate"),
                      progress=progress)
-    target_value, target_source = _target_level(cal, table, spec)
+    target_value, target_source = target_level(cal, table, spec)
     band = abs(target_value) * tolerance
     results = tuple(calibrate(cal, table[m], target_value, band) for m in chosen)
-    _require_reach(results, target, target_value)
+    require_reach(results, target, target_value)
     return Comparison(
         target, float(target_value), target_source, band, int(seeds),
         {"measure": "rank-based record-linkage risk, 003 eq. 2 (larger = safer)",
-         "scale": cal.scale.value, "aggregate": cal.aggregate.value,
+         "label": "rank risk", "scale": cal.scale.value, "aggregate": cal.aggregate.value,
          "ties": RankTies.INTERVALS.value},
         {"rows": int(X.shape[0]), "columns": names,
          "domains": _domains(names, lows, highs, sources)},
-        results, _ranking(results, target),
+        results, ranking(results, target),
         {"input": source, "created": datetime.now(UTC).isoformat(timespec="seconds"),
          "microagg": __version__,
          "columns_left_out": [str(c) for c in frame.columns if c not in names]})

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
-from microagg.options import CompareMethod, MatchStatus, Target
+from microagg.options import CompareMethod, MatchStatus, RiskKind, Target, TargetMatch
 
-__all__ = ["EPSILON_MEANINGLESS", "PARAMETER_MEANINGS", "RAW_DATA_NOTICE", "Comparison",
-           "Evaluation", "MethodResult", "Utility", "risk_in_words"]
+__all__ = ["EMD_DEFINITION", "EPSILON_MEANINGLESS", "PARAMETER_MEANINGS", "RAW_DATA_NOTICE",
+           "Comparison", "Evaluation", "Loss", "MethodResult", "Utility", "risk_in_words"]
 
 RAW_DATA_NOTICE = ("This comparison is an analysis of the original records for the data owner, "
                    "not a release: its risks, utilities and calibrated parameters are "
@@ -37,8 +37,26 @@ PARAMETER_MEANINGS = {
     "fraction": "fraction: how far apart in rank two swapped values may lie, as a fraction of "
                 "the records (0.05 = within 5 % of the records; larger = safer)",
     "epsilon": "epsilon: the differential-privacy budget (smaller = more noise, safer)",
+    "local-suppression:k": "k (local suppression): key values are suppressed until every "
+                           "record shares its keys with at least k - 1 others (larger = "
+                           "safer, more cells missing)",
+    "recode-then-suppress:k": "k (recode then suppress): the same, after the recoding at "
+                              "the fixed level",
+    "level": "level: steps up each recoded key's taxonomy, or doublings of its interval "
+             "width (larger = coarser, safer)",
+    "retention": "retention: the probability with which PRAM's matrix P keeps a category "
+                 "(smaller = more categories redrawn, safer)",
 }
-"""What each calibrated parameter does, in plain words."""
+"""What each calibrated parameter does, in plain words (``METHOD:PARAMETER`` where a
+parameter means something else for that method)."""
+
+
+EMD_DEFINITION = {
+    "measure": "earth mover's distance between the original and masked records, 003 eq. 1 "
+               "(smaller = better)",
+    "label": "EMD",
+    "scale": "attributes scaled to [0, 1] by their domain"}
+"""The utility of 003, as a comparison states it."""
 
 
 def risk_in_words(risk: float) -> str:
@@ -52,16 +70,17 @@ def risk_in_words(risk: float) -> str:
 @dataclass(frozen=True)
 class Evaluation:
     """The measure calibrated on (risk, or EMD for the dual) at one parameter value, over
-    seeds: its mean and 95 % confidence interval; ``risk`` and ``emd`` (± ``emd_bound``,
-    certified) of the first seed's release, for the risk-utility scatter."""
+    seeds: its mean and 95 % confidence interval; ``risk`` and the utility ``loss`` (the EMD
+    ± ``loss_bound``, certified, for 003; the information loss of categorical keys) of the
+    first seed's release, for the risk-utility scatter."""
 
     value: float
     measures: tuple[float, ...]
     mean: float
     ci: tuple[float, float]
     risk: float
-    emd: float
-    emd_bound: float = 0.0
+    loss: float
+    loss_bound: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -81,9 +100,52 @@ class Utility:
     emd_certified: float = 0.0
     emd_spread: float = 0.0
 
+    name: ClassVar[str] = "emd"
+    """The key of the ranking measure in the JSON form of every evaluation."""
+    columns: ClassVar[tuple[str, ...]] = ("EMD ± uncertainty", "SSE/SST %", "JSD")
+    """The report table's columns of this utility."""
+
+    @property
+    def loss(self) -> float:
+        """The measure methods are ranked on (smaller = better)."""
+        return self.emd
+
     @property
     def interval(self) -> tuple[float, float]:
         return (self.emd - self.emd_bound, self.emd + self.emd_bound)
+
+    def summary(self) -> str:
+        return f"EMD {_plain(self.emd)} ± {self.emd_bound:.2g}"
+
+    def cells(self) -> tuple[float | str | None, ...]:
+        """The values of :attr:`columns`."""
+        return (f"{self.emd:.4g} ± {self.emd_bound:.2g}", self.sse_percent, self.jsd)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"emd": self.emd, "emd_exact": self.emd_exact, "emd_bound": self.emd_bound,
+                "emd_certified_bound": self.emd_certified,
+                "emd_seed_spread": self.emd_spread, "seeds": self.seeds,
+                "sse_percent": self.sse_percent, "jsd": self.jsd}
+
+
+class Loss(Protocol):
+    """A utility at the chosen value, as a comparison ranks and reports it: :class:`Utility`
+    (003), or :class:`~microagg.evaluation.key_utility.KeyUtility` for categorical keys."""
+
+    name: ClassVar[str]
+    columns: ClassVar[tuple[str, ...]]
+
+    @property
+    def loss(self) -> float: ...
+
+    @property
+    def interval(self) -> tuple[float, float]: ...
+
+    def summary(self) -> str: ...
+
+    def cells(self) -> tuple[float | str | None, ...]: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -97,7 +159,7 @@ class MethodResult:
     value: float
     risk: float
     risk_ci: tuple[float, float]
-    utility: Utility
+    utility: Loss
     status: MatchStatus
     reason: str
     evaluations: tuple[Evaluation, ...]
@@ -115,18 +177,15 @@ class MethodResult:
         return self.status in (MatchStatus.MATCHED, MatchStatus.EXCEEDS)
 
     def to_dict(self) -> dict[str, Any]:
-        u = self.utility
+        name = self.utility.name
         return {"method": self.method.value, "parameter": self.parameter,
                 "value": self.value, "risk": self.risk, "risk_ci": list(self.risk_ci),
-                "utility": {"emd": u.emd, "emd_exact": u.emd_exact, "emd_bound": u.emd_bound,
-                            "emd_certified_bound": u.emd_certified,
-                            "emd_seed_spread": u.emd_spread, "seeds": u.seeds,
-                            "sse_percent": u.sse_percent, "jsd": u.jsd},
+                "utility": self.utility.to_dict(),
                 "matched": self.matched, "status": self.status.value, "reason": self.reason,
                 "note": self.note, "warning": self.warning,
                 "evaluations": [{"value": e.value, "mean": e.mean, "ci": list(e.ci),
-                                 "seeds": len(e.measures), "risk": e.risk, "emd": e.emd,
-                                 "emd_bound": e.emd_bound}
+                                 "seeds": len(e.measures), "risk": e.risk, name: e.loss,
+                                 f"{name}_bound": e.loss_bound}
                                 for e in self.evaluations]}
 
 
@@ -136,10 +195,14 @@ def _plain(value: float) -> str:
 
 @dataclass(frozen=True)
 class Comparison:
-    """The result of :func:`~microagg.evaluation.compare.compare`: the target, one
-    :class:`MethodResult` per method, the ranking of the ranked methods, best first (least EMD
-    at equal risk, or most risk — i.e. safest — at equal utility), and where the data came from
-    (``provenance``: the input, the date, the version, the columns left out)."""
+    """The result of :func:`~microagg.evaluation.compare.compare` (or of
+    :func:`~microagg.evaluation.key_compare.compare_keys`): the target, one
+    :class:`MethodResult` per method, the ranking of the ranked methods, best first (least
+    utility loss at equal risk, or most risk — i.e. safest — at equal utility), and where the
+    data came from (``provenance``: the input, the date, the version, the columns left out).
+    ``risk_definition`` and ``utility_definition`` say which risk was held and which utility
+    ranked (their ``measure`` in words, their ``label`` in a few); ``match`` whether a value
+    met the target within its band or at most at it."""
 
     target: Target
     target_value: float
@@ -151,6 +214,19 @@ class Comparison:
     methods: tuple[MethodResult, ...]
     ranking: tuple[CompareMethod, ...] = field(default=())
     provenance: dict[str, Any] = field(default_factory=dict)
+    utility_definition: dict[str, str] = field(default_factory=lambda: dict(EMD_DEFINITION))
+    risk_kind: RiskKind = RiskKind.RANK
+    match: TargetMatch = TargetMatch.WITHIN
+
+    @property
+    def risk_label(self) -> str:
+        """The risk held, in a few words (for axes and sentences)."""
+        return self.risk_definition.get("label", "rank risk")
+
+    @property
+    def utility_label(self) -> str:
+        """The utility ranked on, in a few words."""
+        return self.utility_definition.get("label", "EMD")
 
     def by_method(self) -> dict[CompareMethod, MethodResult]:
         return {m.method: m for m in self.methods}
@@ -173,7 +249,9 @@ class Comparison:
         key = "target_risk" if self.target is Target.RISK else "target_utility"
         return {key: self.target_value, "target_source": self.target_source,
                 "tolerance": self.tolerance, "seeds": self.seeds,
-                "risk_definition": self.risk_definition, "data": self.data,
+                "risk_kind": self.risk_kind.value, "match": self.match.value,
+                "risk_definition": self.risk_definition,
+                "utility_definition": self.utility_definition, "data": self.data,
                 "methods": [m.to_dict() for m in self.methods],
                 "ranking": [m.value for m in self.ranking],
                 "tied_with_best": [m.value for m in self.tied_with_best()],
@@ -182,8 +260,7 @@ class Comparison:
 
     def _measure(self, m: MethodResult) -> str:
         if self.target is Target.RISK:
-            u = m.utility
-            return f"EMD {_plain(u.emd)} ± {u.emd_bound:.2g}"
+            return m.utility.summary()
         return f"risk {_plain(m.risk)} [{_plain(m.risk_ci[0])}, {_plain(m.risk_ci[1])}]"
 
     def _left_out(self) -> str:
@@ -201,6 +278,8 @@ class Comparison:
         """One paragraph in plain words."""
         at = ("the same disclosure risk" if self.target is Target.RISK
               else "the same utility loss")
+        if self.match is TargetMatch.AT_MOST:
+            at = f"a risk of at most {_plain(self.target_value)} ({self.risk_label})"
         tail = self._left_out()
         tail = f" {tail}" if tail else ""
         if not self.ranking:
@@ -217,8 +296,11 @@ class Comparison:
                     f"protective value (risk {_plain(best.risk)} against "
                     f"{_plain(self.target_value)})" if self.target is Target.RISK else
                     "keeps more utility than the target over its whole range, even at this "
-                    f"most protective value (EMD {_plain(best.utility.emd)} against "
+                    f"most protective value (EMD {_plain(best.utility.loss)} against "
                     f"{_plain(self.target_value)})")
+            if self.match is TargetMatch.AT_MOST:
+                side = ("meets the target even at its least protective value (risk "
+                        f"{_plain(best.risk)})")
             text += f" It {side}, so it is compared at that value."
         tied = self.tied_with_best()
         if tied:

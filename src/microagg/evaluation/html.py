@@ -23,7 +23,7 @@ from microagg.evaluation.comparison import (
     MethodResult,
     risk_in_words,
 )
-from microagg.options import MatchStatus, Target
+from microagg.options import MatchStatus, RiskKind, Target, TargetMatch
 
 __all__ = ["STYLE", "comparison_html", "figure_html"]
 
@@ -61,8 +61,30 @@ def figure_html(fig: Figure, caption: str, name: str) -> str:
 
 
 def _measure_label(c: Comparison) -> str:
-    return ("rank risk, 003 eq. 2 (larger = safer)" if c.target is Target.RISK
-            else "EMD, 003 eq. 1 (smaller = better)")
+    return ("EMD, 003 eq. 1 (smaller = better)" if c.target is Target.UTILITY
+            else _risk_axis(c))
+
+
+def _risk_axis(c: Comparison) -> str:
+    """The risk held, as an axis says it."""
+    if c.risk_kind is RiskKind.RANK:
+        return "rank risk, 003 eq. 2 (larger = safer)"
+    return f"{c.risk_label} (smaller = safer)"
+
+
+_UNCERTAINTY = {
+    "emd": "EMD ± uncertainty: the mean EMD over up to three releases (one for a method "
+           "without randomness); the ± adds the certified bound of the exact EMD (when the "
+           "records are too many for an exact one, the EMD of grouped records brackets it; 0 "
+           "otherwise) and the half-width of the 95 % interval over the releases. Two methods "
+           "whose intervals overlap cannot be told apart.",
+    "information_loss": "Information loss ± uncertainty: the mean over up to three releases "
+                        "(one for a method without randomness) of the share of the keys' "
+                        "entropy that the released values leave unknown (0 = nothing lost, "
+                        "1 = every value suppressed); the ± is the half-width of the 95 % "
+                        "interval over the releases. Two methods whose intervals overlap "
+                        "cannot be told apart.",
+}
 
 
 def _curves(c: Comparison) -> Figure:
@@ -80,8 +102,12 @@ def _curves(c: Comparison) -> Figure:
                   [e.ci[1] - e.mean for e in m.evaluations]]
         ax.errorbar(values, means, yerr=errors, marker="o", markersize=3, capsize=2,
                     color="C0", label="evaluated (mean, 95 % CI)")
-        ax.axhspan(c.target_value - c.tolerance, c.target_value + c.tolerance, color="C2",
-                   alpha=0.2, label="target ± tolerance")
+        if c.match is TargetMatch.AT_MOST:
+            ax.axhline(c.target_value + c.tolerance, color="C2", linestyle="--",
+                       label="target (at most, + tolerance)")
+        else:
+            ax.axhspan(c.target_value - c.tolerance, c.target_value + c.tolerance, color="C2",
+                       alpha=0.2, label="target ± tolerance")
         ax.axhline(c.target_value, color="C2", linewidth=1)
         matched = _matched_measure(c, m)
         ax.plot([m.value], [matched], marker="*", markersize=14,
@@ -91,7 +117,7 @@ def _curves(c: Comparison) -> Figure:
             ax.set_xscale("log")
         ax.set_title(f"{m.method.value}")
         ax.set_xlabel(m.parameter)
-        ax.set_ylabel("risk" if c.target is Target.RISK else "EMD")
+        ax.set_ylabel(c.risk_label if c.target is Target.RISK else "EMD")
         ax.grid(alpha=0.3)
     axes.ravel()[0].legend(fontsize=7, loc="best")
     fig.tight_layout()
@@ -107,31 +133,36 @@ def _scatter(c: Comparison) -> Figure:
     fig = Figure(figsize=(6.5, 4.4))
     ax = fig.subplots()
     for i, m in enumerate(c.methods):
-        ax.scatter([e.emd for e in m.evaluations], [e.risk for e in m.evaluations],
+        ax.scatter([e.loss for e in m.evaluations], [e.risk for e in m.evaluations],
                    s=14, color=f"C{i}", alpha=0.7, label=m.method.value)
-        ax.scatter([m.utility.emd], [m.risk], s=160, marker="*", color=f"C{i}",
+        ax.scatter([m.utility.loss], [m.risk], s=160, marker="*", color=f"C{i}",
                    edgecolors="black", linewidths=0.6)
     if c.target is Target.RISK:
         ax.axhline(c.target_value, color="0.4", linestyle="--", linewidth=1)
     else:
         ax.axvline(c.target_value, color="0.4", linestyle="--", linewidth=1)
     # The weakest and strongest ends of each range lie far away; keep the matched region.
-    shown = [m.utility.emd for m in c.methods if m.ranked] or [m.utility.emd for m in c.methods]
+    shown = ([m.utility.loss for m in c.methods if m.ranked]
+             or [m.utility.loss for m in c.methods])
     right = SCATTER_SPAN * max(max(shown), c.target_value if c.target is Target.UTILITY else 0.0)
-    beyond = sum(e.emd > right for m in c.methods for e in m.evaluations)
+    beyond = sum(e.loss > right for m in c.methods for e in m.evaluations)
     if right > 0 and beyond:
         ax.set_xlim(0, right)
-        ax.text(0.98, 0.02, f"{beyond} release(s) beyond EMD {right:.3g} not shown",
-                transform=ax.transAxes, ha="right", va="bottom", fontsize=7, color="0.3")
-    ax.set_xlabel("EMD (utility loss; smaller = better)")
-    ax.set_ylabel("rank risk (larger = safer)")
+        ax.text(0.98, 0.02, f"{beyond} release(s) beyond {c.utility_label} {right:.3g} not "
+                "shown", transform=ax.transAxes, ha="right", va="bottom", fontsize=7,
+                color="0.3")
+    ax.set_xlabel(f"{c.utility_label} (utility loss; smaller = better)")
+    ax.set_ylabel(_risk_axis(c) if c.risk_kind is not RiskKind.RANK
+                  else "rank risk (larger = safer)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def _number(value: float | None, digits: int = 4) -> str:
+def _number(value: float | str | None, digits: int = 4) -> str:
+    if isinstance(value, str):
+        return escape(value)
     return "—" if value is None else f"{value:.{digits}g}"
 
 
@@ -154,26 +185,24 @@ def _table(c: Comparison) -> str:
     tied = set(c.tied_with_best())
     rows = []
     for m in sorted(c.methods, key=lambda m: rank.get(m.method, len(rank) + 1)):
-        u = m.utility
-        emd = f"{_number(u.emd)} ± {u.emd_bound:.2g}"
+        cells = "".join(f"<td>{_number(v)}</td>" for v in m.utility.cells())
         rows.append(
             f"<tr><td>{escape(m.method.value)}</td><td>{rank.get(m.method, '—')}</td>"
             f"<td>{escape(m.parameter)} = {_number(m.value)}</td>"
             f"<td>{_number(m.risk)} [{_number(m.risk_ci[0])}, {_number(m.risk_ci[1])}]</td>"
-            f"<td>{emd}</td><td>{_number(u.sse_percent)}</td><td>{_number(u.jsd)}</td>"
-            f"<td>{_status(m, m.method in tied)}</td></tr>")
+            f"{cells}<td>{_status(m, m.method in tied)}</td></tr>")
+    utility = type(c.methods[0].utility)
+    headers = "".join(f"<th>{escape(h)}</th>" for h in utility.columns)
     return ('<table id="utility-table"><thead><tr><th>method</th><th>rank</th>'
-            "<th>parameter</th><th>risk [95 % CI]</th><th>EMD ± uncertainty</th>"
-            "<th>SSE/SST %</th><th>JSD</th><th>status</th></tr></thead><tbody>"
+            f"<th>parameter</th><th>risk [95 % CI]</th>{headers}"
+            "<th>status</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>"
-            "<p><small>EMD ± uncertainty: the mean EMD over up to three releases (one for a "
-            "method without randomness); the ± adds the certified bound of the exact EMD (when "
-            "the records are too many for an exact one, the EMD of grouped records brackets "
-            "it; 0 otherwise) and the half-width of the 95 % interval over the releases. Two "
-            "methods whose intervals overlap cannot be told apart.</small></p>")
+            f"<p><small>{escape(_UNCERTAINTY.get(utility.name, ''))}</small></p>")
 
 
 def _data_table(c: Comparison) -> str:
+    if "domains" not in c.data:
+        return _keys_table(c)
     rows = "".join(
         f"<tr><td>{escape(name)}</td>"
         + (f"<td>{d['low']:.6g}</td><td>{d['high']:.6g}</td>" if "low" in d
@@ -186,28 +215,67 @@ def _data_table(c: Comparison) -> str:
             f"<th>domain from</th></tr></thead><tbody>{rows}</tbody></table>{note}")
 
 
+def _keys_table(c: Comparison) -> str:
+    """The keys of a comparison of methods for categorical keys: their values, missing
+    values and how the recoding candidates recode them."""
+    rows = "".join(
+        f"<tr><td>{escape(name)}</td><td>{d['values']:,}</td><td>{d['missing']:,}</td>"
+        f"<td>{escape(d['recoding'] or '—')}</td></tr>" for name, d in c.data["keys"].items())
+    left = c.data.get("methods_left_out") or {}
+    notes = "".join(f"<p><small>{escape(m)} is not compared: {escape(why)}.</small></p>"
+                    for m, why in left.items())
+    return ('<table id="data-table"><thead><tr><th>key</th><th>values</th><th>missing</th>'
+            f"<th>recoded by the recoding candidates</th></tr></thead><tbody>{rows}</tbody>"
+            f"</table><p>The original keys' {escape(c.risk_label)}: "
+            f"{c.data['original_risk']:.6g}"
+            + (f"; weight: {escape(c.data['weight'])}" if c.data.get("weight") else "")
+            + f".</p>{notes}")
+
+
 def _parameters(c: Comparison) -> str:
     items = [
-        ("target", f"{c.target.value} = {c.target_value:.6g} ({escape(c.target_source)})"),
+        ("target", f"{c.target.value} = {c.target_value:.6g} ({escape(c.target_source)})"
+         if c.risk_kind is RiskKind.RANK else
+         f"{escape(c.risk_label)} at most {c.target_value:.6g} ({escape(c.target_source)})"
+         if c.match is TargetMatch.AT_MOST else
+         f"{escape(c.risk_label)} = {c.target_value:.6g} ({escape(c.target_source)})"),
         ("tolerance", f"± {c.tolerance:.3g} (a value is matched when its 95 % interval lies "
-                      "within the band)"),
+                      "within the band)" if c.match is TargetMatch.WITHIN else
+         f"+ {c.tolerance:.3g} (a value is matched when its 95 % interval lies at or below "
+         "the target plus the tolerance; of those, the least protective is chosen)"),
         ("seeds per randomized evaluation", f"{c.seeds} (doubled up to 4× near the target)"),
-        ("risk", escape(f"{c.risk_definition['measure']}; ranks: "
-                        f"{c.risk_definition['scale']}; tied values: "
-                        f"{c.risk_definition.get('ties', 'midranks')}; aggregate: "
-                        f"{c.risk_definition['aggregate']}")),
+        ("risk", escape(_risk_text(c))),
         ("reading the risk", escape(risk_in_words(c.target_value))
-         if c.target is Target.RISK else "—"),
-        ("utility", "EMD of 003 eq. 1, attributes scaled to [0, 1] by their domain"),
+         if c.target is Target.RISK and c.risk_kind is RiskKind.RANK
+         else escape(c.risk_definition.get("reading", "—"))),
+        ("utility", escape(_utility_text(c))),
     ]
-    meanings = dict.fromkeys(m.parameter for m in c.methods)
-    items += [("parameter", escape(PARAMETER_MEANINGS[p])) for p in meanings
-              if p in PARAMETER_MEANINGS]
+    meanings = dict.fromkeys(PARAMETER_MEANINGS.get(f"{m.method.value}:{m.parameter}",
+                                                    PARAMETER_MEANINGS.get(m.parameter))
+                             for m in c.methods)
+    items += [("parameter", escape(p)) for p in meanings if p]
     notes = [f"{m.method.value}: {m.note}" for m in c.methods if m.note]
     items += [("note", escape(n)) for n in notes]
     rows = "".join(f"<tr><td>{k}</td><td style='text-align:left'>{v}</td></tr>"
                    for k, v in items)
     return f'<table id="parameters"><tbody>{rows}</tbody></table>'
+
+
+def _risk_text(c: Comparison) -> str:
+    d = c.risk_definition
+    if c.risk_kind is RiskKind.RANK:
+        return (f"{d['measure']}; ranks: {d['scale']}; tied values: "
+                f"{d.get('ties', 'midranks')}; aggregate: {d['aggregate']}")
+    return "; ".join(f"{k}: {v}" if k != "measure" else v for k, v in d.items()
+                     if k not in ("label", "reading"))
+
+
+def _utility_text(c: Comparison) -> str:
+    d = c.utility_definition
+    if c.risk_kind is RiskKind.RANK:
+        return "EMD of 003 eq. 1, attributes scaled to [0, 1] by their domain"
+    return "; ".join(f"{k}: {v}" if k != "measure" else v for k, v in d.items()
+                     if k != "label")
 
 
 def _provenance(c: Comparison) -> str:
@@ -229,10 +297,11 @@ def comparison_html(c: Comparison) -> str:
     curves = figure_html(_curves(c), f"{_measure_label(c)} against each method's parameter, "
                          "with the target band and the matched value (003 Figure 1).",
                          "figure-curves")
+    grouped = ("EMD of groups of at most 1,000 distinct records per data set, "
+               if c.risk_kind is RiskKind.RANK else "")
     scatter = figure_html(_scatter(c), "Risk against utility loss of every evaluated release "
-                          "(first seed; EMD of groups of at most 1,000 distinct records per "
-                          "data set, the chosen releases' as in the table); stars: the releases "
-                          "each method is compared at.", "figure-scatter")
+                          f"(first seed; {grouped}the chosen releases' as in the table); "
+                          "stars: the releases each method is compared at.", "figure-scatter")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>microagg: methods compared at equal {held}</title><style>{STYLE}</style></head>

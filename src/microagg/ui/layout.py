@@ -130,7 +130,8 @@ def _compare() -> Any:
                               "risk that method has)", value="mdav=5"),
                 _slot("target_risk"),
                 ui.input_checkbox_group("compare_methods", "Methods",
-                                        choices=[m.value for m in CompareMethod],
+                                        choices=[m.value for m in CompareMethod
+                                                 if not m.keys_only],
                                         selected=["mdav", "correlated-noise",
                                                   "multiplicative-noise", "rank-swap"]),
                 _slot("methods"),
