@@ -57,6 +57,13 @@ class RiskSummary:
     fk: np.ndarray = field(repr=False)
     record_risk: np.ndarray = field(repr=False)
     measure: str = MEASURE
+    weight: str | None = None  # the sampling weight the individual risk used, if any
+
+    @property
+    def risk_label(self) -> str:
+        """What a record's risk is, in words, for tables and plots."""
+        return (f"individual risk (Benedetti-Franconi, weight {self.weight})" if self.weight
+                else "1 / f_k")
 
     def holds(self, k: int) -> bool:
         """Whether the table is k-anonymous over the keys."""
@@ -131,4 +138,4 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         violations={k: int((fk < k).sum()) for k in chosen},
         unique_percent=float(100.0 * (fk == 1).sum() / n) if n else 0.0,
         smallest_class=int(fk.min()) if n else 0, classes=classes, fk=fk, record_risk=risk,
-        measure=measure)
+        measure=measure, weight=weight if measure != MEASURE else None)

@@ -196,7 +196,7 @@ def data_server(input: Inputs, state: State) -> None:
                  ("records in classes smaller than 3", f"{risk.violations[3]:,}"),
                  ("records in classes smaller than 5", f"{risk.violations[5]:,}"),
                  ("expected re-identifications", f"{risk.expected_reidentifications:,.1f}"),
-                 ("global risk (mean of 1/f_k)", f"{risk.global_risk:.2%}")]
+                 (f"global risk (mean {risk.risk_label})", f"{risk.global_risk:.2%}")]
         return ui.layout_column_wrap(*(ui.value_box(title, value, id=f"box_{i}")
                                        for i, (title, value) in enumerate(boxes)),
                                      width=1 / 3)
@@ -208,10 +208,10 @@ def data_server(input: Inputs, state: State) -> None:
             return None
         run = state.run()
         if run is None:
-            return risk_histogram(risk.record_risk)
+            return risk_histogram(risk.record_risk, label=risk.risk_label)
         return risk_histogram(state.risk(run.original, _schema(state),
                                          input.missing_semantics()).record_risk,
-                              risk.record_risk)
+                              risk.record_risk, label=risk.risk_label)
 
     @render.data_frame
     def top_risk() -> Any:

@@ -13,8 +13,10 @@ BINS = np.array([0.0, 0.01, 0.05, 0.1, 0.2, 1 / 3 + 1e-9, 0.5 + 1e-9, 1.0 + 1e-9
 LABELS = ["< 1 %", "1-5 %", "5-10 %", "10-20 %", "20-33 %", "33-50 %", "> 50 %"]
 
 
-def risk_histogram(before: np.ndarray, after: np.ndarray | None = None) -> Figure:
-    """The records by re-identification risk (1/f_k), before (and after) the steps."""
+def risk_histogram(before: np.ndarray, after: np.ndarray | None = None,
+                   label: str = "1 / f_k") -> Figure:
+    """The records by re-identification risk (``label`` says which: 1/f_k, or the individual
+    risk under a sampling weight), before (and after) the steps."""
     fig = Figure(figsize=(7.0, 3.0))
     ax = fig.subplots()
     x = np.arange(len(LABELS))
@@ -26,7 +28,7 @@ def risk_histogram(before: np.ndarray, after: np.ndarray | None = None) -> Figur
                color="C0")
         ax.legend()
     ax.set_xticks(x, LABELS, rotation=30, ha="right")
-    ax.set_xlabel("re-identification risk of the record (1 / f_k)")
+    ax.set_xlabel(f"re-identification risk of the record ({label})")
     ax.set_ylabel("records")
     fig.tight_layout()
     return fig

@@ -256,7 +256,8 @@ def steps_server(input: Inputs, state: State) -> None:
         run = state.run()
         if run is None:
             return None
-        return risk_histogram(run.risk_before.record_risk, run.results[-1].risk.record_risk)
+        return risk_histogram(run.risk_before.record_risk, run.results[-1].risk.record_risk,
+                              label=run.risk_before.risk_label)
 
     @render.plot(alt="change of the correlations")
     def correlation_plot() -> Any:
