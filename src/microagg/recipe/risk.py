@@ -62,8 +62,7 @@ class RiskSummary:
     @property
     def risk_label(self) -> str:
         """What a record's risk is, in words, for tables and plots."""
-        return (f"individual risk (Benedetti-Franconi, weight {self.weight})" if self.weight
-                else "1 / f_k")
+        return f"individual risk, weight {self.weight}" if self.weight else "1 / f_k"
 
     def holds(self, k: int) -> bool:
         """Whether the table is k-anonymous over the keys."""

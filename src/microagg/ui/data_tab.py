@@ -13,7 +13,7 @@ from microagg.data.roles import suggested_roles
 from microagg.data.schema import Kind, Role, Schema
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError, MicroaggError
-from microagg.ui.plots import risk_histogram
+from microagg.ui.plots import percent, risk_histogram
 from microagg.ui.session import State, clear_errors, guarded, show_error
 from microagg.ui.state import ColumnEdit
 
@@ -196,7 +196,7 @@ def data_server(input: Inputs, state: State) -> None:
                  ("records in classes smaller than 3", f"{risk.violations[3]:,}"),
                  ("records in classes smaller than 5", f"{risk.violations[5]:,}"),
                  ("expected re-identifications", f"{risk.expected_reidentifications:,.1f}"),
-                 (f"global risk (mean {risk.risk_label})", f"{risk.global_risk:.2%}")]
+                 (f"global risk (mean {risk.risk_label})", percent(risk.global_risk))]
         return ui.layout_column_wrap(*(ui.value_box(title, value, id=f"box_{i}")
                                        for i, (title, value) in enumerate(boxes)),
                                      width=1 / 3)
@@ -222,7 +222,7 @@ def data_server(input: Inputs, state: State) -> None:
         shown = frame.iloc[order][list(risk.keys)].copy()
         shown.insert(0, "row", order + 1)
         shown["f_k"] = risk.fk[order]
-        shown["risk"] = [f"{r:.0%}" for r in risk.record_risk[order]]
+        shown["risk"] = [percent(r) for r in risk.record_risk[order]]
         return render.DataGrid(shown.astype(str), width="100%")
 
 

@@ -7,10 +7,18 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-__all__ = ["correlation_change", "distribution", "risk_histogram"]
+__all__ = ["correlation_change", "distribution", "percent", "risk_histogram"]
 
 BINS = np.array([0.0, 0.01, 0.05, 0.1, 0.2, 1 / 3 + 1e-9, 0.5 + 1e-9, 1.0 + 1e-9])
 LABELS = ["< 1 %", "1-5 %", "5-10 %", "10-20 %", "20-33 %", "33-50 %", "> 50 %"]
+
+
+def percent(share: float) -> str:
+    """A risk as a percentage, with three significant digits when it is below 1 % (a weighted
+    individual risk is often far below)."""
+    if share == 0 or share >= 0.01:
+        return f"{share:.2%}"
+    return f"{100 * share:.3g}%"
 
 
 def risk_histogram(before: np.ndarray, after: np.ndarray | None = None,
@@ -28,7 +36,7 @@ def risk_histogram(before: np.ndarray, after: np.ndarray | None = None,
                color="C0")
         ax.legend()
     ax.set_xticks(x, LABELS, rotation=30, ha="right")
-    ax.set_xlabel(f"re-identification risk of the record ({label})")
+    ax.set_xlabel(f"risk of the record: {label}")
     ax.set_ylabel("records")
     fig.tight_layout()
     return fig

@@ -21,7 +21,7 @@ from microagg.release.methods import Family, family, lookup
 from microagg.release.params import method_fields
 from microagg.release.sidecar import ReleaseRecord
 from microagg.ui.forms import field_at_fault, field_id, method_form, read_form
-from microagg.ui.plots import correlation_change, distribution, risk_histogram
+from microagg.ui.plots import correlation_change, distribution, percent, risk_histogram
 from microagg.ui.session import State, clear_errors, show_error
 
 __all__ = ["steps_html", "steps_server"]
@@ -34,7 +34,7 @@ def _number(value: Any, digits: int = 4) -> str:
 
 
 def _risk_cells(risk: Any) -> list[str]:
-    return [f"{risk.global_risk:.4f}", f"{risk.expected_reidentifications:,.1f}",
+    return [percent(risk.global_risk), f"{risk.expected_reidentifications:,.3g}",
             f"{risk.violations[2]:,}", f"{risk.violations[5]:,}",
             f"{risk.unique_percent:.2f}"]
 
