@@ -7,19 +7,21 @@ texts, booleans and types. So
 
 - a float is written as its shortest round-trip text (as Python's ``repr``); a column of
   whole numbers gets its ``.0`` (as texts), so that it reads back as floats;
-- a released float (``release``) is first rounded to the double nearest its 15 significant
-  digits (``float("%.15g" % x)``), whose shortest text is those digits (whole numbers bare,
-  as ``"%.15g"`` writes them);
+- a release whose columns are all float64 or int64 (the usual numeric release) is written
+  by the compiled writer of :mod:`microagg.data._decimal_text`: every float as ``"%.15g" % x``
+  writes it, every integer as ``str``, byte for byte what pandas' ``to_csv`` writes with that
+  format, and missing values as empty fields;
+- in any other release a float is first rounded to the double nearest its 15 significant
+  digits (``float("%.15g" % x)``, the same exact rounding), whose shortest text is those
+  digits (whole numbers bare, as ``"%.15g"`` writes them);
 - the header is written as pandas writes it; booleans ``True`` / ``False``; missing values as
   empty fields; texts in double quotes (pandas quotes only those holding a separator, a quote
   or a line break: the values read back the same);
 - anything else (dates, mixed-type columns, names that are not text …) goes to pandas.
 
-The 15-digit rounding is exact: a value is scaled into [10¹⁴, 10¹⁵) by an exact power of ten
-in 64-bit extended precision (``numpy.longdouble``; the error is below 10⁻⁴ of a unit of the
-last digit) and rounded, then scaled back and rounded to a double; the few values within 10⁻³
-of a decimal tie, next to a midpoint between two doubles, or beyond 10⁻¹³ … 10⁴¹, are rounded
-by Python itself. On a platform without extended precision every release goes to pandas.
+The 15-digit rounding is exact, in double precision with Dekker's exact product (the
+docstring of :mod:`microagg.data._decimal_text` gives the argument); the rare values below
+10⁻⁸ or from 10¹⁵ in magnitude are rounded by Python itself.
 """
 
 from __future__ import annotations
@@ -27,10 +29,21 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+
+from microagg.data._decimal_text import (
+    EXACT_TENS,
+    FINITE,
+    NEGATIVE,
+    PYTHON,
+    csv_lengths,
+    fifteen_digits,
+    fill_csv,
+    release_doubles,
+)
 
 __all__ = ["RELEASE_FLOAT_FORMAT", "write_csv"]
 
@@ -39,16 +52,19 @@ RELEASE_FLOAT_FORMAT = "%.15g"
 not the float noise 10.552000000000001 (doubles hold 15 decimal digits exactly). Tables that
 are not the product of a computation (an exported data set) keep every digit."""
 
-_EXTENDED = np.finfo(np.longdouble).nmant >= 63
-_FOUR_ULPS = np.longdouble(2.0**-61)  # four units in the last place of extended precision
-_TIE_BAND = 1e-3  # distance to a rounding tie under which Python formats the value
-_EXACT_POWERS = 27  # 10**27 = 2**27 * 5**27, and 5**27 < 2**64: exact in extended precision
-# 10**0 … 10**27, each the product of exact ones, so exact itself
-_TENS = np.cumprod(np.full(_EXACT_POWERS + 1, 10, dtype=np.longdouble)) / np.longdouble(10)
+RELEASE_SCIENTIFIC = "%.14e"
+"""The digits of :data:`RELEASE_FLOAT_FORMAT` with their decimal exponent."""
 
 
 def write_csv(frame: pd.DataFrame, path: str | Path, *, release: bool = False) -> None:
     """Write ``frame`` to ``path`` as CSV without the index (see the module's docstring)."""
+    rows = _numeric_csv(frame, release) if all(isinstance(c, str) for c in frame.columns) \
+        else None
+    if rows is not None:
+        with open(path, "wb") as handle:
+            handle.write(_header(list(frame.columns)))
+            handle.write(rows.data)
+        return
     table = _arrow_table(frame, release)
     if table is None:
         frame.to_csv(path, index=False,
@@ -56,19 +72,24 @@ def write_csv(frame: pd.DataFrame, path: str | Path, *, release: bool = False) -
         return
     import pyarrow.csv as pacsv
 
-    header = io.StringIO()
-    csv.writer(header, lineterminator="\n").writerow(table.column_names)  # as pandas writes it
     with open(path, "wb") as handle:
-        handle.write(header.getvalue().encode("utf-8"))
+        handle.write(_header(table.column_names))
         pacsv.write_csv(table, handle, pacsv.WriteOptions(include_header=False,
                                                           quoting_style="needed"))
+
+
+def _header(names: list[str]) -> bytes:
+    """The header line as pandas writes it."""
+    header = io.StringIO()
+    csv.writer(header, lineterminator="\n").writerow(names)
+    return header.getvalue().encode("utf-8")
 
 
 def _arrow_table(frame: pd.DataFrame, release: bool) -> Any:
     """The table pyarrow writes as pandas would, or ``None`` when it cannot."""
     import pyarrow as pa
 
-    if not all(isinstance(c, str) for c in frame.columns) or (release and not _EXTENDED):
+    if not all(isinstance(c, str) for c in frame.columns):
         return None
     if frame.shape[1] == 1 and frame.iloc[:, 0].isna().any():
         return None  # pandas writes a lone missing value "", pyarrow an empty line (skipped)
@@ -124,45 +145,67 @@ def _float_column(values: np.ndarray) -> Any:
 
 def _release_values(values: np.ndarray) -> np.ndarray:
     """``float("%.15g" % x)`` for every ``x``: their shortest texts are those 15 digits."""
-    mantissa, power, python = _fifteen_digits(values)
-    scaled = _scale(np.abs(mantissa).astype(np.longdouble), -power)
-    rounded = scaled.astype(np.float64)
-    # one rounding in extended precision, then one to double: wrong only next to a midpoint
-    # between two doubles (or at a power of two, where the spacing halves)
-    half = np.spacing(rounded) / 2
-    off = np.abs(np.abs(scaled - rounded.astype(np.longdouble)) - half)
-    near = (off <= scaled * _FOUR_ULPS) | (np.frexp(rounded)[0] == 0.5)
-    python |= near
-    out = np.where(mantissa < 0, -rounded, rounded)
-    out[python] = [float(RELEASE_FLOAT_FORMAT % v) for v in values[python]]
+    digits = _digits(np.ascontiguousarray(values, dtype=np.float64))
+    out = values.astype(np.float64, copy=True)
+    release_doubles(digits.mantissa, digits.exponent, digits.kind, out)
+    power = digits.exponent.astype(np.int64) - 14
+    inexact = ((digits.kind & (NEGATIVE - 1)) == FINITE) & (np.abs(power) > EXACT_TENS)
+    out[inexact] = [float(RELEASE_FLOAT_FORMAT % v) for v in values[inexact]]
     return out
 
 
-def _fifteen_digits(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(m, p, python)``: ``x`` rounded to 15 significant digits is ``m * 10**-p`` (m an
-    integer below 10**15 in magnitude), except where ``python`` is set (near a tie, zero,
-    not finite, or beyond the exact powers of ten), which Python formats."""
-    finite = np.isfinite(values) & (values != 0)
-    safe = np.abs(np.where(finite, values, 1.0))
-    magnitude = safe.astype(np.longdouble)
-    power = 14 - np.floor(np.log10(safe)).astype(np.int64)
-    for _ in range(2):  # log10 can miss by one next to a power of ten
-        scaled = _scale(magnitude, power)
-        power = power + (scaled < 1e14) - (scaled >= 1e15)
-    scaled = _scale(magnitude, power)
-    outside = (np.abs(power) > _EXACT_POWERS) | (scaled >= 1e15)
-    whole = np.where(outside, 0, scaled).astype(np.int64)  # floor: positive, below 10**15
-    fraction = scaled - whole.astype(np.longdouble)
-    tie = np.abs(fraction - 0.5) < _TIE_BAND
-    python = ~finite | tie | outside
-    mantissa = np.where(python, 0, whole + (fraction > 0.5))
-    return np.where(values < 0, -mantissa, mantissa), power, python
+class _Digits(NamedTuple):
+    """Each value rounded to 15 significant digits, N·10^(X−14) (:mod:`._decimal_text`)."""
+
+    mantissa: np.ndarray
+    exponent: np.ndarray
+    kind: np.ndarray
 
 
-def _scale(magnitude: np.ndarray, power: np.ndarray) -> np.ndarray:
-    """``magnitude * 10**power`` in extended precision, by one rounded operation with an
-    exact power of ten (the power is clipped to the exact ones; others are formatted by
-    Python)."""
-    clipped = np.clip(power, -_EXACT_POWERS, _EXACT_POWERS)
-    ten = _TENS[np.abs(clipped)]
-    return np.where(clipped >= 0, magnitude * ten, magnitude / ten)
+def _digits(values: np.ndarray) -> _Digits:
+    """:func:`fifteen_digits` of ``values``, with the rare values outside its exact range
+    rounded by Python (``"%.14e"``: the same digits as ``"%.15g"``)."""
+    mantissa = np.zeros(values.shape, dtype=np.int64)
+    exponent = np.zeros(values.shape, dtype=np.int16)
+    kind = np.zeros(values.shape, dtype=np.uint8)
+    fifteen_digits(values.reshape(-1), mantissa.reshape(-1), exponent.reshape(-1),
+                   kind.reshape(-1))
+    for i in np.flatnonzero((kind & (NEGATIVE - 1)) == PYTHON):
+        digits, power = (RELEASE_SCIENTIFIC % abs(values.flat[i])).split("e")
+        mantissa.flat[i] = int(digits.replace(".", ""))
+        exponent.flat[i] = int(power)
+        kind.flat[i] &= NEGATIVE  # FINITE, with its sign
+    return _Digits(mantissa, exponent, kind)
+
+
+def _numeric_csv(frame: pd.DataFrame, release: bool) -> np.ndarray | None:
+    """A release of float64 and int64 columns as the bytes of its CSV rows, written by the
+    compiled writer (``"%.15g"`` and ``str``, as pandas writes them), or ``None`` for any
+    other table."""
+    if not release or frame.shape[1] == 0 or any(
+            not isinstance(d, np.dtype) or d not in (np.float64, np.int64)
+            for d in frame.dtypes):
+        return None
+    floats = [j for j, d in enumerate(frame.dtypes) if d == np.float64]
+    ints = [j for j, d in enumerate(frame.dtypes) if d == np.int64]
+    if len(floats) == 1 and len(ints) == 0 and frame.iloc[:, 0].isna().any():
+        return None  # a lone missing value: pandas writes "", kept to pandas
+    n = len(frame)
+    float_values = np.empty((n, len(floats)))
+    for slot, j in enumerate(floats):
+        float_values[:, slot] = frame.iloc[:, j].to_numpy()
+    integers = np.empty((n, len(ints)), dtype=np.int64)
+    for slot, j in enumerate(ints):
+        integers[:, slot] = frame.iloc[:, j].to_numpy()
+    order = np.empty(frame.shape[1], dtype=np.int64)
+    order[floats] = np.arange(len(floats))
+    order[ints] = -1 - np.arange(len(ints))
+    digits = _digits(float_values)
+    lengths = np.empty(n, dtype=np.int64)
+    csv_lengths(digits.mantissa, digits.exponent, digits.kind, integers, order, lengths)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    buffer = np.empty(int(lengths.sum()), dtype=np.uint8)
+    fill_csv(digits.mantissa, digits.exponent, digits.kind, integers, order, starts, buffer,
+             np.uint8(ord(",")))
+    return buffer
