@@ -30,22 +30,20 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from microagg.core._row_hash import first_appearance_ids
+from microagg.data.table import missing_mask
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 
 __all__ = ["combination_ids", "combinations", "key_codes", "key_frequencies", "matching_counts",
-           "matching_pairs", "sample_frequencies"]
+           "matching_pairs", "sample_frequencies", "value_ids"]
 
 
 def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
     """(n, len(keys)) int64 codes of the key values, -1 where a value is missing."""
-    from microagg.data.table import missing_mask
-
+    _require(frame, keys)
     columns = []
     for key in keys:
-        if key not in frame.columns:
-            raise InputError(f"unknown column '{key}' "
-                             f"(the data has: {', '.join(map(str, frame.columns))})")
         codes, _ = pd.factorize(frame[key], use_na_sentinel=True)
         codes = codes.astype(np.int64)
         codes[missing_mask(frame[key])] = -1
@@ -53,25 +51,49 @@ def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
     return np.column_stack(columns) if columns else np.empty((len(frame), 0), dtype=np.int64)
 
 
+def _require(frame: pd.DataFrame, keys: Sequence[str]) -> None:
+    for key in keys:
+        if key not in frame.columns:
+            raise InputError(f"unknown column '{key}' "
+                             f"(the data has: {', '.join(map(str, frame.columns))})")
+
+
 def combination_ids(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
     """One int64 id per row of ``codes`` (codes ≥ -1) for its combination of values on
-    ``columns``: ids 0, 1, … in order of first appearance.
+    ``columns``: ids 0, 1, … in order of first appearance (one hashed pass over the rows,
+    :func:`microagg.core._row_hash.first_appearance_ids`)."""
+    words = np.ascontiguousarray(np.asarray(codes, dtype=np.int64)[:, list(columns)])
+    return first_appearance_ids(words.view(np.uint64))
 
-    The columns are packed into one integer per row (mixed radix, the packed ids renumbered
-    whenever the next column would overflow int64) and the integers factorized: one hash
-    pass per column instead of a multi-index."""
-    n = codes.shape[0]
-    packed = np.zeros(n, dtype=np.int64)
-    span = 1
-    for c in columns:
-        column = np.asarray(codes[:, c], dtype=np.int64) + 1
-        width = int(column.max(initial=0)) + 1
-        if span * width >= 1 << 62:
-            packed = np.asarray(pd.factorize(packed)[0], dtype=np.int64)
-            span = int(packed.max(initial=0)) + 1
-        packed = packed * width + column
-        span *= width
-    return np.asarray(pd.factorize(packed)[0], dtype=np.int64)
+
+def value_ids(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """One int64 id per record for its combination of values on ``columns`` as written, a
+    missing value (NaN, None) counted as one more value and no token read as missing: ids
+    0, 1, … in order of first appearance, as ``frame.groupby(columns, sort=False,
+    dropna=False).ngroup()`` numbers them. Numbers are compared by value (0.0 equals -0.0),
+    other columns by pandas' factorization.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"age": [30.0, None, 30.0, -0.0, 0.0], "sex": list("mmmff")})
+    >>> value_ids(frame, ["age", "sex"]).tolist()
+    [0, 1, 0, 2, 2]
+    """
+    words = np.empty((len(frame), len(columns)), dtype=np.uint64)
+    for j, name in enumerate(columns):
+        column = frame[name]
+        dtype = column.dtype
+        if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+            words[:, j] = column.to_numpy().astype(np.int64).view(np.uint64)
+        elif isinstance(dtype, np.dtype) and dtype.kind == "f":
+            values = column.to_numpy(dtype=np.float64) + 0.0  # -0.0 + 0.0 is 0.0
+            values[np.isnan(values)] = np.nan  # one NaN
+            words[:, j] = values.view(np.uint64)
+        else:
+            words[:, j] = pd.factorize(column, use_na_sentinel=True)[0].astype(
+                np.int64).view(np.uint64)
+    return first_appearance_ids(words)
 
 
 def key_frequencies(codes: np.ndarray,
@@ -124,6 +146,10 @@ def combinations(frame: pd.DataFrame, keys: Sequence[str],
     keys = list(keys)
     if not keys:
         raise InputError("at least one quasi-identifier is needed")
+    _require(frame, keys)
+    if not any(missing_mask(frame[key]).any() for key in keys):  # one hashed pass
+        ids = value_ids(frame, keys)
+        return np.bincount(ids)[ids].astype(np.int64), int(ids.max(initial=-1)) + 1
     codes = key_codes(frame, keys)
     inverse = combination_ids(codes, range(codes.shape[1]))
     classes = int(inverse.max()) + 1 if inverse.size else 0

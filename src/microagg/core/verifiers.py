@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.core.emd import GroundModel, emd_by_class, emd_of_counts
-from microagg.core.frequencies import combinations, key_codes, matching_pairs
+from microagg.core.frequencies import combinations, key_codes, matching_pairs, value_ids
 from microagg.data.schema import Kind
 from microagg.data.table import Table
 from microagg.errors import InputError
@@ -99,8 +99,7 @@ def equivalence_classes(frame: pd.DataFrame, quasi: Sequence[str]) -> np.ndarray
     if not quasi:
         raise InputError("at least one quasi-identifier is needed")
     _require_columns(frame, quasi)
-    labels = frame.groupby(quasi, sort=False, dropna=False).ngroup()
-    return labels.to_numpy(dtype=np.int64)
+    return value_ids(frame, quasi)
 
 
 def k_anonymity(frame: pd.DataFrame, quasi: Sequence[str],

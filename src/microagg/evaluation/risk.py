@@ -20,7 +20,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pandas as pd
-from scipy.spatial import cKDTree
 
 from microagg.errors import InputError
 from microagg.evaluation.utility import paired_matrices
@@ -260,6 +259,8 @@ def nearest_rank_distances(original: np.ndarray, masked: np.ndarray,
     ry = ranks(y, RankScale.UNIT)
     low, high = rank_intervals(x)
     if ties is RankTies.MIDRANKS or np.array_equal(low, high):
+        from scipy.spatial import cKDTree  # 0.1 s to import: only when needed
+
         distance = cKDTree(ry).query((low + high) / (2 * n), k=1)[0]
     else:
         boxes, row_box = np.unique(np.hstack([low, high]), axis=0, return_inverse=True)

@@ -32,8 +32,6 @@ from itertools import pairwise
 
 import numba
 import numpy as np
-from scipy.spatial import cKDTree
-from scipy.spatial.distance import cdist
 
 from microagg.core.aggregate import cluster_means
 from microagg.errors import InputError
@@ -267,6 +265,8 @@ def _grouped(points: np.ndarray, weights: np.ndarray, centres: np.ndarray | None
     if centres is None:
         labels = np.arange(points.shape[0], dtype=np.int64)
         return _Groups(points, weights, labels, points, weights)
+    from scipy.spatial import cKDTree  # 0.1 s to import: only when needed
+
     _, nearest = cKDTree(centres).query(points, k=1)
     _, labels = np.unique(nearest, return_inverse=True)
     labels = labels.reshape(-1).astype(np.int64)
@@ -340,6 +340,8 @@ def _upper_bound(x: _Groups, y: _Groups, plan: np.ndarray) -> float:
                                  for a in feeding])
         py = y.points[members_y[b]]
         wy = y.weights[members_y[b]]
+        from scipy.spatial.distance import cdist
+
         cost = cdist(points, py)
         if points.shape[0] == 1 or py.shape[0] == 1:
             total += float(masses @ cost @ (wy / wy.sum()))

@@ -29,8 +29,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from microagg.core.frequencies import value_ids
 from microagg.data.schema import Schema
 from microagg.errors import InputError
 from microagg.release.base import Release
@@ -244,7 +246,7 @@ def privacy_record(method: ReleaseMethod, report: PrivacyReport, source: Path | 
 
 
 def _risk(frame: pd.DataFrame, columns: Sequence[str], **after: float | None) -> Risk:
-    sizes = frame.groupby(list(columns), dropna=False, sort=False).size().to_numpy()
+    sizes = np.bincount(value_ids(frame, list(columns)))
     return Risk(records=len(frame), unique_percent=float(100.0 * (sizes == 1).sum() / len(frame)),
                 smallest_class=int(sizes.min()), classes=int(sizes.size), **after)
 
