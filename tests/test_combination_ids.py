@@ -31,7 +31,7 @@ def test_first_appearance_ids_equal_a_direct_numbering(seed):
     n, p = 5_000, int(rng.integers(1, 6))
     words = rng.integers(0, 3, (n, p)).astype(np.uint64)  # many equal rows
     words[rng.random(n) < 0.1] = np.uint64(2**64 - 1)  # the largest word
-    ids = first_appearance_ids(words)
+    ids = first_appearance_ids(np.ascontiguousarray(words.T))
     assert ids.tolist() == _direct(map(tuple, words.tolist()))
 
 

@@ -1,4 +1,4 @@
-"""Numbering the distinct rows of a table of 64-bit words, compiled: one pass with an
+"""Numbering the distinct records of a table of 64-bit words, compiled: one pass with an
 open-addressing hash table whose entries are compared word by word, so equal rows, and only
 they, share a number (a collision of hashes costs a comparison, never a wrong id)."""
 
@@ -16,17 +16,18 @@ _SHIFT = np.uint64(31)
 
 @numba.njit(cache=True)
 def first_appearance_ids(words: np.ndarray) -> np.ndarray:
-    """Id of each row of the (n, p) uint64 array ``words``: 0, 1, … in order of first
-    appearance, equal exactly for equal rows. O(n·p) expected.
+    """Id of each column of the (p, n) uint64 array ``words`` (one row per attribute, one
+    column per record): 0, 1, … in order of first appearance, equal exactly for equal
+    records. O(n·p) expected.
 
     Examples
     --------
     >>> import numpy as np
-    >>> rows = np.array([[3, 1], [2, 2], [3, 1], [0, 0]], dtype=np.uint64)
-    >>> first_appearance_ids(rows).tolist()
+    >>> records = np.array([[3, 2, 3, 0], [1, 2, 1, 0]], dtype=np.uint64)
+    >>> first_appearance_ids(records).tolist()
     [0, 1, 0, 2]
     """
-    n, p = words.shape
+    p, n = words.shape
     size = 16
     while size < 2 * n:
         size *= 2
@@ -37,7 +38,7 @@ def first_appearance_ids(words: np.ndarray) -> np.ndarray:
     for i in range(n):
         h = _GOLDEN
         for j in range(p):
-            h = (h ^ words[i, j]) * _MIX
+            h = (h ^ words[j, i]) * _MIX
             h ^= h >> _SHIFT
         s = np.int64(h & mask)
         while True:
@@ -49,7 +50,7 @@ def first_appearance_ids(words: np.ndarray) -> np.ndarray:
                 break
             same = True
             for j in range(p):
-                if words[r, j] != words[i, j]:
+                if words[j, r] != words[j, i]:
                     same = False
                     break
             if same:

@@ -62,7 +62,7 @@ def combination_ids(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
     """One int64 id per row of ``codes`` (codes ≥ -1) for its combination of values on
     ``columns``: ids 0, 1, … in order of first appearance (one hashed pass over the rows,
     :func:`microagg.core._row_hash.first_appearance_ids`)."""
-    words = np.ascontiguousarray(np.asarray(codes, dtype=np.int64)[:, list(columns)])
+    words = np.ascontiguousarray(np.asarray(codes, dtype=np.int64)[:, list(columns)].T)
     return first_appearance_ids(words.view(np.uint64))
 
 
@@ -80,18 +80,18 @@ def value_ids(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     >>> value_ids(frame, ["age", "sex"]).tolist()
     [0, 1, 0, 2, 2]
     """
-    words = np.empty((len(frame), len(columns)), dtype=np.uint64)
+    words = np.empty((len(columns), len(frame)), dtype=np.uint64)
     for j, name in enumerate(columns):
         column = frame[name]
         dtype = column.dtype
         if isinstance(dtype, np.dtype) and dtype.kind in "iub":
-            words[:, j] = column.to_numpy().astype(np.int64).view(np.uint64)
+            words[j] = column.to_numpy().astype(np.int64, copy=False).view(np.uint64)
         elif isinstance(dtype, np.dtype) and dtype.kind == "f":
-            values = column.to_numpy(dtype=np.float64) + 0.0  # -0.0 + 0.0 is 0.0
+            values = words[j].view(np.float64)
+            np.add(column.to_numpy(), 0.0, out=values, dtype=np.float64)  # -0.0 + 0.0 is 0.0
             values[np.isnan(values)] = np.nan  # one NaN
-            words[:, j] = values.view(np.uint64)
         else:
-            words[:, j] = pd.factorize(column, use_na_sentinel=True)[0].astype(
+            words[j] = pd.factorize(column, use_na_sentinel=True)[0].astype(
                 np.int64).view(np.uint64)
     return first_appearance_ids(words)
 

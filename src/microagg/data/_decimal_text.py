@@ -35,6 +35,7 @@ EXACT_TENS = 22
 """10**0 … 10**22 are exact doubles (5**22 < 2**53)."""
 _TENS = np.array([10.0**i for i in range(EXACT_TENS + 1)])
 _LOW, _HIGH = 10**14, 10**15
+_TEN = np.uint64(10)
 _SPLIT = 134217729.0  # 2**27 + 1, Veltkamp's constant for doubles
 
 
@@ -131,8 +132,9 @@ def _float_length(n, e, k):
     if k == INFINITE:
         return 3 + sign
     keep = 15
-    while n % 10 == 0:
-        n //= 10
+    u = np.uint64(n)  # unsigned: division by a constant is a multiplication
+    while u % _TEN == 0:
+        u //= _TEN
         keep -= 1
     if -4 <= e < 15:
         if e >= 0:
@@ -160,8 +162,9 @@ def _write_float(buffer, at, n, e, k):
         buffer[at + 2] = 102
         return at + 3
     keep = 15
-    while n % 10 == 0:
-        n //= 10
+    u = np.uint64(n)
+    while u % _TEN == 0:
+        u //= _TEN
         keep -= 1
     # where digit j (0 = the leading one) goes, as at + j + shift once past the point
     if -4 <= e < 15:
@@ -184,8 +187,8 @@ def _write_float(buffer, at, n, e, k):
         if keep > 1:
             buffer[at + 1] = 46
     for j in range(keep - 1, -1, -1):
-        buffer[at + j + (shift if j >= point else 0)] = 48 + n % 10
-        n //= 10
+        buffer[at + j + (shift if j >= point else 0)] = 48 + np.uint8(u % _TEN)
+        u //= _TEN
     return end if -4 <= e < 15 else _write_exponent(buffer, end, e)
 
 
@@ -207,8 +210,8 @@ def _write_exponent(buffer, at, e):
 def _int_length(v):
     u = np.uint64(-(v + 1)) + np.uint64(1) if v < 0 else np.uint64(v)
     count = 1
-    while u >= 10:
-        u //= np.uint64(10)
+    while u >= _TEN:
+        u //= _TEN
         count += 1
     return count + (1 if v < 0 else 0)
 
@@ -223,12 +226,12 @@ def _write_int(buffer, at, v):
         u = np.uint64(v)
     count = 1
     t = u
-    while t >= 10:
-        t //= np.uint64(10)
+    while t >= _TEN:
+        t //= _TEN
         count += 1
     for j in range(count - 1, -1, -1):
-        buffer[at + j] = 48 + np.uint8(u % np.uint64(10))
-        u //= np.uint64(10)
+        buffer[at + j] = 48 + np.uint8(u % _TEN)
+        u //= _TEN
     return at + count
 
 

@@ -237,13 +237,14 @@ def _kanonymous_release(method: KAnonymityMethod, frame: pd.DataFrame, table: Ta
     reported = method.reported(any(table.schema[c].is_categorical for c in chosen))
     notes = _notes(method, values.generalized, unchanged, same)
     notes += _design_notes(design, rounded, missing)
+    anonymity = _anonymity(masked, chosen, method.k)
     report = KAnonymityReport(
         method=method.name, k=method.k, columns=chosen, records=table.n_rows,
         rows_dropped_as_incomplete=int(len(frame) - table.n_rows),
         identifiers_dropped=[a.name for a in table.schema if a.role is Role.IDENTIFIER],
         released_unchanged=unchanged, clusters=cluster_summary(labels, chosen),
-        k_anonymity=_anonymity(masked, chosen, method.k),
-        k_anonymity_as_written=_anonymity(masked, kept, method.k),
+        k_anonymity=anonymity,
+        k_anonymity_as_written=_anonymity(masked, kept, method.k) if unchanged else anonymity,
         scaling=reported.get("scaling"), reference=reported.get("reference"),
         gamma=reported.get("gamma"), generalized_categories=values.generalized,
         clamped=dict(table.clamped), weight=design.weight,
