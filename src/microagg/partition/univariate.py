@@ -18,6 +18,8 @@ the labels, then by row number; their columns follow the numeric ones in the lab
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
@@ -29,12 +31,25 @@ from microagg.partition._validate import check_matrix, prepare
 __all__ = ["individual_ranking", "optimal_univariate"]
 
 
+_PARALLEL_ROWS = 100_000  # below this, a thread costs more than the sort it takes
+
+
+def _columns(X: np.ndarray, k: int, one_column) -> list[np.ndarray]:
+    """``one_column(X[:, j], k)`` for every column; on large tables the columns are shared
+    among numba's current number of threads (numpy's sort releases the interpreter lock)."""
+    workers = min(numba.get_num_threads(), X.shape[1])
+    if workers < 2 or X.shape[0] < _PARALLEL_ROWS:
+        return [one_column(X[:, j], k) for j in range(X.shape[1])]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(lambda j: one_column(X[:, j], k), range(X.shape[1])))
+
+
 def _per_column(X: np.ndarray, k: int, one_column) -> np.ndarray:
     squeeze = np.ndim(X) == 1
     X = check_matrix(X, k)
     labels = np.empty(X.shape, dtype=np.int64)
-    for j in range(X.shape[1]):
-        labels[:, j] = one_column(X[:, j], k)
+    for j, column in enumerate(_columns(X, k, one_column)):
+        labels[:, j] = column
     return labels[:, 0] if squeeze else labels
 
 
@@ -61,7 +76,7 @@ def individual_ranking(X: np.ndarray | None, k: int, *,
             raise InputError("individual ranking needs numeric values or categorical codes")
         return _per_column(X, k, _ranking)
     X, categorical, k = prepare(X, k, categorical)
-    columns = [_ranking(X[:, j], k) for j in range(X.shape[1])]
+    columns = _columns(X, k, _ranking)
     rows = np.arange(X.shape[0])
     for j, metric in enumerate(categorical.metrics):
         codes = categorical.codes[:, j]
