@@ -120,7 +120,7 @@ def test_a_query_equals_brute_force(missing, near):
     rest, coded = gap_set(X)
     work = work_buffers(1, near, 4096)
     rows = np.arange(X.shape[0])
-    for seed in list(range(0, 1200, 37)) + [3]:
+    for seed in [*range(0, 1200, 37), 3]:
         out_d = np.empty(near)
         out_near = np.empty(near, dtype=np.int64)
         found, far = gap_query(rest, coded, work, X.shape[0], X[seed].copy(), seed, near, True,
