@@ -76,35 +76,33 @@ def gap_order(anchor: np.ndarray, n: int) -> GapOrder:
 
 
 @numba.njit(cache=True)
-def gap_reanchor(rows, concepts, S, live, sweep):
-    """Group the ``live`` records (the remaining ones) by attributes present and sort each
-    group by decreasing distance to the anchor; ``rows`` (n x p, NaN missing) and the empty
-    ``concepts`` and ``S`` as in :func:`._gaps.gap_distance`."""
+def gap_reanchor(rows, concepts, S, live, counts, sweep):
+    """Group the ``live`` records (the remaining ones, with counts[t] attributes present for
+    live[t]) by attributes present and sort each group by decreasing distance to the anchor;
+    ``rows`` (n x p, NaN missing) and the empty ``concepts`` and ``S`` as in
+    :func:`._gaps.gap_distance`."""
     p = rows.shape[1]
     m = live.shape[0]
     qc = np.empty(0, dtype=np.int64)
-    group = np.empty(m, dtype=np.int64)
     sizes = np.zeros(p + 1, dtype=np.int64)
+    keys = np.empty(m)
     for t in range(m):
         row = live[t]
-        present = 0
-        for j in range(p):
-            if not np.isnan(rows[row, j]):
-                present += 1
-        group[t] = present
-        sizes[present] += 1
-        sweep.rho[row] = (np.sqrt(gap_distance(rows, concepts, S, row, sweep.anchor, qc))
-                          if present > 0 else np.inf)
+        sizes[counts[t]] += 1
+        if counts[t] > 0:
+            sweep.rho[row] = np.sqrt(gap_distance(rows, concepts, S, row, sweep.anchor, qc))
+            keys[t] = -sweep.rho[row]
+        else:
+            sweep.rho[row] = np.inf
+            keys[t] = row
     sweep.start[0] = 0
     for g in range(p + 1):
         sweep.start[g + 1] = sweep.start[g] + sizes[g]
         sweep.head[g] = sweep.start[g]
-    keys = np.empty(m)
-    for t in range(m):
-        keys[t] = -sweep.rho[live[t]] if group[t] > 0 else live[t]
+    # Equal keys may come in any order: a scan evaluates every record that could tie.
     fill = sweep.start[:p + 1].copy()
-    for t in np.argsort(keys, kind="mergesort"):
-        g = group[t]
+    for t in np.argsort(keys):
+        g = counts[t]
         sweep.order[fill[g]] = live[t]
         fill[g] += 1
     sweep.scanned[0] = 0

@@ -96,30 +96,47 @@ def gap_block(codes: np.ndarray, present: np.ndarray, cq: np.ndarray, attrs: np.
     every common attribute instead costs a store per attribute). Returns the least of
     D - near_a * n and the greatest of D - far_a * n, each plus roof + 1 where n = 0, for
     the block tests of :func:`near_cuts` and :func:`far_cuts` (integer arithmetic, which
-    vectorizes where float reductions do not)."""
+    vectorizes where float reductions do not). ``count`` must be at least 1."""
     counts = present[start:start + length]
     for t in range(length):
-        block[t] = 0
         both[t] = counts[t]
-    for a in range(count):
-        j = attrs[a]
-        qj = cq[j]
-        column = codes[j, start:start + length]
-        for t in range(length):
-            c = np.int32(column[t])
-            diff = c - qj
-            block[t] += diff * diff if c != GAP else 0
     for a in range(count, attrs.shape[0]):
         column = codes[attrs[a], start:start + length]
         for t in range(length):
             both[t] -= column[t] != GAP
+    # The first attribute sets D, the last one adds its term and reads the keys in the same
+    # loop (one pass less over the block); int32 throughout, since numba's int64 widening
+    # vectorizes less well.
+    column = codes[attrs[0], start:start + length]
+    qj = cq[attrs[0]]
+    for t in range(length):
+        c = np.int32(column[t])
+        diff = c - qj
+        block[t] = diff * diff if c != GAP and count > 1 else 0
+    for a in range(1, count - 1):
+        column = codes[attrs[a], start:start + length]
+        qj = cq[attrs[a]]
+        for t in range(length):
+            c = np.int32(column[t])
+            diff = c - qj
+            block[t] += diff * diff if c != GAP else 0
     least = np.int32(2**31 - 1)
     greatest = np.int32(-2**31)
+    past = np.int32(roof + 1)
+    zero = np.int32(0)
+    column = codes[attrs[count - 1], start:start + length]
+    qj = cq[attrs[count - 1]]
     for t in range(length):
+        c = np.int32(column[t])
+        diff = c - qj
+        coded_sq = np.int32(block[t] + (diff * diff if c != GAP else 0))
+        block[t] = coded_sq
         n = both[t]
-        alone = (roof + 1) * (n == 0)
-        least = min(least, np.int32(block[t] - near_a * n + alone))
-        greatest = max(greatest, np.int32(block[t] - far_a * n + alone))
+        base = np.int32(coded_sq + (past if n == 0 else zero))
+        near_key = np.int32(base - np.int32(near_a * n))
+        far_key = np.int32(base - np.int32(far_a * n))
+        least = near_key if near_key < least else least
+        greatest = far_key if far_key > greatest else greatest
     return least, greatest
 
 

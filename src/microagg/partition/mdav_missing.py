@@ -114,7 +114,7 @@ def _gap_batch(rest, coded, work, sweep, m, hi, lo, present, labels, next_label,
         for j in range(p):
             centroid[j] = hi[j] / present[j] if present[j] > 0 else np.nan
         if move_gap_anchor(sweep, m, centroid):
-            gap_reanchor(rows, concepts, S, idx[:m], sweep)
+            gap_reanchor(rows, concepts, S, idx[:m], rest.present[:m], sweep)
         r = gap_farthest(rows, concepts, S, labels, sweep, centroid)
         last_round = m < 3 * k  # 2k..3k-1 rows: one cluster, the rest forms the last
         m, s = _gap_grow(rest, coded, work, m, hi, lo, present, hist, labels, next_label, k,
@@ -154,7 +154,8 @@ def _numeric_partition(X: np.ndarray, k: int, progress: Progress | None,
     hi, lo, present, _ = present_totals(X, no_concepts, rest.row_of, n, 1)
     anchor = np.where(present > 0, hi / np.maximum(present, 1), np.nan)
     sweep = gap_order(anchor, n)
-    gap_reanchor(rest.row_values, rest.concepts, rest.squared, rest.row_of, sweep)
+    gap_reanchor(rest.row_values, rest.concepts, rest.squared, rest.row_of, rest.present,
+                 sweep)
     at = _Progress(n, coded)
 
     def step(budget: int, stop_below: int, parallel_min: int) -> tuple[int, int]:
