@@ -1,40 +1,47 @@
 """Coded passes over records with missing values: exact nearest and farthest candidates under
 the distance over the attributes both records have (:mod:`._gaps`).
 
-The present values are coded as in :mod:`._coded`, on one common grid x^ = low + c * step,
-with c in 0..254; code 255 marks a missing value. For a query q with attributes O_q, a pass
-sums over the attributes of O_q, for each row x,
+The present values are coded on one common grid (:mod:`._gap_set`: x^ = low + c * step,
+c in 0..254, code 255 for a missing value). For a query q with attributes O_q, a pass
+computes for each row x
 
     D = sum_{j in O_x ∩ O_q} (c_j - cq_j)^2      and      n = |O_x ∩ O_q|,
 
-both exact integers, in one vectorized pass (a mask from the code 255 zeroes the missing
-terms and counts the present ones). On the attributes O = O_x ∩ O_q the triangle inequality
-of the Euclidean norm gives
+both exact integers, in one vectorized pass: the code 255 zeroes the missing terms, and n is
+the row's stored |O_x| less its attributes among those q lacks. On the attributes
+O = O_x ∩ O_q the triangle inequality of the Euclidean norm gives
 
     | ||x_O - q_O|| - step * sqrt(D) |  <=  ||x_O - x^_O|| + ||q_O - q^_O||  <=  delta + delta_q
 
 where delta bounds ||x - x^|| over the present values of every coded row and delta_q is the
 coding error of q's present values (a norm over a subset of attributes is at most the norm
 over all of them). The distance is d = sqrt(p / n) * ||x_O - q_O||, and the factor sqrt(p / n)
-is exact per row, so
+is known exactly per row, so
 
     sqrt(p/n) * (step sqrt(D) - slack)  <=  d  <=  sqrt(p/n) * (step sqrt(D) + slack)
 
 with slack = delta + delta_q, widened by a relative 10^-12 for the float64 arithmetic (and
 d = +inf, both bounds included, when n = 0). With these per-row bounds each chunk keeps, as
-in :mod:`._coded`, every row whose interval could place it among the ``near`` nearest or make
-it the farthest; the candidates are re-ranked with the exact distance of the definition
-(:func:`._gaps.gap_distance`), so the answers, ties included, are those of a full pass.
+in :mod:`._coded`, every row whose interval could place it among the ``near`` nearest (its
+lower bound does not exceed the near-th smallest upper bound so far) or make it the farthest
+(its upper bound reaches the largest lower bound so far); running thresholds only tighten,
+so the candidates are supersets, and they are re-ranked with the exact distance of the
+definition (:func:`._gaps.gap_distance`): the answers, ties included, are those of a full
+pass.
 
-Whole blocks of rows are skipped through E = D / n (float32, +inf when n = 0): since
-sqrt(p/n) <= sqrt(p), a row whose lower bound is within the near limit L has
-sqrt(p E) step <= L + sqrt(p) slack, and a row whose upper bound reaches the far limit has
-sqrt(p E) step >= lmax - sqrt(p) slack (each widened by 10^-5 for E's float32 rounding).
-Only rows of blocks passing these tests get their exact bounds.
+The bounds are monotone in D for each n, so the thresholds become tables over n: a row can
+be a near candidate only if D <= (A sqrt(n) + B)^2 and a far candidate only if
+D >= (A' sqrt(n) - B)^2 (A = limit / (sqrt(p) step), A' = lmax / (sqrt(p) step),
+B = slack / step, with the rounding margins; :func:`near_cuts`, :func:`far_cuts`). Whole
+blocks of 256 rows are skipped by integer tests that vectorize: expanding the squares, the
+only term not linear in n is +-2AB sqrt(n), and sqrt(n) lies below its tangent at n = |O_q|,
+so D - a n <= b (near) and D - a' n >= b' (far), with a, b, a', b' the linear bounds rounded
+outwards, hold for every row that passes the tables; a block none of whose rows passes them
+is skipped whole.
 
 A chunk whose candidate buffer overflows (massive ties), a query with no attribute present
-(every distance is +inf) or a query whose codes could overflow int32 falls back to the exact
-float64 pass.
+(every distance is +inf) or a query whose coded sums could overflow int32 falls back to the
+exact float64 pass.
 """
 
 from __future__ import annotations

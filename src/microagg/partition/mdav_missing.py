@@ -12,16 +12,26 @@ where δ_j is the difference of scaled numeric values or the normalized categori
 of 000 eq. 8. Two records with no attribute in common are as far apart as can be: neither is
 the other's neighbour while records that share an attribute remain. The centroid of the
 remaining records is the mean of each numeric attribute over the records that have it
-(missing when none has) and the marginality centroid (000 eq. 5) of each categorical
-attribute over the records that have it (missing when none has); a missing centroid
-coordinate contributes nothing, like a missing value. On complete data
-d² is the usual distance and the partition is MDAV's.
+(missing when none has; the double-double sum of the values present, correctly rounded, over
+their count, as :func:`microagg.partition.mdav.mdav` takes it) and the marginality centroid
+(000 eq. 5) of each categorical attribute over the records that have it (missing when none
+has); a missing centroid coordinate contributes nothing, like a missing value. On complete
+data d² is the usual distance and the partition is MDAV's.
 
-Ties are broken by the lowest row number, as in :func:`microagg.partition.mdav.mdav`. The
-cost is O(n²p/k): one pass over the remaining records for the centroid's farthest record,
-one for x_r's nearest and farthest, one for x_s's nearest (the distance passes run on all
-threads). This is slower than the complete-data kernel, whose pruning relies on distances
-that add up attribute by attribute (docs/benchmarks.md gives both).
+Ties are broken by the lowest row number, as in :func:`microagg.partition.mdav.mdav`. Two
+kernels compute the same partition:
+
+* numeric attributes alone (the usual case): the remaining records kept compacted and coded
+  on 8 bits with a code for "missing" (:mod:`._gap_set`); x_r's and x_s's nearest and
+  farthest records from coded passes whose per-record bounds of the rescaled distance keep
+  every record that could be an answer, re-ranked with the exact distance
+  (:mod:`._coded_gaps`); the centroid's farthest record from an anchor-sorted scan stopped by
+  the triangle inequality on each record's own attributes (:mod:`._anchor_gaps`); batches,
+  re-coding and threads as in MDAV (:func:`._kernels.run_batches`). docs/algorithms.md says
+  why each shortcut is exact; docs/benchmarks.md measures it against MDAV on complete data;
+* with categorical attributes: a plain O(n²p/k) pass per query (one for the centroid's
+  farthest record, one for x_r's nearest and farthest, one for x_s's nearest; passes of
+  50,000 records or more run on all threads).
 """
 
 from __future__ import annotations
