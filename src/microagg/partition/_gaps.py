@@ -10,9 +10,9 @@ attributes, O_x the attributes record x has and O_xy = O_x ∩ O_y,
 (:func:`gap_distance`), where δ_j is the difference of scaled numbers or the normalized
 categorical distance of 000 eq. 8 (``S[j, a, b]`` holds its square). The centroid of a set of
 records is the mean of each numeric attribute over the records that have it (a double-double
-sum over the count, :func:`present_totals`) and the
-marginality centroid (000 eq. 5) of each categorical attribute over the records that have
-it; a coordinate no record has stays missing (:func:`present_centroid`).
+sum over the count, :func:`present_totals`) and the marginality centroid (000 eq. 5) of each
+categorical attribute over the records that have it; a coordinate no record has stays
+missing (:func:`present_centroid`).
 
 The "remaining" records of a partitioner are kept in ``rest[:m]`` (row numbers, in no
 particular order); their distances to a point go to ``dist[:m]`` (:func:`gap_distances`).
