@@ -3,10 +3,13 @@ k = 5, a fraction of the cells missing at random, against the same partitioner o
 complete.
 
 Usage: python benchmarks/bench_missing.py [--sizes 10000,100000] [--d 10] [--k 5]
-       [--missing 0.1] [--partition mdav|t-closeness-first] [--t 0.1]
+       [--missing 0.1] [--partition mdav|t-closeness-first] [--t 0.1] [--repeat 1]
 Prints one JSON object per size and case ("complete": microagg.partition.mdav, or
 t_closeness_first, on the data without gaps; "missing": mdav_missing, or t_closeness_first,
-with the cells removed): seconds of the partition after JIT warm-up, and peak RSS.
+with the cells removed): seconds of the partition after JIT warm-up, peak RSS, and the
+one-minute load average when the partition started. With ``--repeat N`` each case runs N
+times in fresh processes, in N rounds of all the cases (a drifting load slows both kernels
+alike), and the median is printed with every run's seconds.
 t-closeness-first ranks by a confidential attribute correlated with the first one
 (x_0 + a standard normal, complete).
 """
@@ -15,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import measure, run_cases
+from _harness import measure, median_of_rounds, run_cases
 
 
 def _data(case: dict) -> np.ndarray:
@@ -49,8 +53,16 @@ def one(case: dict) -> dict:
         return (mdav_missing if at["benchmark"] == "missing" else mdav)(X, at["k"])
 
     small = {**case, "n": 300}
-    return measure(case, prepare=lambda: _data(case), run=lambda X: method(X, case),
-                   warmup=lambda: method(_data(small), small))
+    load = []
+
+    def prepare() -> np.ndarray:
+        X = _data(case)
+        load.append(round(os.getloadavg()[0], 2))
+        return X
+
+    result = measure(case, prepare=prepare, run=lambda X: method(X, case),
+                     warmup=lambda: method(_data(small), small))
+    return {**result, "load_average": load[0]}
 
 
 def main() -> None:
@@ -63,6 +75,7 @@ def main() -> None:
     parser.add_argument("--partition", default="mdav", choices=["mdav", "t-closeness-first"])
     parser.add_argument("--t", type=float, default=0.1)
     parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
     if args.case:
         print(json.dumps(one(json.loads(args.case))))
@@ -70,6 +83,10 @@ def main() -> None:
     cases = [{"benchmark": which, "n": int(n), "d": args.d, "k": args.k,
               "missing": args.missing, "seed": 0, "partition": args.partition, "t": args.t}
              for n in args.sizes.split(",") for which in ("complete", "missing")]
+    if args.repeat > 1:
+        for result in median_of_rounds(__file__, cases, args.repeat):
+            print(json.dumps(result), flush=True)
+        return
     run_cases(__file__, cases, args.timeout)
 
 

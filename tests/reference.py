@@ -407,7 +407,8 @@ def _gap_distances(X, codes, squared, rows, q, qc):
 
 def mdav_missing(X: np.ndarray, k: int, categorical: Categorical | None = None) -> np.ndarray:
     """MDAV (000 Alg. 1) with missing values, as microagg.partition.mdav_missing states it:
-    the distance over the attributes both records have, centroids over the values present."""
+    the distance over the attributes both records have, centroids over the values present
+    (correctly rounded means, :func:`present_centroid`)."""
     categorical = _cat(X, categorical)
     codes = categorical.codes
     squared = categorical.squared() if categorical.metrics else np.zeros((0, 1, 1))
@@ -417,13 +418,7 @@ def mdav_missing(X: np.ndarray, k: int, categorical: Categorical | None = None) 
     label = 0
 
     def centre(rows):
-        c = np.array([np.nan if np.isnan(X[rows, j]).all() else np.nansum(X[rows, j])
-                      / (~np.isnan(X[rows, j])).sum() for j in range(X.shape[1])])
-        cc = []
-        for j, metric in enumerate(categorical.metrics):
-            present = codes[rows, j][codes[rows, j] >= 0]
-            cc.append(metric.centroid(np.bincount(present, minlength=metric.n_concepts))
-                      if present.size else -1)
+        c, cc = present_centroid(X, rows, categorical)
         return c, np.array(cc, dtype=np.int64)
 
     def extreme(rows, q, qc, far):

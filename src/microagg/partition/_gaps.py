@@ -9,9 +9,10 @@ attributes, O_x the attributes record x has and O_xy = O_x ∩ O_y,
 
 (:func:`gap_distance`), where δ_j is the difference of scaled numbers or the normalized
 categorical distance of 000 eq. 8 (``S[j, a, b]`` holds its square). The centroid of a set of
-records is the mean of each numeric attribute over the records that have it and the
-marginality centroid (000 eq. 5) of each categorical attribute over the records that have
-it; a coordinate no record has stays missing (:func:`present_centroid`).
+records is the mean of each numeric attribute over the records that have it (a double-double
+sum over the count, :func:`present_totals`) and the marginality centroid (000 eq. 5) of each
+categorical attribute over the records that have it; a coordinate no record has stays
+missing (:func:`present_centroid`).
 
 The "remaining" records of a partitioner are kept in ``rest[:m]`` (row numbers, in no
 particular order); their distances to a point go to ``dist[:m]`` (:func:`gap_distances`).
@@ -24,6 +25,7 @@ import numpy as np
 
 from microagg.core.threads import start_thread_pool
 from microagg.partition._concepts import category_centroid
+from microagg.partition._double_double import dd_add
 
 # gap_distances reaches a parallel kernel and is called from other modules' cached kernels
 start_thread_pool()
@@ -105,39 +107,38 @@ def nearest_positions(dist, rest, m, skip, count, chosen):
 
 @numba.njit(cache=True)
 def present_totals(X, C, rest, m, width):
-    """(sums, present, hist) of the rows rest[:m]: per numeric attribute the sum and count of
-    the values present, per categorical attribute the rows per concept (``width`` concepts)."""
-    sums = np.zeros(X.shape[1])
+    """(hi, lo, present, hist) of the rows rest[:m]: per numeric attribute the double-double
+    sum (hi, lo) and the count of the values present (:mod:`._double_double`), per
+    categorical attribute the rows per concept (``width`` concepts)."""
+    hi = np.zeros(X.shape[1])
+    lo = np.zeros(X.shape[1])
     present = np.zeros(X.shape[1], dtype=np.int64)
     hist = np.zeros((C.shape[1], width), dtype=np.int64)
     for t in range(m):
-        for j in range(X.shape[1]):
-            if not np.isnan(X[rest[t], j]):
-                sums[j] += X[rest[t], j]
-                present[j] += 1
-        for j in range(C.shape[1]):
-            if C[rest[t], j] >= 0:
-                hist[j, C[rest[t], j]] += 1
-    return sums, present, hist
+        add_row(X, C, rest[t], hi, lo, present, hist, 1)
+    return hi, lo, present, hist
 
 
 @numba.njit(cache=True)
-def drop_row(X, C, row, sums, present, hist):
-    """Take one row out of the totals of :func:`present_totals`."""
+def add_row(X, C, row, hi, lo, present, hist, sign):
+    """Add one row to the totals of :func:`present_totals` (``sign`` 1) or take it out
+    (``sign`` -1)."""
     for j in range(X.shape[1]):
-        if not np.isnan(X[row, j]):
-            sums[j] -= X[row, j]
-            present[j] -= 1
+        x = X[row, j]
+        if not np.isnan(x):
+            hi[j], lo[j] = dd_add(hi[j], lo[j], sign * x)
+            present[j] += sign
     for j in range(C.shape[1]):
         if C[row, j] >= 0:
-            hist[j, C[row, j]] -= 1
+            hist[j, C[row, j]] += sign
 
 
 @numba.njit(cache=True)
-def present_centroid(sums, present, hist, distances, parents, ordinal, c, cc):
-    """The centroid of the totals into (c, cc): means over the values present and
+def present_centroid(hi, present, hist, distances, parents, ordinal, c, cc):
+    """The centroid of the totals into (c, cc): means over the values present (the rounded
+    double-double sum over the count, as :mod:`microagg.partition.mdav` takes the mean) and
     marginality centroids over the concepts present; missing (NaN, -1) where none is."""
-    for j in range(sums.shape[0]):
-        c[j] = sums[j] / present[j] if present[j] > 0 else np.nan
+    for j in range(hi.shape[0]):
+        c[j] = hi[j] / present[j] if present[j] > 0 else np.nan
     for j in range(hist.shape[0]):
         cc[j] = category_centroid(hist[j], distances[j], parents[j], ordinal[j])

@@ -69,7 +69,8 @@ class MDAV(KAnonymityMethod):
         X = self.scaled(table, columns)
         categorical = categorical_part(table, columns)
         if np.isnan(X).any() or (categorical.codes < 0).any():
-            return mdav_missing(X, self.k, categorical=categorical, progress=progress)
+            return mdav_missing(X, self.k, categorical=categorical, progress=progress,
+                                threads=threads)
         return mdav(X, self.k, categorical=categorical, threads=threads, progress=progress)
 
     def reported(self, has_categories: bool) -> dict[str, Any]:
