@@ -16,6 +16,7 @@ from microagg.release.methods import family
 __all__ = ["page"]
 
 STYLE = """
+html { overflow-y: scroll; }  /* a scroll bar that comes and goes would redraw every plot */
 .field-error { color: #b02a37; font-size: 0.9em; margin-top: 0.2em; }
 .guarantee { background: #eef6ee; border-left: 4px solid #4a4; padding: 0.5em 0.8em; }
 .context { background: #fff4e5; border-left: 4px solid #e90; padding: 0.5em 0.8em; }

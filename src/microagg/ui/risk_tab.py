@@ -7,6 +7,7 @@ for the last few tables and settings."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from html import escape
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from shiny import Inputs, reactive, render, ui
+from shiny.session import require_active_session
 
 from microagg.core.frequencies import key_codes
 from microagg.data.schema import Kind, Role, Schema
@@ -27,6 +29,8 @@ from microagg.ui.session import State, clear_error, show_error
 __all__ = ["TOP_RECORDS", "risk_server"]
 
 TOP_RECORDS = 20
+SETTLE = 1.0
+"""Seconds the keys stay the same before their SUDA2 search begins in the background."""
 
 
 def _records(frame: pd.DataFrame, keys: list[str], order: np.ndarray,
@@ -62,6 +66,7 @@ def _sensitive_default(schema: Schema | None, choices: list[str]) -> str | None:
 
 def risk_server(input: Inputs, state: State) -> None:
     """Register the outputs and effects of the risk tab."""
+    session = require_active_session(None)
 
     @reactive.calc
     def keyed() -> tuple[pd.DataFrame, list[str]] | None:
@@ -129,8 +134,8 @@ def risk_server(input: Inputs, state: State) -> None:
     def suda_request() -> tuple[pd.DataFrame, tuple[Any, ...], Callable[[], Suda]] | str:
         """The table, the settings and the SUDA2 search of the current view (at the default
         DIS fraction: another is rescored from it); or why there is none."""
-        found, risk = keyed(), risk_now()
-        if found is None or risk is None:
+        found = keyed()
+        if found is None:
             return "Load a table first."
         frame, keys = found
         if not keys:
@@ -138,20 +143,31 @@ def risk_server(input: Inputs, state: State) -> None:
         missing = input.missing_semantics()
 
         def search() -> Suda:
-            return suda2(key_codes(frame, keys), keys, missing, fk=risk.fk)
+            return suda2(key_codes(frame, keys), keys, missing)
 
         return frame, ("suda", tuple(keys), missing), search
+
+    waiting: list[tuple[asyncio.TimerHandle | None, Any]] = [(None, None)]
 
     @reactive.effect
     def _suda_ahead() -> None:
         """The SUDA2 search is the slowest measure (about 0.5 s on Adult's nine keys): it
-        begins in the background when the risk tab shows, so that its view answers at
-        once."""
-        if input.tabs() != "risk":
-            return
+        begins in the background once the table and its keys have stayed the same for
+        :data:`SETTLE` seconds, or when the risk tab shows (once its outputs are sent), so
+        that its view answers at once."""
         request = suda_request()
-        if not isinstance(request, str):
-            state.begin(*request)
+        key = None if isinstance(request, str) else (id(request[0]), request[1])
+        handle, pending = waiting[0]
+        if handle is not None and (pending != key or input.tabs() == "risk"):
+            handle.cancel()  # the keys changed again, or the search begins now
+            waiting[0] = (None, None)
+        if isinstance(request, str) or state.has(*request[:2]):
+            return
+        if input.tabs() == "risk":
+            session.on_flushed(lambda: state.begin(*request), once=True)
+        elif pending != key or handle is None:
+            waiting[0] = (asyncio.get_running_loop().call_later(
+                SETTLE, state.begin, *request), key)
 
     @reactive.calc
     def suda_now() -> Suda | str:

@@ -56,6 +56,7 @@ class State:
     run: reactive.Value[RecipeRun | None]
     memory: dict[tuple[Any, ...], tuple[pd.DataFrame, Future[Any]]]
     ahead: ThreadPoolExecutor  # one thread: measures computed before they are shown
+    closed: bool = False
 
     @classmethod
     def new(cls) -> State:
@@ -66,6 +67,7 @@ class State:
 
     def close(self) -> None:
         """The session ended: its folder is removed, the measures not begun are dropped."""
+        self.closed = True
         self.ahead.shutdown(wait=False, cancel_futures=True)
         self.space.close()
 
@@ -104,12 +106,16 @@ class State:
         self._keep(frame, key, done)
         return done.result()
 
+    def has(self, frame: pd.DataFrame, key: tuple[Any, ...]) -> bool:
+        """Whether a measure of ``frame`` under ``key`` is remembered (or begun)."""
+        return (id(frame), *key) in self.memory
+
     def begin(self, frame: pd.DataFrame, key: tuple[Any, ...],
               measure: Callable[[], Any]) -> None:
         """Begin ``measure()`` of ``frame`` in the session's background thread (a view the
         user is likely to open next), remembered under ``key`` like :meth:`remembered`;
         measures begun earlier and not started yet are dropped."""
-        if (id(frame), *key) in self.memory:
+        if self.closed or (id(frame), *key) in self.memory:
             return
         for stale in [k for k, (_, future) in self.memory.items() if future.cancel()]:
             del self.memory[stale]

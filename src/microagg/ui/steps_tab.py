@@ -241,7 +241,8 @@ def steps_server(input: Inputs, state: State) -> None:
     def steps_table() -> Any:
         run = state.run()
         if run is None:
-            return ui.p("No step yet: choose a family and a method on the left, then run.")
+            return ui.p("No step yet: choose a family and a method on the left, then run.",
+                        id="no-steps")
         return steps_html(run)
 
     @render.plot(alt="a column before and after")
