@@ -175,7 +175,8 @@ def main() -> None:
                 page, lambda: page.select_option("#l_kind", "entropy"), "#l_smallest")
             page.select_option("#l_kind", "distinct")
             page.select_option("#sensitive", "income")
-            page.wait_for_function(IDLE)
+            page.wait_for_function("document.querySelector('#l_smallest').innerText"
+                                   ".includes('distinct l-diversity of income')")
             _shoot(page, args.screenshots, "2-risk-l-diversity")
             seconds["record risk view"] = _timed(
                 page, lambda: page.click("text=Record risk"), "#top_risk")

@@ -24,7 +24,6 @@ table.steps td, table.steps th, table.columns td, table.columns th {
   padding: 0.2em 0.6em; border-bottom: 1px solid #ddd; vertical-align: middle; }
 table.columns .form-group, table.columns .shiny-input-container { margin: 0; width: 11em; }
 iframe.report { width: 100%; height: 75vh; border: 1px solid #ccc; }
-.risk-settings { margin-bottom: 0.8em; }
 div.records { overflow-x: auto; font-size: 0.9em; }
 """
 
@@ -115,7 +114,7 @@ def _risk() -> Any:
                         ui.input_numeric("l_c", "c of recursive (c, l)-diversity", value=2,
                                          step=0.5),
                         _slot("l_c")),
-                    col_widths=(4, 4, 4), class_="risk-settings"),
+                    col_widths=(4, 4, 4)),
                 ui.output_ui("diversity_boxes"),
                 ui.output_plot("diversity_plot", height="260px"),
                 ui.h6("The records whose class is least diverse (largest classes first)"),

@@ -308,7 +308,8 @@ def risk_server(input: Inputs, state: State) -> None:
                  ("records whose class has l < 3", f"{int((values < 3).sum()):,}",
                   "l_below_3")]
         return ui.layout_column_wrap(*(ui.value_box(title, value, id=name)
-                                       for title, value, name in boxes), width=1 / 3)
+                                       for title, value, name in boxes), width=1 / 3,
+                                     class_="mt-3")
 
     @render.plot(alt="records by the l-diversity of their class")
     def diversity_plot() -> Any:
