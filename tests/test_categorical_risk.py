@@ -190,6 +190,24 @@ def test_missing_keys_in_suda():
 def test_suda_refuses_bad_parameters():
     with pytest.raises(InputError, match="dis_fraction"):
         suda2(np.zeros((3, 2), dtype=np.int64), dis_fraction=1.5)
+    with pytest.raises(InputError, match="dis_fraction"):
+        suda2(np.array([[0, 0], [0, 1], [1, 1]])).at_fraction(0)
+
+
+@pytest.mark.parametrize("missing", SEMANTICS)
+@pytest.mark.parametrize("fraction", [0.001, 0.2, 0.9])
+def test_dis_scores_at_another_fraction_need_no_new_search(missing, fraction):
+    """The DIS scores of a search rescored at another sampling fraction are the definition's
+    at that fraction; the MSUs and the scores are the search's."""
+    rng = np.random.default_rng(8)
+    codes = rng.integers(0, 3, (40, 5))
+    codes[rng.random(codes.shape) < 0.05] = -1
+    first = suda2(codes, missing=missing)
+    again = first.at_fraction(fraction)
+    _, _, dis, _ = reference.suda_direct(codes.tolist(), missing, fraction)
+    np.testing.assert_allclose(again.dis_scores, dis, rtol=1e-12)
+    assert again.dis_fraction == fraction and again.scores is first.scores
+    assert again.to_dict() == suda2(codes, missing=missing, dis_fraction=fraction).to_dict()
 
 
 # --- the whole measure -------------------------------------------------------------------

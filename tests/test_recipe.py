@@ -207,3 +207,20 @@ def test_with_a_weight_the_risk_is_the_individual_risk_of_microagg_risk():
         expected.expected_reidentifications, rel=1e-12)
     assert run.risk_before.global_risk < measure_risk(frame, ["sex", "region"]).global_risk
     assert "Benedetti-Franconi" in run.risk_before.measure
+
+
+def test_a_step_counts_its_records_up_to_the_table_across_strata(data):
+    """``then(records=)`` hears the records a k-anonymity step has clustered, rising to every
+    record of the table even when each stratum is clustered on its own; a family that does
+    not count them (masking) says nothing."""
+    schema = data.schema.with_roles({"region": "stratum"})
+    heard: list[int] = []
+    run = Recipe(schema=schema).run(data.frame).then(MDAV5, records=heard.append)
+    assert heard and heard[-1] == len(data.frame)
+    assert heard == sorted(heard)
+    strata = data.frame["region"].value_counts().sort_index().to_numpy()
+    assert len(strata) > 1 and max(heard) > strata.max()  # the later strata count on
+    assert run.results[0].risk.fk.min() >= 5
+    quiet: list[int] = []
+    run.then(SWAP, records=quiet.append)
+    assert quiet == []

@@ -10,6 +10,7 @@ without the extra ``ui``, the test is skipped and says why."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -182,3 +183,222 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
     while _sessions(temporary) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not _sessions(temporary), "the session's folders outlived the session"
+
+
+PROGRESS_WATCH = """
+window.progressSaid = [];
+new MutationObserver(() => {
+  for (const e of document.querySelectorAll('.shiny-notification .progress-message')) {
+    const text = e.innerText;
+    if (text && window.progressSaid[window.progressSaid.length - 1] !== text) {
+      window.progressSaid.push(text);
+    }
+  }
+}).observe(document.body, {subtree: true, childList: true, characterData: true});
+"""
+"""Records every message of the progress bars shown from now on."""
+
+
+def _key_rows(frame: pd.DataFrame, keys: list[str]) -> list[list[object]]:
+    return [[None if pd.isna(v) else v for v in row] for row in frame[keys].itertuples(
+        index=False)]
+
+
+def _distinct_l(frame: pd.DataFrame, keys: list[str], sensitive: str) -> np.ndarray:
+    """Distinct l-diversity by the definition: the values of ``sensitive`` among the records
+    that agree with the record on every key both have (a missing key matches any value)."""
+    values = frame[keys].to_numpy(object)
+    missing = frame[keys].isna().to_numpy()
+    column = frame[sensitive].to_numpy(object)
+    out = np.zeros(len(frame), dtype=np.int64)
+    for i in range(len(frame)):
+        agree = ((values == values[i]) | missing | missing[i]).all(axis=1)
+        out[i] = len(set(column[agree]))
+    return out
+
+
+def _grid_column(page, output: str, header: str) -> list[str]:
+    """The cells of column ``header`` in the data grid ``output`` (rows shown)."""
+    headers = page.locator(f"#{output} thead th").all_inner_texts()
+    at = [h.strip() for h in headers].index(header) + 1
+    return page.locator(f"#{output} tbody tr td:nth-child({at})").all_inner_texts()
+
+
+@pytest.mark.reference_data
+def test_the_schema_the_risk_measures_and_the_comparison_of_key_methods(app_url, tmp_path,
+                                                                         run_cli):
+    """A column's domain and missing value declared (a bad one refused beside its field), an
+    ARX hierarchy uploaded as a taxonomy (refused on a numeric column), the SUDA2 and
+    l-diversity views against the library and the definition, a global recoding step to a
+    level of the taxonomy, the categorical comparison at a target measured by the
+    definition, and the release and recipe downloaded: the release obeys the taxonomy level
+    and the recipe keeps the declarations and writes the same release."""
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="the browser tests need playwright")
+    from microagg import datasets
+    from microagg.data.io import read_table
+    from microagg.data.schema import Attribute, Kind, Role, Schema
+    from microagg.recipe import Recipe
+    from microagg.release.methods import GlobalRecoding, LocalSuppression
+    from microagg.risk import categorical_risk
+    from tests.reference import released_key_risk_direct
+
+    hierarchy = datasets.data_dir("hierarchies/adult_hierarchy_education.csv")
+    if hierarchy is None:
+        pytest.skip("the Adult hierarchies are not in the reference data")
+    hierarchy = hierarchy / "hierarchies" / "adult_hierarchy_education.csv"
+    level2 = {line.split(";")[2] for line in hierarchy.read_text().splitlines() if line}
+    url, _ = app_url
+    data = tmp_path / "adult.csv"
+    adult_like().to_csv(data, index=False)
+    table = read_table(data)  # the table as the app reads it
+    keys = ["age", "workclass", "education", "sex", "native-country"]
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000},
+                                accept_downloads=True)
+        page.set_default_timeout(120_000)
+        page.goto(url)
+        page.set_input_files("#upload", str(data))
+        page.wait_for_selector("#role_0")
+        for index, role in ((5, "other"), (6, "confidential"), (8, "confidential")):
+            page.select_option(f"#role_{index}", role)
+
+        # a domain and a missing value; one outside the domain is refused beside its field
+        page.select_option("#detail_column", "age")
+        page.fill("#detail_domain", "17, 95")
+        page.fill("#detail_missing", "200")
+        page.click("#detail_apply")
+        page.wait_for_selector("#err-missing .field-error")
+        assert "outside its domain" in page.inner_text("#err-missing")
+        page.fill("#detail_missing", "40")
+        page.click("#detail_apply")
+        page.wait_for_selector("#declared li[data-column='age']")
+        said = page.inner_text("#declared li[data-column='age']")
+        assert "domain [17, 95]" in said and "missing cells read as 40" in said
+        # an ARX hierarchy as the taxonomy of education; refused for a numeric column
+        page.select_option("#detail_column", "education")
+        page.set_input_files("#detail_taxonomy", str(hierarchy))
+        page.wait_for_selector("#detail_taxonomy_progress:has-text('Upload complete')")
+        page.click("#detail_apply")
+        page.wait_for_selector("#declared li[data-column='education']")
+        assert "taxonomy of 3 level(s) above its 16 categories" in page.inner_text(
+            "#declared li[data-column='education']")
+        page.select_option("#detail_column", "age")
+        page.evaluate("document.querySelector('#detail_taxonomy_progress .progress-bar')"
+                      ".innerText = ''")  # so that the next upload's completion is seen
+        page.set_input_files("#detail_taxonomy", str(hierarchy))
+        page.wait_for_selector("#detail_taxonomy_progress:has-text('Upload complete')")
+        page.click("#detail_apply")
+        page.wait_for_selector("#err-taxonomy .field-error")
+        assert "only meaningful for a nominal attribute" in page.inner_text("#err-taxonomy")
+        assert "taxonomy" not in page.inner_text("#declared li[data-column='age']")
+
+        # SUDA2 and l-diversity of the table, against the library and the definition
+        expected = categorical_risk(table, keys, sensitive="income")
+        page.click("text=2 · Risk")
+        page.wait_for_selector("#box_0")
+        page.click("text=SUDA2: special uniques")
+        page.wait_for_selector("#suda-contributions")
+        shown = dict(row.split("\t") for row in page.locator(
+            "#suda-contributions tbody tr").all_inner_texts())
+        assert shown == {key: f"{share:.1f} %" for key, share in
+                         expected.suda.contributions.items()}
+        assert f"{sum(expected.suda.msus_by_size):,} minimal sample uniques" in \
+            page.inner_text("#suda-summary")
+        page.wait_for_selector("#top_dis tbody tr")
+        top = expected.suda.dis_scores.max()
+        assert _grid_column(page, "top_dis", "DIS score")[0] == f"{top:.4g}"
+        page.click("text=l-diversity")
+        page.wait_for_selector("#l_smallest")
+        assert page.input_value("#sensitive") == "income"  # the confidential category
+        distinct = _distinct_l(table, keys, "income")
+        assert expected.l_diversity.distinct.tolist() == distinct.tolist()
+        assert page.inner_text("#l_smallest .value-box-value").strip() == \
+            f"{distinct.min():.4g}"
+        assert page.inner_text("#l_below_2 .value-box-value").strip() == \
+            f"{int((distinct < 2).sum()):,}"
+        page.select_option("#l_kind", "entropy")
+        smallest = expected.l_diversity.smallest("entropy")
+        page.wait_for_function(
+            "document.querySelector('#l_smallest .value-box-value').innerText.trim() === "
+            f"'{smallest:.4g}'")
+
+        # a global recoding step to level 2 of the uploaded taxonomy
+        page.click("text=3 · Steps")
+        page.select_option("#family", "keys")
+        page.wait_for_function("document.querySelector('#method') && "
+                               "document.querySelector('#method').value !== ''")
+        page.select_option("#method", "global-recoding")
+        page.wait_for_selector("#f_levels")
+        page.fill("#f_levels", "education=2")
+        page.click("#run_step")
+        page.wait_for_selector("#step-1")
+        assert "global-recoding" in page.inner_text("#step-1")
+
+        # the methods for categorical keys compared at the risk of local suppression, k = 3
+        page.click("text=4 · Compare")
+        page.check("input[name='compare_mode'][value='keys']")
+        page.wait_for_selector("#key_target", state="visible")
+        page.fill("#key_target", "local-suppression=3")
+        for method in ("local-suppression", "global-recoding"):
+            page.check(f"input[name='key_methods'][value='{method}']")
+        page.fill("#compare_seeds", "2")
+        page.evaluate(PROGRESS_WATCH)
+        page.click("#run_compare")
+        page.wait_for_selector("#comparison-summary", timeout=300_000)
+        said = page.evaluate("window.progressSaid")
+        shares = [int(m.group(1)) for m in map(re.compile(r"(\d+) %").search, said) if m]
+        assert shares and shares == sorted(shares) and shares[-1] <= 100, said
+        rows = {row.get_attribute("data-method"): row.locator("td").all_inner_texts()
+                for row in page.locator("#comparison-summary tbody tr").all()}
+        assert set(rows) == {"local-suppression", "global-recoding"}
+        schema = Schema((
+            Attribute("age", Role.QUASI, Kind.NUMERIC),
+            *(Attribute(k, Role.QUASI, Kind.NOMINAL) for k in ("workclass", "sex",
+                                                               "native-country")),
+            Attribute("education", Role.QUASI, Kind.NOMINAL, taxonomy=hierarchy)))
+        weights = table["fnlwgt"].to_numpy(float)
+
+        def risk_of(written: pd.DataFrame) -> float:
+            return released_key_risk_direct(_key_rows(table, keys), _key_rows(written, keys),
+                                            "expected-reidentifications", weights=weights)
+
+        target = risk_of(LocalSuppression(k=3).release(table[keys], keys=keys).frame)
+        assert f"expected re-identifications {target:.6g} (local-suppression with k = 3)" in \
+            page.inner_text("#comparison-target")
+        suppress = rows["local-suppression"]
+        k = int(suppress[1].split("=")[1])
+        suppressed = risk_of(LocalSuppression(k=k).release(table[keys], keys=keys).frame)
+        assert float(suppress[2]) == pytest.approx(suppressed, rel=1e-5)
+        assert suppress[4] == "matched" and suppressed <= target * (1 + 0.0025)
+        recode = rows["global-recoding"]
+        level = int(recode[1].split("=")[1])
+        recoded = GlobalRecoding(levels=(("education", level),)).release(
+            table[keys], schema=schema, keys=keys).frame
+        assert float(recode[2]) == pytest.approx(risk_of(recoded), rel=1e-5)
+
+        page.click("text=5 · Download")
+        page.wait_for_selector("#dl_recipe")
+        files = {}
+        for button in ("dl_release", "dl_recipe"):
+            with page.expect_download() as download:
+                page.click(f"#{button}")
+            files[button] = downloads / download.value.suggested_filename
+            download.value.save_as(files[button])
+        page.close()
+        browser.close()
+
+    release = pd.read_csv(files["dl_release"])
+    assert set(release["education"].dropna()) <= level2
+    assert release["education"].notna().sum() == table["education"].notna().sum()
+    recipe = Recipe.load(files["dl_recipe"])
+    assert recipe.schema["age"].domain == (17.0, 95.0) and recipe.schema["age"].missing == 40
+    assert recipe.schema["education"].taxonomy is not None
+    shutil.copy(data, downloads / "adult.csv")
+    again = downloads / "again.csv"
+    result = run_cli("run", files["dl_recipe"], "-o", again)
+    assert result.code == 0, result.stderr
+    assert again.read_bytes() == files["dl_release"].read_bytes()

@@ -153,24 +153,7 @@ def _keys(frame: Any, kind: Any, target_risk: str | None, given: dict[str, Any],
     return compare_keys(frame, target_risk=target_risk, risk_kind=kind,
                         keys=names(given["keys"], "--keys"),
                         recode=names(given["recode"], "--recode"),
-                        widths=_widths(given["widths"]), **options, **common)
-
-
-def _widths(text: str | None) -> dict[str, float] | None:
-    """``--widths age=5,hours=10`` as a mapping."""
-    if text is None:
-        return None
-    out = {}
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        name, equals, value = part.rpartition("=")
-        try:
-            out[name.strip()] = float(value)
-        except ValueError:
-            equals = ""
-        if not equals or not name.strip():
-            raise InputError(f"--widths takes KEY=WIDTH pairs separated by commas (e.g. "
-                             f"age=5), got '{part}'")
-    return out
+                        widths=given["widths"], **options, **common)
 
 
 def _print(result: Any, notice: str) -> None:

@@ -43,7 +43,7 @@ from microagg.release.methods.mdav import MDAV
 from microagg.release.methods.pram import MAX_CATEGORIES, InvariantPram
 
 __all__ = ["KEY_K_MAX", "PRAM_RETENTION_MAX", "KeyInput", "Recoding", "key_candidates",
-           "recodings"]
+           "parse_widths", "recodings"]
 
 KEY_K_MAX = 1000
 """The largest k a comparison of key methods tries (and n / 2): a class of a thousand
@@ -82,12 +82,35 @@ class Recoding:
                 f"({self.height} levels)")
 
 
+def parse_widths(text: str) -> dict[str, float]:
+    """Interval widths written ``age=5, hours=10`` as a mapping of key to width (checked
+    against the keys by :func:`recodings`).
+
+    Examples
+    --------
+    >>> parse_widths("age=5, hours-per-week=10")
+    {'age': 5.0, 'hours-per-week': 10.0}
+    """
+    out = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, equals, value = part.rpartition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            equals = ""
+        if not equals or not name.strip():
+            raise InputError(f"`widths` takes KEY=WIDTH pairs separated by commas (e.g. "
+                             f"age=5), got '{part}'")
+    return out
+
+
 def recodings(frame: pd.DataFrame, schema: Schema, keys: Sequence[str],
-              recode: Sequence[str] | None, widths: Mapping[str, float] | None
+              recode: Sequence[str] | None, widths: Mapping[str, float] | str | None
               ) -> dict[str, Recoding]:
     """The keys the recoding candidates recode (``recode``; default: every key with a
-    taxonomy in ``schema`` or an interval width in ``widths``) and how."""
-    widths = dict(widths or {})
+    taxonomy in ``schema`` or an interval width in ``widths``, a mapping or text such as
+    ``age=5``) and how."""
+    widths = parse_widths(widths) if isinstance(widths, str) else dict(widths or {})
     for key, width in widths.items():
         if key not in keys:
             raise InputError(f"`widths` names '{key}', which is not one of the keys")

@@ -164,7 +164,7 @@ class KeyCalibrator:
 
 
 def _input(frame: pd.DataFrame, keys: list[str], weight: str | None, schema: Schema | None,
-           recode: Sequence[str] | None, widths: Mapping[str, float] | None,
+           recode: Sequence[str] | None, widths: Mapping[str, float] | str | None,
            recode_level: int) -> KeyInput:
     """The keys and the weight with their schema and design, the original coded, and the
     recodings; a schema's strata are refused (the comparison protects the file as one)."""
@@ -214,7 +214,7 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
                  missing: MissingValues | str = MissingValues.MATCHES_ANY,
                  methods: Sequence[CompareMethod | str] | None = None,
                  recode: Sequence[str] | None = None,
-                 widths: Mapping[str, float] | None = None, recode_level: int = 1,
+                 widths: Mapping[str, float] | str | None = None, recode_level: int = 1,
                  match: TargetMatch | str = TargetMatch.AT_MOST, seeds: int = 10,
                  tolerance: float = 0.0025, seed: int = 0,
                  progress: Callable[[str], None] | None = None,
@@ -246,7 +246,8 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
         mdav (default: those the data allow).
     recode, widths, recode_level
         The keys recoding recodes (default: those with a taxonomy or a width), the interval
-        width of each numeric one at level 1, and the fixed level of recode-then-suppress.
+        width of each numeric one at level 1 (a mapping, or text such as ``age=5``), and the
+        fixed level of recode-then-suppress.
     match
         ``at-most`` (default): the least protective value whose risk is at most the
         target; ``within``: a risk inside target · (1 ± tolerance), as 003.

@@ -13,7 +13,7 @@ with no other change; a new family needs one entry in :data:`ADAPTERS`.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -116,6 +116,7 @@ class Adapter:
     options: tuple[Option, ...]
     seeded: bool  # the release takes `rng` (a method may say it does not: `randomized`)
     private: bool  # a differentially private release
+    counts_records: bool = False  # the release takes `progress(records done)`
 
     def option(self, name: str) -> Option:
         for option in self.options:
@@ -124,13 +125,17 @@ class Adapter:
         raise KeyError(name)
 
     def apply(self, method: ReleaseMethod, frame: pd.DataFrame, schema: Schema | None,
-              options: Mapping[str, Any], seed: int | None, source: InputFile) -> Applied:
+              options: Mapping[str, Any], seed: int | None, source: InputFile,
+              records: Callable[[int], None] | None = None) -> Applied:
         """Release ``frame`` by ``method`` with the step's ``options``, the schema restricted
         to the frame's columns and, for a seeded family, ``seed``; the record names
-        ``source`` as its input."""
+        ``source`` as its input. ``records`` is called with the records processed so far, by
+        the families that count them (``counts_records``)."""
         kwargs = {name: value for name, value in options.items() if value is not None}
         if self.seeded and getattr(method, "randomized", True):
             kwargs["rng"] = seed
+        if records is not None and self.counts_records:
+            kwargs["progress"] = records
         present = (schema.select([c for c in schema.names if c in frame.columns])
                    if schema is not None else None)
         with warnings.catch_warnings(record=True) as caught:
@@ -149,12 +154,12 @@ class Adapter:
 
 ADAPTERS: dict[Family, Adapter] = {
     Family.K_ANONYMITY: Adapter(Family.K_ANONYMITY, (COLUMNS, DROP_INCOMPLETE),
-                                seeded=False, private=False),
+                                seeded=False, private=False, counts_records=True),
     Family.T_CLOSENESS: Adapter(Family.T_CLOSENESS, (
         Option("quasi", OptionKind.COLUMNS, "The quasi-identifiers (default: the schema's)."),
         Option("confidential", OptionKind.COLUMNS,
                "The confidential attributes (default: the schema's)."),
-        DROP_INCOMPLETE), seeded=False, private=False),
+        DROP_INCOMPLETE), seeded=False, private=False, counts_records=True),
     Family.MASKING: Adapter(Family.MASKING, (COLUMNS,), seeded=True, private=False),
     # seeded when the method is randomized (PRAM); recoding and suppression take no seed
     Family.KEYS: Adapter(Family.KEYS, (
@@ -170,7 +175,7 @@ ADAPTERS: dict[Family, Adapter] = {
                "the release is then NOT differentially private."),
         Option("household_size", OptionKind.COUNT, "Protect one household of at most this "
                "many records (every mechanism at epsilon / size)."),
-        DROP_INCOMPLETE), seeded=True, private=True),
+        DROP_INCOMPLETE), seeded=True, private=True, counts_records=True),
 }
 """The adapter of every family (the only table of them)."""
 

@@ -96,9 +96,11 @@ class RecipeRun:
         """The table as the last step left it (the input before any step)."""
         return self.results[-1].frame if self.results else self.original
 
-    def then(self, step: Step | dict[str, Any], progress: Progress | None = None
-             ) -> RecipeRun:
-        """This run with one more step applied to :attr:`frame`."""
+    def then(self, step: Step | dict[str, Any], progress: Progress | None = None,
+             records: Callable[[int], None] | None = None) -> RecipeRun:
+        """This run with one more step applied to :attr:`frame`; ``progress`` is told the
+        step, ``records`` the records its method has processed so far (the families that
+        count them: k-anonymity, t-closeness, DP)."""
         step = step if isinstance(step, Step) else Step.of(step)
         before = self.recipe.steps
         index = len(before)
@@ -109,7 +111,7 @@ class RecipeRun:
         source = self.source if index == 0 else InputFile(f"the output of step {index}")
         started = time.perf_counter()
         applied = family.apply(step.method(), self.frame, self.recipe.schema, step.options,
-                               step_seed(self.recipe.seed, index), source)
+                               step_seed(self.recipe.seed, index), source, records)
         seconds = time.perf_counter() - started
         frame = applied.release.frame
         risk = measure_risk(frame, risk_keys(self.recipe.schema, frame),

@@ -192,8 +192,17 @@ class KAnonymityMethod(ReleaseMethod):
                              f"{self.name} does not take: use mdav, or drop the incomplete "
                              "rows (`drop_incomplete`)")
         design = Design.of(frame, table, self.k)
-        labels = design.stratified(lambda part: self.labels(
-            part, chosen, threads=threads, progress=progress), table)
+        clustered = 0  # the records of the strata done, so that progress counts them all
+
+        def part_labels(part: Table) -> np.ndarray:
+            nonlocal clustered
+            before = clustered
+            counted = None if progress is None else (lambda rows: progress(before + rows))
+            labels = self.labels(part, chosen, threads=threads, progress=counted)
+            clustered += part.n_rows
+            return labels
+
+        labels = design.stratified(part_labels, table)
         return _kanonymous_release(self, frame, table, chosen, labels, design,
                                    round_values=round_values, missing=gaps)
 

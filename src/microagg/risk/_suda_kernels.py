@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def extend(real: np.ndarray, owner: np.ndarray, zero: np.ndarray, ids: np.ndarray,
            column: np.ndarray, candidate_row: np.ndarray, radix: int, bit: int,
            zero_sets: np.ndarray, chosen: np.ndarray
@@ -54,7 +54,7 @@ def extend(real: np.ndarray, owner: np.ndarray, zero: np.ndarray, ids: np.ndarra
     return out_owner, out_zero, keys
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def compact(keys: np.ndarray, scratch: np.ndarray) -> tuple[np.ndarray, int]:
     """Ids 0, 1, … in order of first appearance for ``keys`` (each below ``scratch.size``;
     ``scratch`` holds −1 everywhere, and again on return)."""
@@ -72,7 +72,7 @@ def compact(keys: np.ndarray, scratch: np.ndarray) -> tuple[np.ndarray, int]:
     return out, top
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def matches(n_real: int, owner: np.ndarray, ids: np.ndarray, top: int, slot: np.ndarray,
             n_active: int) -> tuple[np.ndarray, np.ndarray]:
     """The records of each combination (``counts``), and for each active candidate (at
@@ -86,7 +86,7 @@ def matches(n_real: int, owner: np.ndarray, ids: np.ndarray, top: int, slot: np.
     return counts, found
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def prune(real: np.ndarray, owner: np.ndarray, zero: np.ndarray, ids: np.ndarray,
           counts: np.ndarray, still: np.ndarray
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -53,7 +53,7 @@ statistical disclosure assessment. Data Mining and Knowledge Discovery 16(2), 16
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -92,6 +92,23 @@ class Suda:
     pairs: int
     dis_fraction: float
     dis: float = field(default=0.0)
+
+    def at_fraction(self, dis_fraction: float) -> Suda:
+        """The same MSUs with the DIS scores of another sampling fraction (no new search).
+
+        Examples
+        --------
+        >>> codes = np.array([[0, 0], [0, 1], [1, 0], [1, 0], [2, 1]])
+        >>> result = suda2(codes)
+        >>> again = result.at_fraction(0.1)
+        >>> again.dis_fraction, bool((again.dis_scores == suda2(codes, dis_fraction=0.1)
+        ...                           .dis_scores).all())
+        (0.1, True)
+        """
+        _check_fraction(dis_fraction)
+        dis, dis_scores = _dis(self.scores, self.sample_uniques, self.pairs, dis_fraction,
+                               len(self.keys))
+        return replace(self, dis_scores=dis_scores, dis_fraction=float(dis_fraction), dis=dis)
 
     def to_dict(self) -> dict[str, object]:
         return {"msus": sum(self.msus_by_size), "msus_by_size": self.msus_by_size,
@@ -139,8 +156,7 @@ def suda2(codes: np.ndarray, keys: list[str] | None = None,
     codes = np.asarray(codes, dtype=np.int64)
     n, m = codes.shape
     names = list(keys) if keys is not None else [f"key{j + 1}" for j in range(m)]
-    if not 0 < dis_fraction < 1:
-        raise InputError(f"`dis_fraction` must lie in (0, 1), got {dis_fraction}")
+    _check_fraction(dis_fraction)
     if not 1 <= m <= MAX_KEYS:
         raise InputError(f"SUDA2 takes 1 to {MAX_KEYS} key variables, got {m}")
     missing = parse(MissingValues, missing, "missing")
@@ -162,6 +178,11 @@ def suda2(codes: np.ndarray, keys: list[str] | None = None,
     return Suda(names, scores, dis_scores, shares,
                 {name: float(p) for name, p in zip(names, percent, strict=True)},
                 search.by_size.tolist(), int(uniques.size), pairs, float(dis_fraction), dis)
+
+
+def _check_fraction(dis_fraction: float) -> None:
+    if not 0 < dis_fraction < 1:
+        raise InputError(f"`dis_fraction` must lie in (0, 1), got {dis_fraction}")
 
 
 def _dis(scores: np.ndarray, uniques: int, pairs: int, fraction: float, m: int

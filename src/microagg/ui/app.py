@@ -4,13 +4,17 @@ whose temporary folder is removed when the session ends."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
+import numpy as np
 from shiny import App, Inputs, Outputs, Session
 
+from microagg.ui.compare_tab import compare_server
 from microagg.ui.data_tab import data_server
 from microagg.ui.layout import page
 from microagg.ui.output_tab import output_server
+from microagg.ui.risk_tab import risk_server
 from microagg.ui.session import State
 from microagg.ui.steps_tab import steps_server
 
@@ -19,12 +23,25 @@ __all__ = ["make_app"]
 
 def _server(input: Inputs, output: Outputs, session: Session) -> None:
     state = State.new()
-    session.on_ended(state.space.close)
+    session.on_ended(state.close)
     data_server(input, state)
+    risk_server(input, state)
     steps_server(input, state)
+    compare_server(input, state)
     output_server(input, state)
 
 
+def _load_kernels() -> None:
+    """Load the compiled kernels of the risk measures (numba's cache: about 0.7 s), so that
+    the first risk view a user opens does not wait for them."""
+    from microagg.risk import l_diversity, suda2
+
+    codes = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [1, 1]], dtype=np.int64)
+    suda2(codes)
+    l_diversity(codes, np.array([0, 1, 0, 1, 0], dtype=np.int64))
+
+
 def make_app() -> Any:
-    """The Shiny application (an ASGI app)."""
+    """The Shiny application (an ASGI app); the risk kernels load in the background."""
+    threading.Thread(target=_load_kernels, name="microagg-kernels", daemon=True).start()
     return App(page(), _server)

@@ -1,5 +1,5 @@
-"""The server of the data and risk tabs: upload, roles and kinds, a column's domain, missing
-value and taxonomy, and the risk of the current table."""
+"""The server of the data tab: upload, roles and kinds, and a column's domain, missing value
+and taxonomy."""
 
 from __future__ import annotations
 
@@ -13,14 +13,10 @@ from microagg.data.roles import suggested_roles
 from microagg.data.schema import Kind, Role, Schema
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError, MicroaggError
-from microagg.ui.plots import percent, risk_histogram
 from microagg.ui.session import State, clear_errors, guarded, show_error
 from microagg.ui.state import ColumnEdit
 
 __all__ = ["data_server"]
-
-TOP_RECORDS = 20
-
 
 def _role_select(i: int, name: str, role: str) -> Any:
     return ui.input_select(f"role_{i}", None, choices=[r.value for r in Role], selected=role)
@@ -31,7 +27,7 @@ def _kind_select(i: int, kind: str) -> Any:
 
 
 def data_server(input: Inputs, state: State) -> None:
-    """Register the outputs and effects of the data and risk tabs."""
+    """Register the outputs and effects of the data tab."""
 
     @reactive.effect
     @reactive.event(input.upload)
@@ -124,6 +120,14 @@ def data_server(input: Inputs, state: State) -> None:
             if guarded("roles", state.schema) is None:
                 state.edits.set(previous)
 
+    @render.ui
+    def declared() -> Any:
+        try:
+            schema = state.schema()
+        except MicroaggError:
+            return None
+        return None if schema is None else _declared(schema, state.edits())
+
     @reactive.effect
     @reactive.event(input.detail_column)
     def _show_detail() -> None:
@@ -131,6 +135,8 @@ def data_server(input: Inputs, state: State) -> None:
         edit = state.edits().get(name, ColumnEdit()) if name else ColumnEdit()
         ui.update_text("detail_domain", value=edit.domain)
         ui.update_text("detail_missing", value=edit.missing)
+
+    taken: set[str] = set()  # the taxonomy files already applied (moved to the folder)
 
     @reactive.effect
     @reactive.event(input.detail_apply)
@@ -148,7 +154,8 @@ def data_server(input: Inputs, state: State) -> None:
         edit = edits.get(name, ColumnEdit())
         taxonomy = edit.taxonomy
         upload = input.detail_taxonomy()
-        if upload:
+        if upload and upload[0]["datapath"] not in taken:  # a file chosen is applied once
+            taken.add(upload[0]["datapath"])
             path = state.space.adopt(upload[0]["datapath"], f"{name}.taxonomy"
                                      f"{_suffix(upload[0]['name'])}")
             try:
@@ -170,67 +177,31 @@ def data_server(input: Inputs, state: State) -> None:
                      else "domain")
             show_error(field, exc)
 
-    @render.ui
-    def keys_text() -> Any:
-        schema, frame = _schema(state), state.current()
-        if schema is None or frame is None:
-            return None
-        keys = [a.name for a in schema if a.role is Role.QUASI and a.name in frame.columns]
-        return ui.p(f"Key variables (quasi-identifiers): {', '.join(keys) or 'none'}",
-                    id="keys")
 
-    @reactive.calc
-    def risk_now() -> Any:
-        schema, frame = _schema(state), state.current()
-        if frame is None:
-            return None
-        return state.risk(frame, schema, input.missing_semantics())
-
-    @render.ui
-    def risk_boxes() -> Any:
-        risk = risk_now()
-        if risk is None:
-            return ui.p("Load a table first.")
-        boxes = [("records", f"{risk.n:,}"),
-                 ("records in classes smaller than 2 (unique)", f"{risk.violations[2]:,}"),
-                 ("records in classes smaller than 3", f"{risk.violations[3]:,}"),
-                 ("records in classes smaller than 5", f"{risk.violations[5]:,}"),
-                 ("expected re-identifications", f"{risk.expected_reidentifications:,.1f}"),
-                 (f"global risk (mean {risk.risk_label})", percent(risk.global_risk))]
-        return ui.layout_column_wrap(*(ui.value_box(title, value, id=f"box_{i}")
-                                       for i, (title, value) in enumerate(boxes)),
-                                     width=1 / 3)
-
-    @render.plot(alt="records by re-identification risk")
-    def risk_plot() -> Any:
-        risk = risk_now()
-        if risk is None:
-            return None
-        run = state.run()
-        if run is None:
-            return risk_histogram(risk.record_risk, label=risk.risk_label)
-        return risk_histogram(state.risk(run.original, _schema(state),
-                                         input.missing_semantics()).record_risk,
-                              risk.record_risk, label=risk.risk_label)
-
-    @render.data_frame
-    def top_risk() -> Any:
-        risk, frame = risk_now(), state.current()
-        if risk is None or frame is None:
-            return None
-        order = risk.record_risk.argsort(kind="stable")[::-1][:TOP_RECORDS]
-        shown = frame.iloc[order][list(risk.keys)].copy()
-        shown.insert(0, "row", order + 1)
-        shown["f_k"] = risk.fk[order]
-        shown["risk"] = [percent(r) for r in risk.record_risk[order]]
-        return render.DataGrid(shown.astype(str), width="100%")
-
-
-def _schema(state: State) -> Schema | None:
-    try:
-        return state.schema()
-    except MicroaggError:
-        return state.inferred()
+def _declared(schema: Schema, edits: dict[str, ColumnEdit]) -> Any:
+    """The domains, missing values and taxonomies the user declared, as the schema holds
+    them."""
+    items = []
+    for name, edit in edits.items():
+        if not (edit.domain or edit.missing or edit.taxonomy) or name not in schema.names:
+            continue
+        attribute = schema[name]
+        said = []
+        if edit.domain and attribute.domain is not None:
+            said.append("domain " + (f"[{attribute.domain[0]:g}, {attribute.domain[1]:g}]"
+                                     if attribute.is_numeric
+                                     else ", ".join(map(str, attribute.domain))))
+        if attribute.missing is not None:
+            said.append(f"missing cells read as {attribute.missing}")
+        if attribute.taxonomy is not None:
+            taxonomy = Taxonomy.load(attribute.taxonomy)
+            said.append(f"taxonomy of {int(taxonomy.depth().max()) - 1} level(s) above "
+                        f"its {len(taxonomy.leaves):,} categories")
+        items.append(ui.tags.li(ui.tags.strong(name), ": ", "; ".join(said),
+                                **{"data-column": name}))
+    if not items:
+        return None
+    return ui.div(ui.tags.strong("Declared"), ui.tags.ul(*items), id="declared")
 
 
 def _suffix(name: str) -> str:

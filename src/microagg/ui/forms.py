@@ -61,8 +61,8 @@ def _parameter_field(f: Field) -> Any:
         field = ui.input_select(field_id(f.name), label, choices=choices,
                                 selected=default if default is not None else "")
     else:
-        field = ui.input_text(field_id(f.name), label, value="" if default is None
-                              else str(default))
+        empty = default is None or (isinstance(default, tuple | list) and not default)
+        field = ui.input_text(field_id(f.name), label, value="" if empty else str(default))
     help_text = f"{f.metadata['help']} ({f.metadata['constraint'].describe()})"
     return _with_error(f.name, field, help_text)
 

@@ -8,13 +8,15 @@ from typing import Any, cast
 
 from shiny import ui
 
-from microagg.options import CompareMethod
+from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
+from microagg.options import CompareMethod, LDiversityKind, RiskKind, TargetMatch
 from microagg.recipe.families import ADAPTERS
 from microagg.release.methods import family
 
 __all__ = ["page"]
 
 STYLE = """
+html { overflow-y: scroll; }  /* a scroll bar that comes and goes would redraw every plot */
 .field-error { color: #b02a37; font-size: 0.9em; margin-top: 0.2em; }
 .guarantee { background: #eef6ee; border-left: 4px solid #4a4; padding: 0.5em 0.8em; }
 .context { background: #fff4e5; border-left: 4px solid #e90; padding: 0.5em 0.8em; }
@@ -22,6 +24,7 @@ table.steps td, table.steps th, table.columns td, table.columns th {
   padding: 0.2em 0.6em; border-bottom: 1px solid #ddd; vertical-align: middle; }
 table.columns .form-group, table.columns .shiny-input-container { margin: 0; width: 11em; }
 iframe.report { width: 100%; height: 75vh; border: 1px solid #ccc; }
+div.records { overflow-x: auto; font-size: 0.9em; }
 """
 
 FORMATS = {"csv": "CSV", "parquet": "Parquet", "sav": "SPSS .sav", "dta": "Stata .dta",
@@ -59,6 +62,7 @@ def _data() -> Any:
                 _slot("taxonomy"),
                 ui.input_action_button("detail_apply", "Apply to the column"),
                 _slot("detail"),
+                ui.output_ui("declared"),
             ),
             col_widths=(8, 4),
         ),
@@ -69,6 +73,9 @@ def _data() -> Any:
 
 
 def _risk() -> Any:
+    kinds = {LDiversityKind.DISTINCT.value: "distinct: the number of values",
+             LDiversityKind.ENTROPY.value: "entropy: exp of their entropy",
+             LDiversityKind.RECURSIVE.value: "recursive (c, l)"}
     return ui.nav_panel(
         "2 · Risk",
         ui.layout_columns(
@@ -77,10 +84,42 @@ def _risk() -> Any:
                                      "category": "only another missing value"}),
             ui.output_ui("keys_text"), col_widths=(4, 8)),
         ui.output_ui("risk_boxes"),
-        ui.card(ui.card_header("Records by re-identification risk"),
-                ui.output_plot("risk_plot", height="300px")),
-        ui.card(ui.card_header("The records at highest risk (current table)"),
-                ui.output_data_frame("top_risk")),
+        ui.navset_card_underline(
+            ui.nav_panel(
+                "Record risk",
+                ui.output_plot("risk_plot", height="300px"),
+                ui.h6("The records at highest risk (current table)"),
+                ui.output_ui("top_risk"), value="records"),
+            ui.nav_panel(
+                "SUDA2: special uniques",
+                ui.layout_columns(
+                    ui.div(ui.input_numeric("dis_fraction", "Sampling fraction of the DIS "
+                                            "score (the sample's share of the population)",
+                                            value=0.01, step=0.01),
+                           _slot("dis_fraction")),
+                    ui.output_ui("suda_summary"), col_widths=(3, 9)),
+                ui.layout_columns(
+                    ui.output_plot("suda_plot", height="300px"),
+                    ui.output_ui("suda_contributions"), col_widths=(8, 4)),
+                ui.h6("The records with the highest DIS scores"),
+                ui.output_ui("top_dis"), value="suda"),
+            ui.nav_panel(
+                "l-diversity",
+                ui.layout_columns(
+                    ui.input_select("sensitive", "Sensitive attribute (not a key)",
+                                    choices=[]),
+                    ui.input_select("l_kind", "l-diversity", choices=kinds),
+                    ui.panel_conditional(
+                        "input.l_kind === 'recursive'",
+                        ui.input_numeric("l_c", "c of recursive (c, l)-diversity", value=2,
+                                         step=0.5),
+                        _slot("l_c")),
+                    col_widths=(4, 4, 4)),
+                ui.output_ui("diversity_boxes"),
+                ui.output_plot("diversity_plot", height="260px"),
+                ui.h6("The records whose class is least diverse (largest classes first)"),
+                ui.output_ui("least_diverse"), value="ldiv"),
+            id="risk_view"),
         value="risk",
     )
 
@@ -121,23 +160,71 @@ def _steps() -> Any:
     )
 
 
+def _rank_inputs() -> Any:
+    """The comparison of numeric attributes at the rank (record-linkage) risk of 003."""
+    return ui.panel_conditional(
+        "input.compare_mode === 'rank'",
+        ui.input_text("target_risk", "Target risk (a number, or METHOD=VALUE: the risk that "
+                      "method has)", value="mdav=5"),
+        _slot("target_risk"),
+        ui.input_checkbox_group("compare_methods", "Methods",
+                                choices=[m.value for m in CompareMethod if not m.keys_only],
+                                selected=["mdav", "correlated-noise", "multiplicative-noise",
+                                          "rank-swap"]),
+        _slot("methods"),
+        ui.input_selectize("compare_columns", "Columns (numeric; default the numeric "
+                           "quasi-identifiers)", choices=[], multiple=True),
+        _slot("columns"))
+
+
+def _keys_inputs() -> Any:
+    """The comparison of methods for categorical keys at a categorical risk."""
+    kinds = {RiskKind.EXPECTED_REIDENTIFICATIONS.value: "expected re-identifications",
+             RiskKind.GLOBAL_RISK.value: "global risk (their mean)",
+             RiskKind.VIOLATIONS.value: "violations of k"}
+    return ui.panel_conditional(
+        "input.compare_mode === 'keys'",
+        ui.input_select("key_risk_kind", "Risk of the released keys", choices=kinds),
+        ui.input_text("key_target", "Target risk (a number, or METHOD=VALUE: the risk that "
+                      "method has)", value="local-suppression=5"),
+        _slot("key_target"),
+        ui.panel_conditional("input.key_risk_kind === 'violations'",
+                             ui.input_numeric("key_k", "k of the violations (default 5)",
+                                              value=cast(float, None), step=1),
+                             _slot("key_k")),
+        ui.input_checkbox_group("key_methods", "Methods (none checked: every method the "
+                                "data allow)", choices=[m.value for m in DEFAULT_KEY_METHODS]),
+        _slot("key_methods"),
+        ui.input_selectize("key_keys", "Key variables (default the quasi-identifiers)",
+                           choices=[], multiple=True),
+        _slot("key_keys"),
+        ui.input_selectize("key_recode", "Keys the recodings recode (default: those with a "
+                           "taxonomy or a width)", choices=[], multiple=True),
+        _slot("key_recode"),
+        ui.input_text("key_widths", "Interval width of numeric keys at level 1", value="",
+                      placeholder="age=5"),
+        _slot("key_widths"),
+        ui.input_numeric("key_recode_level", "Level of recode-then-suppress", value=1, step=1),
+        _slot("key_recode_level"),
+        ui.input_select("key_match", "A method matches at its least protective value with "
+                        "a risk",
+                        choices={TargetMatch.AT_MOST.value: "at most the target",
+                                 TargetMatch.WITHIN.value: "within the tolerance (003)"}),
+        _slot("key_match"),
+        ui.output_ui("key_missing_text"))
+
+
 def _compare() -> Any:
     return ui.nav_panel(
         "4 · Compare",
         ui.layout_sidebar(
             ui.sidebar(
-                ui.input_text("target_risk", "Target risk (a number, or METHOD=VALUE: the "
-                              "risk that method has)", value="mdav=5"),
-                _slot("target_risk"),
-                ui.input_checkbox_group("compare_methods", "Methods",
-                                        choices=[m.value for m in CompareMethod
-                                                 if not m.keys_only],
-                                        selected=["mdav", "correlated-noise",
-                                                  "multiplicative-noise", "rank-swap"]),
-                _slot("methods"),
-                ui.input_selectize("compare_columns", "Columns (numeric; default the "
-                                   "numeric quasi-identifiers)", choices=[], multiple=True),
-                _slot("columns"),
+                ui.input_radio_buttons(
+                    "compare_mode", "Compare",
+                    choices={"rank": "numeric attributes at the record-linkage (rank) risk",
+                             "keys": "categorical keys at a categorical risk"}),
+                _rank_inputs(),
+                _keys_inputs(),
                 ui.input_numeric("compare_seeds", "Seeds per evaluation", value=3, min=2),
                 _slot("seeds"),
                 ui.input_task_button("run_compare", "Compare at equal risk",

@@ -1,106 +1,25 @@
-"""The server of the comparison and download tabs: the equal-risk comparison (paper 003) with
-its report in the page, and the release, its report (JSON, HTML) and the recipe, written
-together by :func:`~microagg.recipe.write.write_run` in the session's folder."""
+"""The server of the download tab: the release, its report (JSON, HTML) and the recipe,
+written together by :func:`~microagg.recipe.write.write_run` in the session's folder."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
 from pathlib import Path
 from typing import Any
 
-from shiny import Inputs, reactive, render, ui
+from shiny import Inputs, render, ui
 
-from microagg.data.schema import Role
 from microagg.errors import InputError, MicroaggError
 from microagg.recipe.runner import RecipeRun
 from microagg.recipe.write import RunFiles, write_run
-from microagg.ui.session import State, clear_errors, show_error
+from microagg.ui.compare_tab import iframe
+from microagg.ui.session import State, show_error
 
 __all__ = ["output_server"]
 
 
-def _iframe(html: str, name: str) -> Any:
-    """A report page shown inside the app (a data URL: no file is served)."""
-    data = base64.b64encode(html.encode("utf-8")).decode("ascii")
-    return ui.tags.iframe(src=f"data:text/html;charset=utf-8;base64,{data}", class_="report",
-                          id=name)
-
-
 def output_server(input: Inputs, state: State) -> None:
-    """Register the outputs and effects of the comparison and download tabs."""
-    compared: reactive.Value[str | None] = reactive.value(None)
+    """Register the outputs and effects of the download tab."""
     written: dict[tuple[Any, ...], RunFiles] = {}
-
-    @reactive.effect
-    def _compare_columns() -> None:
-        frame = state.frame()
-        if frame is None:
-            return
-        try:
-            schema = state.schema()
-        except MicroaggError:
-            return
-        if schema is None:
-            return
-        numeric = [a.name for a in schema if a.is_numeric and a.role is Role.QUASI]
-        ui.update_selectize("compare_columns", choices=[a.name for a in schema if a.is_numeric],
-                            selected=numeric)
-
-    @ui.bind_task_button(button_id="run_compare")
-    @reactive.extended_task
-    async def compare_task(arguments: dict[str, Any]) -> str:
-        from microagg.evaluation.compare import compare
-        from microagg.evaluation.html import comparison_html
-
-        def work() -> str:
-            return comparison_html(compare(**arguments))
-
-        return await asyncio.to_thread(work)
-
-    @reactive.effect
-    @reactive.event(input.run_compare)
-    def _compare() -> None:
-        clear_errors()
-        frame = state.frame()
-        if frame is None:
-            show_error("compare", InputError("load a table first"))
-            return
-        columns = list(input.compare_columns()) or None
-        methods = list(input.compare_methods())
-        if not methods:
-            show_error("methods", InputError("choose at least one method"))
-            return
-        seeds = input.compare_seeds()
-        if seeds is None or seeds < 2 or not float(seeds).is_integer():
-            show_error("seeds", InputError(f"`seeds` must be an integer >= 2, got {seeds}"))
-            return
-        source = state.source()
-        compare_task({"frame": frame, "target_risk": input.target_risk().strip(),
-                      "methods": methods, "columns": columns, "schema": state.schema(),
-                      "seeds": int(seeds), "source": source.name if source else None})
-
-    @reactive.effect
-    def _compared() -> None:
-        try:
-            html = compare_task.result()
-        except MicroaggError as exc:
-            text = str(exc)
-            where = ("target_risk" if "target" in text else "columns" if "column" in text
-                     else "compare")
-            show_error(where, exc)
-            return
-        with reactive.isolate():
-            compared.set(html)
-
-    @render.ui
-    def comparison() -> Any:
-        html = compared()
-        if html is None:
-            return ui.p("Choose a target risk and the methods, then compare: each method's "
-                        "parameter is calibrated to the target and the methods are ranked "
-                        "by the utility they keep (paper 003).")
-        return _iframe(html, "comparison-report")
 
     def files() -> RunFiles:
         run = state.run()
@@ -174,4 +93,4 @@ def output_server(input: Inputs, state: State) -> None:
             return None
         assert path is not None
         return ui.TagList(ui.h4("The report, as downloaded"),
-                          _iframe(path.read_text(encoding="utf-8"), "release-report"))
+                          iframe(path.read_text(encoding="utf-8"), "release-report"))

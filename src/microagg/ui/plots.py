@@ -1,13 +1,16 @@
-"""The web app's figures (matplotlib): the record risk histogram before and after, a column's
-distribution before and after, and the change of the correlations between numeric columns."""
+"""The web app's figures (matplotlib): the record risk histogram before and after, the DIS
+scores of SUDA2, the l-diversity of the records, a column's distribution before and after,
+and the change of the correlations between numeric columns."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
-__all__ = ["correlation_change", "distribution", "percent", "risk_histogram"]
+__all__ = ["L_LABELS", "correlation_change", "dis_histogram", "distribution", "l_histogram",
+           "percent", "risk_histogram"]
 
 BINS = np.array([0.0, 0.01, 0.05, 0.1, 0.2, 1 / 3 + 1e-9, 0.5 + 1e-9, 1.0 + 1e-9])
 LABELS = ["< 1 %", "1-5 %", "5-10 %", "10-20 %", "20-33 %", "33-50 %", "> 50 %"]
@@ -37,6 +40,45 @@ def risk_histogram(before: np.ndarray, after: np.ndarray | None = None,
         ax.legend()
     ax.set_xticks(x, LABELS, rotation=30, ha="right")
     ax.set_xlabel(f"risk of the record: {label}")
+    ax.set_ylabel("records")
+    fig.tight_layout()
+    return fig
+
+
+DIS_BINS = np.linspace(0.0, 1.0, 21)
+L_EDGES = np.array([0.0, 2.0, 3.0, 4.0, 5.0, 6.0, 11.0, np.inf])
+L_LABELS = ["1", "2", "3", "4", "5", "6-10", "> 10"]
+"""The l of the records' classes, by bin (an entropy l of 2.5 is counted under 2)."""
+
+
+def dis_histogram(dis_scores: np.ndarray) -> Figure:
+    """The records with a special unique by their DIS score (SUDA2), on a log scale: most
+    records have none (their score is 0, left out)."""
+    fig = Figure(figsize=(7.0, 3.0))
+    ax = fig.subplots()
+    scored = dis_scores[dis_scores > 0]
+    counts, edges = np.histogram(scored, DIS_BINS)
+    ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="C3",
+           edgecolor="white")
+    if counts.any():
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_locator(NullLocator())  # minor log ticks cost 0.1 s
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(f"DIS score (probability that a match on the keys is correct); "
+                  f"{scored.size:,} records with a special unique")
+    ax.set_ylabel("records")
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.17, top=0.96)  # tight_layout: 0.05 s
+    return fig
+
+
+def l_histogram(values: np.ndarray, label: str) -> Figure:
+    """The records by the l-diversity of their class (``label`` names the measure)."""
+    fig = Figure(figsize=(7.0, 2.6))
+    ax = fig.subplots()
+    x = np.arange(len(L_LABELS))
+    ax.bar(x, np.histogram(values, L_EDGES)[0], 0.8, color="C0")
+    ax.set_xticks(x, L_LABELS)
+    ax.set_xlabel(label)
     ax.set_ylabel("records")
     fig.tight_layout()
     return fig

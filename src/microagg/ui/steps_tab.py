@@ -1,10 +1,9 @@
 """The server of the steps tab: the form of the chosen method, the DP preview, running a
-step (in a worker thread, with a busy button), undo, and the risk and utility after each
-step in a table and in figures."""
+step (in a worker thread, with a busy button and a progress bar), undo, and the risk and
+utility after each step in a table and in figures."""
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 from html import escape
 from typing import Any
@@ -22,6 +21,7 @@ from microagg.release.params import method_fields
 from microagg.release.sidecar import ReleaseRecord
 from microagg.ui.forms import field_at_fault, field_id, method_form, read_form
 from microagg.ui.plots import correlation_change, distribution, percent, risk_histogram
+from microagg.ui.progress import Feed, follow
 from microagg.ui.session import State, clear_errors, show_error
 
 __all__ = ["steps_html", "steps_server"]
@@ -172,8 +172,10 @@ def steps_server(input: Inputs, state: State) -> None:
 
     @ui.bind_task_button(button_id="run_step")
     @reactive.extended_task
-    async def step_task(current: RecipeRun, step: Step) -> RecipeRun:
-        return await asyncio.to_thread(current.then, step)
+    async def step_task(current: RecipeRun, step: Step, bar: ui.Progress) -> RecipeRun:
+        feed = Feed(f"step {len(current.results) + 1}: {step.describe()}")
+        return await follow(bar, feed, lambda: current.then(
+            step, records=feed.records(len(current.frame))))
 
     @reactive.effect
     @reactive.event(input.run_step)
@@ -181,7 +183,7 @@ def steps_server(input: Inputs, state: State) -> None:
         clear_errors()
         made = make_step()
         if made is not None:
-            step_task(*made)
+            step_task(*made, ui.Progress())
 
     @reactive.effect
     def _finished() -> None:
@@ -239,7 +241,8 @@ def steps_server(input: Inputs, state: State) -> None:
     def steps_table() -> Any:
         run = state.run()
         if run is None:
-            return ui.p("No step yet: choose a family and a method on the left, then run.")
+            return ui.p("No step yet: choose a family and a method on the left, then run.",
+                        id="no-steps")
         return steps_html(run)
 
     @render.plot(alt="a column before and after")

@@ -1,0 +1,182 @@
+"""The server of the comparison tab: methods compared at equal risk (paper 003), as
+``microagg compare`` does, in one of two modes: numeric attributes at the rank
+(record-linkage) risk (:func:`~microagg.evaluation.compare.compare`), or methods for
+categorical keys at a categorical risk, the expected re-identifications, the global risk or
+the violations of k (:func:`~microagg.evaluation.key_compare.compare_keys`, ``--target-risk-
+kind``). The comparison runs in a worker thread with a progress bar; its report is shown in
+the page, under a summary of each method's calibrated value."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from html import escape
+from typing import Any
+
+from shiny import Inputs, reactive, render, ui
+
+from microagg.data.schema import Role
+from microagg.errors import InputError, MicroaggError
+from microagg.evaluation.comparison import Comparison
+from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
+from microagg.options import MatchStatus
+from microagg.ui.forms import field_at_fault
+from microagg.ui.progress import Calibration, Feed, follow
+from microagg.ui.session import State, clear_errors, show_error
+
+__all__ = ["compare_server", "iframe"]
+
+RANK_FIELDS = {"target_risk": "target_risk", "methods": "methods", "columns": "columns",
+               "seeds": "seeds"}
+KEY_FIELDS = {"target_risk": "key_target", "risk_kind": "key_target", "k": "key_k",
+              "methods": "key_methods", "keys": "key_keys", "recode": "key_recode",
+              "widths": "key_widths", "recode_level": "key_recode_level",
+              "match": "key_match", "seeds": "seeds"}
+"""The field beside which an error about each parameter of the comparison is shown."""
+
+
+def iframe(html: str, name: str) -> Any:
+    """A report page shown inside the app (a data URL: no file is served)."""
+    data = base64.b64encode(html.encode("utf-8")).decode("ascii")
+    return ui.tags.iframe(src=f"data:text/html;charset=utf-8;base64,{data}", class_="report",
+                          id=name)
+
+
+def summary_html(result: Comparison) -> Any:
+    """Each method at its calibrated value, as ``microagg compare`` prints it."""
+    status = {MatchStatus.MATCHED: "matched", MatchStatus.EXCEEDS: "ranked at its closest "
+              "value"}
+    rows = "".join(
+        f'<tr data-method="{m.method.value}"><td>{m.method.value}</td>'
+        f"<td>{escape(m.parameter)} = {m.value:.4g}</td><td>{m.risk:.6g}</td>"
+        f"<td>{escape(m.utility.summary())}</td>"
+        f"<td>{escape(status.get(m.status, 'left out: ' + m.reason))}</td></tr>"
+        for m in result.methods)
+    ranked = ", ".join(m.value for m in result.ranking) or "(none ranked)"
+    return ui.TagList(
+        ui.p(f"Target: {result.risk_label} {result.target_value:.6g} "
+             f"({result.target_source}); ranking: {ranked}.", id="comparison-target"),
+        ui.HTML('<table class="steps" id="comparison-summary"><thead><tr><th>method</th>'
+                f"<th>calibrated value</th><th>{escape(result.risk_label)}</th><th>utility"
+                f"</th><th>outcome</th></tr></thead><tbody>{rows}</tbody></table>"))
+
+
+def _fault(exc: MicroaggError, fields: dict[str, str], fallback: str) -> str:
+    """The field an error of the comparison is shown beside."""
+    named = field_at_fault(exc, list(fields))
+    if named is not None:
+        return fields[named]
+    return fields["target_risk"] if "target" in str(exc) else fallback
+
+
+def compare_server(input: Inputs, state: State) -> None:
+    """Register the outputs and effects of the comparison tab."""
+    compared: reactive.Value[tuple[Comparison, str] | None] = reactive.value(None)
+
+    @reactive.effect
+    def _columns() -> None:
+        frame, schema = state.frame(), state.usable_schema()
+        if frame is None or schema is None:
+            return
+        names = [a.name for a in schema]
+        ui.update_selectize("compare_columns", choices=[a.name for a in schema
+                                                        if a.is_numeric],
+                            selected=[a.name for a in schema
+                                      if a.is_numeric and a.role is Role.QUASI])
+        ui.update_selectize("key_keys", choices=names, selected=list(schema.quasi_identifiers))
+        ui.update_selectize("key_recode", choices=names, selected=[])
+
+    @render.ui
+    def key_missing_text() -> Any:
+        chosen = input.missing_semantics()
+        said = "any value" if chosen == "matches-any" else "only another missing value"
+        return ui.p(f"A missing key value matches {said}, as set on the Risk tab.",
+                    class_="text-muted")
+
+    @ui.bind_task_button(button_id="run_compare")
+    @reactive.extended_task
+    async def compare_task(run: Callable[[Calibration], Comparison], order: list[str],
+                           target_first: bool, bar: ui.Progress) -> tuple[Comparison, str]:
+        from microagg.evaluation.html import comparison_html
+
+        feed = Feed("comparing")
+
+        def work() -> tuple[Comparison, str]:
+            result = run(Calibration(feed, order, target_first))
+            feed.set(1.0, "writing the report")
+            return result, comparison_html(result)
+
+        return await follow(bar, feed, work)
+
+    def rank_run(common: dict[str, Any]) -> tuple[Callable[[Calibration], Comparison],
+                                                  list[str], str] | None:
+        from microagg.evaluation.compare import compare
+
+        methods = list(input.compare_methods())
+        if not methods:
+            show_error("methods", InputError("`methods` names no method"))
+            return None
+        target = input.target_risk().strip()
+        arguments = {**common, "target_risk": target, "methods": methods,
+                     "columns": list(input.compare_columns()) or None}
+        return lambda progress: compare(**arguments, progress=progress), methods, target
+
+    def keys_run(common: dict[str, Any]) -> tuple[Callable[[Calibration], Comparison],
+                                                  list[str], str]:
+        from microagg.evaluation.key_compare import compare_keys
+
+        methods = list(input.key_methods())
+        target = input.key_target().strip()
+        level, k = input.key_recode_level(), input.key_k()
+        arguments = {**common, "target_risk": target, "risk_kind": input.key_risk_kind(),
+                     "keys": list(input.key_keys()) or None,
+                     "k": None if k is None else (int(k) if float(k).is_integer() else k),
+                     "missing": input.missing_semantics(), "methods": methods or None,
+                     "recode": list(input.key_recode()) or None,
+                     "widths": input.key_widths().strip() or None,
+                     "recode_level": 1 if level is None else (
+                         int(level) if float(level).is_integer() else level),
+                     "match": input.key_match()}
+        order = methods or [m.value for m in DEFAULT_KEY_METHODS]
+        return lambda progress: compare_keys(**arguments, progress=progress), order, target
+
+    @reactive.effect
+    @reactive.event(input.run_compare)
+    def _compare() -> None:
+        clear_errors()
+        frame, source = state.frame(), state.source()
+        if frame is None:
+            show_error("compare", InputError("load a table first"))
+            return
+        seeds = input.compare_seeds()
+        if seeds is None or seeds < 2 or not float(seeds).is_integer():
+            show_error("seeds", InputError(f"`seeds` must be an integer >= 2, got {seeds}"))
+            return
+        common = {"frame": frame, "schema": state.usable_schema(), "seeds": int(seeds),
+                  "source": source.name if source else None}
+        made = keys_run(common) if input.compare_mode() == "keys" else rank_run(common)
+        if made is not None:
+            run, order, target = made
+            compare_task(run, order, "=" in target, ui.Progress())
+
+    @reactive.effect
+    def _compared() -> None:
+        try:
+            done = compare_task.result()
+        except MicroaggError as exc:
+            with reactive.isolate():
+                keys = input.compare_mode() == "keys"
+            show_error(_fault(exc, KEY_FIELDS if keys else RANK_FIELDS, "compare"), exc)
+            return
+        with reactive.isolate():
+            compared.set(done)
+
+    @render.ui
+    def comparison() -> Any:
+        done = compared()
+        if done is None:
+            return ui.p("Choose what to compare, a target risk and the methods, then compare: "
+                        "each method's parameter is calibrated to the target and the methods "
+                        "are ranked by the utility they keep (paper 003).")
+        result, html = done
+        return ui.TagList(summary_html(result), iframe(html, "comparison-report"))

@@ -1,0 +1,331 @@
+"""The server of the risk tab: the risk of the current table (the input, or the output of the
+last step) over its key variables, as ``microagg risk`` measures it (:mod:`microagg.risk`):
+k-anonymity and the record risk (1/f_k, or the individual risk under the declared weight),
+SUDA2's special uniques with their DIS scores and each key's contribution, and the
+l-diversity of a sensitive attribute. Each view is computed when it is shown, and remembered
+for the last few tables and settings."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from html import escape
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from shiny import Inputs, reactive, render, ui
+from shiny.session import require_active_session
+
+from microagg.core.frequencies import key_codes
+from microagg.data.schema import Kind, Role, Schema
+from microagg.errors import InputError, MicroaggError
+from microagg.options import LDiversityKind
+from microagg.recipe.risk import RiskSummary
+from microagg.risk import LDiversity, Suda, l_diversity, suda2
+from microagg.ui.plots import dis_histogram, l_histogram, percent, risk_histogram
+from microagg.ui.session import State, clear_error, show_error
+
+__all__ = ["TOP_RECORDS", "risk_server"]
+
+TOP_RECORDS = 20
+SETTLE = 1.0
+"""Seconds the keys stay the same before their SUDA2 search begins in the background."""
+
+
+def _records(frame: pd.DataFrame, keys: list[str], order: np.ndarray,
+             columns: dict[str, Any]) -> Any:
+    """The rows ``order`` of ``frame`` (numbered from 1) with their keys and ``columns``, as
+    a plain table (a data grid takes the browser several times longer to draw)."""
+    shown = frame.iloc[order][keys].copy()
+    shown.insert(0, "row", order + 1)
+    for name, values in columns.items():
+        shown[name] = values
+    head = "".join(f"<th>{escape(str(name))}</th>" for name in shown.columns)
+    body = "".join("<tr>" + "".join(f"<td>{'' if pd.isna(v) else escape(str(v))}</td>"
+                                    for v in row) + "</tr>"
+                   for row in shown.itertuples(index=False))
+    return ui.HTML(f'<div class="records"><table class="steps"><thead><tr>{head}</tr>'
+                   f"</thead><tbody>{body}</tbody></table></div>")
+
+
+def _sensitive_default(schema: Schema | None, choices: list[str]) -> str | None:
+    """The first confidential categorical column, else the first confidential one, else the
+    first column that is not a key."""
+    if not choices:
+        return None
+    if schema is not None:
+        confidential = [a for a in schema if a.role is Role.CONFIDENTIAL and a.name in choices]
+        for attribute in confidential:
+            if attribute.kind is not Kind.NUMERIC:
+                return attribute.name
+        if confidential:
+            return confidential[0].name
+    return choices[0]
+
+
+def risk_server(input: Inputs, state: State) -> None:
+    """Register the outputs and effects of the risk tab."""
+    session = require_active_session(None)
+
+    @reactive.calc
+    def keyed() -> tuple[pd.DataFrame, list[str]] | None:
+        """The current table and its key variables."""
+        frame = state.current()
+        if frame is None:
+            return None
+        schema = state.usable_schema()
+        return frame, [a.name for a in schema or () if a.role is Role.QUASI
+                       and a.name in frame.columns]
+
+    @render.ui
+    def keys_text() -> Any:
+        found = keyed()
+        if found is None:
+            return None
+        return ui.p(f"Key variables (quasi-identifiers): {', '.join(found[1]) or 'none'}",
+                    id="keys")
+
+    @reactive.calc
+    def risk_now() -> RiskSummary | None:
+        frame = state.current()
+        if frame is None:
+            return None
+        return state.risk(frame, state.usable_schema(), input.missing_semantics())
+
+    @render.ui
+    def risk_boxes() -> Any:
+        risk = risk_now()
+        if risk is None:
+            return ui.p("Load a table first.")
+        boxes = [("records", f"{risk.n:,}"),
+                 ("records in classes smaller than 2 (unique)", f"{risk.violations[2]:,}"),
+                 ("records in classes smaller than 3", f"{risk.violations[3]:,}"),
+                 ("records in classes smaller than 5", f"{risk.violations[5]:,}"),
+                 ("expected re-identifications", f"{risk.expected_reidentifications:,.1f}"),
+                 (f"global risk (mean {risk.risk_label})", percent(risk.global_risk))]
+        return ui.layout_column_wrap(*(ui.value_box(title, value, id=f"box_{i}")
+                                       for i, (title, value) in enumerate(boxes)),
+                                     width=1 / 3)
+
+    @render.plot(alt="records by re-identification risk")
+    def risk_plot() -> Any:
+        risk = risk_now()
+        if risk is None:
+            return None
+        run = state.run()
+        if run is None:
+            return risk_histogram(risk.record_risk, label=risk.risk_label)
+        return risk_histogram(state.risk(run.original, state.usable_schema(),
+                                         input.missing_semantics()).record_risk,
+                              risk.record_risk, label=risk.risk_label)
+
+    @render.ui
+    def top_risk() -> Any:
+        risk, frame = risk_now(), state.current()
+        if risk is None or frame is None:
+            return None
+        order = risk.record_risk.argsort(kind="stable")[::-1][:TOP_RECORDS]
+        return _records(frame, list(risk.keys), order, {
+            "f_k": risk.fk[order], "risk": [percent(r) for r in risk.record_risk[order]]})
+
+    # SUDA2 ---------------------------------------------------------------------------------
+
+    def suda_request() -> tuple[pd.DataFrame, tuple[Any, ...], Callable[[], Suda]] | str:
+        """The table, the settings and the SUDA2 search of the current view (at the default
+        DIS fraction: another is rescored from it); or why there is none."""
+        found = keyed()
+        if found is None:
+            return "Load a table first."
+        frame, keys = found
+        if not keys:
+            return "No key variable: declare quasi-identifiers on the Data tab."
+        missing = input.missing_semantics()
+
+        def search() -> Suda:
+            return suda2(key_codes(frame, keys), keys, missing)
+
+        return frame, ("suda", tuple(keys), missing), search
+
+    waiting: list[tuple[asyncio.TimerHandle | None, Any]] = [(None, None)]
+
+    @reactive.effect
+    def _suda_ahead() -> None:
+        """The SUDA2 search is the slowest measure (about 0.5 s on Adult's nine keys): it
+        begins in the background once the table and its keys have stayed the same for
+        :data:`SETTLE` seconds, or when the risk tab shows (once its outputs are sent), so
+        that its view answers at once."""
+        request = suda_request()
+        key = None if isinstance(request, str) else (id(request[0]), request[1])
+        handle, pending = waiting[0]
+        if handle is not None and (pending != key or input.tabs() == "risk"):
+            handle.cancel()  # the keys changed again, or the search begins now
+            waiting[0] = (None, None)
+        if isinstance(request, str) or state.has(*request[:2]):
+            return
+        if input.tabs() == "risk":
+            session.on_flushed(lambda: state.begin(*request), once=True)
+        elif pending != key or handle is None:
+            waiting[0] = (asyncio.get_running_loop().call_later(
+                SETTLE, state.begin, *request), key)
+
+    @reactive.calc
+    def suda_now() -> Suda | str:
+        """SUDA2 of the current table at the DIS fraction asked; a string says why there is
+        none."""
+        request = suda_request()
+        if isinstance(request, str):
+            return request
+        fraction = input.dis_fraction()
+        try:
+            if fraction is None:
+                raise InputError("`dis_fraction` must lie in (0, 1), got nothing")
+            result = state.remembered(*request).at_fraction(float(fraction))
+        except MicroaggError as exc:
+            show_error("dis_fraction", exc)
+            return "Set the sampling fraction of the DIS score."
+        clear_error("dis_fraction")
+        return result
+
+    @render.ui
+    def suda_summary() -> Any:
+        result = suda_now()
+        if not isinstance(result, Suda):
+            return ui.p(result)
+        sizes = ", ".join(f"{size}: {count:,}" for size, count in
+                          enumerate(result.msus_by_size, start=1) if count)
+        scored = int((result.scores > 0).sum())
+        return ui.TagList(
+            ui.p(f"{sum(result.msus_by_size):,} minimal sample uniques (MSUs) in {scored:,} "
+                 f"records; MSUs by number of keys: {sizes or 'none'}.", id="suda-summary"),
+            ui.p(f"A record's DIS score is the probability that a match on its keys is "
+                 f"correct, for a sample that is {result.dis_fraction:.3g} of the population "
+                 f"(largest: {result.dis_scores.max(initial=0.0):.3g}). Small MSUs weigh "
+                 "most (SUDA2, Manning et al. 2008; sdcMicro's suda2).",
+                 class_="text-muted"))
+
+    @render.ui
+    def suda_contributions() -> Any:
+        result = suda_now()
+        if not isinstance(result, Suda):
+            return None
+        rows = "".join(f"<tr><td>{escape(key)}</td><td>{share:.1f} %</td></tr>"
+                       for key, share in sorted(result.contributions.items(),
+                                                key=lambda item: -item[1]))
+        return ui.HTML('<table class="steps" id="suda-contributions"><thead><tr>'
+                       "<th>key</th><th>share of the scores</th></tr></thead>"
+                       f"<tbody>{rows}</tbody></table><p class=\"text-muted\">The MSUs "
+                       "a key is in carry this share of all the SUDA scores (an MSU of "
+                       "several keys counts for each: the shares sum past 100 %).</p>")
+
+    @render.plot(alt="records by DIS score")
+    def suda_plot() -> Any:
+        result = suda_now()
+        return dis_histogram(result.dis_scores) if isinstance(result, Suda) else None
+
+    @render.ui
+    def top_dis() -> Any:
+        result, found = suda_now(), keyed()
+        if not isinstance(result, Suda) or found is None:
+            return None
+        order = result.dis_scores.argsort(kind="stable")[::-1][:TOP_RECORDS]
+        order = order[result.scores[order] > 0]
+        return _records(found[0], found[1], order, {
+            "SUDA score": [f"{v:,.0f}" for v in result.scores[order]],
+            "DIS score": [f"{v:.4g}" for v in result.dis_scores[order]]})
+
+    # l-diversity ---------------------------------------------------------------------------
+
+    pushed: set[str] = set()  # the columns the app selected (their echoes are not choices)
+    picked: list[str | None] = [None]  # the column the user selected, if any
+
+    @reactive.effect
+    @reactive.event(input.sensitive)
+    def _sensitive_picked() -> None:
+        if input.sensitive() and input.sensitive() not in pushed:
+            picked[0] = input.sensitive()
+
+    @reactive.effect
+    def _sensitive_choices() -> None:
+        found = keyed()
+        if found is None:
+            return
+        frame, keys = found
+        choices = [str(c) for c in frame.columns if c not in keys]
+        chosen = (picked[0] if picked[0] in choices
+                  else _sensitive_default(state.usable_schema(), choices))
+        if chosen is not None:
+            pushed.add(chosen)
+        ui.update_select("sensitive", choices=choices, selected=chosen)
+
+    @reactive.calc
+    def diversity_now() -> LDiversity | str | None:
+        found = keyed()
+        if found is None:
+            return None
+        frame, keys = found
+        sensitive, c = input.sensitive(), input.l_c()
+        missing = input.missing_semantics()
+        if not keys:
+            return "No key variable: declare quasi-identifiers on the Data tab."
+        if not sensitive or sensitive not in frame.columns or sensitive in keys:
+            return "Choose a sensitive attribute (a column that is not a key)."
+
+        def measure() -> LDiversity:
+            return l_diversity(key_codes(frame, keys), key_codes(frame, [sensitive])[:, 0],
+                               missing, c=float(c), attribute=sensitive)
+
+        try:
+            if c is None:
+                raise InputError("`l_c` must be positive, got nothing")
+            result = state.remembered(frame, ("l", tuple(keys), missing, sensitive, c),
+                                      measure)
+        except MicroaggError as exc:
+            show_error("l_c", exc)
+            return "Set the c of recursive (c, l)-diversity."
+        clear_error("l_c")
+        return result
+
+    def kind() -> LDiversityKind:
+        return LDiversityKind(input.l_kind())
+
+    def label(result: LDiversity) -> str:
+        chosen = kind()
+        what = (f"recursive (c = {result.c:g}, l)" if chosen is LDiversityKind.RECURSIVE
+                else chosen.value)
+        return f"{what} l-diversity of {result.attribute}"
+
+    @render.ui
+    def diversity_boxes() -> Any:
+        result = diversity_now()
+        if not isinstance(result, LDiversity):
+            return ui.p(result or "Load a table first.")
+        values = result.values(kind())
+        boxes = [(f"smallest {label(result)}", f"{result.smallest(kind()):.4g}",
+                  "l_smallest"),
+                 ("records whose class has l < 2 (its value is disclosed)",
+                  f"{int((values < 2).sum()):,}", "l_below_2"),
+                 ("records whose class has l < 3", f"{int((values < 3).sum()):,}",
+                  "l_below_3")]
+        return ui.layout_column_wrap(*(ui.value_box(title, value, id=name)
+                                       for title, value, name in boxes), width=1 / 3,
+                                     class_="mt-3")
+
+    @render.plot(alt="records by the l-diversity of their class")
+    def diversity_plot() -> Any:
+        result = diversity_now()
+        if not isinstance(result, LDiversity):
+            return None
+        return l_histogram(result.values(kind()), f"{label(result)} of the record's class")
+
+    @render.ui
+    def least_diverse() -> Any:
+        result, found, risk = diversity_now(), keyed(), risk_now()
+        if not isinstance(result, LDiversity) or found is None or risk is None:
+            return None
+        values = result.values(kind())
+        order = np.lexsort((-risk.fk, values))[:TOP_RECORDS]
+        frame, keys = found
+        return _records(frame, keys, order, {
+            result.attribute: frame[result.attribute].iloc[order].to_numpy(),
+            "f_k": risk.fk[order], "l": [f"{v:.4g}" for v in values[order]]})
