@@ -1,7 +1,8 @@
 """Speed of CSV reading and writing, 10⁶ × 10 floats: pandas' writer against microagg's
 (pyarrow's writer with pandas' values), plain and as a release (15 significant digits), and
 pandas' C reader (microagg's) against pyarrow's. Each file microagg writes is read back and
-compared with the one pandas writes, bit for bit.
+compared with the one pandas writes, bit for bit. The compiled writer of releases is loaded
+(numba's cache) before the timing, as a command has loaded its kernels by the time it writes.
 
 Usage: python benchmarks/bench_io.py [--rows N] [--columns P]
 (named bench_io, not io: a script's folder comes first on sys.path, and io.py would shadow
@@ -41,6 +42,7 @@ def main() -> None:
                          columns=[f"x{j}" for j in range(args.columns)])
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder)
+        write_csv(frame.head(100), base / "warm-up.csv", release=True)  # loads the kernels
         for release in (False, True):
             ours, theirs = base / "microagg.csv", base / "pandas.csv"
             pandas_write = _seconds(frame.to_csv, theirs, index=False,
