@@ -8,9 +8,13 @@ written); 3 an unforeseen error (a bug in microagg, said in one line); 130 inter
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import gc
 import importlib
 import os
 import sys
+import threading
 from typing import Any
 
 import typer
@@ -126,10 +130,24 @@ def _error(message: str) -> None:
 def entry() -> None:
     """The ``microagg`` program: :func:`main`, then exit with its code. After Ctrl-C the
     command has said so in one line; what the interpreter's exit handlers print while they
-    stop an interrupted Dask cluster is left unsaid."""
+    stop an interrupted Dask cluster is left unsaid.
+
+    When the command has ended and no other thread runs, the process leaves without the
+    interpreter's teardown: the exit handlers run and both streams are flushed, then
+    ``os._exit``. The teardown would only free what pandas and numba built (about 0.4 s of
+    every run: the last garbage collection, then every module's objects one by one); every
+    output was closed and renamed before. Otherwise (a thread still running, as after Ctrl-C
+    in a Dask run) the interpreter exits as usual."""
     code = main()
     if code == INTERRUPTED:
         sys.stderr.flush()
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 2)
+    if threading.active_count() == 1:
+        gc.freeze()  # nothing left to collect that matters before the process ends
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # a closed pipe, a closed stream
+                stream.flush()
+        os._exit(code)
     raise SystemExit(code)
