@@ -9,6 +9,7 @@ without the extra ``ui``, the test is skipped and says why."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -16,7 +17,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -84,13 +87,32 @@ def app_url(tmp_path):
     server.wait(timeout=20)
 
 
+@contextlib.contextmanager
+def _loaded(url: str, data: Path) -> Iterator[Any]:
+    """A page of the app in headless Chromium with ``data`` uploaded (its columns shown)."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000},
+                                    accept_downloads=True)
+            page.set_default_timeout(120_000)
+            page.goto(url)
+            page.set_input_files("#upload", str(data))
+            page.wait_for_selector("#role_0")
+            yield page
+        finally:
+            browser.close()
+
+
 def _sessions(temporary: Path) -> list[Path]:
     return [p for p in temporary.iterdir() if p.name.startswith(("microagg-ui-",
                                                                   "fileupload-"))]
 
 
 def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
-    sync_api = pytest.importorskip("playwright.sync_api",
+    pytest.importorskip("playwright.sync_api",
                                    reason="the browser tests need playwright")
     url, temporary = app_url
     frame = adult_like()
@@ -98,14 +120,7 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
     frame.to_csv(data, index=False)
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000},
-                                accept_downloads=True)
-        page.set_default_timeout(120_000)
-        page.goto(url)
-        page.set_input_files("#upload", str(data))
-        page.wait_for_selector("#role_0")
+    with _loaded(url, data) as page:
         assert "1,200 records" in page.inner_text("#loaded-text")
         assert page.input_value("#role_2") == "weight"  # fnlwgt: suggested by its name
         for index, role in ((5, "other"), (6, "confidential"), (8, "confidential")):
@@ -172,7 +187,6 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
             download.value.save_as(files[button])
         assert _sessions(temporary)
         page.close()
-        browser.close()
 
     shutil.copy(data, downloads / "adult.csv")
     again = downloads / "again.csv"
@@ -233,7 +247,7 @@ def test_the_schema_the_risk_measures_and_the_comparison_of_key_methods(app_url,
     level of the taxonomy, the categorical comparison at a target measured by the
     definition, and the release and recipe downloaded: the release obeys the taxonomy level
     and the recipe keeps the declarations and writes the same release."""
-    sync_api = pytest.importorskip("playwright.sync_api",
+    pytest.importorskip("playwright.sync_api",
                                    reason="the browser tests need playwright")
     from microagg import datasets
     from microagg.data.io import read_table
@@ -255,14 +269,7 @@ def test_the_schema_the_risk_measures_and_the_comparison_of_key_methods(app_url,
     keys = ["age", "workclass", "education", "sex", "native-country"]
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000},
-                                accept_downloads=True)
-        page.set_default_timeout(120_000)
-        page.goto(url)
-        page.set_input_files("#upload", str(data))
-        page.wait_for_selector("#role_0")
+    with _loaded(url, data) as page:
         for index, role in ((5, "other"), (6, "confidential"), (8, "confidential")):
             page.select_option(f"#role_{index}", role)
 
@@ -389,7 +396,6 @@ def test_the_schema_the_risk_measures_and_the_comparison_of_key_methods(app_url,
             files[button] = downloads / download.value.suggested_filename
             download.value.save_as(files[button])
         page.close()
-        browser.close()
 
     release = pd.read_csv(files["dl_release"])
     assert set(release["education"].dropna()) <= level2
