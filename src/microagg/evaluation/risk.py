@@ -10,9 +10,13 @@ Records with missing values (NaN, concept -1) are compared with the rule of
 p / |O_xy| (+∞ when they share none).
 
 The computation is exact (ties are detected with bit-identical distance evaluations) and runs
-in O(n) memory: each distinct masked record is compared with each distinct original record in a
-compiled, parallel loop, so there is no n × n matrix. Its time is O(u_x · u_y · p) for u_x and
-u_y distinct original and masked records; k-anonymous releases have u_y <= n / k.
+in O(n) memory: each distinct masked record is compared with the distinct original records in a
+compiled, parallel loop, so there is no n × n matrix. Numeric records without missing values
+are searched in a k-d tree (:mod:`microagg.partition._kdtree`) whose box bounds never exceed a
+distance computed in the same column order, so a node is skipped only when all its records are
+strictly farther than the best found: every tie is still counted. Otherwise each distinct
+masked record is compared with every distinct original, O(u_x · u_y · p) for u_x and u_y
+distinct original and masked records; k-anonymous releases have u_y <= n / k.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import numba
 import numpy as np
 import pandas as pd
 
+from microagg.core._row_hash import first_appearance_ids
 from microagg.errors import InputError
 from microagg.evaluation.utility import paired_matrices
 from microagg.options import RankScale, RankTies, RiskAggregate, parse
@@ -86,6 +91,86 @@ def _nearest_originals(originals: np.ndarray, original_concepts: np.ndarray,
     return best, tied
 
 
+@numba.njit(cache=True, parallel=True)
+def _nearest_in_tree(tree, weights: np.ndarray, masked: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_nearest_originals` for numeric records without missing values, the originals
+    in ``tree`` (:func:`microagg.partition._kdtree.build`; ``weights`` by original row). A
+    node waits only while its bound is at most the best distance, so ties are all counted."""
+    points, rows, _, _, _, start, end, left, right, _, _, lo, hi = tree
+    m = masked.shape[0]
+    d = masked.shape[1]
+    best = np.empty(m)
+    tied = np.empty(m)
+    for u in numba.prange(m):
+        q = masked[u]
+        waiting = np.empty(STACK, dtype=np.int64)
+        bounds = np.empty(STACK)
+        low = np.inf
+        total = 0.0
+        waiting[0] = 0
+        bounds[0] = 0.0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = waiting[top]
+            if bounds[top] > low:
+                continue
+            a = left[node]
+            if a < 0:
+                for i in range(start[node], end[node]):
+                    dist = 0.0
+                    for j in range(d):
+                        diff = points[i, j] - q[j]
+                        dist += diff * diff
+                    if dist < low:
+                        low = dist
+                        total = weights[rows[i]]
+                    elif dist == low:
+                        total += weights[rows[i]]
+                continue
+            b = right[node]
+            bound_a = 0.0
+            bound_b = 0.0
+            for j in range(d):
+                gap_a = max(lo[a, j] - q[j], q[j] - hi[a, j], 0.0)
+                gap_b = max(lo[b, j] - q[j], q[j] - hi[b, j], 0.0)
+                bound_a += gap_a * gap_a
+                bound_b += gap_b * gap_b
+            if bound_a <= bound_b:  # the farther child waits below the nearer one
+                a, b = b, a
+                bound_a, bound_b = bound_b, bound_a
+            if bound_a <= low:
+                waiting[top] = a
+                bounds[top] = bound_a
+                top += 1
+            if bound_b <= low:
+                waiting[top] = b
+                bounds[top] = bound_b
+                top += 1
+        best[u] = low
+        tied[u] = total
+    return best, tied
+
+
+def distinct_rows(*blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct records of the (n, ·) arrays ``blocks`` side by side, compared bit for bit:
+    the index of each one's first record, and each record's number (0, 1, … in order of first
+    appearance). Equal records always share a number; values that differ only in their bits
+    (0.0 and -0.0) may not, which every distance here treats alike."""
+    n = blocks[0].shape[0]
+    words = np.vstack([_words(np.asarray(block).reshape(n, -1)) for block in blocks])
+    ids = first_appearance_ids(words) if words.shape[0] else np.zeros(n, dtype=np.int64)
+    first = np.unique(ids, return_index=True)[1]
+    return first, ids
+
+
+def _words(block: np.ndarray) -> np.ndarray:
+    """The (p, n) 64-bit words of the (n, p) array ``block``."""
+    wide = block.astype(np.float64 if block.dtype.kind == "f" else np.int64, copy=False)
+    return np.ascontiguousarray(wide.T).view(np.uint64)
+
+
 @numba.njit(cache=True)
 def _own_distances(originals: np.ndarray, original_concepts: np.ndarray, masked: np.ndarray,
                    masked_concepts: np.ndarray, S: np.ndarray, gaps: bool) -> np.ndarray:
@@ -123,7 +208,7 @@ def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray 
         if np.any(widths <= 0):
             raise InputError("record linkage needs positive attribute widths")
         x, y = x / widths, y / widths
-    n, p = x.shape
+    n = x.shape[0]
     if categories is None:
         cx = cy = np.empty((n, 0), dtype=np.int64)
         S = np.zeros((0, 1, 1))
@@ -132,17 +217,24 @@ def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray 
         cx = cx.reshape(n, -1).astype(np.int64)
         cy = cy.reshape(n, -1).astype(np.int64)
     # Distinct records (values and concepts) with their multiplicities.
-    distinct_x, x_count = np.unique(np.hstack([x, cx]), axis=0, return_counts=True)
-    distinct_y, y_of_row = np.unique(np.hstack([y, cy]), axis=0, return_inverse=True)
+    x = np.ascontiguousarray(x)
+    y = np.ascontiguousarray(y)
+    x_first, x_ids = distinct_rows(x, cx)
+    x_count = np.bincount(x_ids).astype(np.float64)
+    y_first, y_of_row = distinct_rows(y, cy)
     gaps = bool(np.isnan(x).any() or np.isnan(y).any() or (cx < 0).any() or (cy < 0).any())
-    best, tied = _nearest_originals(
-        np.ascontiguousarray(distinct_x[:, :p]),
-        np.ascontiguousarray(distinct_x[:, p:]).astype(np.int64), x_count.astype(np.float64),
-        np.ascontiguousarray(distinct_y[:, :p]),
-        np.ascontiguousarray(distinct_y[:, p:]).astype(np.int64), np.ascontiguousarray(S),
-        gaps)
+    if not gaps and cx.shape[1] == 0:
+        by_row = np.zeros(n)
+        by_row[x_first] = x_count
+        best, tied = _nearest_in_tree(build(x, x_first.astype(np.int64)), by_row,
+                                      np.ascontiguousarray(y[y_first]))
+    else:
+        best, tied = _nearest_originals(
+            np.ascontiguousarray(x[x_first]), np.ascontiguousarray(cx[x_first]), x_count,
+            np.ascontiguousarray(y[y_first]), np.ascontiguousarray(cy[y_first]),
+            np.ascontiguousarray(S), gaps)
     y_of_row = y_of_row.reshape(-1)
-    own = _own_distances(np.ascontiguousarray(x), cx, np.ascontiguousarray(y), cy,
+    own = _own_distances(x, cx, y, cy,
                          np.ascontiguousarray(S), gaps)
     linked = own == best[y_of_row]
     probability = np.where(linked, 1.0 / tied[y_of_row], 0.0)
@@ -263,12 +355,11 @@ def nearest_rank_distances(original: np.ndarray, masked: np.ndarray,
 
         distance = cKDTree(ry).query((low + high) / (2 * n), k=1)[0]
     else:
-        boxes, row_box = np.unique(np.hstack([low, high]), axis=0, return_inverse=True)
-        p = x.shape[1]
+        first, row_box = distinct_rows(low, high)
         tree = build(np.ascontiguousarray(ry), np.arange(ry.shape[0], dtype=np.int64))
-        squared = _nearest_to_boxes(tree, np.ascontiguousarray(boxes[:, :p] / n),
-                                    np.ascontiguousarray(boxes[:, p:] / n))
-        distance = np.sqrt(squared)[row_box.reshape(-1)]
+        squared = _nearest_to_boxes(tree, np.ascontiguousarray(low[first] / n),
+                                    np.ascontiguousarray(high[first] / n))
+        distance = np.sqrt(squared)[row_box]
     return distance * n if scale is RankScale.RANKS else distance
 
 
