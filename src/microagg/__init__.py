@@ -8,13 +8,7 @@ not load pandas, scipy and numba.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
-
-try:
-    __version__ = version("microagg")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0+unknown"
 
 # Public name -> the module that defines it.
 _EXPORTS = {
@@ -107,6 +101,9 @@ _SUBMODULES = frozenset({"datasets"})
 __all__ = ["__version__", *sorted(_EXPORTS, key=str.lower)]
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read on first use: the command line's start-up needs no metadata
+        globals()[name] = _installed_version()
+        return globals()[name]
     module = _EXPORTS.get(name)
     if module is None:
         method = _method_class(name)
@@ -118,6 +115,15 @@ def __getattr__(name: str) -> Any:
     value = loaded if name in _SUBMODULES else getattr(loaded, name)
     globals()[name] = value
     return value
+
+
+def _installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("microagg")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install
+        return "0+unknown"
 
 
 def _method_class(name: str) -> Any:

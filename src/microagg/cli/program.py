@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import gc
 import importlib
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -24,10 +26,10 @@ from microagg.cli.common import warn as _warn
 from microagg.cli.flags import render
 from microagg.errors import MicroaggError
 
-__all__ = ["INTERNAL", "INTERRUPTED", "app", "entry", "main"]
+__all__ = ["INTERNAL", "INTERRUPTED", "app", "entry", "finish", "main"]
 
 COMMANDS = ("check", "risk", "evaluate", "schema", "microaggregate", "tclose", "dp", "mask",
-            "keys", "compare", "run", "ui", "demo", "datasets")
+            "keys", "compare", "run", "ui", "demo", "datasets", "worker")
 """The command modules, in the order ``--help`` lists them; each registers its command."""
 
 for _module in COMMANDS:
@@ -57,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
-            code = app(args=argv, prog_name="microagg", standalone_mode=False)
+            code = _click_command().main(args=argv, prog_name="microagg",
+                                         standalone_mode=False)
     except no_args as exc:  # a command group alone: its help
         sys.stdout.write(exc.format_message().rstrip() + "\n")
         return 0
@@ -94,6 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+@functools.cache
+def _click_command() -> Any:
+    """The app as one Click command, built once (about 25 ms): a resident worker's commands
+    share the one it built while warming up."""
+    return typer.main.get_command(app)
+
+
 def _interrupted(exc: BaseException) -> bool:
     """Whether ``exc`` was caused, however indirectly, by Ctrl-C."""
     seen: set[int] = set()
@@ -128,17 +138,24 @@ def _error(message: str) -> None:
 
 
 def entry() -> None:
-    """The ``microagg`` program: :func:`main`, then exit with its code. After Ctrl-C the
-    command has said so in one line; what the interpreter's exit handlers print while they
-    stop an interrupted Dask cluster is left unsaid.
-
-    When the command has ended and no other thread runs, the process leaves without the
-    interpreter's teardown: the exit handlers run and both streams are flushed, then
-    ``os._exit``. The teardown would only free what pandas and numba built (about 0.4 s of
-    every run: the last garbage collection, then every module's objects one by one); every
-    output was closed and renamed before. Otherwise (a thread still running, as after Ctrl-C
-    in a Dask run) the interpreter exits as usual."""
+    """The ``microagg`` program: :func:`main`, then exit with its code (:func:`finish`)."""
     code = main()
+    finish(code)
+    raise SystemExit(code)
+
+
+def finish(code: int, last: Callable[[], None] | None = None) -> None:
+    """End the process with ``code`` once the command has ended. After Ctrl-C the command
+    has said so in one line; what the interpreter's exit handlers print while they stop an
+    interrupted Dask cluster is left unsaid.
+
+    When no other thread runs, the process leaves without the interpreter's teardown: the
+    exit handlers run and both streams are flushed, then ``os._exit``. The teardown would only
+    free what pandas and numba built (about 0.4 s of every run: the last garbage collection,
+    then every module's objects one by one); every output was closed and renamed before.
+    Otherwise (a thread still running, as after Ctrl-C in a Dask run) this returns, and the
+    caller exits as usual. ``last`` is called just before ``os._exit`` (the resident worker
+    sends the exit code to its caller there)."""
     if code == INTERRUPTED:
         sys.stderr.flush()
         with open(os.devnull, "w") as null:
@@ -149,5 +166,6 @@ def entry() -> None:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # a closed pipe, a closed stream
                 stream.flush()
+        if last is not None:
+            last()
         os._exit(code)
-    raise SystemExit(code)
