@@ -4,7 +4,8 @@ library, print); the method options are generated from the method objects' field
 (:mod:`microagg.cli.flags`).
 
 ``microagg --version`` is answered here, before the commands (and with them pandas, numpy and
-numba) are imported; everything else goes to :mod:`microagg.cli.program`, imported on first
+numba) are imported; every other command goes to this user's resident worker when one runs
+(:mod:`microagg.cli.worker_client`), else to :mod:`microagg.cli.program`, imported on first
 use.
 """
 
@@ -23,6 +24,11 @@ def entry() -> None:
 
         sys.stdout.write(f"microagg {__version__}\n")
         raise SystemExit(0)
+    from microagg.cli.worker_client import delegate
+
+    code = delegate(sys.argv[1:])
+    if code is not None:
+        raise SystemExit(code)
     from microagg.cli.program import entry as run
 
     run()
