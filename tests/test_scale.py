@@ -321,6 +321,54 @@ def test_categorical_insensitive_release_equals_the_single_machine_release(clien
                             DPIndividualRanking(epsilon=1.0, k=5), schema=schema)
 
 
+@pytest.mark.parametrize("method", ["individual-ranking", "insensitive"])
+def test_missing_values_are_read_as_declared_on_the_cluster_as_on_one_machine(
+        client, tmp_path, method):
+    """Missing cells (in a later partition too) are read as the schema's declared value, cell
+    by cell: the seeded release, its report and the owner's counts are those of one machine;
+    a missing value in a column that declares none is refused in one line."""
+    from microagg.data.schema import Attribute, Kind, Role, Schema
+    from microagg.errors import PrivacyError
+
+    rng = np.random.default_rng(8)
+    frames = []
+    for size in (400, 0, 603):
+        frame = pd.DataFrame({"a": rng.uniform(0, 10, size).round(2),
+                              "b": rng.integers(0, 90, size).astype(float),
+                              "c": rng.uniform(0, 1, size).round(3)})
+        frame.loc[rng.random(size) < 0.1, "a"] = np.nan
+        frame.loc[rng.random(size) < 0.05, "b"] = np.nan
+        frames.append(frame)
+    folder = _write_parts(tmp_path / "in", frames)
+    whole = pd.concat(frames, ignore_index=True)
+    schema = Schema((Attribute("a", Role.QUASI, Kind.NUMERIC, domain=(0, 10), missing=5),
+                     Attribute("b", Role.QUASI, Kind.NUMERIC, domain=(0, 90), missing=0),
+                     Attribute("c", Role.QUASI, Kind.NUMERIC, domain=(0, 1))))
+    dataset = open_dataset(folder, rows_per_partition=300)
+    extra = {"reference": "single"} if method == "insensitive" else {}
+    made = make_method(Family.DIFFERENTIAL_PRIVACY, method, {"epsilon": 2.0, "k": 5, **extra})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        scaled = dp_release_at_scale(client, dataset, tmp_path / "out", made, schema=schema,
+                                     rng=3, rows_per_bucket=700)
+        single = made.release(whole, schema=schema, rng=3)
+    out = pd.read_parquet(tmp_path / "out")
+    for c in "abc":
+        np.testing.assert_array_equal(np.sort(out[c]), np.sort(single.frame[c]))
+    assert scaled.report.sensitivities == single.report.sensitivities
+    assert scaled.report.domains == single.report.domains
+    filled = sorted(n for n in scaled.notices if "missing" in n)
+    assert filled == sorted(n for n in single.notices if "missing" in n)
+    assert filled == [f"{int(whole[c].isna().sum()):,} missing value(s) of '{c}' were read as "
+                      "the value the schema declares (missing:)" for c in "ab"]
+    undeclared = Schema((Attribute("a", Role.QUASI, Kind.NUMERIC, domain=(0, 10)),
+                         Attribute("b", Role.QUASI, Kind.NUMERIC, domain=(0, 90), missing=0),
+                         Attribute("c", Role.QUASI, Kind.NUMERIC, domain=(0, 1))))
+    with pytest.raises(PrivacyError, match="column 'a' has a missing value in row"):
+        dp_release_at_scale(client, dataset, tmp_path / "refused", made, schema=undeclared)
+    assert not (tmp_path / "refused").exists()
+
+
 def test_cluster_dp_refuses_what_it_cannot_do(client, numeric_parts, tmp_path):
     folder, _ = numeric_parts
     dataset = open_dataset(folder)

@@ -13,11 +13,13 @@ The written rows are those values repeated by the group sizes, in a uniformly ra
 drawn without gathering the rows (:mod:`~microagg.at_scale.shuffle`), in partitions of about
 ``rows_per_bucket`` rows; the order differs from the single-machine one (another uniform draw).
 
-What the cluster path does not do (each is refused with a message): categorical attributes in
-individual ranking, carried columns, bounds from the data, missing values (no
-``drop_incomplete``), the corner sequence of references (its order changes with every cluster,
-so it is not a single sort) and the linked individual-ranking table (it would need every
-record's groups back in one row).
+Missing values are read as the schema declares (``missing:``), cell by cell in each partition,
+as on one machine (:data:`~microagg.release.inputs.MISSING_RULE`); the owner is told how many
+per column. What the cluster path does not do (each is refused with a message): categorical
+attributes in individual ranking, carried columns, bounds from the data, missing values the
+schema declares no value for (no ``drop_incomplete``), the corner sequence of references
+(its order changes with every cluster, so it is not a single sort) and the linked
+individual-ranking table (it would need every record's groups back in one row).
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from microagg.partition._validate import check_k
 from microagg.partition.insensitive import order_keys
 from microagg.release.categorical import private_concepts
 from microagg.release.dp import small_k_warnings
-from microagg.release.inputs import DPInput, prepare_dp
+from microagg.release.inputs import NO_DROPPING, DPInput, prepare_dp, undeclared_missing
 from microagg.release.methods.dp_individual_ranking import (
     DPIndividualRanking,
     noisy_ranked_means,
@@ -92,31 +94,57 @@ class _Columns:
     protected: list[str]
     bounds: dict[str, tuple[float, float]]
 
+    @property
+    def fills(self) -> np.ndarray:
+        """The value a missing cell of each numeric column is read as (NaN: none declared)."""
+        return np.array([np.nan if self.schema[c].missing is None
+                         else float(self.schema[c].missing) for c in self.numeric])
+
 
 def _prepared(piece: Piece, columns: _Columns) -> DPInput:
     return prepare_dp(read_piece(piece), schema=columns.schema, columns=columns.protected,
-                      bounds=columns.bounds, bounds_from_data=False)
+                      bounds=columns.bounds, bounds_from_data=False, drops_rows=False)
+
+
+def _numeric(piece: Piece, columns: _Columns) -> tuple[np.ndarray, np.ndarray]:
+    """The partition's numeric protected values, each missing cell read as the value the
+    schema declares for its column, and how many cells of each column were read so."""
+    X = read_matrix(piece, columns.numeric, gaps=True)
+    gaps = np.isnan(X)
+    filled = gaps.sum(axis=0)
+    fills = columns.fills
+    if filled.any() and not X.flags.writeable:  # a view of the file's own buffers
+        X = X.copy()
+    for j in np.flatnonzero(filled):
+        if np.isnan(fills[j]):
+            row = int(np.flatnonzero(gaps[:, j])[0]) + 1
+            raise undeclared_missing(columns.numeric[j], f"{row} of {piece.path}", True,
+                                     remedy=NO_DROPPING)
+        X[gaps[:, j], j] = fills[j]
+    return X, filled
 
 
 def _load(piece: Piece, columns: _Columns) -> tuple[np.ndarray, np.ndarray]:
     """The partition's numeric values clamped into their domains, and its category codes."""
     if not columns.categorical:
-        X = read_matrix(piece, columns.numeric)
+        X = _numeric(piece, columns)[0]
         return np.clip(X, columns.lows, columns.highs), np.empty((X.shape[0], 0), np.int64)
     data = _prepared(piece, columns)
     return data.X, data.part.codes
 
 
-def _clamped(piece: Piece, columns: _Columns) -> np.ndarray:
-    """How many values of each numeric column of the partition lie outside their domain."""
+def _counts(piece: Piece, columns: _Columns) -> np.ndarray:
+    """Per protected column of the partition: how many values lay outside their domain
+    (numeric columns) and how many missing cells were read as the declared value."""
     if columns.categorical:
-        clamped = _prepared(piece, columns).clamped
-        return np.array([clamped.get(c, 0) for c in columns.numeric], dtype=np.int64)
-    X = read_matrix(piece, columns.numeric)
-    return ((X < columns.lows) | (X > columns.highs)).sum(axis=0)
+        data = _prepared(piece, columns)
+        return np.array([[data.clamped.get(c, 0) for c in columns.protected],
+                         [data.filled.get(c, 0) for c in columns.protected]], dtype=np.int64)
+    X, filled = _numeric(piece, columns)
+    return np.vstack([((X < columns.lows) | (X > columns.highs)).sum(axis=0), filled])
 
 
-def _clamped_total(counts: list[np.ndarray]) -> np.ndarray:
+def _total(counts: list[np.ndarray]) -> np.ndarray:
     return np.sum(counts, axis=0)
 
 
@@ -237,7 +265,7 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path,
     seeded = rng is not None and not isinstance(rng, np.random.Generator)
     rng = make_rng(rng)
     data = prepare_dp(dataset.head(), schema=schema, columns=columns, bounds=bounds,
-                      bounds_from_data=False)
+                      bounds_from_data=False, drops_rows=False)
     if data.categorical and ranking:
         raise InputError(f"column '{data.categorical[0]}' is categorical; individual ranking "
                          "on a cluster protects numeric columns only (name them with "
@@ -264,13 +292,12 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path,
         return [dask.delayed(sort)(dask.delayed(_load)(p, spec), o)
                 for p, o in zip(dataset.pieces, offsets, strict=True)]
 
-    clamped = dask.delayed(_clamped_total)([dask.delayed(_clamped)(p, spec)
-                                            for p in dataset.pieces])
+    counted = dask.delayed(_total)([dask.delayed(_counts)(p, spec) for p in dataset.pieces])
     widths = ([1] * len(names) if ranking else
               [len(names) + sum(m.n_leaves for m in metrics)])
     with spill_folder(check_dataset_output(output, dataset.source)) as spill:
         sums, (counts,) = group_sums(client, sources(), sources, n=n, k=k, widths=widths,
-                                     buckets=buckets, spill=spill, extra=[clamped])
+                                     buckets=buckets, spill=spill, extra=[counted])
         noisy = _noisy_groups(ranking, sums, data=data, k=k, sizes=sizes, epsilon=epsilon,
                               calibration=calibration, rng=rng)
         parts = max(1, math.ceil(n / rows_per_bucket))
@@ -287,6 +314,10 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path,
         reference=None if ranking else "single", linkage=noisy.linkage,
         unlinked=noisy.linkage is Linkage.UNLINKED and len(data.columns) > 1,
         warnings_=noisy.warnings)
+    protected = spec.protected
     notices = tuple(f"{int(c):,} value(s) of '{name}' lay outside its declared domain and were "
-                    "clamped into it" for name, c in zip(names, counts, strict=True) if c)
+                    "clamped into it" for name, c in zip(protected, counts[0], strict=True) if c)
+    notices += tuple(f"{int(c):,} missing value(s) of '{name}' were read as the value the "
+                     "schema declares (missing:)"
+                     for name, c in zip(protected, counts[1], strict=True) if c)
     return ScaleRelease(report, notices, rows)

@@ -291,7 +291,8 @@ def _from_data(sub: pd.DataFrame, schema: Schema, undeclared: Sequence[str],
 
 
 def _read_missing(sub: pd.DataFrame, schema: Schema, protected: Sequence[str],
-                  drop_incomplete: bool) -> tuple[pd.DataFrame, dict[str, int]]:
+                  drop_incomplete: bool, drops_rows: bool = True
+                  ) -> tuple[pd.DataFrame, dict[str, int]]:
     """``sub`` with the missing cells of each protected column read as the value its schema
     declares (``missing:``), and the number filled per column (for the owner only).
 
@@ -312,19 +313,29 @@ def _read_missing(sub: pd.DataFrame, schema: Schema, protected: Sequence[str],
         if value is None:
             if drop_incomplete:
                 continue
-            row = int(np.flatnonzero(mask)[0]) + 1
-            what = ("a value of its domain" if schema[name].is_numeric
-                    else "one of its declared categories")
-            raise PrivacyError(
-                f"column '{name}' has a missing value in row {row}; a differentially private "
-                f"release needs missingness inside the declared domain: declare the value "
-                f"missing cells are read as in the schema (missing: {what}), or drop "
-                "incomplete rows (`drop_incomplete`)")
+            raise undeclared_missing(name, int(np.flatnonzero(mask)[0]) + 1,
+                                     schema[name].is_numeric,
+                                     *(() if drops_rows else (NO_DROPPING,)))
         if out is sub:
             out = sub.copy()
         out[name] = _filled(out[name], mask, value)
         filled[name] = int(mask.sum())
     return out, filled
+
+
+NO_DROPPING = "as the cluster path drops no rows"
+
+
+def undeclared_missing(name: str, row: int | str, numeric: bool,
+                       remedy: str = "or drop incomplete rows (`drop_incomplete`)"
+                       ) -> PrivacyError:
+    """The refusal of a missing value in a protected column whose schema declares no value
+    for it (``row``: its row number, or where it is)."""
+    what = "a value of its domain" if numeric else "one of its declared categories"
+    return PrivacyError(
+        f"column '{name}' has a missing value in row {row}; a differentially private "
+        f"release needs missingness inside the declared domain: declare the value "
+        f"missing cells are read as in the schema (missing: {what}), {remedy}")
 
 
 def _shown(value: Any) -> str:
@@ -393,12 +404,14 @@ def _domains(schema: Schema, numeric: Sequence[str], lows: np.ndarray, highs: np
 def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[str] | None,
                carry: Sequence[str] = (), bounds: Mapping[str, tuple[float, float]] | None,
                bounds_from_data: bool, drop_incomplete: bool = False,
-               roles: Mapping[str, Role | str] | None = None) -> DPInput:
+               roles: Mapping[str, Role | str] | None = None,
+               drops_rows: bool = True) -> DPInput:
     """Columns, declared domains (never silently from the data) and clamped values of a DP
     release. Only the protected and carried columns are read. Without a schema or named
     columns, a column that looks like an identifier or a weight is refused until ``roles``
     gives its role; weights, strata and households are not protected, so they are dropped
-    unless carried."""
+    unless carried. ``drops_rows`` False: the caller cannot drop incomplete rows (the cluster
+    path), and a refused missing value says so instead of offering ``drop_incomplete``."""
     require_rows_and_columns(frame)
     schema, declared = resolve_schema(frame, schema, roles)
     protected, carried = dp_columns(schema, columns, carry)
@@ -411,7 +424,7 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     sub = frame[kept]
     schema = schema.select(kept).with_roles({c: Role.QUASI for c in protected})
     undeclared = _undeclared(schema, protected, bounds_from_data)
-    sub, filled = _read_missing(sub, schema, protected, drop_incomplete)
+    sub, filled = _read_missing(sub, schema, protected, drop_incomplete, drops_rows)
     sources = {c: ("--bounds" if c in bounds else _declared_by(schema[c])) for c in protected}
     if undeclared:
         schema, derived = _from_data(sub, schema, undeclared, drop_incomplete)
