@@ -367,10 +367,11 @@ def test_interrupt_says_nothing_was_written(monkeypatch, capsys):
     from microagg import cli
     from microagg.cli import program
 
-    def interrupted(**_):
-        raise KeyboardInterrupt
+    class Interrupted:
+        def main(self, **_):
+            raise KeyboardInterrupt
 
-    monkeypatch.setattr(program, "app", interrupted)
+    monkeypatch.setattr(program, "_click_command", Interrupted)
     assert cli.main(["demo"]) == 130
     assert "interrupted; no output was written" in capsys.readouterr().err
 
