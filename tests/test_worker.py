@@ -162,6 +162,47 @@ def test_ctrl_c_reaches_the_command(worker) -> None:
     assert not (folder / "big_k.csv").exists()
 
 
+def test_a_command_ends_with_its_caller(worker) -> None:
+    """A caller killed by SIGKILL (which it cannot pass on) takes its command with it: the
+    command is interrupted and writes nothing, as it would without the worker."""
+    env, folder = worker
+    if not (folder / "big.csv").exists():
+        rng = np.random.default_rng(1)
+        pd.DataFrame(rng.uniform(0, 1, (400_000, 4)).round(6),
+                     columns=list("abcd")).to_csv(folder / "big.csv", index=False)
+    status = json.loads(_run(["worker", "status", "--json"], folder, env).stdout)
+    before = status["commands"]
+    process = subprocess.Popen([*CLI, "microaggregate", "big.csv", "-o", "killed.csv",
+                                "--k", "5"], cwd=folder, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while _served(env, folder) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.kill()
+    process.wait()
+    deadline = time.monotonic() + 120
+    while _children(status["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _children(status["pid"])  # the command's process has ended
+    assert not (folder / "killed.csv").exists()
+    assert not [p for p in folder.iterdir() if "killed" in p.name]
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc/*/stat)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
 def test_a_socket_folder_open_to_others_is_refused(tmp_path: Path) -> None:
     runtime = tmp_path / "runtime"
     (runtime / "microagg").mkdir(parents=True)

@@ -144,7 +144,7 @@ def entry() -> None:
     raise SystemExit(code)
 
 
-def finish(code: int, last: Callable[[], None] | None = None) -> None:
+def finish(code: int, last: Callable[[], None] | None = None, alongside: int = 0) -> None:
     """End the process with ``code`` once the command has ended. After Ctrl-C the command
     has said so in one line; what the interpreter's exit handlers print while they stop an
     interrupted Dask cluster is left unsaid.
@@ -155,12 +155,13 @@ def finish(code: int, last: Callable[[], None] | None = None) -> None:
     then every module's objects one by one); every output was closed and renamed before.
     Otherwise (a thread still running, as after Ctrl-C in a Dask run) this returns, and the
     caller exits as usual. ``last`` is called just before ``os._exit`` (the resident worker
-    sends the exit code to its caller there)."""
+    sends the exit code to its caller there); ``alongside`` threads of the caller's own may
+    still run (they end with the process)."""
     if code == INTERRUPTED:
         sys.stderr.flush()
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 2)
-    if threading.active_count() == 1:
+    if threading.active_count() == 1 + alongside:
         gc.freeze()  # nothing left to collect that matters before the process ends
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):

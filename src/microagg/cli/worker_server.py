@@ -31,6 +31,7 @@ import socket
 import struct
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, NoReturn
@@ -174,14 +175,16 @@ def _same_user(connection: socket.socket) -> bool:
 def _receive(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
     """A request: its length-prefixed JSON header and the file descriptors sent with it."""
     head, fds, _, _ = socket.recv_fds(connection, _HEADER.size, 3)
-    if len(head) < _HEADER.size:
-        head += _exactly(connection, _HEADER.size - len(head))
-    body = _exactly(connection, _HEADER.unpack(head)[0])
-    header = json.loads(body)
-    if not isinstance(header, dict) or ("control" not in header and len(fds) != 3):
+    try:
+        if len(head) < _HEADER.size:
+            head += _exactly(connection, _HEADER.size - len(head))
+        header = json.loads(_exactly(connection, _HEADER.unpack(head)[0]))
+        if not isinstance(header, dict) or ("control" not in header and len(fds) != 3):
+            raise ValueError("a request without the caller's three standard streams")
+    except BaseException:
         for fd in fds:
             os.close(fd)
-        raise ValueError("a request without the caller's three standard streams")
+        raise
     return header, fds
 
 
@@ -229,8 +232,12 @@ def _run_command(connection: socket.socket, header: dict[str, Any], fds: list[in
 
             reset_console()
             sys.argv = ["microagg", *header["args"]]
+            ended = threading.Event()
+            _follow_caller(connection, ended)
             code = program.main(list(header["args"]))
-            program.finish(code, last=lambda: connection.sendall(_STATUS.pack(b"X", code)))
+            ended.set()
+            program.finish(code, last=lambda: connection.sendall(_STATUS.pack(b"X", code)),
+                           alongside=1)
     except BaseException:  # never back into the worker's loop, whatever happened
         code = 3
         with contextlib.suppress(BaseException):
@@ -248,6 +255,21 @@ def _run_command(connection: socket.socket, header: dict[str, Any], fds: list[in
         with contextlib.suppress(BaseException):
             connection.sendall(_STATUS.pack(b"X", code))
         os._exit(code)
+
+
+def _follow_caller(connection: socket.socket, ended: threading.Event) -> None:
+    """Interrupt the command (as Ctrl-C does: nothing is written) if its caller goes away
+    before it has ended, killed by a signal it cannot pass on: a command lives no longer than
+    the process that asked for it, as without the worker. The caller sends nothing after its
+    request, so the connection reads empty exactly when the caller is gone."""
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while connection.recv(1):
+                pass
+        if not ended.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=watch, daemon=True, name="microagg-caller").start()
 
 
 def _reopen_streams() -> None:
