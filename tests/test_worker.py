@@ -189,6 +189,83 @@ def test_a_command_ends_with_its_caller(worker) -> None:
     assert not [p for p in folder.iterdir() if "killed" in p.name]
 
 
+def test_ignored_hang_ups_and_closed_streams_are_the_callers(worker) -> None:
+    """Under nohup a hang-up leaves the command alone, as without the worker; a closed stdout
+    is nowhere, not the worker's socket (which a long output would fill and hang)."""
+    env, folder = worker
+    _data(folder)
+    before = _served(env, folder)
+    command = (f"nohup {sys.executable} -c 'from microagg.cli import entry; entry()' "
+               "microaggregate u.csv -o hup.csv --k 5 > hup.log 2>&1 & sleep 0.3; "
+               "kill -HUP $!; wait $!")
+    done = subprocess.run(["bash", "-c", command], cwd=folder, env=env, timeout=600)
+    assert done.returncode == 0 and (folder / "hup.csv").exists()
+    wide = pd.DataFrame(np.ones((3, 3000)), columns=[f"c{j}" for j in range(3000)])
+    wide.to_csv(folder / "wide.csv", index=False)
+    closed = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -c 'from microagg.cli import entry; entry()' "
+         "schema wide.csv -o wide.yaml >&-"], cwd=folder, env=env, timeout=120,
+        capture_output=True, text=True)
+    assert closed.returncode == 0, closed.stderr
+    assert (folder / "wide.yaml").exists()
+    assert _served(env, folder) == before + 2
+
+
+def test_a_gone_folder_or_other_conditions_run_without_the_worker(worker) -> None:
+    env, folder = worker
+    data = _data(folder)
+    before = _served(env, folder)
+    gone = subprocess.run(
+        ["bash", "-c", f"d=$(mktemp -d) && cd $d && rmdir $d && {sys.executable} -c "
+         f"'from microagg.cli import entry; entry()' check {data} --k 1 --quasi a0"],
+        env=env, capture_output=True, text=True, timeout=600)
+    assert gone.returncode == 0 and "holds" in gone.stdout, gone.stderr
+    niced = subprocess.run(["nice", "-n", "3", *CLI, "check", str(data), "--k", "1",
+                            "--quasi", "a0"], env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert niced.returncode == 0 and "holds" in niced.stdout
+    assert _served(env, folder) == before
+
+
+def test_a_stalled_or_vanished_caller_holds_up_nobody(worker) -> None:
+    """A connection that sends no request delays other commands by the worker's request
+    time-out at most, and a status request whose caller leaves leaves the worker running."""
+    import socket
+
+    env, folder = worker
+    _data(folder)
+    status = json.loads(_run(["worker", "status", "--json"], folder, env).stdout)
+    stalled = socket.socket(socket.AF_UNIX)
+    stalled.connect(status["socket"])
+    try:
+        start = time.monotonic()
+        done = _run(["check", "u.csv", "--k", "1", "--quasi", "a0"], folder, env)
+        assert done.returncode == 0 and time.monotonic() - start < 15
+    finally:
+        stalled.close()
+    vanished = socket.socket(socket.AF_UNIX)
+    vanished.connect(status["socket"])
+    body = json.dumps({"control": "status"}).encode()
+    vanished.sendall(len(body).to_bytes(4, "big") + body)
+    vanished.close()
+    time.sleep(0.5)
+    assert _served(env, folder) >= status["commands"] + 1  # the same worker still answers
+
+
+def test_names_that_are_not_utf8_are_handled_as_without_the_worker(worker) -> None:
+    env, folder = worker
+    data = _data(folder)
+    results = []
+    for name, extra in ((b"o\xfew.csv", {}), (b"o\xfec.csv", {"MICROAGG_WORKER": "off"})):
+        done = subprocess.run([*CLI, "microaggregate", str(data), "-o", name, "--k", "5"],
+                              cwd=folder, env={**env, **extra}, capture_output=True,
+                              timeout=600)
+        results.append((done.returncode, done.stdout.replace(b"w.csv", b"c.csv"),
+                        done.stderr))
+    assert results[0] == results[1]
+    assert results[0][0] == 0
+
+
 def _children(pid: int) -> list[int]:
     """The processes whose parent is ``pid`` (from /proc/*/stat)."""
     found = []

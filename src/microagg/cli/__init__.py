@@ -11,6 +11,7 @@ use.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -24,6 +25,9 @@ def entry() -> None:
 
         sys.stdout.write(f"microagg {__version__}\n")
         raise SystemExit(0)
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:  # started with that stream closed: it goes nowhere
+            setattr(sys, name, open(os.devnull, mode))  # noqa: SIM115
     from microagg.cli.worker_client import delegate
 
     code = delegate(sys.argv[1:])

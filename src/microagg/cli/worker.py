@@ -5,6 +5,8 @@ keeps the commands imported and their kernels loaded so that each command starts
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import subprocess
 import sys
@@ -29,6 +31,9 @@ app.add_typer(worker_app, name="worker")
 SOCKET_PATH_BYTES = 107
 """The longest path a Unix socket may have on Linux (``sun_path`` less its final zero)."""
 
+MOST_IDLE_MINUTES = 10_080
+"""The longest idle time a worker may wait for (a week)."""
+
 READY_SECONDS = 900.0
 """How long ``start`` waits for the worker's warm-up (the first one compiles the kernels)."""
 
@@ -36,17 +41,20 @@ READY_SECONDS = 900.0
 @worker_app.command("start")
 def worker_start(
     idle_minutes: float = typer.Option(30.0, "--idle-minutes",
-                                       help="Stop after this many minutes without a command."),
+                                       help="Stop after this many minutes without a command "
+                                       f"(at most {MOST_IDLE_MINUTES:,})."),
 ) -> None:
     """Start this user's worker for this installation and wait until it serves. Commands then
-    run in it (MICROAGG_WORKER=off runs one without it); a change of microagg, of the Python
-    packages or of NUMBA_*, OMP_*, PYTHON*, LANG, LC_* or TZ makes commands run without it
-    until a worker is started again."""
+    run in it (MICROAGG_WORKER=off runs one without it). A change of microagg or of the Python
+    packages, other NUMBA_*, OMP_*, PYTHON*, LANG, LC_* or TZ values, or other process
+    conditions (nice, CPU affinity, resource limits, cgroup, mount namespace) make commands
+    run without it. A worker left from an earlier version of these files is stopped."""
     if not sys.platform.startswith("linux"):
         raise InputError("the resident worker needs Linux (it passes file descriptors over a "
                          "Unix socket and forks)")
-    if not idle_minutes > 0:
-        raise InputError(f"--idle-minutes must be positive, got {idle_minutes}")
+    if not 0 < idle_minutes <= MOST_IDLE_MINUTES:
+        raise InputError(f"--idle-minutes must lie in (0, {MOST_IDLE_MINUTES}], got "
+                         f"{idle_minutes}")
     folder = _private_folder()
     key = worker_key()
     path = socket_path(key)
@@ -54,10 +62,25 @@ def worker_start(
         raise InputError(f"{path} is too long for a Unix socket (at most {SOCKET_PATH_BYTES} "
                          "bytes with its staging suffix); set XDG_RUNTIME_DIR to a shorter "
                          "folder")
-    running = _status(path)
-    if running is not None:
-        out.print(f"a worker already runs (pid {running['pid']}): {path}", markup=False)
-        return
+    with open(folder / f"worker-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one start at a time for this key
+        running = _status(path)
+        if running is not None:
+            out.print(f"a worker already runs (pid {running['pid']}): {path}", markup=False)
+            return
+        for answer in _others(path):
+            if answer.get("package") == _package() and _status(Path(answer["socket"]),
+                                                                "stop") is not None:
+                out.print(f"stopped a worker left from an earlier version of these files "
+                          f"(pid {answer['pid']})", markup=False)
+        pid = _launch(folder, path, key, idle_minutes)
+    out.print(f"worker ready (pid {pid}): microagg commands you run with this installation "
+              f"now run in it; it stops after {idle_minutes:g} idle minutes, or with "
+              "`microagg worker stop`", markup=False)
+
+
+def _launch(folder: Path, path: Path, key: str, idle_minutes: float) -> int:
+    """Start the worker process and wait until its socket answers; its process id."""
     log = folder / f"worker-{key}.log"
     with open(log, "w") as sink:
         process = subprocess.Popen(
@@ -81,15 +104,13 @@ def worker_start(
     if warnings:
         out.print(f"note: {warnings} (the worker serves; that command only starts slower)",
                   markup=False)
-    out.print(f"worker ready (pid {process.pid}): microagg commands you run with this "
-              f"installation now run in it; it stops after {idle_minutes:g} idle minutes, or "
-              "with `microagg worker stop`", markup=False)
+    return process.pid
 
 
 @worker_app.command("stop")
 def worker_stop() -> None:
-    """Stop this user's workers: this installation's, and any left from an earlier one
-    (commands running in them go on)."""
+    """Stop this user's workers: this installation's, and any other (commands running in
+    them go on). A socket left by a worker that was killed is removed."""
     stopped = 0
     for path in sorted(worker_folder().glob("worker-*.sock")):
         answer = _status(path, "stop")
@@ -111,14 +132,18 @@ def worker_status(
     if json_out:
         print_json({"running": answer is not None, "socket": str(path), **(answer or {})})
         return
+    others = len(_others(path))
+    elsewhere = (f"; {others} other worker(s) of yours run (other installations or conditions, "
+                 "or earlier versions of these files: `microagg worker stop` stops them all)"
+                 if others else "")
     if answer is None:
-        out.print(f"no worker runs for this installation (it would listen on {path})",
-                  markup=False)
+        out.print(f"no worker runs for this installation (it would listen on {path})"
+                  + elsewhere, markup=False)
         return
     started = datetime.fromtimestamp(answer["started"]).isoformat(timespec="seconds")
     out.print(f"worker pid {answer['pid']}, started {started}, {answer['commands']} "
               f"command(s) run, stops after {answer['idle_seconds'] / 60:g} idle minutes: "
-              f"{path}", markup=False)
+              f"{path}" + elsewhere, markup=False)
 
 
 def _private_folder() -> Path:
@@ -138,13 +163,35 @@ def _private_folder() -> Path:
 
 
 def _status(path: Path, control: str = "status") -> dict | None:
-    """The worker's answer to ``control``, or None when no worker listens at ``path``."""
+    """The worker's answer to ``control``, or None when no worker listens at ``path`` (a
+    socket nobody listens on, left by a killed worker, is removed)."""
     if not path.exists():
         return None
     try:
         return request(control, path)
+    except ConnectionRefusedError:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
     except (OSError, ValueError):
         return None
+
+
+def _others(path: Path) -> list[dict]:
+    """The answers of this user's other workers."""
+    found = []
+    for other in sorted(worker_folder().glob("worker-*.sock")):
+        if other != path:
+            answer = _status(other)
+            if answer is not None:
+                found.append(answer)
+    return found
+
+
+def _package() -> str:
+    """Where the microagg of this command line lives (a worker's answer says where its own
+    does)."""
+    return str(Path(__file__).resolve().parent.parent)
 
 
 def _last_line(log: Path) -> str:

@@ -8,11 +8,19 @@ themselves are passed over the socket, so a terminal stays a terminal and a pipe
 child is discarded when the command ends: no data, state or random generator outlives a
 command, and the worker itself never reads a user's file.
 
+A command runs in a worker only where it would run the same without one. Commands run here
+when ``MICROAGG_WORKER`` is ``off`` (``0``, ``no``, ``false``), for ``worker`` and ``ui``, with
+``--engine``, when the working folder is gone, and when no worker has this caller's key
+(:func:`worker_key`: the installed code, the interpreter, its site-packages, the variables of
+:data:`KEYED_VARIABLES`, and the process's conditions: mount namespace and root, cgroup,
+nice value, CPU affinity and resource limits). A command lives as long as its caller: Ctrl-C,
+Ctrl-Z, a hang-up, a termination or a quit signal the caller receives is passed on (unless the
+caller ignores it, as under ``nohup``), and a caller killed outright takes its command with it
+(the worker's side, :mod:`microagg.cli.worker_server`). A worker that does not start the
+command within :data:`START_SECONDS` is given up and the command runs here.
+
 This module imports the standard library only: without a worker the command line pays a few
-``stat`` calls for it. Commands run here, not in a worker, when ``MICROAGG_WORKER=off``, for
-``worker`` and ``ui``, with ``--engine``, or when no worker matches this installation (the
-installed code, the Python interpreter, its site-packages and the variables of
-:data:`KEYED_VARIABLES`).
+``stat`` calls for it.
 """
 
 from __future__ import annotations
@@ -23,13 +31,14 @@ import json
 import os
 import signal
 import socket
+import stat
 import struct
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KEYED_VARIABLES", "delegate", "request", "socket_path", "worker_folder",
-           "worker_key"]
+__all__ = ["KEYED_VARIABLES", "delegate", "request", "safe_folder", "socket_path",
+           "worker_folder", "worker_key"]
 
 KEYED_VARIABLES = ("NUMBA_", "OMP_", "MKL_", "OPENBLAS_", "PYTHON", "LANG", "LC_", "TZ")
 """Environment variables (by prefix) read once at import by microagg or its libraries: a
@@ -38,34 +47,45 @@ worker serves only callers whose values are the worker's."""
 LOCAL_COMMANDS = ("worker", "ui")
 """Commands never handed to a worker: its own control, and the web app (a server itself)."""
 
+START_SECONDS = 20.0
+"""How long a caller waits for the worker to start its command before running it itself."""
+
+CONTROL_SECONDS = 5.0
+"""How long ``worker status`` and ``worker stop`` wait for the worker's answer."""
+
+FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+"""Signals a caller passes on to its command, unless the caller ignores them."""
+
 _HEADER = struct.Struct("!I")
 _STATUS = struct.Struct("!cq")
+_CREDENTIALS = struct.Struct("3i")
 
 
 def worker_folder() -> Path:
-    """The folder of this user's worker sockets: ``$XDG_RUNTIME_DIR/microagg``, else
-    ``/tmp/microagg-UID``. Only a folder owned by this user and closed to others is used."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) / "microagg" if runtime else Path(f"/tmp/microagg-{os.getuid()}")
-    return base
+    """The folder of this user's worker sockets: ``$XDG_RUNTIME_DIR/microagg`` (an absolute
+    ``XDG_RUNTIME_DIR`` only, as the XDG specification says), else ``/tmp/microagg-UID``."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(runtime):
+        return Path(runtime) / "microagg"
+    return Path(f"/tmp/microagg-{os.getuid()}")
 
 
 def safe_folder(folder: Path) -> bool:
-    """Whether ``folder`` is a directory owned by this user with no access for others."""
+    """Whether ``folder`` is a directory (not a link) owned by this user, closed to others."""
     try:
         status = os.lstat(folder)
     except OSError:
         return False
-    import stat
-
     return (stat.S_ISDIR(status.st_mode) and status.st_uid == os.getuid()
             and status.st_mode & 0o077 == 0)
 
 
 def worker_key() -> str:
     """What a worker must share with the caller to run its commands: microagg's installed
-    files (names and modification times), the interpreter, its site-packages folders (their
-    times change when a package is installed or removed) and :data:`KEYED_VARIABLES`."""
+    files (their resolved paths and modification times), the interpreter, its site-packages
+    folders (their times change when a package is installed or removed),
+    :data:`KEYED_VARIABLES`, and the conditions a process runs under (mount namespace and
+    root, cgroup, nice value, CPU affinity, resource limits)."""
     digest = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent
     for folder, _, files in sorted(os.walk(package)):
@@ -73,7 +93,7 @@ def worker_key() -> str:
             if name.endswith((".py", ".so", ".pyd")):
                 path = os.path.join(folder, name)
                 digest.update(f"{path}\0{os.stat(path).st_mtime_ns}\0".encode())
-    digest.update(sys.prefix.encode() + sys.version.encode())
+    digest.update(f"{sys.prefix}\0{sys.version}\0{sys.flags}\0".encode())
     import sysconfig
 
     for entry in sorted({sysconfig.get_paths()[name] for name in ("purelib", "platlib")}):
@@ -82,7 +102,30 @@ def worker_key() -> str:
     for name in sorted(os.environ):
         if name.startswith(KEYED_VARIABLES):
             digest.update(f"{name}={os.environ[name]}\0".encode())
+    digest.update(repr(_conditions()).encode())
     return digest.hexdigest()[:16]
+
+
+def _conditions() -> tuple[Any, ...]:
+    """The process's conditions a command inherits and a worker's child would not take from
+    its caller: mount namespace and root, cgroup, nice value, CPU affinity, resource limits."""
+    import resource
+
+    found: list[Any] = []
+    for link in ("/proc/self/ns/mnt", "/proc/self/root"):
+        try:
+            found.append(os.readlink(link))
+        except OSError:
+            found.append(None)
+    try:
+        found.append(Path("/proc/self/cgroup").read_text())
+    except OSError:
+        found.append(None)
+    found.append(os.getpriority(os.PRIO_PROCESS, 0))
+    found.append(sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None)
+    found.append([resource.getrlimit(getattr(resource, name)) for name in sorted(
+        name for name in dir(resource) if name.startswith("RLIMIT_"))])
+    return tuple(found)
 
 
 def socket_path(key: str | None = None) -> Path:
@@ -92,7 +135,7 @@ def socket_path(key: str | None = None) -> Path:
 
 def runs_here(args: list[str]) -> bool:
     """Whether the command ``args`` must run in this process rather than in a worker."""
-    if os.environ.get("MICROAGG_WORKER", "").lower() in ("off", "0", "no"):
+    if os.environ.get("MICROAGG_WORKER", "").lower() in ("off", "0", "no", "false"):
         return True
     if not args or args[0] in LOCAL_COMMANDS or args[0].startswith("-"):
         return True
@@ -101,63 +144,92 @@ def runs_here(args: list[str]) -> bool:
 
 def delegate(args: list[str]) -> int | None:
     """Run the command ``args`` in this user's worker and return its exit code, or None when
-    no worker serves this caller (then the command runs here). Ctrl-C, a hang-up or a
-    termination of this process is passed on to the command."""
+    no worker serves this caller (then the command runs here)."""
     if runs_here(args):
         return None
     folder = worker_folder()
-    if not folder.is_dir() or not safe_folder(folder):
+    if not safe_folder(folder):
         return None
     path = socket_path()
     if not path.exists():
         return None
     try:
-        connection = _connect(path)
+        cwd = os.getcwd()
+    except OSError:  # the working folder is gone: only this process can still run there
+        return None
+    fds = _standard_fds()  # before the socket, so that it never takes a closed 0, 1 or 2
+    try:
+        connection = _connect(path, START_SECONDS)
     except OSError:
         return None
     with connection:
-        header = {"args": args, "cwd": os.getcwd(), "env": dict(os.environ),
-                  "umask": _umask()}
+        command = _Command()
+        previous = _forward_signals(command)
         try:
-            _send(connection, header, fds=_standard_fds())
-            kind, value = _read_status(connection)
-        except OSError:
-            return None  # the worker went away before the command started: run it here
-        if kind is None:
-            return None
-        code = value
-        if kind == b"P":  # the command started in process ``value``
-            forward = _forward_signals(value)
-            try:
-                kind, code = _read_status(connection)
-            finally:
-                for number, previous in forward.items():
-                    signal.signal(number, previous)
+            return _converse(connection, args, cwd, fds, command)
+        except KeyboardInterrupt:  # Ctrl-C before the command started: it never will
+            sys.stderr.write("microagg: error: interrupted; no output was written\n")
+            return 130
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
+class _Command:
+    """The command in the worker as its caller knows it: its process once started, and the
+    signals passed on to it."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.passed: list[int] = []
+
+
+def _converse(connection: socket.socket, args: list[str], cwd: str, fds: list[int],
+              command: _Command) -> int | None:
+    header = {"args": args, "cwd": cwd, "env": dict(os.environ), "umask": _umask(),
+              "ignored": [name for name in FORWARDED
+                          if signal.getsignal(getattr(signal, name)) == signal.SIG_IGN]}
+    try:
+        _send(connection, header, fds=fds)
+        kind, value = _read_status(connection)
+    except OSError:
+        return None  # the worker is gone or did not answer in time: run it here
     if kind is None:
-        sys.stderr.write("microagg: error: the command ended without an exit status in the "
-                         "worker (it was killed); outputs are renamed into place last, so "
-                         "none was written unless the command had finished\n")
-        return 2
-    return code
+        return None
+    code = value
+    if kind == b"P":  # the command started in process ``value``
+        connection.settimeout(None)
+        command.pid = value  # the signal handlers may now pass signals on
+        kind, code = _read_status(connection)
+    if kind is not None:
+        return code
+    if command.passed:  # the command ended by a signal passed on: end as it would here
+        signal.signal(command.passed[-1], signal.SIG_DFL)
+        os.kill(os.getpid(), command.passed[-1])
+    sys.stderr.write("microagg: error: the command's process in the worker ended without an "
+                     "exit status (it was killed); outputs are renamed into place last, so "
+                     "none was written unless the command had finished\n")
+    return 3
 
 
 def request(control: str, path: Path | None = None) -> dict[str, Any]:
-    """Send a control request (``status``, ``stop``) to the worker at ``path``; its answer."""
-    with _connect(path or socket_path()) as connection:
+    """Send a control request (``status``, ``stop``) to the worker at ``path``; its answer.
+    Raises OSError when no worker answers within :data:`CONTROL_SECONDS`."""
+    with _connect(path or socket_path(), CONTROL_SECONDS) as connection:
         _send(connection, {"control": control})
         length = _HEADER.unpack(_read_exactly(connection, _HEADER.size))[0]
         return json.loads(_read_exactly(connection, length))
 
 
-def send_message(connection: socket.socket, message: dict[str, Any]) -> None:
-    """One length-prefixed JSON message (the worker's answers to control requests)."""
-    _send(connection, message)
-
-
-def _connect(path: Path) -> socket.socket:
+def _connect(path: Path, seconds: float) -> socket.socket:
+    """A connection to the socket at ``path``, refused unless its listener is this user."""
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
+        connection.settimeout(seconds)
         connection.connect(str(path))
+        raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CREDENTIALS.size)
+        if _CREDENTIALS.unpack(raw)[1] != os.getuid():
+            raise PermissionError("the worker's socket is not this user's")
     except OSError:
         connection.close()
         raise
@@ -176,15 +248,14 @@ def _send(connection: socket.socket, message: dict[str, Any], fds: list[int] | N
 
 
 def _standard_fds() -> list[int]:
-    """This process's standard input, output and error; /dev/null for one that is closed."""
-    fds = []
+    """This process's standard input, output and error, each closed one opened on /dev/null
+    (it takes the closed number, so nothing opened later can)."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
-            fds.append(fd)
         except OSError:
-            fds.append(os.open(os.devnull, os.O_RDWR))
-    return fds
+            os.open(os.devnull, os.O_RDWR)
+    return [0, 1, 2]
 
 
 def _umask() -> int:
@@ -205,21 +276,47 @@ def _read_exactly(connection: socket.socket, size: int) -> bytes:
 
 def _read_status(connection: socket.socket) -> tuple[bytes | None, int]:
     """The worker's next word: (b"P", the command's process id) when it starts, (b"X", its
-    exit code) when it ends, (None, 0) when the connection ends first."""
+    exit code) when it ends, (None, 0) when the connection ends first. A time-out (the
+    command did not start in time) is raised as OSError."""
     try:
         kind, value = _STATUS.unpack(_read_exactly(connection, _STATUS.size))
-    except (ConnectionError, OSError):
+    except ConnectionError:
         return None, 0
     return kind, int(value)
 
 
-def _forward_signals(pid: int) -> dict[int, Any]:
-    """Pass Ctrl-C, hang-up and termination on to the command's process ``pid``."""
+def _forward_signals(command: _Command) -> dict[int, Any]:
+    """Handlers that pass :data:`FORWARDED` signals the caller does not ignore on to the
+    command, and Ctrl-Z and its continuation as a stop and a continue. Before the command has
+    started, Ctrl-C stops the wait."""
     def forward(number: int, frame: Any) -> None:
+        if command.pid is None:
+            if number == signal.SIGINT:
+                raise KeyboardInterrupt
+            return
+        command.passed.append(number)
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, number)
+            os.kill(command.pid, number)
+
+    def suspend(number: int, frame: Any) -> None:
+        if command.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(command.pid, signal.SIGSTOP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)  # stop here too, as the shell expects
+        signal.signal(signal.SIGTSTP, suspend)
+
+    def resume(number: int, frame: Any) -> None:
+        if command.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(command.pid, signal.SIGCONT)
 
     previous: dict[int, Any] = {}
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        previous[number] = signal.signal(number, forward)
+    for name in FORWARDED:
+        number = getattr(signal, name)
+        if signal.getsignal(number) != signal.SIG_IGN:
+            previous[number] = signal.signal(number, forward)
+    if signal.getsignal(signal.SIGTSTP) != signal.SIG_IGN:
+        previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, suspend)
+        previous[signal.SIGCONT] = signal.signal(signal.SIGCONT, resume)
     return previous

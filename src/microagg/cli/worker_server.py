@@ -23,6 +23,7 @@ Run as ``python -m microagg.cli.worker_server SOCKET KEY IDLE_SECONDS`` by ``wor
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -58,6 +59,9 @@ WARM_UP = (
 """Commands the worker runs once on generated data before it serves, in a temporary folder:
 they import what the common commands import and load their kernels (about a second)."""
 
+REQUEST_SECONDS = 2.0
+"""How long the worker waits for a connected caller's request."""
+
 _HEADER = struct.Struct("!I")
 _STATUS = struct.Struct("!cq")
 _CREDENTIALS = struct.Struct("3i")
@@ -86,8 +90,8 @@ def warm_up() -> list[tuple[str, int]]:
                 codes.append((command, program.main(command.split())))
             sys.stdout.flush()
             sys.stderr.flush()
-            os.chdir(here)
     finally:
+        os.chdir(here)
         os.dup2(saved[0], 1)
         os.dup2(saved[1], 2)
         for fd in saved:
@@ -98,7 +102,8 @@ def warm_up() -> list[tuple[str, int]]:
 def serve(path: Path, key: str, idle: float) -> None:
     """Warm up, then serve commands on the socket ``path`` until ``idle`` seconds pass without
     one, a ``stop`` request, or SIGTERM. The socket appears once the worker is ready and is
-    removed when it stops."""
+    removed when it stops. A request is read within :data:`REQUEST_SECONDS`, so a caller that
+    connects and stalls delays the others that long at most."""
     failed = [(command, code) for command, code in warm_up() if code != 0]
     for command, code in failed:
         sys.stderr.write(f"warm-up: microagg {command} exited {code}\n")
@@ -106,46 +111,59 @@ def serve(path: Path, key: str, idle: float) -> None:
 
     gc.collect()
     gc.freeze()  # the children's collections leave the worker's objects alone (and shared)
-    listener = _listen(path)
     started = time.time()
     served = 0
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the system
     signal.signal(signal.SIGTERM, _stop)
-    listener.settimeout(idle)
-    identity = os.stat(path).st_ino
+    identity = None
     try:
+        listener = _listen(path)
+        identity = os.stat(path).st_ino
+        listener.settimeout(idle)
         while True:
             try:
                 connection, _ = listener.accept()
             except TimeoutError:
                 return
             with connection:
-                connection.settimeout(None)
+                connection.settimeout(REQUEST_SECONDS)
                 if not _same_user(connection):
                     continue
                 try:
                     header, fds = _receive(connection)
-                except (OSError, ValueError, ConnectionError):
+                except (OSError, ValueError):
                     continue
                 control = header.get("control")
                 if control is not None:
+                    for fd in fds:
+                        os.close(fd)
                     answer = {"pid": os.getpid(), "key": key, "socket": str(path),
-                              "started": started, "commands": served, "idle_seconds": idle}
-                    _answer(connection, answer)
+                              "package": _package(), "started": started,
+                              "commands": served, "idle_seconds": idle}
+                    with contextlib.suppress(OSError):  # a caller that left before it
+                        _answer(connection, answer)
                     if control == "stop":
                         return
                     continue
                 served += 1
-                if os.fork() == 0:
+                try:
+                    child = os.fork()
+                except OSError:  # no process to spare: the caller runs the command itself
+                    child = -1
+                if child == 0:
                     listener.close()
                     _run_command(connection, header, fds)
                 for fd in fds:
                     os.close(fd)
     finally:
-        listener.close()
         with contextlib.suppress(OSError):
-            if os.stat(path).st_ino == identity:
+            if identity is not None and os.stat(path).st_ino == identity:
                 os.unlink(path)
+
+
+def _package() -> str:
+    """Where the microagg this worker imported lives."""
+    return str(Path(__file__).resolve().parent.parent)
 
 
 def _stop(number: int, frame: Any) -> NoReturn:
@@ -205,27 +223,38 @@ def _answer(connection: socket.socket, message: dict[str, Any]) -> None:
 
 def _run_command(connection: socket.socket, header: dict[str, Any], fds: list[int]
                  ) -> NoReturn:
-    """In the forked child: become the caller (streams, folder, environment, umask), run the
-    command, send its exit code, end. Never returns to the worker's loop."""
-    code = 2
+    """In the forked child: become the caller (streams, folder, environment, umask, ignored
+    signals), run the command, send its exit code, end. Never returns to the worker's loop.
+    A caller already gone (it gave up waiting) gets nothing run."""
+    code = 3
+    try:
+        connection.settimeout(None)
+        connection.sendall(_STATUS.pack(b"P", os.getpid()))
+    except OSError:
+        os._exit(0)
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        for name in header.get("ignored", ()):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+        atexit._clear()  # the worker's exit handlers are not the command's
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
         _reopen_streams()
-        connection.sendall(_STATUS.pack(b"P", os.getpid()))
         os.environ.clear()
         os.environ.update(header["env"])
         time.tzset()
+        tempfile.tempdir = None  # read again from the caller's TMPDIR
         os.umask(int(header["umask"]))
+        _name_process()
         try:
             os.chdir(header["cwd"])
         except OSError as exc:
-            sys.stderr.write(f"microagg: error: {header['cwd']}: {exc.strerror}; the working "
-                             "folder is gone, no output was written\n")
+            code = 2
+            sys.stderr.write(f"microagg: error: {header['cwd']}: {exc.strerror}; no output "
+                             "was written\n")
         else:
             from microagg.cli import program
             from microagg.cli.app import reset_console
@@ -234,10 +263,12 @@ def _run_command(connection: socket.socket, header: dict[str, Any], fds: list[in
             sys.argv = ["microagg", *header["args"]]
             ended = threading.Event()
             _follow_caller(connection, ended)
-            code = program.main(list(header["args"]))
+            try:
+                code = program.main(list(header["args"]))
+            except SystemExit as exc:  # as the interpreter ends on it (a broken pipe's exit)
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             ended.set()
-            program.finish(code, last=lambda: connection.sendall(_STATUS.pack(b"X", code)),
-                           alongside=1)
+            program.finish(code, last=lambda: _send_code(connection, code), alongside=1)
     except BaseException:  # never back into the worker's loop, whatever happened
         code = 3
         with contextlib.suppress(BaseException):
@@ -252,9 +283,23 @@ def _run_command(connection: socket.socket, header: dict[str, Any], fds: list[in
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
-        with contextlib.suppress(BaseException):
-            connection.sendall(_STATUS.pack(b"X", code))
+        _send_code(connection, code)
         os._exit(code)
+
+
+def _send_code(connection: socket.socket, code: int) -> None:
+    """The command's exit code to its caller (who may be gone: nothing then)."""
+    with contextlib.suppress(BaseException):
+        connection.sendall(_STATUS.pack(b"X", code))
+
+
+def _name_process() -> None:
+    """Name the command's process ``microagg`` for ps and top (Linux), where it would
+    otherwise show as the worker."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(15, b"microagg", 0, 0, 0)  # PR_SET_NAME
 
 
 def _follow_caller(connection: socket.socket, ended: threading.Event) -> None:
@@ -275,20 +320,28 @@ def _follow_caller(connection: socket.socket, ended: threading.Event) -> None:
 def _reopen_streams() -> None:
     """Standard streams on the caller's descriptors, buffered as Python buffers them (a line
     at a time on a terminal)."""
-    encoding = sys.stdout.encoding
-    sys.stdin = open(0, encoding=sys.stdin.encoding, closefd=False)  # noqa: SIM115
+    sys.stdin = open(0, encoding=sys.stdin.encoding, errors=sys.stdin.errors,  # noqa: SIM115
+                     closefd=False)
     sys.stdout = open(1, "w", buffering=1 if os.isatty(1) else -1,  # noqa: SIM115
-                      encoding=encoding, closefd=False)
+                      encoding=sys.stdout.encoding, errors=sys.stdout.errors, closefd=False)
     sys.stderr = open(2, "w", buffering=1, encoding=sys.stderr.encoding,  # noqa: SIM115
-                      errors="backslashreplace", closefd=False)
+                      errors=sys.stderr.errors, closefd=False)
 
 
 def _main() -> None:
     path, key, idle = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    from microagg.cli.worker_client import worker_key
+
+    own = worker_key()
+    if own != key:
+        sys.stderr.write("this worker would not run the commands as its caller runs them: it "
+                         "imports another microagg, or runs under other conditions (a "
+                         "relative PYTHONPATH, another interpreter); no worker was started\n")
+        raise SystemExit(1)
+    # Set before numba is imported: the layer that survives a fork (the module docstring).
+    os.environ["NUMBA_THREADING_LAYER"] = "workqueue"
     serve(Path(path), key, idle)
 
 
 if __name__ == "__main__":
-    # Set before numba is imported: the layer that survives a fork (the module docstring).
-    os.environ["NUMBA_THREADING_LAYER"] = "workqueue"
     _main()
