@@ -356,7 +356,8 @@ def nearest_rank_distances(original: np.ndarray, masked: np.ndarray,
         distance = cKDTree(ry).query((low + high) / (2 * n), k=1)[0]
     else:
         first, row_box = distinct_rows(low, high)
-        tree = build(np.ascontiguousarray(ry), np.arange(ry.shape[0], dtype=np.int64))
+        ry = np.ascontiguousarray(ry)
+        tree = build(ry, distinct_rows(ry)[0].astype(np.int64))  # each point once
         squared = _nearest_to_boxes(tree, np.ascontiguousarray(low[first] / n),
                                     np.ascontiguousarray(high[first] / n))
         distance = np.sqrt(squared)[row_box]
