@@ -37,8 +37,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KEYED_VARIABLES", "delegate", "request", "safe_folder", "socket_path",
-           "worker_folder", "worker_key"]
+__all__ = ["CREDENTIALS", "HEADER", "KEYED_VARIABLES", "STATUS", "delegate", "read_exactly",
+           "request", "safe_folder", "socket_path", "worker_folder", "worker_key"]
 
 KEYED_VARIABLES = ("NUMBA_", "OMP_", "MKL_", "OPENBLAS_", "PYTHON", "LANG", "LC_", "TZ")
 """Environment variables (by prefix) read once at import by microagg or its libraries: a
@@ -56,9 +56,14 @@ CONTROL_SECONDS = 5.0
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 """Signals a caller passes on to its command, unless the caller ignores them."""
 
-_HEADER = struct.Struct("!I")
-_STATUS = struct.Struct("!cq")
-_CREDENTIALS = struct.Struct("3i")
+HEADER = struct.Struct("!I")
+"""A message's length, before its JSON."""
+
+STATUS = struct.Struct("!cq")
+"""The worker's word on a command: b"P" and its process id, b"X" and its exit code."""
+
+CREDENTIALS = struct.Struct("3i")
+"""``SO_PEERCRED``'s answer: process id, user id, group id."""
 
 
 def worker_folder() -> Path:
@@ -217,8 +222,8 @@ def request(control: str, path: Path | None = None) -> dict[str, Any]:
     Raises OSError when no worker answers within :data:`CONTROL_SECONDS`."""
     with _connect(path or socket_path(), CONTROL_SECONDS) as connection:
         _send(connection, {"control": control})
-        length = _HEADER.unpack(_read_exactly(connection, _HEADER.size))[0]
-        return json.loads(_read_exactly(connection, length))
+        length = HEADER.unpack(read_exactly(connection, HEADER.size))[0]
+        return json.loads(read_exactly(connection, length))
 
 
 def _connect(path: Path, seconds: float) -> socket.socket:
@@ -227,8 +232,8 @@ def _connect(path: Path, seconds: float) -> socket.socket:
     try:
         connection.settimeout(seconds)
         connection.connect(str(path))
-        raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CREDENTIALS.size)
-        if _CREDENTIALS.unpack(raw)[1] != os.getuid():
+        raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, CREDENTIALS.size)
+        if CREDENTIALS.unpack(raw)[1] != os.getuid():
             raise PermissionError("the worker's socket is not this user's")
     except OSError:
         connection.close()
@@ -239,7 +244,7 @@ def _connect(path: Path, seconds: float) -> socket.socket:
 def _send(connection: socket.socket, message: dict[str, Any], fds: list[int] | None = None
           ) -> None:
     body = json.dumps(message).encode()
-    head = _HEADER.pack(len(body))
+    head = HEADER.pack(len(body))
     if fds:
         socket.send_fds(connection, [head], fds)
     else:
@@ -264,12 +269,13 @@ def _umask() -> int:
     return mask
 
 
-def _read_exactly(connection: socket.socket, size: int) -> bytes:
+def read_exactly(connection: socket.socket, size: int) -> bytes:
+    """``size`` bytes from ``connection``; ConnectionError if it ends before."""
     chunks = b""
     while len(chunks) < size:
         chunk = connection.recv(size - len(chunks))
         if not chunk:
-            raise ConnectionError("the worker closed the connection")
+            raise ConnectionError("the connection ended")
         chunks += chunk
     return chunks
 
@@ -279,7 +285,7 @@ def _read_status(connection: socket.socket) -> tuple[bytes | None, int]:
     exit code) when it ends, (None, 0) when the connection ends first. A time-out (the
     command did not start in time) is raised as OSError."""
     try:
-        kind, value = _STATUS.unpack(_read_exactly(connection, _STATUS.size))
+        kind, value = STATUS.unpack(read_exactly(connection, STATUS.size))
     except ConnectionError:
         return None, 0
     return kind, int(value)

@@ -29,13 +29,14 @@ import json
 import os
 import signal
 import socket
-import struct
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any, NoReturn
+
+from microagg.cli.worker_client import CREDENTIALS, HEADER, STATUS, read_exactly
 
 __all__ = ["WARM_UP", "serve", "warm_up"]
 
@@ -62,9 +63,6 @@ they import what the common commands import and load their kernels (about a seco
 REQUEST_SECONDS = 2.0
 """How long the worker waits for a connected caller's request."""
 
-_HEADER = struct.Struct("!I")
-_STATUS = struct.Struct("!cq")
-_CREDENTIALS = struct.Struct("3i")
 
 
 def warm_up() -> list[tuple[str, int]]:
@@ -185,18 +183,18 @@ def _listen(path: Path) -> socket.socket:
 
 
 def _same_user(connection: socket.socket) -> bool:
-    raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CREDENTIALS.size)
-    _, uid, _ = _CREDENTIALS.unpack(raw)
+    raw = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, CREDENTIALS.size)
+    _, uid, _ = CREDENTIALS.unpack(raw)
     return bool(uid == os.getuid())
 
 
 def _receive(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
     """A request: its length-prefixed JSON header and the file descriptors sent with it."""
-    head, fds, _, _ = socket.recv_fds(connection, _HEADER.size, 3)
+    head, fds, _, _ = socket.recv_fds(connection, HEADER.size, 3)
     try:
-        if len(head) < _HEADER.size:
-            head += _exactly(connection, _HEADER.size - len(head))
-        header = json.loads(_exactly(connection, _HEADER.unpack(head)[0]))
+        if len(head) < HEADER.size:
+            head += read_exactly(connection, HEADER.size - len(head))
+        header = json.loads(read_exactly(connection, HEADER.unpack(head)[0]))
         if not isinstance(header, dict) or ("control" not in header and len(fds) != 3):
             raise ValueError("a request without the caller's three standard streams")
     except BaseException:
@@ -206,19 +204,9 @@ def _receive(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
     return header, fds
 
 
-def _exactly(connection: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = connection.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError("the caller closed the connection")
-        data += chunk
-    return data
-
-
 def _answer(connection: socket.socket, message: dict[str, Any]) -> None:
     body = json.dumps(message).encode()
-    connection.sendall(_HEADER.pack(len(body)) + body)
+    connection.sendall(HEADER.pack(len(body)) + body)
 
 
 def _run_command(connection: socket.socket, header: dict[str, Any], fds: list[int]
@@ -229,7 +217,7 @@ def _run_command(connection: socket.socket, header: dict[str, Any], fds: list[in
     code = 3
     try:
         connection.settimeout(None)
-        connection.sendall(_STATUS.pack(b"P", os.getpid()))
+        connection.sendall(STATUS.pack(b"P", os.getpid()))
     except OSError:
         os._exit(0)
     try:
@@ -290,7 +278,7 @@ def _run_command(connection: socket.socket, header: dict[str, Any], fds: list[in
 def _send_code(connection: socket.socket, code: int) -> None:
     """The command's exit code to its caller (who may be gone: nothing then)."""
     with contextlib.suppress(BaseException):
-        connection.sendall(_STATUS.pack(b"X", code))
+        connection.sendall(STATUS.pack(b"X", code))
 
 
 def _name_process() -> None:

@@ -30,7 +30,7 @@ from microagg.errors import InputError
 from microagg.evaluation.utility import paired_matrices
 from microagg.options import RankScale, RankTies, RiskAggregate, parse
 from microagg.partition._gaps import gap_distance
-from microagg.partition._kdtree import STACK, build
+from microagg.partition._kdtree import STACK, build, push_children
 
 __all__ = ["nearest_rank_distances", "permutation_distances", "rank_intervals", "rank_risk",
            "ranks", "record_linkage"]
@@ -97,7 +97,7 @@ def _nearest_in_tree(tree, weights: np.ndarray, masked: np.ndarray
     """:func:`_nearest_originals` for numeric records without missing values, the originals
     in ``tree`` (:func:`microagg.partition._kdtree.build`; ``weights`` by original row). A
     node waits only while its bound is at most the best distance, so ties are all counted."""
-    points, rows, _, _, _, start, end, left, right, _, _, lo, hi = tree
+    points, rows, _, _, _, start, end, left, right, _, count, lo, hi = tree
     m = masked.shape[0]
     d = masked.shape[1]
     best = np.empty(m)
@@ -129,25 +129,8 @@ def _nearest_in_tree(tree, weights: np.ndarray, masked: np.ndarray
                     elif dist == low:
                         total += weights[rows[i]]
                 continue
-            b = right[node]
-            bound_a = 0.0
-            bound_b = 0.0
-            for j in range(d):
-                gap_a = max(lo[a, j] - q[j], q[j] - hi[a, j], 0.0)
-                gap_b = max(lo[b, j] - q[j], q[j] - hi[b, j], 0.0)
-                bound_a += gap_a * gap_a
-                bound_b += gap_b * gap_b
-            if bound_a <= bound_b:  # the farther child waits below the nearer one
-                a, b = b, a
-                bound_a, bound_b = bound_b, bound_a
-            if bound_a <= low:
-                waiting[top] = a
-                bounds[top] = bound_a
-                top += 1
-            if bound_b <= low:
-                waiting[top] = b
-                bounds[top] = bound_b
-                top += 1
+            top = push_children(lo, hi, count, left, right, node, q, waiting, bounds, top,
+                                low)
         best[u] = low
         tied[u] = total
     return best, tied

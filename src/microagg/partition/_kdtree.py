@@ -257,18 +257,28 @@ def nearest(tree, q, stack):
                         best_d = dist
                         best = row
             continue
-        b = right[node]
-        bound_a = _near_bound(lo, hi, a, q) if count[a] > 0 else np.inf
-        bound_b = _near_bound(lo, hi, b, q) if count[b] > 0 else np.inf
-        if bound_a <= bound_b:  # the farther child waits below the nearer one
-            a, b = b, a
-            bound_a, bound_b = bound_b, bound_a
-        if bound_a <= best_d:
-            waiting[top] = a
-            bounds[top] = bound_a
-            top += 1
-        if bound_b <= best_d:
-            waiting[top] = b
-            bounds[top] = bound_b
-            top += 1
+        top = push_children(lo, hi, count, left, right, node, q, waiting, bounds, top, best_d)
     return best
+
+
+@numba.njit(cache=True, inline="always")
+def push_children(lo, hi, count, left, right, node, q, waiting, bounds, top, best):
+    """Put the children of the inner ``node`` whose bound from ``q`` is at most ``best`` on
+    the traversal stack (``waiting``, ``bounds``), the farther one below the nearer one;
+    return the new top. A child with no live point is never put on."""
+    a = left[node]
+    b = right[node]
+    bound_a = _near_bound(lo, hi, a, q) if count[a] > 0 else np.inf
+    bound_b = _near_bound(lo, hi, b, q) if count[b] > 0 else np.inf
+    if bound_a <= bound_b:
+        a, b = b, a
+        bound_a, bound_b = bound_b, bound_a
+    if bound_a <= best:
+        waiting[top] = a
+        bounds[top] = bound_a
+        top += 1
+    if bound_b <= best:
+        waiting[top] = b
+        bounds[top] = bound_b
+        top += 1
+    return top
