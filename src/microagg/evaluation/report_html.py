@@ -1,7 +1,9 @@
 """A release's report as one self-contained HTML page a data-protection officer can read (the
 style of :mod:`microagg.evaluation.html`; figures are embedded PNGs, no external asset).
 
-Two kinds (:class:`~microagg.options.ReportKind`), as sdcMicro's ``report(internal=)``:
+Two kinds (:class:`~microagg.options.ReportKind`), as sdcMicro's ``report(internal=)``; what
+each shows is what :mod:`microagg.release.disclosure` declares for its audience (``owner``
+for the internal report, ``external`` for the external one), section by section:
 
 ``internal`` (the default), for the data owner: the method and its parameters, the guarantee,
 the columns by role, the provenance with the input's size and SHA-256, the risk before and
@@ -32,9 +34,17 @@ from matplotlib.figure import Figure
 
 from microagg.evaluation.html import STYLE, figure_html
 from microagg.options import ReportKind, parse
+from microagg.release.disclosure import RELEASE_RECORD, Audience, Node, allows
 from microagg.release.sidecar import ReleaseRecord
 
-__all__ = ["grid_table", "number_cell", "release_html", "release_sections", "rows_table"]
+__all__ = ["audience_of", "grid_table", "number_cell", "release_html", "release_sections",
+           "rows_table"]
+
+
+def audience_of(kind: ReportKind | str) -> Audience:
+    """The audience of a report kind: the owner for ``internal``, ``external`` for external."""
+    internal = parse(ReportKind, kind, "`report_kind`") is ReportKind.INTERNAL
+    return Audience.OWNER if internal else Audience.EXTERNAL
 
 INTERNAL_NOTICE = ("Internal report: it holds figures computed from the raw data (risk, "
                    "utility, cluster sizes, the input's hash). It is for the data owner, not "
@@ -75,14 +85,15 @@ def _parameters(r: ReleaseRecord) -> str:
     return rows_table(items or [("parameters", "none")], "parameters")
 
 
-def _guarantee(r: ReleaseRecord) -> str:
+def _guarantee(r: ReleaseRecord, shown: bool) -> str:
     g = r.guarantee
     verdict = ("holds: verified on the written table, over these columns" if g.holds
                else '<span class="warning">no guarantee, or it does not hold</span>')
+    items = [("semantics", escape(g.semantics)), ("columns", escape(", ".join(g.columns)))]
+    if not shown:  # the step's table is not the release: its verdict is not published
+        return rows_table(items, "scope")
     return (f'<p class="recommendation" id="guarantee">{escape(g.statement)}</p>'
-            + rows_table([("semantics", escape(g.semantics)),
-                     ("columns", escape(", ".join(g.columns))), ("verdict", verdict)],
-                    "scope"))
+            + rows_table([*items, ("verdict", verdict)], "scope"))
 
 
 def _columns(r: ReleaseRecord) -> str:
@@ -94,13 +105,15 @@ def _columns(r: ReleaseRecord) -> str:
     return rows_table([(k, escape(", ".join(v)) or "none") for k, v in items], "columns")
 
 
-def _provenance(r: ReleaseRecord, internal: bool) -> str:
+def _provenance(r: ReleaseRecord, audience: Audience, declared: Node) -> str:
     items = [("input", escape(r.input.name))]
-    if internal:
+    if allows(declared, "input", audience=audience):
         items += [("input size (bytes)", number_cell(r.input.bytes)),
                   ("input SHA-256", f"<code>{escape(r.input.sha256 or '—')}</code>")]
-    items += [("records released", number_cell(r.records)), ("made", escape(r.created)),
-              ("microagg", escape(r.microagg_version)), ("report format", escape(r.format))]
+    if allows(declared, "records", audience=audience):
+        items.append(("records released", number_cell(r.records)))
+    items += [("made", escape(r.created)), ("microagg", escape(r.microagg_version)),
+              ("report format", escape(r.format))]
     return rows_table(items, "provenance")
 
 
@@ -186,18 +199,26 @@ def _external_summary(r: ReleaseRecord) -> str:
     return rows_table(items, "summary")
 
 
-def release_sections(record: ReleaseRecord, internal: bool) -> list[tuple[str, str]]:
-    """The sections of the report ``record`` (title, HTML), of the ``internal`` report or
-    of the external one; :func:`release_html` puts them in a page, a recipe's report puts
-    one set per step."""
-    sections = [("Guarantee", _guarantee(record)), ("Parameters", _parameters(record)),
-                ("Columns", _columns(record))]
-    if internal:
-        sections += [("Disclosure risk", _risk(record)), ("Utility", _utility(record)),
-                     ("Clusters", _clusters(record)), ("Notes", _notes(record))]
-    else:
-        sections += [("Summary", _external_summary(record))]
-    sections.append(("Provenance", _provenance(record, internal)))
+def release_sections(record: ReleaseRecord, audience: Audience,
+                     declared: Node = RELEASE_RECORD) -> list[tuple[str, str]]:
+    """The sections of the report ``record`` (title, HTML) that ``audience`` may see, by the
+    declaration ``declared`` of the record (:mod:`microagg.release.disclosure`; a recipe
+    step's record is declared apart, its table not being the release): :func:`release_html`
+    puts them in a page, a recipe's report puts one set per step."""
+    def shown(*keys: str) -> bool:
+        return allows(declared, *keys, audience=audience)
+
+    sections = [("Guarantee", _guarantee(record, shown("guarantee"))),
+                ("Parameters", _parameters(record)), ("Columns", _columns(record))]
+    whole = [("Disclosure risk", _risk(record), ("risk",)),
+             ("Utility", _utility(record), ("utility",)),
+             ("Clusters", _clusters(record), ("report", "clusters")),
+             ("Notes", _notes(record), ("report",))]
+    sections += [(title, html) for title, html, keys in whole if shown(*keys)]
+    if not shown("utility") and shown("utility", "sse_percent") \
+            and shown("report", "clusters", "count"):
+        sections.append(("Summary", _external_summary(record)))
+    sections.append(("Provenance", _provenance(record, audience, declared)))
     return sections
 
 
@@ -217,10 +238,11 @@ def release_html(record: ReleaseRecord, kind: ReportKind | str = ReportKind.INTE
     >>> 'id="risk"' in release_html(record), 'id="risk"' in release_html(record, "external")
     (True, False)
     """
-    internal = parse(ReportKind, kind, "`report_kind`") is ReportKind.INTERNAL
+    audience = audience_of(kind)
+    internal = audience is Audience.OWNER
     notice = INTERNAL_NOTICE if internal else EXTERNAL_NOTICE
     body = "\n".join(f"<h2>{escape(title)}</h2>\n{html}"
-                     for title, html in release_sections(record, internal))
+                     for title, html in release_sections(record, audience))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>microagg: release report ({escape(record.method)})</title><style>{STYLE}</style></head>

@@ -46,6 +46,7 @@ from microagg.data.yamlfile import load_yaml
 from microagg.errors import InputError, ParameterError, SchemaError
 from microagg.options import MissingValues, parse
 from microagg.recipe.families import adapter
+from microagg.release.disclosure import RECIPE_FORMAT
 from microagg.release.methods import Family, ReleaseMethod, lookup
 from microagg.release.methods import family as members
 from microagg.release.methods.base import build
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RECIPE_FORMAT", "Protects", "Recipe", "Step"]
 
-RECIPE_FORMAT = "microagg-recipe/1"
 
 
 class Protects(StrEnum):
@@ -260,9 +260,13 @@ class Recipe:
                              f"microagg reads {RECIPE_FORMAT}")
         source, sha = _input(data.get("input"), base_dir)
         schema = _schema(data.get("schema"), base_dir)
-        steps = data.get("steps") or []
+        steps = data.get("steps")
         if not isinstance(steps, list):
-            raise InputError("the recipe's `steps` is a list of steps")
+            raise InputError("the recipe's `steps` is a list of steps" + (
+                ", and this recipe has none: add at least one" if steps is None else ""))
+        if not steps:
+            raise InputError("the recipe's `steps` is empty: a recipe releases its input "
+                             "through at least one step")
         made = []
         for number, spec in enumerate(steps, start=1):
             try:

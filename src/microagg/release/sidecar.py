@@ -36,6 +36,7 @@ from microagg.core.frequencies import value_ids
 from microagg.data.schema import Schema
 from microagg.errors import InputError
 from microagg.release.base import Release
+from microagg.release.disclosure import PRIVACY_FORMAT, REPORT_FORMAT, Audience, public, view
 from microagg.release.key_reports import KeyReport, record_parts
 from microagg.release.methods.base import ReleaseMethod
 from microagg.release.report import (
@@ -51,8 +52,6 @@ __all__ = ["COSTLY_MAX_ROWS", "MEASURES", "PRIVACY_FORMAT", "REPORT_FORMAT", "Co
            "Guarantee", "InputFile", "PrivacyRecord", "ReleaseRecord", "Risk", "Utility",
            "privacy_record", "release_record", "rows_aligned", "sidecar_path"]
 
-REPORT_FORMAT = "microagg-report/1"
-PRIVACY_FORMAT = "microagg-privacy/1"
 
 COSTLY_MAX_ROWS = 20_000
 """Record linkage and the rank risk are computed up to this many rows (record linkage compares
@@ -185,9 +184,10 @@ class ReleaseRecord:
     format: str = REPORT_FORMAT
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form, ``format`` first."""
+        """The JSON form, ``format`` first; every key declared in
+        :mod:`microagg.release.disclosure` (the data owner's view: every figure)."""
         out = {f.name: plain(getattr(self, f.name)) for f in fields(self)}
-        return {"format": out.pop("format"), **out}
+        return view({"format": out.pop("format"), **out}, Audience.OWNER)
 
 
 @dataclass(frozen=True)
@@ -205,10 +205,11 @@ class PrivacyRecord:
     format: str = PRIVACY_FORMAT
 
     def to_dict(self) -> dict[str, Any]:
-        """The privacy report's JSON, unchanged, and the provenance keys after it."""
+        """The privacy report's JSON, unchanged, and the provenance keys after it: its public
+        view (:mod:`microagg.release.disclosure`), which is all of it."""
         extra = {f.name: plain(getattr(self, f.name)) for f in fields(self)
                  if f.name != "report"}
-        return {**self.report.to_dict(), **extra}
+        return public({**self.report.to_dict(), **extra})
 
 
 def _now() -> str:
