@@ -184,7 +184,8 @@ def test_clipping_cuts_the_covariance_noise_on_heavy_tails():
         for clipped in (False, True):
             release = dp_cross_moment(frame, epsilon=1.0, k=len(frame), moments=1,
                                       noise="separate", strategy=(0.25, 0.75), bounds=bounds,
-                                      rng=seed, clip=Clipping(0.0, 0.9) if clipped else None)
+                                      rng=np.random.default_rng(seed),
+                                      clip=Clipping(0.0, 0.9) if clipped else None)
             errors[clipped].append(abs(release.frame.corr().iloc[0, 1] - truth))
             assert release.report.differentially_private
     assert np.mean(errors[True]) < 0.5 * np.mean(errors[False])
@@ -194,11 +195,15 @@ def test_every_dp_release_takes_clipping_and_reports_it():
     frame = _heavy_tailed(400, 1)
     bounds = {c: (0.0, 1.5 * float(frame[c].max())) for c in frame}
     clip = Clipping(0.0, 0.9, 0.2)
-    releases = [dp_insensitive(frame, epsilon=1.0, k=10, bounds=bounds, clip=clip, rng=1),
+    def rng():
+        return np.random.default_rng(1)
+
+    releases = [dp_insensitive(frame, epsilon=1.0, k=10, bounds=bounds, clip=clip, rng=rng()),
                 dp_individual_ranking(frame, epsilon=1.0, k=10, bounds=bounds, clip=clip,
-                                      rng=1),
-                dp_laplace(frame, epsilon=1.0, bounds=bounds, clip=clip, rng=1),
-                dp_cross_moment(frame, epsilon=1.0, k=100, bounds=bounds, clip=clip, rng=1)]
+                                      rng=rng()),
+                dp_laplace(frame, epsilon=1.0, bounds=bounds, clip=clip, rng=rng()),
+                dp_cross_moment(frame, epsilon=1.0, k=100, bounds=bounds, clip=clip,
+                                rng=rng())]
     for release in releases:
         report = release.report
         assert report.differentially_private

@@ -300,7 +300,8 @@ def test_release_rows_are_shuffled_and_guarantee_follows_the_clustering(data):
         (3 + 6) * np.sum(1 / sizes))
     with pytest.warns(PrivacyLeakWarning, match="X\\^m"):
         mdav_release = dp_cross_moment(data, epsilon=1.0, k=50, moments=1,
-                                       clustering="mdav", schema=schema, rng=8)
+                                       clustering="mdav", schema=schema,
+                                       rng=np.random.default_rng(8))
     assert not mdav_release.report.differentially_private
     assert mdav_release.report.guarantee_scope == "microaggregated data set"
     assert "NOT differentially private with respect to the original records" in \
@@ -340,7 +341,7 @@ def test_groups_are_written_unlinked_by_default(data):
                                   groups=[["a", "b"], ["c"]], schema=schema, rng=10)
         linked = dp_cross_moment(data, epsilon=1.0, k=30, moments=1, clustering="ir-mdav",
                                  groups=[["a", "b"], ["c"]], linkage="linked", schema=schema,
-                                 rng=10)
+                                 rng=np.random.default_rng(10))
     rows = release.source_rows
     assert rows.shape == (600, 3)
     assert np.array_equal(rows[:, 0], rows[:, 1]) and not np.array_equal(rows[:, 0], rows[:, 2])
@@ -355,7 +356,8 @@ def test_the_report_says_individual_dp_and_publishes_no_local_scale(data, cluste
     with pytest.warns(PrivacyLeakWarning, match="individual differential privacy only"):
         release = dp_cross_moment(data, epsilon=1.0, k=50, moments=1, variant="eigen",
                                   clustering=clustering,
-                                  schema=_schema("a", "b", "c", high=100.0), rng=3)
+                                  schema=_schema("a", "b", "c", high=100.0),
+                                  rng=np.random.default_rng(3))
     report = release.report
     assert not report.differentially_private
     assert report.guarantee_scope == "individual DP"

@@ -63,6 +63,7 @@ from microagg.release.methods.dp_insensitive import DPInsensitive
 from microagg.release.numeric import private_numeric
 from microagg.release.publish import privacy_report
 from microagg.release.report import NoiseLevel, PrivacyReport
+from microagg.release.unit import PrivacyUnit
 
 __all__ = ["ScaleRelease", "dp_release_at_scale"]
 
@@ -313,7 +314,7 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path,
         calibration=noisy.calibration,
         reference=None if ranking else "single", linkage=noisy.linkage,
         unlinked=noisy.linkage is Linkage.UNLINKED and len(data.columns) > 1,
-        warnings_=noisy.warnings)
+        warnings_=noisy.warnings, unit=PrivacyUnit.of(head, schema, None, None))
     protected = spec.protected
     notices = tuple(f"{int(c):,} value(s) of '{name}' lay outside its declared domain and were "
                     "clamped into it" for name, c in zip(protected, counts[0], strict=True) if c)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import replace
 from types import FrameType
 from typing import Any
 
@@ -101,17 +100,25 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
                    unlinked: bool = False, warnings_: Sequence[str] = (),
                    parts: list[tuple[str, float]] | None = None,
                    microaggregated: str | None = None, individual: str | None = None,
-                   moments: dict[str, Any] | None = None) -> PrivacyReport:
+                   moments: dict[str, Any] | None = None, unit: PrivacyUnit | None = None,
+                   unit_epsilon: float | None = None) -> PrivacyReport:
     """The privacy report of a DP release of ``records`` rows (public quantities only), and a
     :class:`PrivacyLeakWarning` when the guarantee is weaker than plain ε-DP. ``linked`` and
     ``unlinked`` say how separately grouped columns were written; ``individual`` names the
-    data-dependent quantity a local-sensitivity (individual DP) release is calibrated to."""
+    data-dependent quantity a local-sensitivity (individual DP) release is calibrated to.
+    ``unit`` is what two neighbouring data sets differ in (one record, or one household of at
+    most m records protected at ``unit_epsilon``, every mechanism at ``unit_epsilon`` / m);
+    a household column without a bound is said to be protected by group privacy only. A
+    ``seeded`` release is said NOT to be differentially private in every top-level field."""
     multiplier = len(data.columns) if calibration is Calibration.PAPER else 1
     private, scope, sentence = guarantee_sentence(
         epsilon=budget.epsilon, multiplier=multiplier, columns=data.columns,
         carried=data.carried, linked=linked, from_data=data.from_data,
         dropped_rows=data.dropped_rows, parts=parts, microaggregated=microaggregated,
-        individual=individual)
+        individual=individual, seeded=seeded)
+    unit = unit if unit is not None else PrivacyUnit()
+    unit_level = unit_epsilon if unit_epsilon is not None else budget.epsilon
+    sentence += unit.statement(unit_level)
     weaker = _weaknesses(data, multiplier=multiplier, linked=linked, seeded=seeded,
                          microaggregated=microaggregated, individual=individual)
     report_warnings = [*data.warnings, *warnings_]
@@ -140,7 +147,8 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
         domains={c: Domain.from_mapping(d) for c, d in data.domains.items()}, noise=noise,
         weaker_than_plain_dp=weaker, warnings=report_warnings, moments=moments,
         row_order=("each column in its own uniformly random order, fresh index" if unlinked
-                   else "uniformly random permutation, fresh index"))
+                   else "uniformly random permutation, fresh index"),
+        unit=unit.name, unit_epsilon=unit_level)
 
 
 def publish_dp(data: DPInput, step: DPStep, *, budget: Budget, k: int | None,
@@ -181,13 +189,7 @@ def publish_dp(data: DPInput, step: DPStep, *, budget: Budget, k: int | None,
         calibration=step.calibration, reference=step.reference, linkage=step.linkage,
         linked=linked, unlinked=unlinked, warnings_=step.warnings, parts=step.parts,
         microaggregated=step.microaggregated, individual=step.individual,
-        moments=step.moments)
-    if unit is not None:
-        report = replace(report, unit=unit.name,
-                         unit_epsilon=unit_epsilon if unit_epsilon is not None
-                         else report.epsilon,
-                         guarantee=report.guarantee + unit.statement(
-                             unit_epsilon if unit_epsilon is not None else report.epsilon))
+        moments=step.moments, unit=unit, unit_epsilon=unit_epsilon)
     notices = tuple(f"{count:,} value(s) of '{name}' lay outside its declared domain and were "
                     "clamped into it" for name, count in data.clamped.items())
     notices += tuple(f"{count:,} value(s) of '{name}' lay outside its clipped domain and were "

@@ -69,8 +69,8 @@ class GuaranteeScope(StrEnum):
 def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
                        carried: list[str], linked: bool, from_data: list[str],
                        dropped_rows: int, parts: list[tuple[str, float]] | None = None,
-                       microaggregated: str | None = None, individual: str | None = None
-                       ) -> tuple[bool, GuaranteeScope, str]:
+                       microaggregated: str | None = None, individual: str | None = None,
+                       seeded: bool = False) -> tuple[bool, GuaranteeScope, str]:
     """(differentially private, scope, the guarantee in plain words), never rounded up.
 
     ``parts`` are the separately grouped column sets of a linked table with their ε (default:
@@ -79,7 +79,19 @@ def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
     data-dependent partition); the table is then not DP with respect to the records.
     ``individual`` names what the noise was calibrated to when that depends on the data set
     (local sensitivity): the guarantee is then ε-individual DP (Soria-Comas et al. 2017), not
-    ε-DP."""
+    ε-DP. A ``seeded`` release is not differentially private at all: whoever knows the seed
+    regenerates the noise; the sentence says so first, then what the release would satisfy
+    with its noise drawn from OS entropy."""
+    if seeded:
+        _, _, without = guarantee_sentence(
+            epsilon=epsilon, multiplier=multiplier, columns=columns, carried=carried,
+            linked=linked, from_data=from_data, dropped_rows=dropped_rows, parts=parts,
+            microaggregated=microaggregated, individual=individual)
+        return False, GuaranteeScope.NONE, (
+            "This release is NOT differentially private: its noise was drawn from a given "
+            "seed, and anyone who learns or guesses the seed can regenerate the noise and "
+            "remove it (a run for research or reproduction only). Drawn from OS entropy "
+            f"(no seed), it would be as follows. {without}")
     if from_data:
         return False, GuaranteeScope.NONE, (
             "This release is NOT differentially private: the domains of "
