@@ -21,7 +21,10 @@ def schema(
 ) -> None:
     """Read IN, suggest each column's role (identifier, weight, household, else quasi: see
     the rules in `microagg.data.roles`) and kind, print them and write them as a schema.
-    Domains are not read off the data: declare them where a method needs one."""
+    Domains are not read off the data: declare them where a method needs one. The categories
+    of a categorical column (Parquet, SPSS, Stata) are written under `observed:`: they come
+    from the file, perhaps from the data, so a DP release refuses them until you check them
+    and list them under `domain:`."""
     from microagg.data.io import read_table
     from microagg.data.roles import suggested_roles
     from microagg.data.schema import Schema
@@ -36,6 +39,9 @@ def schema(
     for attribute in inferred:
         reason = roles[attribute.name][1]
         out.print(f"  {attribute.name}: {attribute.role.value}, {attribute.kind.value}"
-                  + (f" ({reason})" if reason else ""))
+                  + (f" ({reason})" if reason else "")
+                  + (f"; {len(attribute.domain or ())} categories observed in the data "
+                     "(declare them under domain: for a DP release)"
+                     if attribute.observed else ""))
     out.print(f"schema of {len(inferred)} columns -> {output}; check every role before "
               "using it")

@@ -62,9 +62,13 @@ def _distinct_text(series: pd.Series) -> bool:
     return len(values) >= _MIN_ROWS_FOR_DISTINCT and values.nunique() == len(values)
 
 
-def suspect(name: str, series: pd.Series) -> tuple[Role, str] | None:
+def suspect(name: str, series: pd.Series, *, values: bool = True
+            ) -> tuple[Role, str] | None:
     """The role a column of an undeclared table is suspected to have, and why; ``None`` for a
-    column that may be masked as a quasi-identifier.
+    column that may be masked as a quasi-identifier. ``values`` False judges by the name
+    alone, as a differentially private release does: a refusal that followed the values
+    (distinct, or numbering the rows) would tell whether they are, an event one record can
+    switch.
 
     Examples
     --------
@@ -78,8 +82,10 @@ def suspect(name: str, series: pd.Series) -> tuple[Role, str] | None:
         return Role.HOUSEHOLD, "its name says so"
     if _IDENTIFIER_NAME.match(name) or _CAMEL_IDENTIFIER.match(name):
         return Role.IDENTIFIER, "its name says so"
-    if _WEIGHT_NAME.match(name) and pd.api.types.is_numeric_dtype(series):
+    if _WEIGHT_NAME.match(name) and (not values or pd.api.types.is_numeric_dtype(series)):
         return Role.WEIGHT, "its name says so"
+    if not values:
+        return None
     if _running_number(series):
         return Role.IDENTIFIER, "its values number the rows"
     if _distinct_text(series):

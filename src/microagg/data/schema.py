@@ -11,8 +11,14 @@ A :class:`Schema` is an ordered collection of :class:`Attribute`. It is stored a
       HOURS:      {role: quasi, kind: numeric, domain: [0, 99], missing: 40}
 
 ``missing`` declares the value a missing cell is read as before a differentially private
-release (a number inside a numeric domain, or one of the declared categories): a rule of the
-data owner's, applied record by record, that puts missingness inside the declared domain.
+release (a number inside a numeric domain, one of the declared categories, or a leaf of the
+taxonomy, checked when the schema is read): a rule of the data owner's, applied record by
+record, that puts missingness inside the declared domain.
+
+``observed`` lists categories read off the data (the categories of a Parquet, SPSS or Stata
+column), as ``microagg schema`` writes them: they order and name the categories for every
+method, but they are not declared, so a differentially private release refuses them until the
+data owner checks them against the codebook and lists them under ``domain``.
 
 Domains are declared by the data owner. A numeric domain ``[lo, hi]`` bounds the values an
 attribute can take in the population, not in this sample; differential privacy depends on that
@@ -22,6 +28,7 @@ categories; for ordinal attributes the list order is the order of the categories
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import unicodedata
@@ -62,7 +69,7 @@ class Kind(StrEnum):
     NOMINAL = "nominal"
 
 
-_ALLOWED_KEYS = {"role", "kind", "domain", "taxonomy", "missing"}
+_ALLOWED_KEYS = {"role", "kind", "domain", "observed", "taxonomy", "missing"}
 
 LARGEST_BOUND = 1e150
 """The largest magnitude of a domain bound or a value (sums and squares overflow beyond)."""
@@ -88,6 +95,8 @@ class Attribute:
     and nominal ones; ``None`` means "not declared". ``taxonomy`` is the path of a taxonomy file
     for a nominal attribute (resolved against the schema file's folder when loaded from YAML).
     ``missing`` is the value a missing cell is read as by a DP release (``None``: not declared).
+    ``observed``: the categories of ``domain`` were read off the data, not declared (written
+    as ``observed:`` in a schema file, refused by a DP release).
     """
 
     name: str
@@ -98,6 +107,7 @@ class Attribute:
     missing: Any = None
     # the kind was read off the data (Schema.infer), not declared: not part of its identity
     inferred: bool = field(default=False, compare=False, repr=False)
+    observed: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -116,6 +126,9 @@ class Attribute:
         if self.role is Role.WEIGHT and self.kind is not Kind.NUMERIC:
             raise SchemaError(f"attribute '{self.name}': a weight is numeric, this one is "
                               f"declared {self.kind}")
+        if self.observed and (self.domain is None or self.kind is Kind.NUMERIC):
+            raise SchemaError(f"attribute '{self.name}': `observed` lists the categories read "
+                              "off the data of a categorical attribute")
         if self.missing is not None:
             object.__setattr__(self, "missing", self._checked_missing(self.missing))
 
@@ -138,6 +151,9 @@ class Attribute:
         label = str(value).strip()
         if self.domain is not None and label not in self.domain:
             raise SchemaError(f"{where} is not one of its declared categories")
+        if self.taxonomy is not None and label not in _leaves(self.taxonomy):
+            raise SchemaError(f"{where} is not a leaf of its taxonomy {self.taxonomy.name} "
+                              "(add it, e.g. a line 'Unknown;Not-stated;*')")
         return label
 
     def _checked_domain(self, domain: Any) -> tuple[Any, ...]:
@@ -211,7 +227,8 @@ class Attribute:
     def to_dict(self, base_dir: Path | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role.value, "kind": self.kind.value}
         if self.domain is not None:
-            out["domain"] = [_plain_number(v) for v in self.domain]
+            out["observed" if self.observed else "domain"] = [_plain_number(v)
+                                                              for v in self.domain]
         if self.taxonomy is not None:
             path = self.taxonomy.resolve()
             if base_dir is not None:  # relative to the schema file, so both can move together
@@ -235,6 +252,9 @@ class Attribute:
                 f"attribute '{name}': unknown key '{unknown[0]}' "
                 f"(allowed: {', '.join(sorted(_ALLOWED_KEYS))})"
             )
+        if "domain" in spec and "observed" in spec:
+            raise SchemaError(f"attribute '{name}': give its categories under `domain` "
+                              "(declared) or `observed` (read off the data), not both")
         taxonomy = spec.get("taxonomy")
         if taxonomy is not None:
             taxonomy = Path(str(taxonomy))
@@ -244,9 +264,10 @@ class Attribute:
             name=str(name),
             role=spec.get("role", Role.QUASI),
             kind=spec.get("kind", Kind.NUMERIC),
-            domain=spec.get("domain"),
+            domain=spec["observed"] if "observed" in spec else spec.get("domain"),
             taxonomy=taxonomy,
             missing=spec.get("missing"),
+            observed="observed" in spec,
         )
 
 
@@ -325,18 +346,20 @@ class Schema:
         Numeric columns (integer, float) become numeric attributes, every other column a
         nominal one. Domains are *not* inferred: a domain read off the sample is not a declared
         domain, and the tools that need one (range scaling, DP) say so when it is missing. A
-        pandas ``Categorical`` column is the exception: its categories are declared with its
-        type (an SPSS or Stata file's value labels, :mod:`microagg.data.formats`), so it becomes
-        an ordinal attribute (ordered categories) or a nominal one with those categories as
-        its domain. Columns named in ``roles`` get that role, the others ``default_role``.
+        pandas ``Categorical`` column (a Parquet dictionary column, an SPSS or Stata file's
+        value labels, :mod:`microagg.data.formats`) becomes an ordinal attribute (ordered
+        categories) or a nominal one whose categories are *observed* (``observed``): they name
+        and order the categories, but they may have been read off the data, so a DP release
+        refuses them until a schema declares them. Columns named in ``roles`` get that role,
+        the others ``default_role``.
 
         Examples
         --------
         >>> import pandas as pd
         >>> frame = pd.DataFrame({"age": [30, 41], "edu": pd.Categorical(
         ...     ["low", "high"], categories=["low", "mid", "high"], ordered=True)})
-        >>> [(a.name, a.kind.value, a.domain) for a in Schema.infer(frame)]
-        [('age', 'numeric', None), ('edu', 'ordinal', ('low', 'mid', 'high'))]
+        >>> [(a.name, a.kind.value, a.domain, a.observed) for a in Schema.infer(frame)]
+        [('age', 'numeric', None, False), ('edu', 'ordinal', ('low', 'mid', 'high'), True)]
         """
         roles = dict(roles or {})
         _check_column_names(frame)
@@ -433,7 +456,24 @@ def _categorical_attribute(name: str, dtype: pd.CategoricalDtype, role: Role) ->
     if not categories:
         raise InputError(f"column '{name}' is a categorical column with no category")
     return Attribute(name=name, role=role, kind=Kind.ORDINAL if dtype.ordered else Kind.NOMINAL,
-                     domain=tuple(categories), inferred=True)
+                     domain=tuple(categories), inferred=True, observed=True)
+
+
+def _leaves(path: Path) -> tuple[str, ...]:
+    """The leaves of the taxonomy file ``path`` (read once per version of the file)."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise SchemaError(f"cannot read the taxonomy file {path}: {exc.strerror or exc}"
+                          ) from None
+    return _leaves_of(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _leaves_of(path: str, _mtime_ns: int, _size: int) -> tuple[str, ...]:
+    from microagg.data.taxonomy import Taxonomy
+
+    return tuple(Taxonomy.load(path).leaves)
 
 
 def category_text(value: Any) -> str:

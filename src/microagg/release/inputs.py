@@ -53,15 +53,17 @@ def resolve_schema(frame: pd.DataFrame, schema: Schema | None,
 
 
 def refuse_suspects(frame: pd.DataFrame, chosen: Sequence[str],
-                    roles: Mapping[str, Role | str] | None) -> None:
+                    roles: Mapping[str, Role | str] | None, *, values: bool = True) -> None:
     """Refuse to mask by default a column suspected to be an identifier, a sampling weight
-    or a household identifier (:mod:`microagg.data.roles`) whose role was not given."""
+    or a household identifier (:mod:`microagg.data.roles`) whose role was not given;
+    ``values`` False judges by the names alone (a DP release: the refusal must not depend
+    on the records)."""
     from microagg.data.roles import suspect
 
     for name in chosen:
         if roles and name in roles:
             continue
-        found = suspect(name, frame[name])
+        found = suspect(name, frame[name], values=values)
         if found is not None:
             role, reason = found
             raise InputError(
@@ -243,26 +245,21 @@ def _check_bounds(schema: Schema, bounds: Mapping[str, tuple[float, float]],
                                                   else "dropped)"))
 
 
-def _declared_by(attribute: Any) -> str:
-    """Where a declared domain comes from: the schema, or the categories of the input's
-    categorical column (an SPSS or Stata file's value labels: its codebook, not its data)."""
-    if attribute.inferred and attribute.domain is not None:
-        return "categories of the input's categorical column (e.g. SPSS/Stata value labels)"
-    return "schema"
-
-
 def _undeclared(schema: Schema, protected: Sequence[str], bounds_from_data: bool
                 ) -> list[str]:
     """The protected columns without a declared domain; refused unless ``bounds_from_data``.
-    Categories read off the table (a pandas Categorical's, inferred rather than declared in a
-    schema) are not a declared domain: a Parquet category column lists what the data hold."""
+    Categories read off the table (a Parquet, SPSS or Stata categorical column's, or a
+    schema's ``observed`` list) are not a declared domain: they may list what the data hold."""
     undeclared = [c for c in protected
-                  if (schema[c].domain is None or (schema[c].inferred and schema[c].is_categorical))
+                  if (schema[c].domain is None or schema[c].observed)
                   and (schema[c].is_numeric or schema[c].taxonomy is None)]
     if undeclared and not bounds_from_data:
         name = undeclared[0]
         how = (f"declare it in the schema or pass `bounds` {name}=LO:HI"
                if schema[name].is_numeric else
+               "check the categories observed in the data against the codebook and list "
+               "them under `domain` (or give a taxonomy) in the schema: a category seen only "
+               "in the data would reveal that someone has it" if schema[name].observed else
                "list its categories (or a taxonomy) in the schema: a category seen only in "
                "the data would reveal that someone has it")
         raise PrivacyError(
@@ -416,7 +413,7 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     schema, declared = resolve_schema(frame, schema, roles)
     protected, carried = dp_columns(schema, columns, carry)
     if not (declared or columns):
-        refuse_suspects(frame, protected, roles)
+        refuse_suspects(frame, protected, roles, values=False)
     bounds = dict(bounds or {})
     _check_bounds(schema, bounds, protected, carried)
     schema = _with_domains(schema, bounds)
@@ -425,7 +422,7 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     schema = schema.select(kept).with_roles({c: Role.QUASI for c in protected})
     undeclared = _undeclared(schema, protected, bounds_from_data)
     sub, filled = _read_missing(sub, schema, protected, drop_incomplete, drops_rows)
-    sources = {c: ("--bounds" if c in bounds else _declared_by(schema[c])) for c in protected}
+    sources = {c: ("--bounds" if c in bounds else "schema") for c in protected}
     if undeclared:
         schema, derived = _from_data(sub, schema, undeclared, drop_incomplete)
         sources.update(derived)
