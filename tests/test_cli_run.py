@@ -12,10 +12,10 @@ STEPS = [{"family": "microaggregate", "method": "mdav", "k": 5},
          {"family": "mask", "method": "rank-swap", "fraction": 0.05}]
 
 
-def _recipe(tmp_path, steps=STEPS):
+def _recipe(tmp_path, steps=STEPS, seed=4):
     data = microagg.datasets.synthetic(300, 2, seed=0)
     data.frame.to_csv(tmp_path / "in.csv", index=False)
-    recipe = Recipe(input=tmp_path / "in.csv", schema=data.schema, seed=4)
+    recipe = Recipe(input=tmp_path / "in.csv", schema=data.schema, seed=seed)
     for step in steps:
         recipe = recipe.add(step)
     path = tmp_path / "r.yaml"
@@ -58,12 +58,18 @@ def test_run_refuses_dp_after_microaggregation_unless_said(tmp_path, run_cli):
     refused = run_cli("run", recipe, "-o", tmp_path / "out.csv")
     assert refused.code == 2 and "--protects" not in refused.stderr
     assert "masked table" in refused.stderr and not (tmp_path / "out.csv").exists()
-    recipe = _recipe(tmp_path, [STEPS[0], {**dp, "protects": "step-input"}])
+    recipe = _recipe(tmp_path, [STEPS[0], {**dp, "protects": "step-input"}], seed=None)
     result = run_cli("run", recipe, "-o", tmp_path / "out.csv")
     assert result.code == 0, result.stderr
     privacy = json.loads((tmp_path / "out.csv.privacy.json").read_text())
-    assert "NOT for the recipe's input" in privacy["recipe"]["context"]
-    assert "known seed" in result.stderr  # the CLI's warning for a seeded DP release
+    assert "NOT for the recipe's input" in privacy["steps"][0]["context"]
+    assert privacy["differentially_private"] is False
+    assert privacy["guarantee_scope"] == "masked table"
+    assert privacy["steps"][0]["record"]["guarantee_scope"] == "table"
+    seeded = _recipe(tmp_path, [STEPS[0], {**dp, "protects": "step-input"}])
+    result = run_cli("run", seeded, "-o", tmp_path / "seeded.csv")
+    assert "known seed" in result.stderr  # the CLI's warnings for a seeded DP release
+    assert "guesses the seed" in result.stderr
 
 
 def test_ui_refuses_a_port_that_cannot_be(run_cli):

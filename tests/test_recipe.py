@@ -115,26 +115,35 @@ def test_dp_after_a_step_that_reads_other_records_needs_to_say_so(data):
     assert not said.results[-1].context.holds_for_input
     assert "NOT for the recipe's input" in said.results[-1].context.statement
     assert "masked table" in said.guarantee
+    # the table's guarantee says it in its top-level fields, not only in the step's context
+    privacy = said.privacy
+    assert not privacy.differentially_private and privacy.guarantee_scope == "masked table"
+    assert any("masked table" in w for w in privacy.weaker_than_plain_dp)
 
 
 def test_dp_after_record_by_record_steps_or_dp_keeps_the_input_guarantee(data):
     coding = {"family": "mask", "method": "top-bottom-coding", "top": 60.0,
               "columns": ["age"]}
-    run = Recipe(schema=data.schema, seed=3).add(coding).add(LAPLACE).run(data.frame)
+    run = Recipe(schema=data.schema).add(coding).add(LAPLACE).run(data.frame)
     assert run.results[-1].context.holds_for_input
     quantile = {**coding, "top": 0.9, "at": "quantile"}
     with pytest.raises(PrivacyError, match="quantiles"):
         Recipe(schema=data.schema).add(quantile).add(LAPLACE).run(data.frame)
     twice = run.then({**LAPLACE, "epsilon": 0.5})
-    assert "post-processing" in twice.results[-1].context.statement
-    assert "epsilon = 1.0" in twice.guarantee and "input" in twice.guarantee
+    context = twice.results[-1].context
+    assert "post-processing" in context.statement and not context.spends
+    assert twice.privacy.epsilon == 1.0 and twice.privacy.spending_steps == [2]
+    assert twice.privacy.differentially_private and "input" in twice.guarantee
+    seeded = Recipe(schema=data.schema, seed=3).add(coding).add(LAPLACE).run(data.frame)
+    assert not seeded.privacy.differentially_private  # a known seed removes the noise
+    assert "known seed" in seeded.guarantee
 
 
 def test_the_dp_preview_is_the_real_runs_ledger(data):
     step = Step.of({"family": "dp", "method": "insensitive", "epsilon": 1.0, "k": 100,
                     "columns": ["age", "income"]})
-    preview = dp_preview(step, data.frame, data.schema, seed=5)
-    real = Recipe(schema=data.schema, seed=5).add(step).run(data.frame).results[0]
+    preview = dp_preview(step, data.frame, data.schema)
+    real = Recipe(schema=data.schema).add(step).run(data.frame).results[0]
     assert preview.report.epsilon_split == real.release.report.epsilon_split
     assert preview.report.noise == real.release.report.noise
     assert preview.report.guarantee == real.release.report.guarantee

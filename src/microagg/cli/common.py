@@ -18,6 +18,7 @@ from microagg.errors import InputError
 __all__ = [
     "DECIMAL",
     "ENGINE_HELP",
+    "OWNER_NOTICES_HELP",
     "PROGRESS_MIN_ROWS",
     "READS",
     "REPORT_HELP",
@@ -34,6 +35,7 @@ __all__ = [
     "load",
     "names",
     "outputs",
+    "owner_notices",
     "print_json",
     "print_notes",
     "progress_bar",
@@ -78,6 +80,43 @@ def print_notes(report: Any) -> None:
         out.print(f"  note: {note}")
     for name, count in report.clamped.items():
         warn(f"{count:,} value(s) of '{name}' were clamped into its declared domain")
+
+
+OWNER_NOTICES_HELP = (
+    "Print on stderr what the data owner alone may read: how many values lay outside their "
+    "declared domain or were read as the declared missing value, and what a step or a library "
+    "said about the data. Beside a differentially private release these describe the data, "
+    "not the release, so they are never printed by default (a log that others read would "
+    "leak them).")
+
+
+class Notices:
+    """What a command says about the raw data (see :func:`owner_notices`)."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def say(self, notice: str) -> None:
+        self.said.append(notice)
+
+
+@contextlib.contextmanager
+def owner_notices(private: bool, show: bool) -> Iterator[Notices]:
+    """Collect what the command inside says about the raw data: every Python warning raised
+    there, and the notices it adds with ``say``. Without a DP release (``private`` False)
+    they are printed on stderr as warnings; beside one, only when the owner asks (``show``,
+    ``--owner-notices``), marked as the owner's. Printed when the command has succeeded (a
+    refusal is one line)."""
+    import warnings
+
+    notices = Notices()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield notices
+    said = [*(str(w.message) for w in caught), *notices.said]
+    if show or not private:
+        for notice in dict.fromkeys(said):
+            warn(notice + (" (for the data owner only: not published)" if private else ""))
 
 
 REPORT_HELP = ("Also write the report as one HTML page (self-contained), for a "

@@ -19,10 +19,6 @@ from microagg.release.sidecar import privacy_record, sidecar_path
 __all__ = ["dp"]
 
 METHODS_HELP = " | ".join(m.name for m in family(Family.DIFFERENTIAL_PRIVACY))
-SHOW_CLAMPED_HELP = ("Print on stderr how many values of each column lay outside its declared "
-                     "or clipped domain and were clamped. Those counts describe the data, not "
-                     "the release: they are for the data owner only (a log that others read "
-                     "would leak them), so they are never printed by default.")
 
 
 def parse_bounds(value: str | None) -> dict[str, tuple[float, float]]:
@@ -79,7 +75,8 @@ def dp(
         None, "--household-size", help="Protect one household (the --household column) of at "
         "most this many records at epsilon, rather than one record: every mechanism runs at "
         "epsilon / SIZE. A larger household is refused."),
-    show_clamped: bool = typer.Option(False, "--show-clamped", help=SHOW_CLAMPED_HELP),
+    show_owner_notices: bool = typer.Option(False, "--owner-notices", "--show-clamped",
+                                            help=common.OWNER_NOTICES_HELP),
     threads: int | None = typer.Option(None, "--threads", help=common.THREADS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the privacy report as JSON."),
     report: Path | None = typer.Option(None, "--report", help="Also write the privacy report "
@@ -95,23 +92,42 @@ def dp(
 ) -> None:
     """ε-differentially private release (insensitive: 000 Alg. 3; individual-ranking: 001
     Alg. 1; cross-moment: 004 Alg. 1-3; laplace: noise on every record)."""
-    from microagg.data.formats import carry_labels
-    from microagg.data.io import json_text
     from microagg.release.functions import make_method
 
     if seed is not None and seed < 0:
         raise ParameterError("rng", f"must be a non-negative integer, got {seed}")
     made: Any = make_method(Family.DIFFERENTIAL_PRIVACY, method, options or {})
+    with common.owner_notices(True, show_owner_notices) as notices:
+        release, report_path = _dp(
+            input, output, made, engine=engine, scheduler=scheduler, workers=workers,
+            columns=columns, carry=carry, schema=schema, decimal=decimal,
+            thousands=thousands, bounds=bounds, bounds_from_data=bounds_from_data,
+            seed=seed, statistics_out=statistics_out, drop_incomplete=drop_incomplete,
+            household_size=household_size, threads=threads, report=report, roles=roles)
+        for notice in release.notices:
+            notices.say(notice)
+    print_privacy(release.report, output, report_path, json_out)
+
+
+def _dp(input: Path, output: Path, made: Any, *, engine: str, scheduler: str | None,
+        workers: int | None, columns: str | None, carry: str | None, schema: Path | None,
+        decimal: str | None, thousands: str | None, bounds: str | None,
+        bounds_from_data: bool, seed: int | None, statistics_out: Path | None,
+        drop_incomplete: bool, household_size: int | None, threads: int | None,
+        report: Path | None, roles: dict[str, Any] | None) -> tuple[Any, Path]:
+    """The release of ``made`` (on one machine or the Dask engine) and its files, written;
+    returns the release and the path of its privacy report."""
+    from microagg.data.formats import carry_labels
+    from microagg.data.io import json_text
+
     if common.engine_is_dask(engine, scheduler, workers, carry=carry,
                              bounds_from_data=bounds_from_data, statistics_out=statistics_out,
                              drop_incomplete=drop_incomplete, threads=threads,
                              roles=roles or None, decimal=decimal, thousands=thousands,
                              household_size=household_size, report=report):
-        _dp_at_scale(input, output, made, columns=common.names(columns, "--columns"),
-                     schema_path=schema, bounds=parse_bounds(bounds), seed=seed,
-                     scheduler=scheduler, workers=workers, json_out=json_out,
-                     show_clamped=show_clamped)
-        return
+        return _dp_at_scale(input, output, made, columns=common.names(columns, "--columns"),
+                            schema_path=schema, bounds=parse_bounds(bounds), seed=seed,
+                            scheduler=scheduler, workers=workers)
     if statistics_out is not None and made.name != "cross-moment":
         raise ParameterError("statistics_out", "applies to `method` cross-moment only")
     common.check_report(report, "internal")
@@ -142,15 +158,11 @@ def dp(
                 raise InputError("this release publishes no statistics table; leave out "
                                  "`statistics_out`")
             common.write_as(release.statistics, files[statistics_out], statistics_out)
-    print_privacy(release.report, release.notices if show_clamped else (), output,
-                  report_path, json_out)
+    return release, report_path
 
 
-def print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_path: Path,
-                  json_out: bool) -> None:
-    """The privacy report in lines (or as JSON), its warnings and the owner's notices."""
-    for notice in notices:
-        common.warn(notice + " (for the data owner only: not published)")
+def print_privacy(report: Any, output: Path, report_path: Path, json_out: bool) -> None:
+    """The privacy report in lines (or as JSON) and its warnings: public figures only."""
     if not report.differentially_private:
         common.warn(report.guarantee)
     for weakness in report.weaker_than_plain_dp:
@@ -158,7 +170,9 @@ def print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_pa
     for warning in report.warnings:
         common.warn(warning)
     if json_out:
-        common.print_json(report.to_dict())
+        from microagg.release.disclosure import PRIVACY_FORMAT, public
+
+        common.print_json(public(report.to_dict(), PRIVACY_FORMAT))
         return
     out.print(f"{report.method}: {report.records:,} records, columns "
               f"{', '.join(report.columns)} -> {output}")
@@ -184,8 +198,8 @@ def print_privacy(report: Any, notices: tuple[str, ...], output: Path, report_pa
 
 def _dp_at_scale(input: Path, output: Path, method: Any, *, columns: list[str] | None,
                  schema_path: Path | None, bounds: dict[str, tuple[float, float]],
-                 seed: int | None, scheduler: str | None, workers: int | None,
-                 json_out: bool, show_clamped: bool) -> None:
+                 seed: int | None, scheduler: str | None, workers: int | None
+                 ) -> tuple[Any, Path]:
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
     from microagg.at_scale.dp import dp_release_at_scale
@@ -209,5 +223,4 @@ def _dp_at_scale(input: Path, output: Path, method: Any, *, columns: list[str] |
         files[report_path].write_text(json_text(privacy_record(method, release.report,
                                                                input).to_dict()),
                                       encoding="utf-8")
-    print_privacy(release.report, release.notices if show_clamped else (), output,
-                  report_path, json_out)
+    return release, report_path

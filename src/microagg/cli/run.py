@@ -1,5 +1,11 @@
 """``microagg run``: apply a recipe (the input, its schema and the steps in order) and write
-the release, its report and the recipe as run."""
+the release, its report and the recipe as run.
+
+After a differentially private step, what the command writes and prints beside the release is
+public (:mod:`microagg.release.disclosure`): the steps, their parameters, each DP step's
+privacy report and the table's guarantee. The owner's figures (the risk before and after each
+step, the warnings a step gave about the data) go to ``--owner-report`` and, with
+``--owner-notices``, to stderr, only when asked."""
 
 from __future__ import annotations
 
@@ -8,7 +14,15 @@ from pathlib import Path
 import typer
 
 from microagg.cli.app import app, out
-from microagg.cli.common import REPORT_HELP, REPORT_KIND_HELP, WRITES, check_report, warn
+from microagg.cli.common import (
+    OWNER_NOTICES_HELP,
+    REPORT_HELP,
+    REPORT_KIND_HELP,
+    WRITES,
+    check_report,
+    owner_notices,
+    warn,
+)
 from microagg.errors import InputError
 
 __all__ = ["run"]
@@ -20,64 +34,90 @@ def run(
                                   "input, its schema and the steps, as `microagg ui` "
                                   "downloads it or OUT.recipe.yaml holds it."),
     output: Path = typer.Option(..., "-o", "--output", help=f"Released table ({WRITES}); "
-                                "beside it OUT.report.json (every step, its parameters and "
-                                "the risk and utility change it made), OUT.recipe.yaml (the "
-                                "recipe as run) and, after a DP step, OUT.privacy.json."),
+                                "beside it OUT.report.json (every step, its parameters and, "
+                                "without a DP step, the risk and utility change it made), "
+                                "OUT.recipe.yaml (the recipe as run) and, after a DP step, "
+                                "OUT.privacy.json (the table's guarantee)."),
     input: Path | None = typer.Option(None, "--input", "-i", help="The table to protect, "
                                       "in place of the recipe's input."),
     report: Path | None = typer.Option(None, "--report", help=REPORT_HELP),
     report_kind: str = typer.Option("internal", "--report-kind", help=REPORT_KIND_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    owner_report: Path | None = typer.Option(
+        None, "--owner-report", help="Also write the data owner's report (JSON) with every "
+        "figure: the risk before and after each step, the utility, the warnings, the "
+        "recipe with its seed and the input's hash. After a DP step none of these is "
+        "written beside the release; this file is for the owner only (name it e.g. "
+        "OUT.owner.json)."),
+    show_owner_notices: bool = typer.Option(False, "--owner-notices",
+                                            help=OWNER_NOTICES_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON (after a "
+                                  "DP step, its public view)."),
 ) -> None:
     """Apply the steps of RECIPE in order, measuring the disclosure risk of the key
     variables after each, and write the release with its report and the recipe as run. A
-    seeded recipe gives the same table, byte for byte, on the same input."""
-    import warnings
+    seeded recipe without a DP step gives the same table, byte for byte, on the same input;
+    a DP step draws fresh noise unless seeded, and a seeded DP recipe is NOT differentially
+    private (every privacy field says so)."""
     from dataclasses import replace
 
     from microagg.cli.common import outputs, print_json, sources, steps
     from microagg.data.io import read_table
     from microagg.recipe import Recipe
+    from microagg.recipe.families import adapter
     from microagg.recipe.write import run_files, write_into
+    from microagg.release.disclosure import Audience, view
 
     kind = check_report(report, report_kind)
+    if owner_report is not None and owner_report.suffix.lower() != ".json":
+        raise InputError(f"--owner-report must name a .json file, got '{owner_report}'")
     made = Recipe.load(recipe)
     if input is not None:
         made = replace(made, input=input)
     if made.input is None:
         raise InputError(f"{recipe}: the recipe names no input: give --input")
-    files = run_files(made, output, report)
+    private = any(adapter(s.family).private for s in made.steps)
+    files = run_files(made, output, report, owner_report)
     read = sources(made.input, recipe, schema=made.schema)
-    with outputs(list(files.all), read) as temporaries, steps("recipe") as progress, \
-            warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        frame = read_table(made.input, **dict(made.read))
-        done = made.run(frame, source=made.input, progress=progress)
-        result = write_into(done, files, temporaries, kind=kind)
-    for warning in dict.fromkeys(str(w.message) for w in caught):
-        warn(warning)
-    for entry in result.steps:
-        for warning in entry.warnings:
-            warn(f"step {entry.step} ({entry.method}): {warning}")
+    with owner_notices(private, show_owner_notices) as notices:
+        with outputs(list(files.all), read) as temporaries, steps("recipe") as progress:
+            frame = read_table(made.input, **dict(made.read))
+            done = made.run(frame, source=made.input, progress=progress)
+            result = write_into(done, files, temporaries, kind=kind)
+        whole = result.to_dict()
+        for entry in whole["steps"]:
+            for warning in entry["warnings"]:
+                notices.say(f"step {entry['step']} ({entry['method']}): {warning}")
+    shown = view(whole, Audience.PUBLIC if private else Audience.OWNER)
+    if private:
+        privacy = result.privacy or {}
+        for weakness in privacy.get("weaker_than_plain_dp", []):
+            warn(f"weaker than plain epsilon-DP: {weakness}")
+        for warning in dict.fromkeys(w for e in privacy.get("steps", [])
+                                     for w in e["record"]["warnings"]):
+            warn(warning)
     if json_out:
-        print_json(result.to_dict())
+        print_json(shown)
         return
-    _print(result.to_dict(), files.all)
+    _print(shown, files.all)
 
 
 def _print(report: dict, written: list[Path]) -> None:
-    before = report["risk_before"]
-    out.print(f"input: {before['n']:,} records; keys {', '.join(before['keys']) or 'none'}; "
-              f"{_risk(before)}")
+    """The report in lines: what ``report`` holds (its public view after a DP step)."""
+    before = report.get("risk_before")
+    if before is not None:
+        out.print(f"input: {before['n']:,} records; keys {', '.join(before['keys']) or 'none'}"
+                  f"; {_risk(before)}")
     for entry in report["steps"]:
         given = ", ".join(f"{k}={v}" for k, v in {**entry["parameters"],
                                                    **entry["options"]}.items())
-        out.print(f"step {entry['step']}: {entry['family']} {entry['method']} ({given}), "
-                  f"{entry['seconds']:.1f} s: {entry['records']:,} records; "
-                  f"{_risk(entry['risk_after'])}")
+        line = f"step {entry['step']}: {entry['family']} {entry['method']} ({given})"
+        if "risk_after" in entry:
+            line += (f", {entry['seconds']:.1f} s: {entry['records']:,} records; "
+                     f"{_risk(entry['risk_after'])}")
+        out.print(line)
         if entry["dp_context"]:
             out.print(f"  {entry['dp_context']}")
-        loss = (entry["record"].get("utility") or {}).get("sse_percent")
+        loss = (entry.get("record", {}).get("utility") or {}).get("sse_percent")
         if loss is not None:
             out.print(f"  information loss against the step's input: SSE/SST {loss:.2f} %")
     out.print(f"guarantee: {report['guarantee']}")

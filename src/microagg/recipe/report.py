@@ -1,11 +1,15 @@
-"""The report of a recipe run (``OUT.report.json``) and its HTML page.
+"""The report of a recipe run (``OUT.report.json``), its privacy report (``OUT.privacy.json``,
+after a DP step) and its HTML page.
 
 One entry per step: the method and its parameters, the risk of the table after it over the
 key variables and the change it made (:mod:`microagg.recipe.risk`), what the steps before a
 DP step do to its guarantee (:mod:`microagg.recipe.composition`), the warnings, and the
 step's own record (the ``OUT.report.json`` of a k-anonymous, t-close or masked release, with
-its utility against the step's input; the ``OUT.privacy.json`` of a DP one). Like a
-release's report it holds figures computed from the raw data: it is the data owner's.
+its utility against the step's input; the ``OUT.privacy.json`` of a DP one). The whole report
+holds figures computed from the raw data: it is the data owner's. After a DP step, what is
+written beside the release is its public view (:mod:`microagg.release.disclosure`): the steps
+and their parameters, each DP step's privacy report and the table's guarantee, with
+:func:`privacy_of` as the privacy report.
 """
 
 from __future__ import annotations
@@ -16,14 +20,29 @@ from html import escape
 from typing import Any
 
 from microagg.evaluation.html import STYLE
-from microagg.options import ReportKind, parse
+from microagg.options import ReportKind
 from microagg.recipe.runner import RecipeRun, StepResult
+from microagg.release.disclosure import (
+    PRIVACY_FORMAT,
+    RECIPE_REPORT_FORMAT,
+    STEP_RECORD,
+    Audience,
+    allows,
+    declaration,
+    public,
+)
 from microagg.release.report import plain
-from microagg.release.sidecar import InputFile, PrivacyRecord, ReleaseRecord
+from microagg.release.sidecar import (
+    NO_FIGURES,
+    WITHHELD,
+    InputFile,
+    PrivacyRecord,
+    ReleaseRecord,
+)
 
-__all__ = ["RECIPE_REPORT_FORMAT", "RecipeReport", "StepEntry", "recipe_html", "recipe_report"]
+__all__ = ["RECIPE_REPORT_FORMAT", "RecipeReport", "StepEntry", "privacy_of", "recipe_html",
+           "recipe_report"]
 
-RECIPE_REPORT_FORMAT = "microagg-recipe-report/1"
 
 
 def _change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -80,6 +99,7 @@ class RecipeReport:
     records: int
     rows_aligned: bool
     guarantee: str
+    privacy: dict[str, Any] | None  # privacy_of(run): the table's guarantee, after a DP step
     risk_before: dict[str, Any]
     steps: list[StepEntry]
     format: str = RECIPE_REPORT_FORMAT
@@ -113,7 +133,53 @@ def recipe_report(run: RecipeRun) -> RecipeReport:
         before = entries[-1].risk_after
     return RecipeReport(run.recipe.to_dict(), run.source, __version__,
                         datetime.now(UTC).isoformat(timespec="seconds"), len(run.frame),
-                        run.rows_aligned, run.guarantee, run.risk_before.to_dict(), entries)
+                        run.rows_aligned, run.guarantee, privacy_of(run),
+                        run.risk_before.to_dict(), entries)
+
+
+def privacy_of(run: RecipeRun) -> dict[str, Any] | None:
+    """The privacy report of ``run`` (``OUT.privacy.json``; ``None`` without a DP step): the
+    table's guarantee at the top, in the keys of a DP release's privacy report
+    (:func:`~microagg.recipe.composition.recipe_privacy`), then each DP step's own report
+    with what the steps before it did to it, and the steps after the first DP step. Public
+    by construction: it goes through :func:`~microagg.release.disclosure.public`.
+
+    Examples
+    --------
+    >>> import microagg
+    >>> from microagg.recipe import Recipe
+    >>> data = microagg.datasets.synthetic(300, 2, seed=0)
+    >>> run = Recipe(schema=data.schema).add({"family": "dp", "method": "laplace",
+    ...     "epsilon": 1.0, "columns": ["age"]}).run(data.frame)
+    >>> report = privacy_of(run)
+    >>> report["differentially_private"], report["epsilon"], report["steps"][0]["step"]
+    (True, 1.0, 1)
+    """
+    from microagg import __version__
+
+    privacy = run.privacy
+    if privacy is None:
+        return None
+    dp = [(index, result) for index, result in enumerate(run.results)
+          if isinstance(result.record, PrivacyRecord) and result.context is not None]
+    steps = [{"step": index + 1, "method": result.step.describe(),
+              "context": result.context.statement, "spends": result.context.spends,
+              "record": result.record.to_dict()}
+             for index, result in dp if result.context is not None]
+    first = dp[0][0] + 1
+    document = {
+        "format": PRIVACY_FORMAT,
+        "method": "recipe: " + "; ".join(f"step {e['step']} {e['method']}" for e in steps),
+        **privacy.to_dict(), "records": len(run.frame),
+        "columns": [str(c) for c in run.frame.columns], "rows_aligned": False,
+        "input": InputFile(run.source.name, withheld=WITHHELD).to_dict(),
+        "microagg_version": __version__,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "risk_and_utility": NO_FIGURES, "steps": steps,
+        "post_processing": [f"step {i + 1}: {r.step.describe()}"
+                            for i, r in enumerate(run.results)
+                            if i + 1 > first and not isinstance(r.record, PrivacyRecord)]}
+    return public(document)
 
 
 def _number(value: Any) -> str:
@@ -126,30 +192,39 @@ def _number(value: Any) -> str:
     return f"{value:,.1f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
-def _summary(report: RecipeReport, internal: bool) -> str:
-    head = ["step", "method", "parameters", "records"]
-    if internal:
+def _summary(report: RecipeReport, audience: Audience) -> str:
+    declared = declaration(RECIPE_REPORT_FORMAT)
+    risk = allows(declared, "risk_before", audience=audience) and allows(
+        declared, "steps", "risk_after", audience=audience)
+    counted = allows(declared, "steps", "records", audience=audience)
+    loss_shown = allows(STEP_RECORD, "utility", "sse_percent", audience=audience)
+    head = ["step", "method", "parameters"] + (["records"] if counted else [])
+    if risk:
         head += ["global risk", "expected re-identifications", "records in classes < 5",
-                 "unique %", "SSE/SST % (vs step input)"]
+                 "unique %"]
+    if loss_shown:
+        head.append("SSE/SST % (vs step input)")
     rows = []
-    if internal:
+    if risk:
         r = report.risk_before
         rows.append(["input", "—", "—", _number(r["n"]), _number(r["global_risk"]),
                      _number(r["expected_reidentifications"]),
-                     _number(r["violations"].get("5")), _number(r["unique_percent"]), "—"])
+                     _number(r["violations"].get("5")), _number(r["unique_percent"])]
+                    + (["—"] if loss_shown else []))
     for entry in report.steps:
         given = ", ".join(f"{k}={v}" for k, v in {**entry.parameters,
                                                    **entry.options}.items())
-        row = [str(entry.step), escape(f"{entry.family} {entry.method}"),
-               escape(given) or "—", _number(entry.records)]
-        if internal:
+        row = [str(entry.step), escape(f"{entry.family} {entry.method}"), escape(given) or "—"]
+        if counted:
+            row.append(_number(entry.records))
+        if risk:
             r = entry.risk_after
-            loss = (entry.record.utility.sse_percent
-                    if isinstance(entry.record, ReleaseRecord)
-                    and entry.record.utility is not None else None)
             row += [_number(r["global_risk"]), _number(r["expected_reidentifications"]),
-                    _number(r["violations"].get("5")), _number(r["unique_percent"]),
-                    _number(loss)]
+                    _number(r["violations"].get("5")), _number(r["unique_percent"])]
+        if loss_shown:
+            row.append(_number(entry.record.utility.sse_percent
+                               if isinstance(entry.record, ReleaseRecord)
+                               and entry.record.utility is not None else None))
         rows.append(row)
     header = "".join(f"<th>{escape(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
@@ -171,31 +246,43 @@ def _privacy_section(record: PrivacyRecord) -> str:
     return f"<table><tbody>{body}</tbody></table>"
 
 
-def _step_sections(entry: StepEntry, internal: bool) -> str:
+def _step_sections(entry: StepEntry, audience: Audience) -> str:
     from microagg.evaluation.report_html import release_sections
 
     parts = [f"<h2>Step {entry.step}: {escape(entry.family)} {escape(entry.method)}</h2>"]
     if entry.dp_context:
         parts.append(f'<p class="notice">{escape(entry.dp_context)}</p>')
-    for warning in entry.warnings:
-        parts.append(f'<p class="warning">{escape(warning)}</p>')
+    if allows(declaration(RECIPE_REPORT_FORMAT), "steps", "warnings", audience=audience):
+        for warning in entry.warnings:
+            parts.append(f'<p class="warning">{escape(warning)}</p>')
     if isinstance(entry.record, ReleaseRecord):
-        for title, html in release_sections(entry.record, internal):
+        for title, html in release_sections(entry.record, audience, STEP_RECORD):
             parts.append(f"<h3>{escape(title)}</h3>\n{html}")
     else:
         parts.append(_privacy_section(entry.record))
     return "\n".join(parts)
 
 
-def recipe_html(report: RecipeReport, kind: ReportKind | str = ReportKind.INTERNAL) -> str:
+def recipe_html(report: RecipeReport, kind: ReportKind | str = ReportKind.INTERNAL,
+                audience: Audience | None = None) -> str:
     """The report as one self-contained HTML page: ``internal`` with every figure,
     ``external`` without the risk figures and the record-level ones of each step (as
-    :func:`~microagg.evaluation.report_html.release_html`)."""
-    internal = parse(ReportKind, kind, "`report_kind`") is ReportKind.INTERNAL
-    notice = ("Internal report: it holds figures computed from the raw data. It is for the "
-              "data owner, not for publication." if internal else
-              "External report: no figure computed record by record from the raw data.")
-    steps = "\n".join(_step_sections(e, internal) for e in report.steps)
+    :func:`~microagg.evaluation.report_html.release_html`); ``audience`` public (the page
+    beside a DP release) shows only what :mod:`microagg.release.disclosure` declares public,
+    whatever the kind."""
+    from microagg.evaluation.report_html import audience_of
+
+    shown = audience_of(kind) if audience is None else min(audience, audience_of(kind))
+    notice = {Audience.OWNER: "Internal report: it holds figures computed from the raw data. "
+                              "It is for the data owner, not for publication.",
+              Audience.EXTERNAL: "External report: no figure computed record by record from "
+                                 "the raw data.",
+              Audience.PUBLIC: "Published with a differentially private release: every "
+                               "figure on this page follows from the released table and "
+                               "what the data owner declared (the steps, their parameters, "
+                               "epsilon and the domains), never from the records."}[shown]
+    steps = "\n".join(_step_sections(e, shown) for e in report.steps)
+    label = shown.name.lower() if shown is not Audience.OWNER else "internal"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>microagg: recipe report</title><style>{STYLE}</style></head>
@@ -204,9 +291,9 @@ def recipe_html(report: RecipeReport, kind: ReportKind | str = ReportKind.INTERN
 <p class="notice" id="notice">{escape(notice)}</p>
 <p class="recommendation" id="guarantee">{escape(report.guarantee)}</p>
 <h2>Steps</h2>
-{_summary(report, internal)}
+{_summary(report, shown)}
 {steps}
 <p><small>Input {escape(report.input.name)}; made {escape(report.created)} by microagg
-{escape(report.microagg_version)} ({'internal' if internal else 'external'} report).</small></p>
+{escape(report.microagg_version)} ({label} report).</small></p>
 </body></html>
 """

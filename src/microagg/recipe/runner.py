@@ -19,11 +19,18 @@ from typing import Any
 import pandas as pd
 
 from microagg.errors import InputError
-from microagg.recipe.composition import DPContext, dp_context, recipe_guarantee
+from microagg.recipe.composition import (
+    DPContext,
+    RecipePrivacy,
+    dp_context,
+    recipe_guarantee,
+    recipe_privacy,
+)
 from microagg.recipe.families import adapter, step_seed
 from microagg.recipe.model import Recipe, Step
 from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys, risk_weight
 from microagg.release.base import Release
+from microagg.release.report import PrivacyReport
 from microagg.release.sidecar import InputFile, PrivacyRecord, ReleaseRecord
 
 __all__ = ["RecipeRun", "StepResult"]
@@ -136,5 +143,21 @@ class RecipeRun:
             self.original)
 
     @property
+    def private(self) -> bool:
+        """Whether a step is differentially private: the files written beside the release
+        then hold public figures only (:mod:`microagg.release.disclosure`)."""
+        return any(isinstance(r.record, PrivacyRecord) for r in self.results)
+
+    @property
+    def privacy(self) -> RecipePrivacy | None:
+        """The guarantee of the table (:func:`~microagg.recipe.composition.recipe_privacy`);
+        ``None`` without a DP step."""
+        return recipe_privacy(self.recipe.steps, self._reports())
+
+    @property
     def guarantee(self) -> str:
-        return recipe_guarantee(self.recipe.steps, [r.context for r in self.results])
+        return recipe_guarantee(self.recipe.steps, self._reports())
+
+    def _reports(self) -> list[PrivacyReport | None]:
+        return [r.release.report if isinstance(r.release.report, PrivacyReport) else None
+                for r in self.results]

@@ -1,28 +1,46 @@
 """The files of a recipe run, written together or not at all: the released table ``OUT``,
 its report ``OUT.report.json`` (:mod:`microagg.recipe.report`), the recipe as run
-``OUT.recipe.yaml`` (which reproduces the run), optionally the report as HTML and, when a
-step is differentially private, ``OUT.privacy.json``: the privacy record of the first DP step,
-whose guarantee the table carries, with how the steps around it affect it.
+``OUT.recipe.yaml``, optionally the report as HTML and, when a step is differentially
+private, ``OUT.privacy.json``: the table's guarantee and each DP step's privacy report.
+
+What these files hold is decided by :mod:`microagg.release.disclosure`. Without a DP step they
+are the data owner's, as every k-anonymous release's report is: the whole report (risk before
+and after each step, utility), and a recipe that reproduces the run byte for byte (the input's
+SHA-256 and the seed included). With a DP step they go beside a DP release, so each holds its
+public view only: the steps, their parameters and contexts, each DP step's privacy report and
+the table's guarantee; the recipe without the input's hash, the seed or a category read off
+the data, so that running it again repeats every step and draws fresh noise. The owner's
+report, with every figure, is written only when asked for (``owner``: ``--owner-report``),
+to a file of its own.
 
 ``microagg run`` and the web app write through :func:`write_run`, so a recipe downloaded from
-the app and run again writes the same bytes."""
+the app and run again applies the same steps.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+import yaml
 
 from microagg.data.io import atomic_paths, json_text, output_format, write_frame
 from microagg.options import ReportKind
 from microagg.recipe.families import adapter
 from microagg.recipe.model import Recipe
-from microagg.recipe.report import RecipeReport, recipe_html, recipe_report
+from microagg.recipe.report import RecipeReport, privacy_of, recipe_html, recipe_report
 from microagg.recipe.runner import RecipeRun
-from microagg.release.sidecar import PrivacyRecord, sidecar_path
+from microagg.release.disclosure import Audience, view
+from microagg.release.sidecar import sidecar_path
 
-__all__ = ["RunFiles", "privacy_of", "recipe_path", "run_files", "write_into", "write_run"]
+__all__ = ["RunFiles", "owner_report_path", "privacy_of", "published", "recipe_path",
+           "recipe_text", "run_files", "write_into", "write_run"]
+
+PRIVATE_RECIPE_HEADER = (
+    "# The recipe of a differentially private release, as published beside it: the steps and\n"
+    "# what the data owner declared, without the input's hash, the seed or any category read\n"
+    "# off the data. `microagg run` applies the same steps again and draws fresh noise.\n")
 
 
 def recipe_path(output: Path) -> Path:
@@ -30,72 +48,94 @@ def recipe_path(output: Path) -> Path:
     return output.with_name(output.name + ".recipe.yaml")
 
 
+def owner_report_path(output: Path) -> Path:
+    """The usual name of the owner's report of a run to ``output``: ``OUT.owner.json``."""
+    return output.with_name(output.name + ".owner.json")
+
+
 @dataclass(frozen=True)
 class RunFiles:
-    """The paths a run writes (``privacy`` and ``html`` may be absent)."""
+    """The paths a run writes (``privacy``, ``html`` and ``owner`` may be absent)."""
 
     table: Path
     report: Path
     recipe: Path
     privacy: Path | None
     html: Path | None
+    owner: Path | None = None
 
     @property
     def all(self) -> list[Path]:
-        return [p for p in (self.table, self.report, self.recipe, self.privacy, self.html)
-                if p is not None]
+        return [p for p in (self.table, self.report, self.recipe, self.privacy, self.html,
+                            self.owner) if p is not None]
+
+    @property
+    def release(self) -> list[Path]:
+        """The files that go with the release (all but the owner's report)."""
+        return [p for p in self.all if p != self.owner]
 
 
-def run_files(recipe: Recipe, output: Path, html: Path | None = None) -> RunFiles:
+def run_files(recipe: Recipe, output: Path, html: Path | None = None,
+              owner: Path | None = None) -> RunFiles:
     """The files :func:`write_run` writes for ``recipe`` to ``output`` (known before the
-    run, so a command reserves them before any work)."""
+    run, so a command reserves them before any work); ``owner``: the owner's report."""
     private = any(adapter(s.family).private for s in recipe.steps)
     return RunFiles(output, sidecar_path(output), recipe_path(output),
-                    sidecar_path(output, private=True) if private else None, html)
+                    sidecar_path(output, private=True) if private else None, html, owner)
 
 
-def privacy_of(run: RecipeRun) -> dict[str, Any] | None:
-    """The published privacy record of ``run``: its first DP step's, with the recipe's
-    context (``recipe``: the step, what the steps before it do to its guarantee, and the
-    steps after it, post-processing)."""
-    for index, result in enumerate(run.results):
-        if isinstance(result.record, PrivacyRecord) and result.context is not None:
-            after = [r.step.describe() for r in run.results[index + 1:]]
-            return {**result.record.to_dict(),
-                    "recipe": {"step": index + 1, "steps": len(run.results),
-                               "context": result.context.statement,
-                               "post_processing": after,
-                               "guarantee": run.guarantee}}
-    return None
+def published(run: RecipeRun) -> Audience:
+    """Who may read the files a run writes by default: the public after a DP step, the data
+    owner otherwise."""
+    return Audience.PUBLIC if run.private else Audience.OWNER
+
+
+def recipe_text(run: RecipeRun, base_dir: Path | None = None,
+                audience: Audience | None = None) -> str:
+    """The recipe as run, as YAML, holding what ``audience`` (default :func:`published`) may
+    see."""
+    audience = published(run) if audience is None else audience
+    document = view(run.recipe.to_dict(base_dir), audience)
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True,
+                          default_flow_style=None, width=100)
+    return (PRIVATE_RECIPE_HEADER if audience is Audience.PUBLIC else "") + text
 
 
 def write_into(run: RecipeRun, files: RunFiles, temporaries: Mapping[Path, Path], *,
                kind: ReportKind | str = ReportKind.INTERNAL) -> RecipeReport:
     """Write the files of ``run`` into the ``temporaries`` of ``files`` (each target's
-    temporary file, renamed into place by the caller); returns the report."""
+    temporary file, renamed into place by the caller); returns the report (every figure:
+    what is written is its view for :func:`published`)."""
     from microagg.data.formats import carry_labels
 
     report = recipe_report(run)
+    audience = published(run)
+    whole = report.to_dict()
     write_frame(carry_labels(run.original, run.frame), temporaries[files.table],
                 output_format(files.table), release=True)
-    temporaries[files.report].write_text(json_text(report.to_dict()), encoding="utf-8")
-    temporaries[files.recipe].write_text(run.recipe.dumps(files.table.parent),
+    temporaries[files.report].write_text(json_text(view(whole, audience)), encoding="utf-8")
+    temporaries[files.recipe].write_text(recipe_text(run, files.table.parent, audience),
                                          encoding="utf-8")
     if files.privacy is not None:
-        temporaries[files.privacy].write_text(json_text(privacy_of(run)), encoding="utf-8")
+        temporaries[files.privacy].write_text(json_text(report.privacy), encoding="utf-8")
     if files.html is not None:
-        temporaries[files.html].write_text(recipe_html(report, kind), encoding="utf-8")
+        temporaries[files.html].write_text(recipe_html(report, kind, audience),
+                                           encoding="utf-8")
+    if files.owner is not None:
+        temporaries[files.owner].write_text(json_text(whole), encoding="utf-8")
     return report
 
 
 def write_run(run: RecipeRun, output: Path, *, html: Path | None = None,
-              kind: ReportKind | str = ReportKind.INTERNAL, sources: list[Path] | None = None
-              ) -> tuple[RunFiles, RecipeReport]:
+              kind: ReportKind | str = ReportKind.INTERNAL, sources: list[Path] | None = None,
+              owner: Path | None = None) -> tuple[RunFiles, RecipeReport]:
     """Write the files of ``run`` (module docstring) to ``output`` and beside it, all or
-    nothing, never over one of ``sources``; returns the paths and the report."""
-    files = run_files(run.recipe, output, html)
+    nothing, never over one of ``sources``; ``owner`` names the owner's report, with every
+    figure. Returns the paths and the report."""
+    files = run_files(run.recipe, output, html, owner)
     output_format(output)
     with atomic_paths(files.all, sources or []) as temporaries:
         report = write_into(run, files, dict(zip(files.all, temporaries, strict=True)),
                             kind=kind)
     return files, report
+
