@@ -408,3 +408,67 @@ def test_the_schema_the_risk_measures_and_the_comparison_of_key_methods(app_url,
     result = run_cli("run", files["dl_recipe"], "-o", again)
     assert result.code == 0, result.stderr
     assert again.read_bytes() == files["dl_release"].read_bytes()
+
+
+def test_a_dp_release_from_the_app_offers_public_files_only(app_url, tmp_path):
+    """A DP step run in the app with the defaults: the seed is empty (fresh noise), and
+    what the download tab offers as the release (the table, its privacy report, its report
+    and the recipe) holds no seed, no hash of the input, no risk of the raw table and no
+    category read off the data; the owner's report, offered apart, holds them."""
+    pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright")
+    url, _ = app_url
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"age": rng.integers(17, 90, 300),
+                          "hours": rng.integers(1, 99, 300),
+                          "sex": rng.choice(["f", "m"], 300),
+                          "country": pd.Categorical(rng.choice(["cuba", "peru", "zz"], 300))})
+    data = tmp_path / "people.parquet"
+    frame.to_parquet(data, index=False)
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    with _loaded(url, data) as page:
+        page.select_option("#detail_column", "age")
+        page.fill("#detail_domain", "0, 120")
+        page.click("#detail_apply")
+        page.wait_for_selector("#declared li[data-column='age']")
+        page.click("text=3 · Steps")
+        assert page.input_value("#seed") == ""  # no seed unless the user gives one
+        page.select_option("#family", "dp")
+        page.wait_for_function("document.querySelector('#method') && "
+                               "document.querySelector('#method').value !== ''")
+        page.select_option("#method", "laplace")
+        page.wait_for_selector("#f_epsilon")
+        page.fill("#f_epsilon", "1")
+        page.locator("#f_columns-selectized").fill("age")
+        page.keyboard.press("Enter")
+        page.click("#run_step")
+        page.wait_for_selector("#step-1")
+        page.click("text=5 · Download")
+        page.wait_for_selector("#dl_owner")
+        assert page.locator("#release-files #dl_owner").count() == 0  # offered apart
+        files = {}
+        for button in ("dl_release", "dl_privacy", "dl_report_json", "dl_report_html",
+                       "dl_recipe", "dl_owner"):
+            with page.expect_download() as download:
+                page.click(f"#{button}")
+            files[button] = downloads / download.value.suggested_filename
+            download.value.save_as(files[button])
+    import json
+
+    import yaml
+
+    recipe = yaml.safe_load(files["dl_recipe"].read_text())
+    assert "seed" not in recipe and "sha256" not in recipe["input"]
+    assert "observed" not in recipe["schema"]["attributes"]["country"]
+    report = json.loads(files["dl_report_json"].read_text())
+    assert "risk_before" not in report and "sha256" not in report["input"]
+    assert all("risk_after" not in step for step in report["steps"])
+    privacy = json.loads(files["dl_privacy"].read_text())
+    assert privacy["differentially_private"] is True and privacy["epsilon"] == 1.0
+    for name in ("dl_privacy", "dl_report_json", "dl_report_html", "dl_recipe"):
+        text = files[name].read_text()
+        assert "zz" not in text and "expected re-identifications" not in text.lower(), name
+    owner = json.loads(files["dl_owner"].read_text())
+    assert owner["risk_before"]["n"] == 300 and "sha256" in owner["input"]
+    assert owner["recipe"]["schema"]["attributes"]["country"]["observed"] == [
+        "cuba", "peru", "zz"]

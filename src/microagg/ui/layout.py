@@ -134,7 +134,8 @@ def _steps() -> Any:
                 ui.input_select("family", "Family", choices=families),
                 ui.input_select("method", "Method", choices=[]),
                 ui.output_ui("form"),
-                ui.input_numeric("seed", "Seed of the recipe (randomized steps)",
+                ui.input_numeric("seed", "Seed of the recipe (empty: fresh randomness; a "
+                                 "seeded DP step is NOT differentially private)",
                                  value=cast(float, None)),
                 _slot("seed"),
                 ui.output_ui("dp_preview"),

@@ -1,5 +1,10 @@
 """The server of the download tab: the release, its report (JSON, HTML) and the recipe,
-written together by :func:`~microagg.recipe.write.write_run` in the session's folder."""
+written together by :func:`~microagg.recipe.write.write_run` in the session's folder.
+
+After a differentially private step, what the tab offers as the release (the table, its
+privacy report, its report and the recipe) holds public figures only
+(:mod:`microagg.release.disclosure`); the owner's report, with every figure, is offered apart
+and named as the owner's."""
 
 from __future__ import annotations
 
@@ -10,9 +15,10 @@ from shiny import Inputs, render, ui
 
 from microagg.errors import InputError, MicroaggError
 from microagg.recipe.runner import RecipeRun
-from microagg.recipe.write import RunFiles, write_run
+from microagg.recipe.write import RunFiles
 from microagg.ui.compare_tab import iframe
 from microagg.ui.session import State, show_error
+from microagg.ui.state import write_downloads
 
 __all__ = ["output_server"]
 
@@ -29,11 +35,8 @@ def output_server(input: Inputs, state: State) -> None:
         fmt, kind = input.release_format(), input.report_kind()
         key = (id(run), fmt, kind)
         if key not in written:
-            output = source.with_name(f"{source.stem}_protected.{fmt}")
-            html = output.with_name(output.name + ".html")
             written.clear()
-            written[key] = write_run(run, output, html=html, kind=kind,
-                                     sources=[source])[0]
+            written[key] = write_downloads(run, source, fmt, kind)
         return written[key]
 
     @render.ui
@@ -41,17 +44,31 @@ def output_server(input: Inputs, state: State) -> None:
         run: RecipeRun | None = state.run()
         if run is None:
             return ui.p("Run at least one step (tab 3) to download a release.")
+        owner = (ui.div(
+            ui.h5("For the data owner only: not for publication"),
+            ui.p("Every figure of the run: the risk before and after each step, the utility, "
+                 "what each step said about the data, the recipe with its seed and the "
+                 "input's hash. None of these is in the release above.", class_="text-muted"),
+            ui.download_button("dl_owner", "The owner's report (JSON)"), id="owner-files")
+            if run.private else None)
+        again = ("The recipe applies the same steps again with: microagg run RECIPE.yaml -o "
+                 "OUT (keep the input file beside the recipe); a DP step draws fresh noise."
+                 if run.private else
+                 "The recipe reproduces this release with: microagg run RECIPE.yaml -o OUT "
+                 "(keep the input file beside the recipe). Its report holds figures computed "
+                 "from the raw data: it is the owner's.")
         return ui.TagList(
             ui.p(run.guarantee, class_="guarantee"),
-            ui.div(ui.download_button("dl_release", "The release"),
+            ui.h5("The release" + (": every file holds public figures only"
+                                   if run.private else "")),
+            ui.div(ui.download_button("dl_release", "The table"),
+                   ui.download_button("dl_privacy", "The privacy report (JSON)")
+                   if run.private else None,
                    ui.download_button("dl_report_json", "Its report (JSON)"),
                    ui.download_button("dl_report_html", "Its report (HTML)"),
                    ui.download_button("dl_recipe", "The recipe (YAML)"),
-                   ui.download_button("dl_privacy", "The privacy report (JSON)")
-                   if any(r.context for r in run.results) else None,
-                   class_="d-flex gap-2 flex-wrap"),
-            ui.p("The recipe reproduces this release with: microagg run RECIPE.yaml -o "
-                 "OUT (keep the input file beside the recipe).", class_="text-muted"))
+                   class_="d-flex gap-2 flex-wrap", id="release-files"),
+            ui.p(again, class_="text-muted"), owner)
 
     def serve(pick: str) -> str:
         try:
@@ -80,6 +97,10 @@ def output_server(input: Inputs, state: State) -> None:
     @render.download_button(filename=lambda: Path(serve("privacy")).name)
     def dl_privacy() -> str:
         return serve("privacy")
+
+    @render.download_button(filename=lambda: Path(serve("owner")).name)
+    def dl_owner() -> str:
+        return serve("owner")
 
     @render.ui
     def report_view() -> Any:

@@ -15,12 +15,17 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.errors import SchemaError
 
-__all__ = ["ColumnEdit", "Workspace", "build_schema", "parse_domain"]
+if TYPE_CHECKING:
+    from microagg.recipe.runner import RecipeRun
+    from microagg.recipe.write import RunFiles
+
+__all__ = ["ColumnEdit", "Workspace", "begin_run", "build_schema", "parse_domain",
+           "write_downloads"]
 
 _OPEN: set[str] = set()
 
@@ -84,13 +89,42 @@ def build_schema(inferred: Schema, roles: dict[str, tuple[Role, str]],
         edit = edits.get(base.name, ColumnEdit())
         kind = Kind(edit.kind) if edit.kind else base.kind
         role = Role(edit.role) if edit.role else roles[base.name][0]
+        observed = not edit.domain and base.observed and kind is base.kind
         domain = parse_domain(edit.domain, kind) if edit.domain else (
             base.domain if kind is base.kind else None)
         try:
             attributes.append(Attribute(
                 name=base.name, role=role, kind=kind, domain=domain,
                 taxonomy=Path(edit.taxonomy) if edit.taxonomy else None,
-                missing=edit.missing.strip() or None, inferred=base.inferred))
+                missing=edit.missing.strip() or None, inferred=base.inferred,
+                observed=observed))
         except SchemaError as exc:
             raise SchemaError(str(exc)) from None
     return Schema(tuple(attributes))
+
+
+def write_downloads(run: RecipeRun, source: Path, fmt: str, kind: str) -> RunFiles:
+    """The files the download tab offers for ``run`` of the table uploaded as ``source``,
+    written beside it in the session's folder as ``SOURCE_protected.FMT`` (``fmt``: csv,
+    parquet …) with the HTML report of ``kind``: :attr:`RunFiles.release` go with the release
+    (public figures only after a DP step), and after one the owner's report apart."""
+    from microagg.recipe.write import owner_report_path, write_run
+
+    output = source.with_name(f"{source.stem}_protected.{fmt}")
+    html = output.with_name(output.name + ".html")
+    owner = owner_report_path(output) if run.private else None
+    return write_run(run, output, html=html, kind=kind, sources=[source], owner=owner)[0]
+
+
+def begin_run(source: Path | None, frame: Any, schema: Schema | None, seed: int | None,
+              missing: str) -> RecipeRun:
+    """The run the steps tab starts on the uploaded table ``frame`` (read from ``source``)
+    with the schema as edited, the seed the user gave (``None``: fresh randomness, the
+    default) and what a missing key matches in the risk measures."""
+    from microagg.options import MissingValues, parse
+    from microagg.recipe.model import Recipe
+    from microagg.recipe.runner import RecipeRun
+
+    return RecipeRun.start(Recipe(input=source, schema=schema, seed=seed,
+                                  missing=parse(MissingValues, missing, "`missing`")),
+                           frame, source=source)

@@ -4,7 +4,6 @@ utility after each step in a table and in figures."""
 
 from __future__ import annotations
 
-import secrets
 from html import escape
 from typing import Any
 
@@ -14,7 +13,7 @@ from microagg.errors import InputError, MicroaggError
 from microagg.recipe import preview as previews
 from microagg.recipe.composition import dp_context
 from microagg.recipe.families import OptionKind, adapter, step_seed
-from microagg.recipe.model import Recipe, Step
+from microagg.recipe.model import Step
 from microagg.recipe.runner import RecipeRun
 from microagg.release.methods import Family, family, lookup
 from microagg.release.params import method_fields
@@ -23,6 +22,7 @@ from microagg.ui.forms import field_at_fault, field_id, method_form, read_form
 from microagg.ui.plots import correlation_change, distribution, percent, risk_histogram
 from microagg.ui.progress import Feed, follow
 from microagg.ui.session import State, clear_errors, show_error
+from microagg.ui.state import begin_run
 
 __all__ = ["steps_html", "steps_server"]
 
@@ -85,7 +85,6 @@ def _preview_html(preview: Any) -> Any:
 
 def steps_server(input: Inputs, state: State) -> None:
     """Register the outputs and effects of the steps tab."""
-    ui.update_numeric("seed", value=secrets.randbelow(2**31))
     preview: reactive.Value[previews.Preview | None] = reactive.value(None)
 
     def chosen() -> Any:
@@ -160,10 +159,8 @@ def steps_server(input: Inputs, state: State) -> None:
             step = Step.of({"family": of.value, "method": cls.name,
                             **read_form(cls, adapter(of), read)})
             if current is None:
-                source = state.source()
-                current = RecipeRun.start(
-                    Recipe(input=source, schema=state.schema(), seed=seed,
-                           missing=input.missing_semantics()), state.frame(), source=source)
+                current = begin_run(state.source(), state.frame(), state.schema(), seed,
+                                    input.missing_semantics())
             dp_context(step, current.recipe.steps)
         except MicroaggError as exc:
             show_error(field_at_fault(exc, names(cls, of)) or "run", exc)
