@@ -1,0 +1,137 @@
+"""A DP release judged by everything each path writes or prints beside it: ``microagg dp``,
+``microagg run`` and the web app's own calls (microagg.evaluation.audit_paths), on two kinds of
+neighbours: one record replaced, and one cell missing where the schema declares what a
+missing cell is read as. Everything but the table must be the same on both (files, stdout,
+stderr, exit status); the table must keep the ε its privacy report claims.
+
+A new path or a new output is caught here by being added to ``PATHS`` or written by a path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from microagg.data.schema import Attribute, Kind, Role, Schema
+from microagg.evaluation.audit import epsilon_lower_bound
+from microagg.evaluation.audit_paths import PATHS, Case, side_outputs, table_audit
+
+pytest.importorskip("shiny")  # the app's path imports the app's modules
+
+SCHEMA = Schema((
+    Attribute("name", Role.IDENTIFIER, Kind.NOMINAL),
+    Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1), missing=0),
+    Attribute("y", Role.QUASI, Kind.NUMERIC, domain=(0, 100)),
+    Attribute("c", Role.QUASI, Kind.NOMINAL, domain=("a", "b", "c"), missing="c"),
+    Attribute("d", Role.OTHER, Kind.NOMINAL),
+))
+
+
+def _table(rows: int = 12) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({
+        "name": [f"person {i}" for i in range(rows)],
+        "x": rng.uniform(0, 1, rows).round(3),
+        "y": rng.uniform(0, 100, rows).round(1),
+        "c": rng.choice(["a", "b"], rows),
+        "d": rng.choice(["p", "q"], rows),
+    })
+
+
+def _neighbours(fmt: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    """One record replaced (a category only that record has included: a Parquet column then
+    lists it among its categories), and one cell of each protected column missing."""
+    base = _table()
+    replaced = base.copy()
+    replaced.loc[0, ["x", "y", "c", "d"]] = [1.0, 100.0, "b", "z"]
+    base.loc[0, ["x", "y", "c"]] = [0.0, 0.0, "a"]
+    gaps = base.copy()
+    gaps.loc[0, ["x", "c"]] = [np.nan, None]
+    pairs = [(base, replaced), (gaps, base)]
+    if fmt == "parquet":
+        pairs = [(a.assign(d=a["d"].astype("category")), b.assign(d=b["d"].astype("category")))
+                 for a, b in pairs]
+    return pairs
+
+
+LAPLACE = {"family": "dp", "method": "laplace", "epsilon": 1.0, "columns": ["x", "y"]}
+INSENSITIVE = {"family": "dp", "method": "insensitive", "epsilon": 2.0, "k": 3,
+               "columns": ["x", "c"]}
+CASES = [
+    Case("laplace", SCHEMA, (LAPLACE,)),
+    Case("insensitive, a nominal column", SCHEMA, (INSENSITIVE,)),
+    Case("laplace, Parquet with categories read off the data", SCHEMA, (LAPLACE,),
+         fmt="parquet"),
+    Case("a DP step carrying a column, then a DP step on it", SCHEMA, (
+        {**LAPLACE, "epsilon": 0.1, "columns": ["x"], "carry": ["y"]},
+        {**LAPLACE, "epsilon": 1.0, "columns": ["x", "y"]})),
+    Case("top coding at a declared value, then DP", SCHEMA, (
+        {"family": "mask", "method": "top-bottom-coding", "top": 80.0, "columns": ["y"]},
+        INSENSITIVE)),
+]
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_nothing_but_the_table_differs_between_neighbours(path, case):
+    if path == "dp" and not case.dp:
+        pytest.skip("microagg dp makes one DP step")
+    for pair in _neighbours(case.fmt):
+        seen = side_outputs(path, case, pair)
+        (code, *_), = seen if len(seen) == 1 else [(None,)]
+        assert len(seen) == 1, _difference(seen)
+        assert code == 0, seen
+
+
+def _difference(seen) -> str:
+    """The first part in which the side outputs differ, for the failure message."""
+    first, second = list(seen)[:2]
+    names = ("exit status", "stdout", "stderr")
+    for name, a, b in zip(names, first[:3], second[:3], strict=True):
+        if a != b:
+            return f"{name} differs: {a!r} / {b!r}"
+    files_a, files_b = dict(first[3]), dict(second[3])
+    for name in sorted(set(files_a) | set(files_b)):
+        if files_a.get(name) != files_b.get(name):
+            return f"{name} differs:\n{files_a.get(name)}\n---\n{files_b.get(name)}"
+    return "?"
+
+
+def _low_y(table: pd.DataFrame) -> bool:
+    return bool((table["y"] <= 30).any())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["run", "app"])
+def test_a_dp_step_reading_a_carried_column_adds_its_epsilon(path):
+    """Step 1 protects x at ε = 0.1 and carries y, raw; step 2 protects y at ε = 4. Step 2
+    reads the input again, so the table is (0.1 + 4)-DP, not 0.1-DP: the event "a written
+    y is at most 30" on D (y₀ = 0) and D' (y₀ = 100) proves more than 0.1 and stays below
+    the claimed sum."""
+    schema = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1)),
+                     Attribute("y", Role.QUASI, Kind.NUMERIC, domain=(0, 100))))
+    case = Case("composition", schema, (
+        {**LAPLACE, "epsilon": 0.1, "columns": ["x"], "carry": ["y"]},
+        {**LAPLACE, "epsilon": 4.0, "columns": ["y"]}))
+    low = pd.DataFrame({"x": [0.5, 0.5, 0.5], "y": [0.0, 100.0, 100.0]})
+    high = low.assign(y=[100.0, 100.0, 100.0])
+    result, claimed = table_audit(path, case, (low, high), _low_y, trials=250)
+    proved = epsilon_lower_bound(*result.hits_written, result.trials)
+    assert claimed == pytest.approx(4.1)
+    assert 0.1 < proved <= claimed, (result, proved)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", PATHS)
+def test_the_written_table_keeps_its_claimed_epsilon(path):
+    """Plain Laplace at ε = 1 on x ∈ [0, 1] (y dropped): one record at 0 or at 1, the event
+    "a written x is at most 0.25", through every path."""
+    schema = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1)),
+                     Attribute("y", Role.QUASI, Kind.NUMERIC, domain=(0, 100))))
+    case = Case("laplace", schema, ({**LAPLACE, "columns": ["x"]},))
+    low = pd.DataFrame({"x": [0.0, 0.5, 0.5], "y": [1.0, 2.0, 3.0]})
+    high = low.assign(x=[1.0, 0.5, 0.5])
+    result, claimed = table_audit(path, case, (low, high),
+                                  lambda t: bool((t["x"] <= 0.25).any()), trials=200)
+    assert claimed == 1.0
+    assert epsilon_lower_bound(*result.hits_written, result.trials) <= claimed

@@ -1,0 +1,216 @@
+"""What a path may publish beside a DP release (microagg.release.disclosure): one test per
+leak found on the recipe, app and schema paths, the composition of DP steps in a recipe, the
+seed, categories read off the data, declared missing values checked against the taxonomy,
+and the declaration itself (an undeclared figure cannot be written)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import microagg
+from microagg.data.schema import Attribute, Kind, Role, Schema
+from microagg.errors import PrivacyError, SchemaError
+from microagg.recipe import Recipe
+from microagg.release.disclosure import Audience, UndeclaredField, public, view
+
+DP = {"family": "dp", "method": "laplace", "epsilon": 0.5, "columns": ["age"],
+      "bounds": {"age": [0, 120]}}
+
+
+def _recipe(tmp_path, steps, seed=None, schema=None):
+    data = microagg.datasets.synthetic(300, 2, seed=0)
+    data.frame.to_csv(tmp_path / "in.csv", index=False)
+    recipe = Recipe(input=tmp_path / "in.csv", schema=schema or data.schema, seed=seed)
+    for step in steps:
+        recipe = recipe.add(step)
+    path = tmp_path / "r.yaml"
+    path.write_text(recipe.dumps(tmp_path))
+    return path
+
+
+def test_a_dp_recipe_writes_no_hash_of_its_input(tmp_path, run_cli):
+    """L1: OUT.recipe.yaml and OUT.report.json of a DP recipe held the input's SHA-256,
+    which confirms a guess of the whole input; a recipe without a DP step keeps it (the
+    owner's file, as every k-anonymous release's report)."""
+    done = run_cli("run", _recipe(tmp_path, [DP]), "-o", tmp_path / "out.csv")
+    assert done.code == 0, done.stderr
+    for name in ("out.csv.recipe.yaml", "out.csv.report.json", "out.csv.privacy.json"):
+        text = (tmp_path / name).read_text()
+        assert "sha256" not in text and '"bytes"' not in text, name
+    mdav = {"family": "microaggregate", "method": "mdav", "k": 5}
+    done = run_cli("run", _recipe(tmp_path, [mdav]), "-o", tmp_path / "k.csv")
+    assert done.code == 0, done.stderr
+    kept = yaml.safe_load((tmp_path / "k.csv.recipe.yaml").read_text())
+    assert len(kept["input"]["sha256"]) == 64
+
+
+def test_a_seeded_dp_run_is_not_dp_in_every_top_level_field(tmp_path, run_cli):
+    """L2 and the seed rule: a seeded DP release says it is not DP at the top, not only in a
+    list of weaknesses, and the recipe written beside it holds no seed."""
+    done = run_cli("run", _recipe(tmp_path, [DP], seed=7), "-o", tmp_path / "out.csv")
+    assert done.code == 0, done.stderr
+    privacy = json.loads((tmp_path / "out.csv.privacy.json").read_text())
+    assert privacy["differentially_private"] is False
+    assert privacy["guarantee"].startswith("The released table is NOT differentially private")
+    step = privacy["steps"][0]["record"]
+    assert step["differentially_private"] is False and step["guarantee_scope"] == "none"
+    assert "seed" in step["guarantee"].split(".")[0]
+    assert "seed" not in yaml.safe_load((tmp_path / "out.csv.recipe.yaml").read_text())
+    single = run_cli("dp", tmp_path / "in.csv", "-o", tmp_path / "d.csv", "--method",
+                     "laplace", "--epsilon", "1", "--columns", "age", "--bounds",
+                     "age=0:120", "--seed", "3", "--json")
+    assert json.loads(single.stdout)["differentially_private"] is False
+
+
+def test_a_dp_step_that_reads_a_carried_column_spends_again(tmp_path, run_cli):
+    """L3: step 1 carries a raw column, step 2 protects it: step 2 reads the input, so the
+    table's ε is the sum, in the top-level fields and in words."""
+    first = {**DP, "carry": ["income"]}
+    second = {**DP, "epsilon": 1.0, "columns": ["age", "income"],
+              "bounds": {"age": [0, 120], "income": [0, 200000]}}
+    done = run_cli("run", _recipe(tmp_path, [first, second]), "-o", tmp_path / "out.csv")
+    assert done.code == 0, done.stderr
+    privacy = json.loads((tmp_path / "out.csv.privacy.json").read_text())
+    assert privacy["epsilon"] == 1.5 and privacy["differentially_private"] is True
+    assert [s["spends"] for s in privacy["steps"]] == [True, True]
+    assert "sequential composition" in privacy["steps"][1]["context"]
+    assert "1.5-differential privacy" in privacy["guarantee"]
+    # the carried column left raw: the table is not DP, said at the top
+    kept = {**second, "columns": ["age"], "bounds": {"age": [0, 120]}, "carry": ["income"]}
+    done = run_cli("run", _recipe(tmp_path, [first, kept]), "-o", tmp_path / "raw.csv")
+    privacy = json.loads((tmp_path / "raw.csv.privacy.json").read_text())
+    assert privacy["differentially_private"] is False
+    assert privacy["guarantee_scope"] == "protected columns"
+    # nothing raw left: a later DP step is post-processing and spends nothing
+    clean = Recipe(schema=microagg.datasets.synthetic(300, 2, seed=0).schema).add(DP).add(
+        {**DP, "epsilon": 3.0})
+    run = clean.run(microagg.datasets.synthetic(300, 2, seed=0).frame)
+    assert run.privacy.epsilon == 0.5 and run.privacy.spending_steps == [1]
+
+
+def test_composing_dp_steps_needs_one_unit(tmp_path):
+    data = microagg.datasets.synthetic(300, 2, seed=0)
+    first = {**DP, "carry": ["income"]}
+    with pytest.raises(PrivacyError, match="household_size"):
+        Recipe(schema=data.schema).add(first).add(
+            {**DP, "columns": ["income"], "bounds": {"income": [0, 2e5]},
+             "household_size": 2}).run(data.frame)
+
+
+def test_run_prints_no_figure_of_the_raw_input_after_a_dp_step(tmp_path, run_cli):
+    """L4 and L5: stdout, OUT.report.json and the HTML report of a DP recipe hold no risk of
+    the raw input (nor of any step); the owner gets them when asking, in a file of their
+    own."""
+    recipe = _recipe(tmp_path, [DP])
+    done = run_cli("run", recipe, "-o", tmp_path / "out.csv", "--report",
+                   tmp_path / "out.html", "--owner-report", tmp_path / "owner.json")
+    assert done.code == 0, done.stderr
+    for text in (done.stdout, (tmp_path / "out.html").read_text()):
+        assert "re-identification" not in text and "global risk" not in text
+    report = json.loads((tmp_path / "out.csv.report.json").read_text())
+    assert "risk_before" not in report
+    assert all(set(step) >= {"parameters", "dp_context"} and "risk_after" not in step
+               and "seconds" not in step for step in report["steps"])
+    owner = json.loads((tmp_path / "owner.json").read_text())
+    assert owner["risk_before"]["n"] == 300 and "risk_after" in owner["steps"][0]
+    assert len(owner["input"]["sha256"]) == 64
+    printed = run_cli("run", recipe, "-o", tmp_path / "j.csv", "--json")
+    assert "risk_before" not in json.loads(printed.stdout)
+
+
+def test_a_missing_value_outside_the_taxonomy_is_refused_when_the_schema_is_read(tmp_path):
+    """L6: `missing: V` with V not a leaf of the column's taxonomy was accepted, and the
+    release then succeeded exactly when no cell was missing."""
+    (tmp_path / "tax.csv").write_text("a;*\nb;*\n")
+    (tmp_path / "s.yaml").write_text(
+        "attributes:\n  c: {role: quasi, kind: nominal, taxonomy: tax.csv, missing: z}\n")
+    with pytest.raises(SchemaError, match="not a leaf of its taxonomy"):
+        Schema.load(tmp_path / "s.yaml")
+    (tmp_path / "s.yaml").write_text(
+        "attributes:\n  c: {role: quasi, kind: nominal, taxonomy: tax.csv, missing: b}\n")
+    assert Schema.load(tmp_path / "s.yaml")["c"].missing == "b"
+
+
+def _parquet(tmp_path):
+    frame = pd.DataFrame({"age": np.arange(20, 80), "country": pd.Categorical(
+        ["cuba", "peru"] * 29 + ["zz", "peru"])})
+    frame.to_parquet(tmp_path / "in.parquet", index=False)
+    return tmp_path / "in.parquet"
+
+
+def test_categories_read_off_a_parquet_file_stay_observed(tmp_path, run_cli):
+    """L8: `microagg schema` wrote the categories of a Parquet column as its declared
+    domain, which `dp --schema` then took; they are written as observed and refused for DP
+    until the owner lists them under `domain`."""
+    source = _parquet(tmp_path)
+    done = run_cli("schema", source, "-o", tmp_path / "s.yaml")
+    assert done.code == 0, done.stderr
+    written = yaml.safe_load((tmp_path / "s.yaml").read_text())["attributes"]["country"]
+    assert written["observed"] == ["cuba", "peru", "zz"] and "domain" not in written
+    refused = run_cli("dp", source, "-o", tmp_path / "d.csv", "--schema", tmp_path / "s.yaml",
+                      "--method", "insensitive", "--epsilon", "1", "--k", "5", "--columns",
+                      "country")
+    assert refused.code == 2 and "observed in the data" in refused.stderr
+    assert not (tmp_path / "d.csv").exists()
+    text = (tmp_path / "s.yaml").read_text().replace("observed:", "domain:")
+    (tmp_path / "s.yaml").write_text(text)
+    declared = run_cli("dp", source, "-o", tmp_path / "d.csv", "--schema",
+                       tmp_path / "s.yaml", "--method", "insensitive", "--epsilon", "1",
+                       "--k", "5", "--columns", "country")
+    assert declared.code == 0, declared.stderr
+
+
+def test_a_recipe_on_parquet_publishes_no_category_read_off_the_data(tmp_path):
+    """L7: the app's recipe held the categories of a Parquet column, even one the DP step
+    dropped; the public recipe leaves them out, the owner's keeps them as observed."""
+    from microagg.data.io import read_table
+    from microagg.recipe.write import recipe_text
+    from microagg.release.disclosure import Audience
+
+    frame = read_table(_parquet(tmp_path))
+    schema = Schema.infer(frame, default_role=Role.QUASI)
+    assert schema["country"].observed
+    run = Recipe(schema=schema).add(DP).run(frame)
+    assert "zz" not in recipe_text(run) and "observed" not in recipe_text(run)
+    assert "zz" in recipe_text(run, audience=Audience.OWNER)
+
+
+def test_a_dask_release_with_an_unbounded_household_says_group_privacy(tmp_path):
+    pytest.importorskip("distributed")
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import open_dataset
+    from microagg.at_scale.dp import dp_release_at_scale
+    from microagg.release.methods import DPIndividualRanking
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"hh": np.repeat(np.arange(50), 2), "x": rng.uniform(0, 1, 100)})
+    frame.to_parquet(tmp_path / "part-0.parquet", index=False)
+    schema = Schema((Attribute("hh", Role.HOUSEHOLD, Kind.NUMERIC),
+                     Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1))))
+    with dask_client(None, 1) as client:
+        release = dp_release_at_scale(client, open_dataset(tmp_path / "part-0.parquet"),
+                                      tmp_path / "out", DPIndividualRanking(epsilon=1.0, k=5),
+                                      columns=["x"], schema=schema)
+    assert "group privacy" in release.report.guarantee
+    assert "households (column hh)" in release.report.guarantee
+
+
+def test_the_declaration_refuses_an_undeclared_figure():
+    """Every document a release writes is declared key by key: a new key that is not
+    declared cannot reach a file, and each audience sees its own part."""
+    record = {"format": "microagg-report/1", "method": "mdav",
+              "input": {"name": "d.csv", "bytes": 10, "sha256": "ab"},
+              "risk": {"before": {"unique_percent": 9.0}, "after": {"records": 3}},
+              "utility": {"sse_percent": 1.5, "jsd": 0.1}}
+    assert public(record) == {"format": "microagg-report/1", "method": "mdav",
+                              "input": {"name": "d.csv"}, "risk": {"after": {"records": 3}},
+                              "utility": {}}
+    assert view(record, Audience.EXTERNAL)["utility"] == {"sse_percent": 1.5}
+    assert view(record, Audience.OWNER) == record
+    with pytest.raises(UndeclaredField, match=r"risk\.after\.secret"):
+        view({**record, "risk": {"after": {"secret": 1}}}, Audience.OWNER)
