@@ -24,6 +24,7 @@ SCHEMA = Schema((
     Attribute("y", Role.QUASI, Kind.NUMERIC, domain=(0, 100)),
     Attribute("c", Role.QUASI, Kind.NOMINAL, domain=("a", "b", "c"), missing="c"),
     Attribute("d", Role.OTHER, Kind.NOMINAL),
+    Attribute("w", Role.WEIGHT, Kind.NUMERIC),
 ))
 
 
@@ -35,15 +36,17 @@ def _table(rows: int = 12) -> pd.DataFrame:
         "y": rng.uniform(0, 100, rows).round(1),
         "c": rng.choice(["a", "b"], rows),
         "d": rng.choice(["p", "q"], rows),
+        "w": rng.uniform(1, 50, rows).round(2),
     })
 
 
 def _neighbours(fmt: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     """One record replaced (a category only that record has included: a Parquet column then
-    lists it among its categories), and one cell of each protected column missing."""
+    lists it among its categories; a weight the risk measures would refuse; the only value
+    above the top code of a step), and one cell of each protected column missing."""
     base = _table()
     replaced = base.copy()
-    replaced.loc[0, ["x", "y", "c", "d"]] = [1.0, 100.0, "b", "z"]
+    replaced.loc[0, ["x", "y", "c", "d", "w"]] = [1.0, 100.0, "b", "z", -3.0]
     base.loc[0, ["x", "y", "c"]] = [0.0, 0.0, "a"]
     gaps = base.copy()
     gaps.loc[0, ["x", "c"]] = [np.nan, None]
@@ -68,6 +71,9 @@ CASES = [
     Case("top coding at a declared value, then DP", SCHEMA, (
         {"family": "mask", "method": "top-bottom-coding", "top": 80.0, "columns": ["y"]},
         INSENSITIVE)),
+    Case("top coding that changes one neighbour only, then DP", SCHEMA, (
+        {"family": "mask", "method": "top-bottom-coding", "top": 99.95, "columns": ["y"]},
+        LAPLACE)),
 ]
 
 

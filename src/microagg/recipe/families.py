@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.data.schema import Schema
-from microagg.errors import InputError, ParameterError
+from microagg.errors import InputError, MicroaggError, ParameterError
 from microagg.release.base import Release
 from microagg.release.methods import Family, ReleaseMethod
 from microagg.release.sidecar import (
@@ -117,6 +117,9 @@ class Adapter:
     seeded: bool  # the release takes `rng` (a method may say it does not: `randomized`)
     private: bool  # a differentially private release
     counts_records: bool = False  # the release takes `progress(records done)`
+    # fixed keywords of the family's release in a recipe (e.g. a masking that changes
+    # nothing is said, not refused: a step must not fail on some data only)
+    fixed: tuple[tuple[str, Any], ...] = ()
 
     def option(self, name: str) -> Option:
         for option in self.options:
@@ -132,6 +135,7 @@ class Adapter:
         ``source`` as its input. ``records`` is called with the records processed so far, by
         the families that count them (``counts_records``)."""
         kwargs = {name: value for name, value in options.items() if value is not None}
+        kwargs.update(self.fixed)
         if self.seeded and getattr(method, "randomized", True):
             kwargs["rng"] = seed
         if records is not None and self.counts_records:
@@ -147,8 +151,7 @@ class Adapter:
             record = replace(privacy_record(method, release.report, None),
                              input=InputFile(source.name, withheld=WITHHELD))
         else:
-            record = replace(release_record(release, frame, method=method, schema=present),
-                             input=source)
+            record = replace(measured_record(release, frame, method, present), input=source)
         return Applied(release, record, said)
 
 
@@ -160,7 +163,8 @@ ADAPTERS: dict[Family, Adapter] = {
         Option("confidential", OptionKind.COLUMNS,
                "The confidential attributes (default: the schema's)."),
         DROP_INCOMPLETE), seeded=False, private=False, counts_records=True),
-    Family.MASKING: Adapter(Family.MASKING, (COLUMNS,), seeded=True, private=False),
+    Family.MASKING: Adapter(Family.MASKING, (COLUMNS,), seeded=True, private=False,
+                            fixed=(("refuse_unchanged", False),)),
     # seeded when the method is randomized (PRAM); recoding and suppression take no seed
     Family.KEYS: Adapter(Family.KEYS, (
         Option("keys", OptionKind.COLUMNS, "The key variables (default: the schema's "
@@ -178,6 +182,20 @@ ADAPTERS: dict[Family, Adapter] = {
         DROP_INCOMPLETE), seeded=True, private=True, counts_records=True),
 }
 """The adapter of every family (the only table of them)."""
+
+
+def measured_record(release: Release[Any], frame: pd.DataFrame, method: ReleaseMethod,
+                    schema: Schema | None) -> ReleaseRecord:
+    """The record of a step that is not DP, with its risk and utility against the step's
+    input; a measure that cannot be made on this data is said in ``skipped`` rather than
+    stopping the recipe (those figures are the owner's, and whether they could be computed
+    must not decide whether a release is made)."""
+    try:
+        return release_record(release, frame, method=method, schema=schema)
+    except MicroaggError as exc:
+        record = release_record(release, frame, method=method, schema=schema,
+                                measure=False)
+        return replace(record, skipped={"risk_and_utility": f"not measured: {exc}"})
 
 
 def adapter(family: Family | str) -> Adapter:

@@ -68,19 +68,20 @@ class StepEntry:
     dp_context: str | None
     records: int
     seconds: float
-    risk_after: dict[str, Any]
-    risk_change: dict[str, Any]
+    risk_after: dict[str, Any] | None  # None: not measured (a report for the public)
+    risk_change: dict[str, Any] | None
     warnings: list[str]
     record: ReleaseRecord | PrivacyRecord
 
     @classmethod
-    def of(cls, index: int, result: StepResult, before: dict[str, Any]) -> StepEntry:
-        risk = result.risk.to_dict()
+    def of(cls, index: int, result: StepResult, before: dict[str, Any] | None) -> StepEntry:
+        risk = result.risk.to_dict() if before is not None else None
         return cls(index + 1, result.step.family.value, result.step.name,
                    dict(result.step.parameters), dict(result.step.options),
                    result.step.protects.value if result.context else None,
                    result.context.statement if result.context else None,
-                   len(result.frame), round(result.seconds, 3), risk, _change(before, risk),
+                   len(result.frame), round(result.seconds, 3), risk,
+                   _change(before, risk) if before is not None and risk is not None else None,
                    list(result.warnings), result.record)
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,7 +101,7 @@ class RecipeReport:
     rows_aligned: bool
     guarantee: str
     privacy: dict[str, Any] | None  # privacy_of(run): the table's guarantee, after a DP step
-    risk_before: dict[str, Any]
+    risk_before: dict[str, Any] | None  # None: not measured (a report for the public)
     steps: list[StepEntry]
     format: str = RECIPE_REPORT_FORMAT
 
@@ -110,8 +111,9 @@ class RecipeReport:
         return {"format": out.pop("format"), **out, "steps": [e.to_dict() for e in self.steps]}
 
 
-def recipe_report(run: RecipeRun) -> RecipeReport:
-    """The report of ``run``.
+def recipe_report(run: RecipeRun, measured: bool = True) -> RecipeReport:
+    """The report of ``run``; without ``measured``, the risk before and after each step is
+    not measured (``None``): the owner's figures, which a report for the public leaves out.
 
     Examples
     --------
@@ -126,15 +128,14 @@ def recipe_report(run: RecipeRun) -> RecipeReport:
     """
     from microagg import __version__
 
-    before = run.risk_before.to_dict()
+    first = before = run.risk_before.to_dict() if measured else None
     entries = []
     for index, result in enumerate(run.results):
         entries.append(StepEntry.of(index, result, before))
         before = entries[-1].risk_after
     return RecipeReport(run.recipe.to_dict(), run.source, __version__,
                         datetime.now(UTC).isoformat(timespec="seconds"), len(run.frame),
-                        run.rows_aligned, run.guarantee, privacy_of(run),
-                        run.risk_before.to_dict(), entries)
+                        run.rows_aligned, run.guarantee, privacy_of(run), first, entries)
 
 
 def privacy_of(run: RecipeRun) -> dict[str, Any] | None:
@@ -194,8 +195,9 @@ def _number(value: Any) -> str:
 
 def _summary(report: RecipeReport, audience: Audience) -> str:
     declared = declaration(RECIPE_REPORT_FORMAT)
-    risk = allows(declared, "risk_before", audience=audience) and allows(
-        declared, "steps", "risk_after", audience=audience)
+    risk = (allows(declared, "risk_before", audience=audience)
+            and allows(declared, "steps", "risk_after", audience=audience)
+            and report.risk_before is not None)
     counted = allows(declared, "steps", "records", audience=audience)
     loss_shown = allows(STEP_RECORD, "utility", "sse_percent", audience=audience)
     head = ["step", "method", "parameters"] + (["records"] if counted else [])
@@ -205,8 +207,9 @@ def _summary(report: RecipeReport, audience: Audience) -> str:
     if loss_shown:
         head.append("SSE/SST % (vs step input)")
     rows = []
+    empty: dict[str, Any] = {"violations": {}}
     if risk:
-        r = report.risk_before
+        r = report.risk_before or empty
         rows.append(["input", "—", "—", _number(r["n"]), _number(r["global_risk"]),
                      _number(r["expected_reidentifications"]),
                      _number(r["violations"].get("5")), _number(r["unique_percent"])]
@@ -218,7 +221,7 @@ def _summary(report: RecipeReport, audience: Audience) -> str:
         if counted:
             row.append(_number(entry.records))
         if risk:
-            r = entry.risk_after
+            r = entry.risk_after or empty
             row += [_number(r["global_risk"]), _number(r["expected_reidentifications"]),
                     _number(r["violations"].get("5")), _number(r["unique_percent"])]
         if loss_shown:

@@ -38,6 +38,23 @@ __all__ = ["RecipeRun", "StepResult"]
 Progress = Callable[[str], None]
 
 
+class Measured:
+    """The risk of one table over its key variables, measured when first asked for: the
+    owner's figure, which a DP recipe never publishes, so that whether it can be measured on
+    this data never decides whether the release is made."""
+
+    def __init__(self, frame: pd.DataFrame, schema: Any, missing: Any) -> None:
+        self._args = (frame, schema, missing)
+        self._value: RiskSummary | None = None
+
+    def value(self) -> RiskSummary:
+        if self._value is None:
+            frame, schema, missing = self._args
+            self._value = measure_risk(frame, risk_keys(schema, frame), missing=missing,
+                                       weight=risk_weight(schema, frame))
+        return self._value
+
+
 @dataclass(frozen=True, eq=False)
 class StepResult:
     """One step applied: the step, the release it made (table and typed report), its record
@@ -48,7 +65,7 @@ class StepResult:
     step: Step
     release: Release[Any]
     record: ReleaseRecord | PrivacyRecord
-    risk: RiskSummary
+    measured: Measured
     context: DPContext | None
     warnings: tuple[str, ...]
     seconds: float
@@ -56,6 +73,11 @@ class StepResult:
     @property
     def frame(self) -> pd.DataFrame:
         return self.release.frame
+
+    @property
+    def risk(self) -> RiskSummary:
+        """The risk of the step's output over the key variables (measured on first use)."""
+        return self.measured.value()
 
     @property
     def rows_aligned(self) -> bool:
@@ -70,8 +92,13 @@ class RecipeRun:
     recipe: Recipe
     original: pd.DataFrame
     source: InputFile
-    risk_before: RiskSummary
+    measured: Measured
     results: tuple[StepResult, ...] = ()
+
+    @property
+    def risk_before(self) -> RiskSummary:
+        """The risk of the input over the key variables (measured on first use)."""
+        return self.measured.value()
 
     @classmethod
     def start(cls, recipe: Recipe, frame: pd.DataFrame | None = None, *,
@@ -91,12 +118,9 @@ class RecipeRun:
             warnings.warn(f"{entry.name} is not the file the recipe was made on (its SHA-256 "
                           "differs): the release will differ from the one the recipe "
                           "reproduces", UserWarning, stacklevel=2)
-        keys = risk_keys(recipe.schema, frame)
         recipe = replace(recipe, steps=(), input=source or recipe.input,
                          input_sha256=entry.sha256 or recipe.input_sha256)
-        return cls(recipe, frame, entry,
-                   measure_risk(frame, keys, missing=recipe.missing,
-                                weight=risk_weight(recipe.schema, frame)))
+        return cls(recipe, frame, entry, Measured(frame, recipe.schema, recipe.missing))
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -120,11 +144,8 @@ class RecipeRun:
         applied = family.apply(step.method(), self.frame, self.recipe.schema, step.options,
                                step_seed(self.recipe.seed, index), source, records)
         seconds = time.perf_counter() - started
-        frame = applied.release.frame
-        risk = measure_risk(frame, risk_keys(self.recipe.schema, frame),
-                            missing=self.recipe.missing,
-                            weight=risk_weight(self.recipe.schema, frame))
-        result = StepResult(step, applied.release, applied.record, risk, context,
+        measured = Measured(applied.release.frame, self.recipe.schema, self.recipe.missing)
+        result = StepResult(step, applied.release, applied.record, measured, context,
                             applied.warnings, seconds)
         return replace(self, recipe=replace(self.recipe, steps=(*before, step)),
                        results=(*self.results, result))

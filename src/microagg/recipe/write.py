@@ -108,8 +108,9 @@ def write_into(run: RecipeRun, files: RunFiles, temporaries: Mapping[Path, Path]
     what is written is its view for :func:`published`)."""
     from microagg.data.formats import carry_labels
 
-    report = recipe_report(run)
     audience = published(run)
+    # the risk is the owner's: measured only for the owner's files
+    report = recipe_report(run, measured=audience is Audience.OWNER or files.owner is not None)
     whole = report.to_dict()
     write_frame(carry_labels(run.original, run.frame), temporaries[files.table],
                 output_format(files.table), release=True)

@@ -5,6 +5,7 @@ measures of its risk."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -50,12 +51,15 @@ class MaskingMethod(ReleaseMethod):
 
     def release(self, frame: pd.DataFrame, *, columns: Sequence[str] | None = None,
                 schema: Schema | None = None, roles: Mapping[str, Role | str] | None = None,
-                rng: np.random.Generator | int | None = None) -> Release[MaskingReport]:
+                rng: np.random.Generator | int | None = None,
+                refuse_unchanged: bool = True) -> Release[MaskingReport]:
         """Mask ``columns`` of ``frame`` (default: the schema's quasi-identifiers, else every
         numeric column whose role may be masked, refusing one that looks like an identifier
         or a weight until ``roles`` gives its role; the report lists the columns written
         unchanged). An integer ``rng`` is a seed (the report says so); without one, OS
-        entropy."""
+        entropy. A masking that changes no value is refused, or with ``refuse_unchanged``
+        False (a recipe's step: whether it changed anything must not decide whether the
+        recipe runs) said in a warning."""
         schema, declared = resolve_schema(frame, schema, roles)
         names = _masked_names(frame, schema, columns, declared, self.name, roles)
         undeclared = Schema(tuple(replace(schema[c], domain=None) for c in names))
@@ -65,7 +69,7 @@ class MaskingMethod(ReleaseMethod):
                 masked = self.mask(values, make_rng(rng))
             except np.linalg.LinAlgError:  # a covariance that overflowed has no eigenvalues
                 masked = np.full_like(values, np.nan)
-        _check_masked(values, masked, names, self)
+        _check_masked(values, masked, names, self, refuse_unchanged)
         identifiers = [a.name for a in schema if a.role is Role.IDENTIFIER]
         out = frame.drop(columns=identifiers).copy()
         for j, name in enumerate(names):
@@ -104,8 +108,9 @@ def _masked_names(frame: pd.DataFrame, schema: Schema, columns: Sequence[str] | 
 
 
 def _check_masked(values: np.ndarray, masked: np.ndarray, names: Sequence[str],
-                  method: MaskingMethod) -> None:
-    """Refuse a masked table that is not one: values that overflowed, or no value changed."""
+                  method: MaskingMethod, refuse_unchanged: bool = True) -> None:
+    """Refuse a masked table that is not one: values that overflowed, or no value changed
+    (said in a warning instead when not ``refuse_unchanged``)."""
     what = f"{method.name} with {method.parameter} = {method.value:g}"
     bad = ~np.isfinite(masked)
     if bad.any():
@@ -115,6 +120,11 @@ def _check_masked(values: np.ndarray, masked: np.ndarray, names: Sequence[str],
     spread = np.ptp(values, axis=0)
     moved = np.abs(masked - values).max(axis=0)
     if np.all(moved <= UNCHANGED * np.where(spread > 0, spread, np.abs(values).max(axis=0))):
-        raise InputError(f"{what} changes no value beyond rounding (every value moves by less "
-                         f"than {UNCHANGED:g} of its column's range): the table would be "
-                         f"written as it is and called masked; {method.unchanged_hint}")
+        said = (f"{what} changes no value beyond rounding (every value moves by less than "
+                f"{UNCHANGED:g} of its column's range)")
+        if not refuse_unchanged:
+            warnings.warn(f"{said}: the columns are written as they are", UserWarning,
+                          stacklevel=3)
+            return
+        raise InputError(f"{said}: the table would be written as it is and called masked; "
+                         f"{method.unchanged_hint}")

@@ -295,11 +295,12 @@ def _guarantee(report: KAnonymityReport | TClosenessReport | MaskingReport) -> G
 
 def release_record(release: Release[Any], original: pd.DataFrame, *, method: ReleaseMethod,
                    source: Path | None = None, schema: Schema | None = None,
-                   costly_max_rows: int | None = COSTLY_MAX_ROWS) -> ReleaseRecord:
+                   costly_max_rows: int | None = COSTLY_MAX_ROWS,
+                   measure: bool = True) -> ReleaseRecord:
     """The report of ``release``, made by ``method`` from ``original`` (read from the file
     ``source``, hashed here) with ``schema``: provenance, columns by role, guarantee, risk
-    before and after, utility, and the method's own report. A DP release has
-    :func:`privacy_record` instead.
+    before and after, utility (not with ``measure`` False), and the method's own report. A
+    DP release has :func:`privacy_record` instead.
 
     Examples
     --------
@@ -316,15 +317,23 @@ def release_record(release: Release[Any], original: pd.DataFrame, *, method: Rel
         raise InputError("a DP release publishes no figure computed from the raw data: use "
                          "privacy_record")
     if isinstance(report, KeyReport):  # categorical keys: frequencies, changes per column
-        roles, guarantee, risk, utility, measures = record_parts(report, original,
-                                                                 release.frame)
+        roles, guarantee, risk, gained, measures = record_parts(report, original,
+                                                                release.frame)
         return ReleaseRecord(
             method=report.method, family=str(method.family),
             parameters=_plain_parameters(method), input=InputFile.of(source),
             microagg_version=_version(), created=_now(), records=len(release.frame),
-            rows_aligned=True, columns=roles, guarantee=guarantee, risk=risk,
-            utility=utility, measures=measures, skipped={}, report=report.to_dict())
+            rows_aligned=True, columns=roles, guarantee=guarantee,
+            risk=risk if measure else {}, utility=gained if measure else None,
+            measures=measures, skipped={}, report=report.to_dict())
     roles = _roles(report)
+    if not measure:
+        return ReleaseRecord(
+            method=report.method, family=str(method.family),
+            parameters=_plain_parameters(method), input=InputFile.of(source),
+            microagg_version=_version(), created=_now(), records=len(release.frame),
+            rows_aligned=True, columns=roles, guarantee=_guarantee(report), risk={},
+            utility=None, measures=MEASURES, skipped={}, report=report.to_dict())
     before = original.loc[release.frame.index] if len(release.frame) != len(original) \
         else original
     from microagg.evaluation.evaluate import evaluate
