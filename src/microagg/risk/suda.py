@@ -38,7 +38,10 @@ under ``matches-any`` it matches every value, so it never belongs to an MSU and 
 missing a key counts for every value of it. The latter is counted with one *virtual* row per
 record r and set Z of keys r has that some record misses (r's values with Z missing): the
 number of records matching r on S is the sum over Z ⊆ S of the records equal to r's virtual
-row Z on S, missing on Z.
+row Z on S, missing on Z. A record whose keys are all missing counts for no record that has
+every key (as in f_k, :mod:`microagg.core.frequencies`), and a record that has some keys
+missing counts it; so where there is one, every sample unique has every key, and the search
+leaves such records out.
 
 References
 ----------
@@ -232,6 +235,11 @@ class _Search:
         real = _at_most_two(coded)  # sorted; every sample unique is kept
         bits = 1 << np.arange(m, dtype=np.int64)
         missing_mask = (codes < 0).astype(np.int64) @ bits
+        if missing is MissingValues.MATCHES_ANY:
+            # a record without any key counts for no record that has every key (f_k,
+            # microagg.core.frequencies): with one, only such records are sample uniques
+            blank = missing_mask[real] == (1 << m) - 1
+            real = real[~blank | np.isin(real, uniques)]
         if missing is MissingValues.CATEGORY:
             present = np.full(uniques.size, (1 << m) - 1, dtype=np.int64)
             zero_sets = np.zeros(1, dtype=np.int64)
