@@ -122,3 +122,13 @@ def test_topcode_is_top_bottom_coding_with_its_own_command(run_cli, table, tmp_p
     assert written["income"].tolist() == np.minimum(frame["income"], cap).tolist()
     record = json.loads((tmp_path / "out.csv.report.json").read_text())
     assert record["method"] == "top-bottom-coding" and record["family"] == "mask"
+
+
+def test_pram_that_can_change_nothing_exits_2_and_writes_nothing(run_cli, tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("sex,region\nm,a\nm,b\nm,a\nm,b\n")
+    out = tmp_path / "out.csv"
+    result = run_cli("pram", path, "-o", out, "--keys", "sex")
+    assert result.code == 2 and not out.exists()
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "column 'sex' has one category (m)" in lines[0]

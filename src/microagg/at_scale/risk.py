@@ -184,6 +184,8 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
     ks = k_values(k)
     partials = client.compute([dask.delayed(_partial)(p, keys, weight)
                                for p in dataset.pieces], sync=True)
+    if not any(len(part) for part in partials):
+        raise InputError(f"{dataset.source} has no rows")
     codes, records, weights, ids = _combinations(partials, keys)
     fk = np.rint(_summed(codes, missing, records.astype(np.float64))).astype(np.int64)
     Fk = fk.astype(np.float64) if weight is None else _summed(codes, missing, weights)

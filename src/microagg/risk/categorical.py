@@ -22,6 +22,7 @@ import pandas as pd
 
 from microagg.core.frequencies import all_missing, key_codes, key_frequencies
 from microagg.data.schema import Role, Schema
+from microagg.data.table import require_rows_and_columns
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 from microagg.risk.individual import household_risk, individual_risk
@@ -162,6 +163,12 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
     CategoricalRisk
         Every measure, per record and for the table.
 
+    Raises
+    ------
+    InputError
+        When the table has no records (or no columns), a key is unknown, or a weight is
+        below 1.
+
     Examples
     --------
     >>> import pandas as pd
@@ -175,6 +182,7 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
     ({2: 1, 3: 5, 5: 5}, 1)
     """
     missing = parse(MissingValues, missing, "`missing`")
+    require_rows_and_columns(frame)  # no record, no risk to measure (as every command)
     keys, weight, household = _design(frame, keys, weight, household, schema)
     if sensitive is not None:
         _known(frame, [sensitive], "sensitive")
