@@ -140,3 +140,10 @@ def test_a_table_without_records_is_refused(run_cli, tmp_path):
     assert result.stderr.strip() == "microagg: error: the table has no rows"
     with pytest.raises(InputError, match="no rows"):
         categorical_risk(pd.DataFrame({"sex": []}), ["sex"])
+
+
+def test_key_contributions_are_labelled_as_percentages_of_the_scores(run_cli, survey_csv):
+    result = run_cli("risk", survey_csv, "--keys", "sex,region,age")
+    assert result.code == 0, result.stderr
+    line = next(t for t in result.stdout.splitlines() if "MSUs holding each key" in t)
+    assert "each out of 100 %" in line and "share" not in line

@@ -175,8 +175,10 @@ def lines(report: dict[str, Any]) -> list[str]:
         text.append(f"  SUDA2: {suda['msus']:,} MSUs in {suda['records_with_msus']:,} records;"
                     f" largest DIS score {suda['largest_dis_score']:.4g} (DIS fraction "
                     f"{suda['dis_fraction']:g})")
-        text.append("  contribution of each key: " + ", ".join(
-            f"{key} {share:.1f} %" for key, share in report["suda_contributions"].items()))
+        text.append("  % of the SUDA scores in MSUs holding each key (each out of 100 %; an "
+                    "MSU of several keys counts for each): " + ", ".join(
+                        f"{key} {share:.1f} %"
+                        for key, share in report["suda_contributions"].items()))
     diversity = report["l_diversity"]
     if diversity is not None:
         text.append(f"  l-diversity of {diversity['attribute']} (smallest over the records): "
