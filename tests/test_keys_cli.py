@@ -132,3 +132,18 @@ def test_pram_that_can_change_nothing_exits_2_and_writes_nothing(run_cli, tmp_pa
     assert result.code == 2 and not out.exists()
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "column 'sex' has one category (m)" in lines[0]
+
+
+def test_recode_closed_on_the_right(run_cli, table, tmp_path):
+    path, frame = table
+    out = tmp_path / "out.csv"
+    result = run_cli("recode", path, "-o", out, "--breaks", "age=0:30:50:inf", "--closed",
+                     "right", "--identifiers", "id")
+    assert result.code == 0, result.stderr
+    written = pd.read_csv(out)
+    expected = ["[0, 30]" if a <= 30 else "(30, 50]" if a <= 50 else "(50, inf)"
+                for a in frame["age"]]
+    assert written["age"].tolist() == expected
+    record = json.loads((tmp_path / "out.csv.report.json").read_text())
+    assert record["parameters"]["closed"] == "right"
+    assert record["report"]["recoded"]["age"]["to"] == "intervals closed on the right"
