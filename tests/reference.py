@@ -451,15 +451,19 @@ def mdav_missing(X: np.ndarray, k: int, categorical: Categorical | None = None) 
 
 def matching_counts(codes, columns=None):
     """f of every record of the int code matrix (-1: missing) by its definition: the records
-    that agree with it on every key (of ``columns``) both have."""
+    that agree with it on every key (of ``columns``) both have, a record without any key
+    counting for no record that has every key (sdcMicro's freqCalc)."""
     codes = np.asarray(codes)
     if columns is not None:
         codes = codes[:, list(columns)]
+    blank = (codes < 0).all(axis=1)
     out = []
     for i in range(codes.shape[0]):
         same = np.ones(codes.shape[0], dtype=bool)
         for j in range(codes.shape[1]):
             same &= (codes[:, j] == codes[i, j]) | (codes[:, j] < 0) | (codes[i, j] < 0)
+        if (codes[i] >= 0).all():
+            same &= ~blank
         out.append(int(same.sum()))
     return np.array(out)
 
@@ -489,11 +493,20 @@ def sdcmicro_pram_matrix(p, pds, alpha):
 # --- Risk of categorical keys: the definitions, record by record -------------------------
 
 def key_match(a, b, missing: str) -> bool:
-    """Whether key rows ``a`` and ``b`` (codes, -1 missing) match: equal on every key
-    (``category``), or on every key both have (``matches-any``)."""
+    """Whether key row ``b`` (codes, -1 missing) counts for key row ``a``: equal on every
+    key (``category``), or on every key both have (``matches-any``), where a row with no
+    key counts for no row that has every key (sdcMicro's freqCalc)."""
     if missing == "category":
         return all(x == y for x, y in zip(a, b, strict=True))
-    return all(x == y or x < 0 or y < 0 for x, y in zip(a, b, strict=True))
+    if missing == "any-value":  # on a subset of the keys: any missing value matches
+        return all(x == y or x < 0 or y < 0 for x, y in zip(a, b, strict=True))
+    return (all(x == y or x < 0 or y < 0 for x, y in zip(a, b, strict=True))
+            and not blank_for_complete(a, b))
+
+
+def blank_for_complete(a, b) -> bool:
+    """Whether ``b`` has no key and ``a`` every key (``b`` then does not count for ``a``)."""
+    return all(y < 0 for y in b) and all(x >= 0 for x in a)
 
 
 def frequencies_direct(codes, missing: str, weights=None) -> list[float]:
@@ -560,7 +573,10 @@ def msus_direct(codes, missing: str) -> list[list[tuple[int, ...]]]:
 
         def unique(subset, i=i):
             return sum(key_match([codes[i][v] for v in subset], [codes[j][v] for v in subset],
-                                 missing) for j in range(n)) == 1
+                                 "category" if missing == "category" else "any-value")
+                       and (missing == "category"
+                            or not blank_for_complete(codes[i], codes[j]))
+                       for j in range(n)) == 1
 
         is_unique = {s: unique(s) for size in range(len(usable) + 1)
                      for s in itertools.combinations(usable, size)}
@@ -607,6 +623,8 @@ def matching_sets(frame, keys, matches_any=True):
             else:
                 equal |= gaps[:, j] & gaps[i, j]
             same &= equal
+        if matches_any and not gaps[i].any():  # a row without any key: apart (freqCalc)
+            same &= ~gaps.all(axis=1)
         sets.append(np.flatnonzero(same))
     return sets
 

@@ -323,3 +323,23 @@ def test_a_weight_below_one_is_refused():
     frame.loc[5, "w"] = 0.5
     with pytest.raises(InputError, match=r"row 6 holds 0\.5;"):
         categorical_risk(frame, ["sex"], weight="w")
+
+
+@settings(max_examples=60, deadline=None)
+@given(key_tables(max_rows=16, max_keys=5, missing=False))
+def test_key_contributions_are_percentages_of_the_scores_not_shares(codes):
+    """A key's contribution is the percentage of all the SUDA scores carried by the MSUs
+    holding it (sdcMicro's attribute_contributions): each out of 100, summing to 100 times
+    the score-weighted mean MSU size, so past 100 whenever an MSU holds two keys."""
+    result = suda2(codes)
+    m = codes.shape[1]
+    msus = reference.msus_direct(codes.tolist(), "matches-any")
+    weights = [(math.factorial(m - len(s)), s) for found in msus for s in found]
+    total = sum(w for w, _ in weights)
+    if total == 0:
+        return
+    for v, share in enumerate(result.contributions.values()):
+        assert share == pytest.approx(100 * sum(w for w, s in weights if v in s) / total)
+        assert share <= 100 + 1e-9
+    mean_size = sum(w * len(s) for w, s in weights) / total
+    assert sum(result.contributions.values()) == pytest.approx(100 * mean_size)

@@ -122,3 +122,28 @@ def test_topcode_is_top_bottom_coding_with_its_own_command(run_cli, table, tmp_p
     assert written["income"].tolist() == np.minimum(frame["income"], cap).tolist()
     record = json.loads((tmp_path / "out.csv.report.json").read_text())
     assert record["method"] == "top-bottom-coding" and record["family"] == "mask"
+
+
+def test_pram_that_can_change_nothing_exits_2_and_writes_nothing(run_cli, tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("sex,region\nm,a\nm,b\nm,a\nm,b\n")
+    out = tmp_path / "out.csv"
+    result = run_cli("pram", path, "-o", out, "--keys", "sex")
+    assert result.code == 2 and not out.exists()
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "column 'sex' has one category (m)" in lines[0]
+
+
+def test_recode_closed_on_the_right(run_cli, table, tmp_path):
+    path, frame = table
+    out = tmp_path / "out.csv"
+    result = run_cli("recode", path, "-o", out, "--breaks", "age=0:30:50:inf", "--closed",
+                     "right", "--identifiers", "id")
+    assert result.code == 0, result.stderr
+    written = pd.read_csv(out)
+    expected = ["[0, 30]" if a <= 30 else "(30, 50]" if a <= 50 else "(50, inf)"
+                for a in frame["age"]]
+    assert written["age"].tolist() == expected
+    record = json.loads((tmp_path / "out.csv.report.json").read_text())
+    assert record["parameters"]["closed"] == "right"
+    assert record["report"]["recoded"]["age"]["to"] == "intervals closed on the right"

@@ -124,3 +124,31 @@ def test_parameters_are_checked_and_a_deterministic_method_refuses_a_seed():
         LocalSuppression(k=2).release(_frame(), keys=["sex"], rng=1)
     with pytest.raises(InputError, match="column 'w' has 2,000 categories"):
         InvariantPram().release(_frame(), keys=["w"])
+
+
+@pytest.mark.parametrize(("values", "strata", "why"), [
+    (["m", "m", "m", "m"], None, "column 'sex' has one category (m)"),
+    ([None, None, None, None], None, "column 'sex' has no value present"),
+    (["m", "m", "f", "f"], ["a", "a", "b", "b"], "column 'sex' has one category in each "
+                                                  "stratum"),
+])
+def test_keys_pram_cannot_change_are_refused(values, strata, why):
+    """A key whose values present are of one category (in each stratum), or with none, has
+    the identity as its matrix: PRAM would write the table as it is and call it protected,
+    which masking refuses too."""
+    frame = pd.DataFrame({"sex": values, "income": [1, 2, 3, 4]})
+    roles = None
+    if strata is not None:
+        frame["stratum"] = strata
+        roles = {"stratum": "stratum"}
+    with pytest.raises(InputError, match="PRAM can change no value") as raised:
+        InvariantPram().release(frame, keys=["sex"], roles=roles, rng=0)
+    assert why in str(raised.value)
+
+
+def test_a_key_that_cannot_change_beside_one_that_can_is_named():
+    frame = pd.DataFrame({"sex": ["m"] * 40, "region": list("abcd") * 10})
+    release = InvariantPram(retention=0.5).release(frame, keys=["sex", "region"], rng=3)
+    assert release.report.changed_values["sex"] == 0
+    assert release.report.changed_values["region"] > 0
+    assert "column 'sex' has one category (m): PRAM cannot change it" in release.report.notes

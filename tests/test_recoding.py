@@ -106,3 +106,45 @@ def test_adult_native_country_to_continents():
     assert (out[present].astype(str) == data.frame["native-country"][present].map(continent)
             ).all()
     assert out.isna().equals(~present)
+
+
+@pytest.mark.parametrize("closed", ["left", "right"])
+def test_every_value_lands_in_the_interval_its_closure_says(data, closed):
+    """Against the definition, value by value: closed on the left, b_i <= x < b_{i+1} (the
+    last interval also holds b_m); on the right, b_i < x <= b_{i+1} (the first also holds
+    b_0), as sdcMicro's globalRecode (R's cut) cuts. Ages equal to a break move."""
+    frame, schema, _ = data
+    edges = [0, 18, 30, 65, 89]
+    frame = frame.assign(age=frame["age"].where(frame["age"].isna(), frame["age"] % 90))
+    frame.loc[[0, 1, 2, 9], "age"] = [0.0, 18.0, 30.0, 89.0]
+    out = GlobalRecoding(breaks={"age": edges}, closed=closed).release(
+        frame, schema=schema).frame["age"]
+    for value, written in zip(frame["age"], out, strict=True):
+        if np.isnan(value):
+            assert pd.isna(written)
+            continue
+        if closed == "left":
+            i = min(int(np.searchsorted(edges, value, "right")) - 1, len(edges) - 2)
+            assert edges[i] <= value and (value < edges[i + 1] or i == len(edges) - 2)
+        else:
+            i = max(int(np.searchsorted(edges, value, "left")) - 1, 0)
+            assert (edges[i] < value or i == 0) and value <= edges[i + 1]
+        assert written == list(out.cat.categories)[i]
+    expected = (["[0, 18)", "[18, 30)", "[30, 65)", "[65, 89]"] if closed == "left"
+                else ["[0, 18]", "(18, 30]", "(30, 65]", "(65, 89]"])
+    assert list(out.cat.categories) == expected
+    assert out[1] == expected[1 if closed == "left" else 0]  # 18: a break
+
+
+def test_right_closure_with_infinite_ends_and_outside_values(data):
+    frame, schema, _ = data
+    out = GlobalRecoding(breaks={"age": [-np.inf, 50, np.inf]}, closed="right").release(
+        frame, schema=schema).frame["age"]
+    assert list(out.cat.categories) == ["(-inf, 50]", "(50, inf)"]
+    with pytest.raises(InputError, match="outside the breaks"):
+        GlobalRecoding(breaks={"age": [1, 50, 80]}, closed="right").release(
+            frame.assign(age=frame["age"].clip(upper=80).fillna(0)), schema=schema)
+    with pytest.raises(ParameterError, match="`closed`"):
+        GlobalRecoding(breaks={"age": [0, 90]}, closed="both")
+    assert GlobalRecoding(breaks={"age": [0, 90]}, closed="right").parameters()["closed"] \
+        == "right"

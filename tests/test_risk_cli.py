@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from microagg import categorical_risk
+from microagg.errors import InputError
 from tests import reference
 
 
@@ -126,3 +127,23 @@ def test_check_l_bad_requests(run_cli, tmp_path, args, fragment):
     path.write_text("q,s\na,x\na,y\n")
     result = run_cli("check", path, "--quasi", "q", *args)
     assert result.code == 2 and fragment in result.stderr, result.stderr
+
+
+def test_a_table_without_records_is_refused(run_cli, tmp_path):
+    """A header alone: every other command refuses it, and so does risk (one line, exit 2,
+    nothing written)."""
+    path = tmp_path / "header.csv"
+    path.write_text("sex,region\n")
+    out = tmp_path / "records.csv"
+    result = run_cli("risk", path, "--keys", "sex,region", "--records-out", out)
+    assert result.code == 2 and not out.exists()
+    assert result.stderr.strip() == "microagg: error: the table has no rows"
+    with pytest.raises(InputError, match="no rows"):
+        categorical_risk(pd.DataFrame({"sex": []}), ["sex"])
+
+
+def test_key_contributions_are_labelled_as_percentages_of_the_scores(run_cli, survey_csv):
+    result = run_cli("risk", survey_csv, "--keys", "sex,region,age")
+    assert result.code == 0, result.stderr
+    line = next(t for t in result.stdout.splitlines() if "MSUs holding each key" in t)
+    assert "each out of 100 %" in line and "share" not in line

@@ -8,8 +8,10 @@ compute alike; reproduction/sdcmicro_risk.py shows the rest on Adult."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +20,8 @@ import pytest
 
 from microagg import categorical_risk
 
-SCRIPT = Path(__file__).parents[1] / "reproduction" / "sdcmicro_risk.R"
+ROOT = Path(__file__).parents[1]
+SCRIPT = ROOT / "reproduction" / "sdcmicro_risk.R"
 
 
 def _sdcmicro_available() -> bool:
@@ -87,14 +90,15 @@ def test_missing_keys(tmp_path):
                                                                "d": float})
     for key, share in (("a", 0.05), ("b", 0.1), ("d", 0.03)):
         frame.loc[rng.random(n) < share, key] = np.nan
-    # sdcMicro's freqCalc leaves the records missing every key out of the others' counts
-    frame = frame[frame[["a", "b", "c", "d"]].notna().any(axis=1)]
+    # records missing every key: sdcMicro's freqCalc counts them apart, and so does microagg
+    frame.loc[[5, 77, 300], ["a", "b", "c", "d"]] = np.nan
     source = tmp_path / "keys.csv"
     frame.to_csv(source, index=False)
     keys = ["a", "b", "c", "d"]
     data, theirs, summary = _run(str(source), tmp_path / "out", keys, "w", "hh", ["s"])
     ours = categorical_risk(data, keys, weight="w", household="hh")  # matches-any: alpha = 1
     _check_frequencies_and_risk(ours, theirs, summary)
+    assert ours.all_missing == 3 and ours.fk[[5, 77, 300]].tolist() == [len(data)] * 3
     exact = categorical_risk(data, keys, sensitive="s", missing="category")
     assert exact.l_diversity.distinct.tolist() == theirs["l_distinct_s"].tolist()
     np.testing.assert_allclose(exact.l_diversity.entropy, theirs["l_entropy_s"], rtol=1e-12)
@@ -103,3 +107,15 @@ def test_missing_keys(tmp_path):
     complete = data[keys].notna().all(axis=1).to_numpy()
     np.testing.assert_allclose(exact.suda.scores[complete],
                                theirs["suda_score"].to_numpy()[complete], rtol=1e-15)
+
+
+def test_free1_with_two_records_without_keys():
+    """sdcMicro's free1, every key of its first two records blanked: f_k of every record
+    and the 3,974 records below k = 3 agree (reproduction/sdcmicro_missing_fk.py)."""
+    script = ROOT / "reproduction" / "sdcmicro_missing_fk.py"
+    done = subprocess.run([sys.executable, str(script), "--blank", "2", "free1",
+                           "REGION,SEX,AGE,MARSTAT,KINDPERS,EDUC1,ETNI"],
+                          capture_output=True, text=True, check=True)
+    row = json.loads(done.stdout.splitlines()[-1])
+    assert row["records_whose_fk_differ"] == 0 and row["all_keys_missing"] == 2
+    assert row["microagg_below_3"] == row["sdcMicro_below_3"] == 3974

@@ -43,3 +43,14 @@ def test_suppression_on_testdata_needs_fewer_values_than_sdcmicro(k, tmp_path):
     assert row["microagg"]["smallest_fk"] >= k
     assert row["sdcmicro"]["smallest_fk_microagg"] >= k  # both are k-anonymous
     assert row["microagg"]["total"] <= row["sdcmicro"]["total"]
+
+
+@pytest.mark.reference_data
+def test_recoding_closed_on_the_right_gives_sdcmicros_classes():
+    """Adult's age cut at 0:20:30:40:50:60:70:100 by sdcMicro's globalRecode and by
+    GlobalRecoding: closed on the right every record's class agrees; closed on the left
+    (the default) the 3,411 ages equal to an inner break are one class higher."""
+    (row,) = _script("sdcmicro_recode.py")
+    assert row["records"] == 32561 and row["sdcMicro_without_class"] == 0
+    assert row["records_differing_right"] == 0
+    assert row["records_differing_left"] == 3411

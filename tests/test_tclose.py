@@ -165,3 +165,24 @@ def test_mixed_quasi_identifiers_every_method(method):
     assert t_closeness(frame, quasi, "expenses").t <= 0.15 + 1e-9
     assert set(frame["region"]) <= set(synthetic.schema["region"].domain) | {"*"} | set(
         release.report.generalized_categories.get("region", []))
+
+
+def test_the_classes_printed_are_those_check_counts_on_the_output(run_cli, tmp_path):
+    """Twelve identical records make four clusters written with one value: the written table
+    has fewer classes than the partition has clusters, and the command says so with the
+    count check gives."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 100, 60), "b": rng.integers(0, 100, 60),
+                          "c": rng.integers(0, 5, 60)})
+    frame.iloc[:12, :2] = [50, 50]
+    path, out = tmp_path / "dup.csv", tmp_path / "out.csv"
+    frame.to_csv(path, index=False)
+    done = run_cli("tclose", path, "-o", out, "--k", "3", "--t", "0.9", "--confidential", "c",
+                   "--method", "merge")
+    assert done.code == 0, done.stderr
+    checked = run_cli("check", out, "--k", "3", "--quasi", "a,b", "--json")
+    classes = json.loads(checked.stdout)["k_anonymity"]["classes"]
+    report = json.loads((tmp_path / "out.csv.report.json").read_text())
+    assert report["report"]["k_anonymity"]["classes"] == classes
+    assert report["report"]["clusters"]["count"] > classes
+    assert f"{classes} classes as written" in done.stdout

@@ -8,11 +8,18 @@ from typing import TypeVar
 
 from microagg.errors import InputError
 
-__all__ = ["Calibration", "Clustering", "CompareMethod", "CoskewnessTerms", "DPMethod",
+__all__ = ["Calibration", "Closed", "Clustering", "CompareMethod", "CoskewnessTerms", "DPMethod",
            "GroundDistance", "LDiversityKind", "Linkage", "MaskMethod", "MatchStatus", "Method",
            "MissingValues", "MomentNoise", "MomentVariant", "RankScale", "RankTies", "Reference",
            "ReportKind", "RiskAggregate", "RiskKind", "Scaling", "TClosenessMethod", "Target",
            "TargetMatch", "parse"]
+
+
+class Closed(StrEnum):
+    """Which end of each interval of global recoding's breaks is closed."""
+
+    LEFT = "left"  # [a, b), the last interval [a, b]
+    RIGHT = "right"  # (a, b], the first interval [a, b]: sdcMicro's globalRecode (R's cut)
 
 
 class Method(StrEnum):

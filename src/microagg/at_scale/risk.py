@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.at_scale.dataset import Dataset, Piece, read_piece, write_dataset
-from microagg.core.frequencies import combination_ids, key_codes, key_frequencies
+from microagg.core.frequencies import all_missing, combination_ids, key_codes, key_frequencies
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 from microagg.risk.categorical import k_values
@@ -51,6 +51,7 @@ class ScaleRisk:
     combinations: pd.DataFrame
     violations: dict[int, int]
     weighted_violations: dict[int, int] | None
+    all_missing: int = 0  # records whose keys are all missing (counted apart)
 
     @property
     def n(self) -> int:
@@ -70,7 +71,7 @@ class ScaleRisk:
         table = self.combinations
         return {
             "n": self.n, "keys": self.keys, "weight": self.weight,
-            "missing": self.missing.value,
+            "missing": self.missing.value, "all_missing": self.all_missing,
             "sample_uniques": int(table["records"][table["fk"] == 1].sum()),
             "global_risk": self.global_risk, "global_risk_percent": 100 * self.global_risk,
             "expected_reidentifications": self.expected_reidentifications,
@@ -183,6 +184,8 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
     ks = k_values(k)
     partials = client.compute([dask.delayed(_partial)(p, keys, weight)
                                for p in dataset.pieces], sync=True)
+    if not any(len(part) for part in partials):
+        raise InputError(f"{dataset.source} has no rows")
     codes, records, weights, ids = _combinations(partials, keys)
     fk = np.rint(_summed(codes, missing, records.astype(np.float64))).astype(np.int64)
     Fk = fk.astype(np.float64) if weight is None else _summed(codes, missing, weights)
@@ -190,7 +193,8 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
                              "risk": individual_risk(fk, None if weight is None else Fk)})
     result = ScaleRisk(keys, weight, missing, measures.assign(records=records),
                        {q: int(records[fk < q].sum()) for q in ks},
-                       None if weight is None else {q: int(records[Fk < q].sum()) for q in ks})
+                       None if weight is None else {q: int(records[Fk < q].sum()) for q in ks},
+                       int(records[all_missing(codes)].sum()))
     if records_out is not None:
         bounds = np.cumsum([0, *(len(part) for part in partials)])
         own = client.scatter([measures.iloc[ids[a:b]].reset_index(drop=True)

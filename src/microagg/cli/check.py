@@ -78,6 +78,8 @@ def check(
 
 def _lines(result: TableCheck) -> list[str]:
     """The check's result as the command prints it, one line per model and attribute."""
+    from microagg.core.frequencies import all_missing_note
+
     lines = []
     gaps = ""
     if result.missing_values:
@@ -92,6 +94,8 @@ def _lines(result: TableCheck) -> list[str]:
                      f"({report.records:,} records): "
                      f"{'holds' if result.k_anonymity.holds else 'VIOLATED'} for k = {k}"
                      f"{gaps}")
+        if report.all_missing and result.missing.value == "matches-any":
+            lines.append("  " + all_missing_note(report.all_missing, "quasi-identifiers"))
     if result.l_diversity is not None:
         check_l = result.l_diversity
         kind = check_l.kind.value + (f" (c = {check_l.report.c:g})"

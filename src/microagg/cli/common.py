@@ -125,6 +125,18 @@ REPORT_KIND_HELP = ("internal (default): every figure, for the data owner | exte
                     "record-level figure, cluster size or value of the data, to share.")
 
 
+def clusters_text(clusters: Any, classes: int) -> str:
+    """The clusters of a release's partition (its ``clusters`` entry) and, where they differ,
+    the equivalence classes of the table as written, which ``check`` counts: two clusters
+    whose written values coincide (equal means, or equal once rounded) are one class."""
+    text = (f"{clusters['count']:,} clusters of {clusters['smallest']} to "
+            f"{clusters['largest']} records")
+    if classes != clusters["count"]:
+        text += (f", {classes:,} classes as written (clusters written with the same values "
+                 "are one class, as check counts them)")
+    return text
+
+
 def check_report(report: Path | None, kind: str) -> Any:
     """The kind of HTML report asked for; ``report`` must name an .html file."""
     from microagg.options import ReportKind, parse

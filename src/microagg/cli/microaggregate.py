@@ -20,6 +20,7 @@ from microagg.cli.common import (
     THREADS_HELP,
     WORKERS_HELP,
     WRITES,
+    clusters_text,
     engine_is_dask,
     names,
     print_json,
@@ -98,8 +99,7 @@ def _print_report(report: Any, output: Path) -> None:
     out.print(f"{report.method} k={report.k}: {report.records:,} records, "
               f"columns {', '.join(report.columns)} -> {output}")
     if "count" in clusters:
-        out.print(f"  {clusters['count']:,} clusters of {clusters['smallest']} to "
-                  f"{clusters['largest']} records")
+        out.print(f"  {clusters_text(clusters, report.k_anonymity['classes'])}")
     for label, anonymity, columns_text in (
             ("the masked columns", report.k_anonymity, ", ".join(report.columns)),
             ("the table as written", report.k_anonymity_as_written, "all written columns")):

@@ -143,6 +143,8 @@ def _ks(values: list[str] | None) -> list[int]:
 def lines(report: dict[str, Any]) -> list[str]:
     """The measures (the JSON form of :class:`~microagg.risk.CategoricalRisk` or
     :class:`~microagg.at_scale.risk.ScaleRisk`) as the command prints them: a short table."""
+    from microagg.core.frequencies import all_missing_note
+
     n = report["n"]
     weighted = report["weighted_violations"]
     text = [f"risk of the keys {', '.join(report['keys'])}: {n:,} records"
@@ -154,6 +156,8 @@ def lines(report: dict[str, Any]) -> list[str]:
             f" ({_percent(report['expected_reidentifications'], n)})",
             f"  global risk (mean)            {report['global_risk']:.6g}",
             f"  largest individual risk       {report['largest_risk']:.6g}"]
+    if report.get("all_missing") and report["missing"] == "matches-any":
+        text.append("  " + all_missing_note(report["all_missing"]))
     household = report["household_risk"]
     if household is not None:
         expected = household["expected_reidentifications"]
@@ -171,8 +175,10 @@ def lines(report: dict[str, Any]) -> list[str]:
         text.append(f"  SUDA2: {suda['msus']:,} MSUs in {suda['records_with_msus']:,} records;"
                     f" largest DIS score {suda['largest_dis_score']:.4g} (DIS fraction "
                     f"{suda['dis_fraction']:g})")
-        text.append("  contribution of each key: " + ", ".join(
-            f"{key} {share:.1f} %" for key, share in report["suda_contributions"].items()))
+        text.append("  % of the SUDA scores in MSUs holding each key (each out of 100 %; an "
+                    "MSU of several keys counts for each): " + ", ".join(
+                        f"{key} {share:.1f} %"
+                        for key, share in report["suda_contributions"].items()))
     diversity = report["l_diversity"]
     if diversity is not None:
         text.append(f"  l-diversity of {diversity['attribute']} (smallest over the records): "

@@ -16,6 +16,7 @@ from microagg.cli.common import (
     THOUSANDS,
     THREADS_HELP,
     WRITES,
+    clusters_text,
     names,
     print_notes,
     write_release,
@@ -77,8 +78,7 @@ def _print_report(report: Any, output: Path) -> None:
               f"quasi-identifiers {', '.join(report.quasi_identifiers)} -> {output}")
     if report.effective_k != report.k:
         out.print(f"  cluster size raised to {report.effective_k} by 002 eq. (3)-(4)")
-    out.print(f"  {clusters['count']:,} classes of {clusters['smallest']} to "
-              f"{clusters['largest']} records (k-anonymity "
+    out.print(f"  {clusters_text(clusters, report.k_anonymity['classes'])} (k-anonymity "
               f"{'holds' if report.k_anonymity['holds'] else 'does NOT hold'})")
     for name, value in report.largest_emd.items():
         verdict = "holds" if value <= report.t + 1e-9 else "VIOLATED"

@@ -9,6 +9,16 @@ the keys when every f_k >= k. A missing value needs a rule:
   then count for several combinations, and f_k is no longer the size of a partition class.
 * ``category``: a missing value is a category of its own, matching only another missing value.
 
+A record whose keys are *all* missing matches every record, but only through its missing
+values. Under ``matches-any`` it is counted apart, as sdcMicro's ``freqCalc`` counts it: its
+own f_k is n (F_k the total weight), and it counts for no record that has every key (a
+record with some keys missing counts it, as it counts any record that agrees with it where
+both have a value). Otherwise two blank records would make every other record of a table
+look 3-anonymous. :func:`all_missing` finds them, so that every report can say how many
+there are. (With a single key sdcMicro's ``freqCalc`` takes another branch, which adds the
+records missing it to the count of every other record; microagg applies the rule above
+whatever the number of keys: docs/algorithms.md.)
+
 Computation: records are grouped by their pattern of present keys. For each pair of patterns
 (P, Q), the records of Q are counted by their values on the keys P and Q share, and each
 record of P adds the count of its own values there; the combinations on a set of shared keys
@@ -35,8 +45,9 @@ from microagg.data.table import missing_mask
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 
-__all__ = ["combination_ids", "combinations", "key_codes", "key_frequencies", "matching_counts",
-           "matching_pairs", "sample_frequencies", "value_ids"]
+__all__ = ["all_missing", "all_missing_note", "combination_ids", "combinations", "counts_for",
+           "key_codes", "key_frequencies", "matching_counts", "matching_pairs",
+           "sample_frequencies", "value_ids"]
 
 
 def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
@@ -49,6 +60,42 @@ def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
         codes[missing_mask(frame[key])] = -1
         columns.append(codes)
     return np.column_stack(columns) if columns else np.empty((len(frame), 0), dtype=np.int64)
+
+
+def all_missing(codes: np.ndarray) -> np.ndarray:
+    """Which rows of ``codes`` (:func:`key_codes`) have every key missing: the records that
+    match others only through missing values (module docstring). False everywhere when there
+    are no keys.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> all_missing(np.array([[0, -1], [-1, -1], [1, 0]])).tolist()
+    [False, True, False]
+    """
+    codes = np.asarray(codes)
+    if codes.ndim != 2 or codes.shape[1] == 0:
+        return np.zeros(codes.shape[0] if codes.ndim else 0, dtype=bool)
+    return np.asarray((codes < 0).all(axis=1))
+
+
+def all_missing_note(records: int, columns: str = "keys") -> str:
+    """The sentence a report or a command gives when ``records`` records have all their
+    ``columns`` (keys, quasi-identifiers, masked columns) missing.
+
+    Examples
+    --------
+    >>> print(all_missing_note(1))  # doctest: +NORMALIZE_WHITESPACE
+    1 record with all keys missing matches every record only through missing values: it
+    is counted apart (as sdcMicro's freqCalc: f_k = n for it, and it counts for no record
+    that has every value)
+    """
+    return (f"{records:,} record{'' if records == 1 else 's'} with all {columns} missing "
+            f"match{'es' if records == 1 else ''} every record only through missing values: "
+            f"{'it is' if records == 1 else 'they are'} counted apart (as sdcMicro's freqCalc: "
+            f"f_k = n for {'it' if records == 1 else 'them'}, and "
+            f"{'it counts' if records == 1 else 'they count'} for no record that has every "
+            "value)")
 
 
 def _require(frame: pd.DataFrame, keys: Sequence[str]) -> None:
@@ -110,6 +157,8 @@ def key_frequencies(codes: np.ndarray,
     >>> fk, Fk = key_frequencies(codes, weights=np.array([10.0, 20.0, 5.0, 40.0]))
     >>> fk.tolist(), Fk.tolist()
     ([3, 3, 3, 1], [35.0, 35.0, 35.0, 40.0])
+    >>> key_frequencies(np.array([[0, 0], [0, 1], [-1, 0], [-1, -1]]))[0].tolist()
+    [2, 1, 3, 4]
     """
     missing = parse(MissingValues, missing, "missing")
     if missing is MissingValues.CATEGORY or not (codes < 0).any():
@@ -177,8 +226,10 @@ def _matching(codes: np.ndarray, weights: np.ndarray | None
     """f_k (and F_k with ``weights``) under ``matches-any``, pattern pair by pattern pair
     (module docstring). The records of pattern R count for those of pattern P by their
     values on the keys the two share, C = P ∩ R; the combinations on C are numbered once
-    for all the records that have C, and serve every pair that shares C."""
+    for all the records that have C, and serve every pair that shares C. The records with
+    no key (R empty) count for every pattern but the complete one."""
     n, q = codes.shape
+    complete = (1 << q) - 1
     pattern = (codes >= 0).astype(np.int64) @ (1 << np.arange(q, dtype=np.int64))
     members = {int(p): np.flatnonzero(pattern == p) for p in np.unique(pattern)}
     counts = np.zeros(n, dtype=np.int64)
@@ -186,6 +237,8 @@ def _matching(codes: np.ndarray, weights: np.ndarray | None
     shared: dict[int, list[tuple[int, int]]] = {}
     for p in members:
         for r in members:
+            if not counts_for(r, p, complete):
+                continue
             shared.setdefault(p & r, []).append((p, r))
     for common, pairs in shared.items():
         ids = np.zeros(n, dtype=np.int64)  # no key in common: every record matches
@@ -204,14 +257,23 @@ def _matching(codes: np.ndarray, weights: np.ndarray | None
     return counts, sums
 
 
+def counts_for(r: int, p: int, complete: int) -> bool:
+    """Whether the records of pattern ``r`` (a bit per key present) count for those of
+    pattern ``p`` when they agree where both have values: always, but that a record without
+    any key does not count for a record with every key (module docstring)."""
+    return r != 0 or p != complete or p == 0
+
+
 def matching_pairs(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The combinations of key values of ``codes`` (:func:`key_codes`: -1 where a key is
     missing) and which of them match which under ``matches-any``.
 
     Returns (combination of every row, g, h): the pairs (g[i], h[i]) of combinations that
-    agree on every key both have, each pair once, (g, g) included. Records of combination
-    h all match every record of combination g, so the matching set of a record of g is the
-    union of the combinations h paired with g.
+    agree on every key both have, each pair once, (g, g) included, but for the combination
+    without any key paired with a combination that has every key (it counts for none of its
+    records: module docstring). Records of combination h all match every record of
+    combination g, so the matching set of a record of g, whose size is its f_k, is the union
+    of the combinations h paired with g.
 
     Examples
     --------
@@ -230,9 +292,12 @@ def matching_pairs(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     combo_codes = codes[first]
     pattern = (combo_codes >= 0).astype(np.int64) @ (1 << np.arange(q, dtype=np.int64))
     members = {int(p): np.flatnonzero(pattern == p) for p in np.unique(pattern)}
+    complete = (1 << q) - 1
     left, right = [], []
     for p, of_p in members.items():
         for r, of_r in members.items():
+            if not counts_for(r, p, complete):
+                continue
             common = [j for j in range(q) if (p >> j) & 1 and (r >> j) & 1]
             if not common:
                 left.append(np.repeat(of_p, of_r.size))

@@ -4,8 +4,12 @@ record (Hundepool et al. 2012 §3.4.3; sdcMicro ``globalRecode`` and ``groupAndR
 * To a level of a taxonomy (an ARX hierarchy ``leaf;level 1;…;root``): a category becomes
   its ancestor ``level`` steps up (level 0 is the category itself; a category closer to the
   root than that becomes the root).
-* To intervals: a number x becomes the label of the interval [b_i, b_{i+1}) of the declared
-  breaks b_0 < b_1 < … < b_m that holds it, the last interval closed ([b_{m-1}, b_m]).
+* To intervals: a number x becomes the label of the interval of the declared breaks
+  b_0 < b_1 < … < b_m that holds it: closed on the left, [b_i, b_{i+1}), the last interval
+  closed on both ends ([b_{m-1}, b_m]); or closed on the right, (b_i, b_{i+1}], as sdcMicro's
+  ``globalRecode`` (R's ``cut``, ``right = TRUE``) cuts, the first interval closed on both
+  ends ([b_0, b_1], R's ``include.lowest = TRUE``: ``globalRecode`` leaves it open and makes
+  a value equal to b_0 missing). A value outside [b_0, b_m] is refused.
 
 Missing values stay missing.
 """
@@ -18,6 +22,7 @@ import numpy as np
 
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError
+from microagg.options import Closed, parse
 
 __all__ = ["interval_labels", "to_intervals", "to_level"]
 
@@ -54,20 +59,36 @@ def to_level(labels: Sequence[str], taxonomy: Taxonomy, level: int, *, name: str
     return codes, concepts
 
 
-def interval_labels(breaks: Sequence[float]) -> list[str]:
-    """The labels of the intervals of ``breaks``: "[a, b)", the last "[a, b]" (an infinite
-    end open: "[a, inf)")."""
+def interval_labels(breaks: Sequence[float], closed: Closed | str = Closed.LEFT) -> list[str]:
+    """The labels of the intervals of ``breaks``: closed on the left "[a, b)", the last
+    "[a, b]"; closed on the right "(a, b]", the first "[a, b]" (an infinite end open:
+    "[a, inf)", "(-inf, b]").
+
+    Examples
+    --------
+    >>> interval_labels([0, 18, 65, 120], "right")
+    ['[0, 18]', '(18, 65]', '(65, 120]']
+    >>> interval_labels([-np.inf, 18, np.inf], "right")
+    ['(-inf, 18]', '(18, inf)']
+    """
+    closed = parse(Closed, closed, "`closed`")
     text = [format(float(b), ".15g") for b in breaks]
-    labels = [f"[{text[i]}, {text[i + 1]})" for i in range(len(breaks) - 1)]
-    if np.isfinite(breaks[-1]):
-        labels[-1] = labels[-1][:-1] + "]"
+    last = len(breaks) - 2
+    if closed is Closed.LEFT:
+        labels = [f"[{text[i]}, {text[i + 1]}" + ("]" if i == last and np.isfinite(breaks[-1])
+                                                    else ")") for i in range(last + 1)]
+    else:
+        labels = [("[" if i == 0 and np.isfinite(breaks[0]) else "(")
+                  + f"{text[i]}, {text[i + 1]}" + ("]" if np.isfinite(breaks[i + 1]) else ")")
+                  for i in range(last + 1)]
     return labels
 
 
-def to_intervals(values: np.ndarray, breaks: Sequence[float], *, name: str = "column"
-                 ) -> np.ndarray:
+def to_intervals(values: np.ndarray, breaks: Sequence[float], *, name: str = "column",
+                 closed: Closed | str = Closed.LEFT) -> np.ndarray:
     """The interval of each of ``values`` (NaN: missing) among ``breaks``, as an index into
-    :func:`interval_labels` (-1 for a missing value). A value outside [b_0, b_m] is refused.
+    :func:`interval_labels` (-1 for a missing value), intervals ``closed`` on the left or
+    on the right (module docstring). A value outside [b_0, b_m] is refused.
 
     Examples
     --------
@@ -76,7 +97,10 @@ def to_intervals(values: np.ndarray, breaks: Sequence[float], *, name: str = "co
     [0, 1, -1, 2]
     >>> interval_labels(breaks)
     ['[0, 18)', '[18, 65)', '[65, 120]']
+    >>> to_intervals(np.array([0.0, 18.0, 18.5, 120.0]), breaks, closed="right").tolist()
+    [0, 0, 1, 2]
     """
+    closed = parse(Closed, closed, "`closed`")
     edges = np.asarray(breaks, dtype=np.float64)
     present = ~np.isnan(values)
     outside = present & ((values < edges[0]) | (values > edges[-1]))
@@ -86,6 +110,9 @@ def to_intervals(values: np.ndarray, breaks: Sequence[float], *, name: str = "co
                          f"the breaks [{edges[0]:g}, {edges[-1]:g}]; add a break below or "
                          "above it (-inf and inf are allowed)")
     codes = np.full(values.size, -1, dtype=np.int64)
-    codes[present] = np.minimum(np.searchsorted(edges, values[present], side="right") - 1,
-                                edges.size - 2)
+    if closed is Closed.LEFT:  # b_i <= x < b_{i+1}; b_m in the last interval
+        codes[present] = np.minimum(np.searchsorted(edges, values[present], side="right") - 1,
+                                    edges.size - 2)
+    else:  # b_i < x <= b_{i+1}; b_0 in the first interval
+        codes[present] = np.maximum(np.searchsorted(edges, values[present], side="left") - 1, 0)
     return codes

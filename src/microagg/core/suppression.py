@@ -3,9 +3,13 @@
 The keys are coded as an ``(n, q)`` int64 matrix, -1 where a value is missing (suppressed
 or missing from the start). Record j *matches* record i when they agree on every key both
 have (sdcMicro's ``alpha = 1``, :mod:`microagg.core.frequencies`); f_i is the number of
-records matching i, itself included; the table is k-anonymous when every f_i >= k.
-Suppressing a value never lowers any f (a missing value matches more records, never fewer),
-which is what makes a greedy safe: a record made k-anonymous stays so.
+records matching i, itself included; the table is k-anonymous when every f_i >= k. A record
+whose keys are all missing (*blank*) is counted apart, as sdcMicro's ``freqCalc`` counts
+it: its f is n, and it counts for no record that has every key. Suppressing a value never
+lowers any f (a missing value matches more records, never fewer), except when it leaves a
+record blank: the records with every key that matched it lose it. The greedy pass keeps
+every f exact through that too, and runs again over the records it left below k until
+there are none (each run suppresses at least one value, so this ends).
 
 The method (:func:`local_suppression`) has two passes:
 
@@ -20,20 +24,23 @@ The method (:func:`local_suppression`) has two passes:
    …): the order of ``importance``. S is suppressed in i and in every record equal to i
    on the keys (they have the same f and the same conflicts), so a class needing one
    suppression costs one per record; the frequencies of the records that now match are
-   raised by the class's size. Unlike sdcMicro, which moves a record one key towards its
+   raised by the class's size (or, when the class is left blank, the records with every key
+   that matched it lowered by its size). Unlike sdcMicro, which moves a record one key towards its
    nearest neighbours and checks again after a full pass, the set chosen makes the record
    k-anonymous at once, by the fewest suppressions given the table as it is.
 2. **Restoring.** Every suppressed value is tried in turn, the most important keys first
    (then by row): it is put back when every record keeps f >= k (putting back the value v
    of key l in record j removes the matches between j and the records that have another
-   value than v at l and match j elsewhere; only their frequencies and j's fall). A greedy
-   choice made early is often no longer needed once later records were suppressed.
+   value than v at l and match j elsewhere; only their frequencies and j's fall, and j's
+   also by the blank records when j then has every key; a blank j, once it has a value,
+   counts for the records with every key that agree with it). A greedy choice made early is
+   often no longer needed once later records were suppressed.
 
 With ``constraints`` (sdcMicro's and μ-ARGUS's combinations of keys), each constraint is a
-set of keys and its own k: the greedy pass runs for each in turn (conflicts counted on its
-keys only; later passes never undo an earlier one, since suppression only raises
-frequencies), and a value is restored only when every constraint holding its key still has
-f >= k.
+set of keys and its own k, and blank means blank on its keys: the greedy pass runs for each
+in turn (conflicts counted on its keys only), and again for every constraint a later pass
+left a record below k in (by leaving a record blank on its keys), and a value is restored
+only when every constraint holding its key still has f >= k.
 
 Cost: O(n q) per class visited in the greedy pass plus O(q 2^q) for its subsets, and O(n q)
 per suppressed value in the second pass (numba kernels); on UCI Adult (32,561 records,
@@ -129,12 +136,16 @@ def local_suppression(codes: np.ndarray, k: int, *, importance: np.ndarray | Non
                              "them is k-anonymous")
     cost = (1 << rank).astype(np.int64)
     X = X0.T.copy()  # one row per key, the kernels' layout (a copy: X0 stays the input)
-    for constraint in chosen:
-        f = _frequencies(X.T, constraint.columns)
-        order = np.argsort(f, kind="stable")
-        order = order[f[order] < constraint.k]
-        if order.size:
-            _greedy(X, f, constraint.k, constraint.mask(), order, cost)
+    below = True
+    while below:  # again while a pass left some record below k (module docstring)
+        below = False
+        for constraint in chosen:
+            f = _frequencies(X.T, constraint.columns)
+            order = np.argsort(f, kind="stable")
+            order = order[f[order] < constraint.k]
+            if order.size:
+                _greedy(X, f, constraint.k, constraint.mask(), order, cost)
+                below = True
     greedy = int(((X.T < 0) & (X0 >= 0)).sum())
     restored = _restore_all(X, X0.T.copy(), chosen, rank)
     return Suppression((X.T < 0) & (X0 >= 0), greedy, restored)
@@ -143,14 +154,18 @@ def local_suppression(codes: np.ndarray, k: int, *, importance: np.ndarray | Non
 def _restore_all(X: np.ndarray, X0: np.ndarray, constraints: Sequence[Constraint],
                  rank: np.ndarray) -> int:
     """Pass 2 on the transposed matrices ``X`` (suppressed) and ``X0`` (the input)."""
-    keys, rows = np.nonzero((X < 0) & (X0 >= 0))
-    if rows.size == 0:
-        return 0
-    order = np.lexsort((rows, -rank[keys]))  # the most important keys first, then by row
-    F = np.stack([_frequencies(X.T, c.columns) for c in constraints])
     masks = np.array([c.mask() for c in constraints], dtype=np.int64)
     ks = np.array([c.k for c in constraints], dtype=np.int64)
-    return int(_restore(X, X0, F, ks, masks, rows[order], keys[order]))
+    total, raised = 0, True
+    while raised:  # a blank record was given a value back: try the values refused again
+        keys, rows = np.nonzero((X < 0) & (X0 >= 0))
+        if rows.size == 0:
+            break
+        order = np.lexsort((rows, -rank[keys]))  # the most important keys first, then by row
+        F = np.stack([_frequencies(X.T, c.columns) for c in constraints])
+        restored, raised = _restore(X, X0, F, ks, masks, rows[order], keys[order])
+        total += int(restored)
+    return total
 
 
 def _frequencies(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
@@ -181,6 +196,16 @@ def _conflicts(X: np.ndarray, i: int, mask: int, out: np.ndarray) -> None:
         for j in range(n):
             b = column[j]
             out[j] |= bit * ((b >= 0) & (b != a))
+
+
+@numba.njit(cache=True)
+def _present(X: np.ndarray, j: int, mask: int) -> int:
+    """The keys of ``mask`` that record ``j`` has (a bit per key)."""
+    present = 0
+    for c in range(X.shape[0]):
+        if (mask >> c) & 1 and X[c, j] >= 0:
+            present |= 1 << c
+    return present
 
 
 @numba.njit(cache=True)
@@ -230,18 +255,19 @@ def _greedy(X: np.ndarray, f: np.ndarray, k: int, mask: int, order: np.ndarray,
             for s in range(full):
                 if s & bit:
                     g[s] += g[s ^ bit]
-        present = 0
-        for c in range(q):
-            if (mask >> c) & 1 and X[c, i] >= 0:
-                present |= 1 << c
+        present = _present(X, i, mask)
         best = present  # suppressing every key of the constraint reaches n >= k
         for s in range(1, full):
             if (s & ~present) != 0 or g[s] < k:
                 continue
             if size[s] < size[best] or (size[s] == size[best] and weight[s] < weight[best]):
                 best = s
+        blank = best == present  # the class keeps no key: complete records lose it
         for j in range(n):
-            if D[j] != 0 and (D[j] & ~best) == 0:
+            if blank and _present(X, j, mask) == mask:
+                if D[j] == 0:
+                    f[j] -= m  # (i's copies among them: set below)
+            elif D[j] != 0 and (D[j] & ~best) == 0:
                 f[j] += m
         for t in range(m):
             j = copies[t]
@@ -253,10 +279,13 @@ def _greedy(X: np.ndarray, f: np.ndarray, k: int, mask: int, order: np.ndarray,
 
 @numba.njit(cache=True)
 def _restore(X: np.ndarray, X0: np.ndarray, F: np.ndarray, ks: np.ndarray,
-             masks: np.ndarray, rows: np.ndarray, keys: np.ndarray) -> int:
+             masks: np.ndarray, rows: np.ndarray, keys: np.ndarray) -> tuple[int, bool]:
     """Pass 2 (module docstring): put back each suppressed value (rows[t], keys[t]) whose
     restoration keeps every constraint holding its key k-anonymous; ``F`` holds every
-    constraint's frequencies and is kept up to date."""
+    constraint's frequencies and is kept up to date. Returns the values put back and
+    whether one was put back into a record blank on some constraint's keys (which raises
+    frequencies, now or once another record is given its last value back: a value refused
+    before may then fit)."""
     q, n = X.shape
     full = 1 << q
     everything = full - 1
@@ -265,7 +294,16 @@ def _restore(X: np.ndarray, X0: np.ndarray, F: np.ndarray, ks: np.ndarray,
     filled = np.empty(full, dtype=np.int64)
     bucket = np.empty(n, dtype=np.int64)
     lost = np.zeros(masks.size, dtype=np.int64)
+    P = np.empty(n, dtype=np.int64)  # the keys each record has
+    for r in range(n):
+        P[r] = _present(X, r, everything)
+    blanks = np.zeros(masks.size, dtype=np.int64)  # records with no key of each constraint
+    for a in range(masks.size):
+        for r in range(n):
+            if (P[r] & masks[a]) == 0:
+                blanks[a] += 1
     restored = 0
+    raised = False
     for t in range(rows.size):
         j = rows[t]
         c = keys[t]
@@ -285,18 +323,25 @@ def _restore(X: np.ndarray, X0: np.ndarray, F: np.ndarray, ks: np.ndarray,
             if r != j and X[c, r] >= 0 and X[c, r] != v:
                 bucket[filled[D[r]]] = r
                 filled[D[r]] += 1
+        after = P[j] | (1 << c)
         ok = True
         for a in range(masks.size):
             lost[a] = 0
             if not (masks[a] >> c) & 1:
                 continue
+            was_blank = (P[j] & masks[a]) == 0  # complete records did not count j
             for d in range(full):
                 if (d & masks[a]) != 0:
                     continue
                 for s in range(start[d], start[d + 1]):
                     lost[a] += 1
-                    if F[a, bucket[s]] - 1 < ks[a]:
+                    r = bucket[s]
+                    if was_blank and (P[r] & masks[a]) == masks[a]:
+                        continue
+                    if F[a, r] - 1 < ks[a]:
                         ok = False
+            if (after & masks[a]) == masks[a]:  # j has every key: the blanks leave it
+                lost[a] += blanks[a] - (1 if was_blank else 0)
             if F[a, j] - lost[a] < ks[a]:
                 ok = False
             if not ok:
@@ -306,12 +351,22 @@ def _restore(X: np.ndarray, X0: np.ndarray, F: np.ndarray, ks: np.ndarray,
         for a in range(masks.size):
             if not (masks[a] >> c) & 1:
                 continue
+            was_blank = (P[j] & masks[a]) == 0
             for d in range(full):
                 if (d & masks[a]) != 0:
                     continue
                 for s in range(start[d], start[d + 1]):
-                    F[a, bucket[s]] -= 1
+                    r = bucket[s]
+                    if not (was_blank and (P[r] & masks[a]) == masks[a]):
+                        F[a, r] -= 1
             F[a, j] -= lost[a]
+            if was_blank:  # j has a value now: complete records that agree count it (and
+                blanks[a] -= 1  # so would a record given its last value back: try again)
+                raised = True
+                for r in range(n):
+                    if r != j and (P[r] & masks[a]) == masks[a] and X[c, r] == v:
+                        F[a, r] += 1
         X[c, j] = v
+        P[j] = after
         restored += 1
-    return restored
+    return restored, raised

@@ -10,7 +10,9 @@ attributes, each must satisfy t.
 Missing values follow the declared semantics (:mod:`microagg.core.frequencies`). Under
 ``category`` a missing quasi-identifier value is a value of its own and classes are as above.
 Under ``matches-any`` (the default) the class of a record is its *matching set*, the records
-that agree with it on every quasi-identifier both have (whose size is its f_k); t-closeness
+that agree with it on every quasi-identifier both have (whose size is its f_k; a record
+whose quasi-identifiers are all missing is in the matching set of no complete record, as
+sdcMicro's ``freqCalc`` counts it); t-closeness
 asks the confidential distribution of every matching set to be within t of the table's. A
 missing confidential value of a nominal attribute is a category of its own, at distance 1
 from every value (equal distance; hierarchical: a leaf under the root); an ordered attribute
@@ -29,7 +31,7 @@ import pandas as pd
 from microagg.core.emd import GroundModel, emd_by_class, emd_of_counts
 from microagg.core.frequencies import combinations, key_codes, matching_pairs, value_ids
 from microagg.data.schema import Kind
-from microagg.data.table import Table
+from microagg.data.table import Table, missing_mask
 from microagg.errors import InputError
 from microagg.options import GroundDistance, MissingValues, parse
 
@@ -51,12 +53,17 @@ EMD_TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class KAnonymity:
-    """Equivalence-class statistics of a table over its quasi-identifiers."""
+    """Equivalence-class statistics of a table over its quasi-identifiers. ``all_missing``
+    counts the records whose quasi-identifiers are all missing: under ``matches-any`` they
+    match every record only through missing values, and are counted apart (their f_k is n,
+    and they count for no record without a missing value: :mod:`microagg.core.frequencies`),
+    so that they cannot make a table look k-anonymous."""
 
     records: int
     classes: int
     smallest_class: int
     largest_class: int
+    all_missing: int = 0
 
     def holds(self, k: int) -> bool:
         return self.smallest_class >= k
@@ -109,17 +116,28 @@ def k_anonymity(frame: pd.DataFrame, quasi: Sequence[str],
     Where a quasi-identifier is missing, ``missing`` says what it matches
     (:mod:`microagg.core.frequencies`): under ``matches-any`` (the default, sdcMicro's) the
     smallest and largest "class" are the smallest and largest sample frequency f_k of a
-    record, and ``classes`` counts the distinct combinations written.
+    record, and ``classes`` counts the distinct combinations written; a record whose
+    quasi-identifiers are all missing is counted apart (``all_missing``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"age": [30, 40, None, None], "sex": ["m", "f", None, None]})
+    >>> result = k_anonymity(frame, ["age", "sex"])
+    >>> result.smallest_class, result.all_missing, result.holds(2)
+    (1, 2, False)
     """
     if len(frame) == 0:
         raise InputError("the table has no rows")
     _require_columns(frame, list(quasi))
     frequencies, classes = combinations(frame, quasi, missing)
+    blank = np.logical_and.reduce([missing_mask(frame[c]) for c in quasi])
     return KAnonymity(
         records=len(frame),
         classes=classes,
         smallest_class=int(frequencies.min()),
         largest_class=int(frequencies.max()),
+        all_missing=int(np.count_nonzero(blank)),
     )
 
 
@@ -163,7 +181,7 @@ def t_closeness(frame: pd.DataFrame, quasi: Sequence[str], confidential: str, *,
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"age": [30, 30, None, 40], "ill": ["y", "n", "y", "n"]})
     >>> t_closeness(frame, ["age"], "ill").emd.round(3).tolist()  # matching sets
-    [0.167, 0.0, 0.0]
+    [0.0, 0.0, 0.5]
     >>> t_closeness(frame, ["age"], "ill", missing="category").emd.round(3).tolist()
     [0.0, 0.5, 0.5]
     """

@@ -40,7 +40,8 @@ class KCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {"k": self.k, "holds": self.holds, "smallest_class": self.report.smallest_class,
-                "largest_class": self.report.largest_class, "classes": self.report.classes}
+                "largest_class": self.report.largest_class, "classes": self.report.classes,
+                "all_missing": self.report.all_missing}
 
 
 @dataclass(frozen=True)
@@ -235,10 +236,12 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
     missing
         What a missing quasi-identifier value matches: any value (``matches-any``,
         sdcMicro's ``alpha = 1``, the default; the class of a record is then the set of
-        records that agree with it on every quasi-identifier both have) or only another
-        missing value (``category``). A missing confidential value is a category of its own
-        for a nominal attribute and refused for an ordered one
-        (:mod:`microagg.core.verifiers`).
+        records that agree with it on every quasi-identifier both have, and a record whose
+        quasi-identifiers are all missing is counted apart, as sdcMicro's ``freqCalc`` counts
+        it: its class is the table, and it is in the class of no record that has every
+        quasi-identifier) or only another missing value (``category``). A missing
+        confidential value is a category of its own for a nominal attribute and refused for
+        an ordered one (:mod:`microagg.core.verifiers`).
 
     Returns
     -------

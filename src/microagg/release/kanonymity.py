@@ -11,6 +11,7 @@ import pandas as pd
 
 from microagg.core.aggregate import cluster_sizes, replace_by_centroids, replace_by_means
 from microagg.core.distance import Categorical
+from microagg.core.frequencies import all_missing_note
 from microagg.core.threads import check_threads
 from microagg.core.verifiers import k_anonymity
 from microagg.data.schema import Role, Schema
@@ -247,6 +248,8 @@ def _kanonymous_release(method: KAnonymityMethod, frame: pd.DataFrame, table: Ta
     notes = _notes(method, values.generalized, unchanged, same)
     notes += _design_notes(design, rounded, missing)
     anonymity = _anonymity(masked, chosen, method.k)
+    if anonymity.all_missing:
+        notes.append(all_missing_note(anonymity.all_missing, "masked columns"))
     report = KAnonymityReport(
         method=method.name, k=method.k, columns=chosen, records=table.n_rows,
         rows_dropped_as_incomplete=int(len(frame) - table.n_rows),
@@ -287,7 +290,7 @@ def _design_notes(design: Design, rounded: dict[str, int], missing: dict[str, in
 
 def _anonymity(frame: pd.DataFrame, columns: Sequence[str], k: int) -> Anonymity:
     result = k_anonymity(frame, columns, MissingValues.MATCHES_ANY)
-    return Anonymity(result.smallest_class, result.classes, result.holds(k))
+    return Anonymity(result.smallest_class, result.classes, result.holds(k), result.all_missing)
 
 
 def _histogram(labels: np.ndarray) -> dict[str, int]:

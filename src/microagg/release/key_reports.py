@@ -5,7 +5,7 @@ Every report holds what the family shares (:class:`KeyReport`: the keys, the col
 changed, the sample frequencies of the keys before and after, the survey design) and the
 method's own figures. The frequencies are those of :mod:`microagg.core.frequencies`: f_k of
 a record is the number of records that share its key values, a missing value matching any
-value (sdcMicro's ``alpha = 1``).
+value (sdcMicro's ``alpha = 1``), a record whose keys are all missing counted apart.
 """
 
 from __future__ import annotations
@@ -36,14 +36,16 @@ RISK_KS = (2, 3, 5)
 class KeyRisk(Entry):
     """The sample frequencies of the keys (within each stratum when there are strata): the
     smallest f_k, the records whose key values no other record shares (f_k = 1), the
-    records with f_k < k for a few k (sdcMicro's ``kAnon_violations``, unweighted), and the
+    records with f_k < k for a few k (sdcMicro's ``kAnon_violations``, unweighted), the
     number of distinct combinations of key values written (a missing value counted as a
-    value)."""
+    value), and the records whose keys are all missing, counted apart (their f_k is n; they
+    count for no record that has every key: :mod:`microagg.core.frequencies`)."""
 
     smallest_class: int
     sample_uniques: int
     below_k: dict[str, int]
     classes: int
+    all_missing: int = 0
 
 
 def key_risk(frame: pd.DataFrame, keys: Sequence[str], ks: Sequence[int] = RISK_KS,
@@ -55,8 +57,10 @@ def key_risk(frame: pd.DataFrame, keys: Sequence[str], ks: Sequence[int] = RISK_
         for stratum in np.unique(strata):
             rows = np.flatnonzero(strata == stratum)
             f[rows] = combinations(frame.iloc[rows], keys, MissingValues.MATCHES_ANY)[0]
+    blank = np.logical_and.reduce([missing_mask(frame[key]) for key in keys])
     return KeyRisk(int(f.min()), int((f == 1).sum()),
-                   {str(k): int((f < k).sum()) for k in sorted(set(ks))}, classes)
+                   {str(k): int((f < k).sum()) for k in sorted(set(ks))}, classes,
+                   int(np.count_nonzero(blank)))
 
 
 @dataclass(frozen=True, kw_only=True)

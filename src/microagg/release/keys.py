@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from microagg.core.frequencies import all_missing_note
 from microagg.core.mechanisms import make_rng
 from microagg.data.schema import Role, Schema
 from microagg.data.table import encode, require_rows_and_columns
@@ -139,7 +140,8 @@ class KeyMethod(ReleaseMethod):
             after=after,
             parameters=plain_parameters(self), weight=data.design.weight,
             strata=list(data.design.strata_columns), n_strata=data.design.n_strata,
-            notes=[*step.notes, *_design_notes(data.design)],
+            notes=[*step.notes, *_design_notes(data.design),
+                   *([all_missing_note(after.all_missing)] if after.all_missing else [])],
             **{**step.fields, **self.verify(written, data, after), **self._seeded(rng)})
         return Release(written, np.arange(len(frame), dtype=np.int64), report)
 

@@ -279,12 +279,15 @@ class Clusters(Entry):
 @dataclass(frozen=True, eq=False)
 class Anonymity(Entry):
     """k-anonymity as verified on the written table (:func:`~microagg.core.verifiers.
-    k_anonymity`): the smallest equivalence class, the number of classes, and whether the
-    smallest has at least k records."""
+    k_anonymity`): the smallest equivalence class, the number of classes, whether the
+    smallest has at least k records, and the records whose columns are all missing, which
+    match every record only through missing values and are counted apart (their f_k is n;
+    they count for no record that has every value: :mod:`microagg.core.frequencies`)."""
 
     smallest_class: int
     classes: int
     holds: bool
+    all_missing: int = 0
 
 
 NoiseLevel = NumericNoise | ChoiceNoise

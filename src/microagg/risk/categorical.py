@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.core.frequencies import key_codes, key_frequencies
+from microagg.core.frequencies import all_missing, key_codes, key_frequencies
 from microagg.data.schema import Role, Schema
+from microagg.data.table import require_rows_and_columns
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 from microagg.risk.individual import household_risk, individual_risk
@@ -43,7 +44,10 @@ class CategoricalRisk:
     ``household_risk`` (None without a household column), the SUDA2 scores in ``suda`` and
     the l-diversity in ``l_diversity`` (None without a sensitive attribute).
     ``violations[k]`` is the number of records with f_k < k, ``weighted_violations[k]``
-    (None without a weight) of those with F_k < k.
+    (None without a weight) of those with F_k < k. ``all_missing`` counts the records whose
+    keys are all missing: under ``matches-any`` they match every record only through
+    missing values and are counted apart, as sdcMicro's ``freqCalc`` counts them (their f_k
+    is n; they count for no record that has every key: :mod:`microagg.core.frequencies`).
     """
 
     keys: list[str]
@@ -58,6 +62,7 @@ class CategoricalRisk:
     weighted_violations: dict[int, int] | None
     suda: Suda
     l_diversity: LDiversity | None
+    all_missing: int = 0
 
     @property
     def n(self) -> int:
@@ -103,7 +108,8 @@ class CategoricalRisk:
                          "global_risk_percent": 100 * expected / self.n if self.n else 0.0}
         return {
             "n": self.n, "keys": self.keys, "weight": self.weight,
-            "missing": self.missing.value, "sample_uniques": self.sample_uniques,
+            "missing": self.missing.value, "all_missing": self.all_missing,
+            "sample_uniques": self.sample_uniques,
             "global_risk": self.global_risk, "global_risk_percent": 100 * self.global_risk,
             "expected_reidentifications": self.expected_reidentifications,
             "largest_risk": float(self.risk.max(initial=0.0)),
@@ -157,6 +163,12 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
     CategoricalRisk
         Every measure, per record and for the table.
 
+    Raises
+    ------
+    InputError
+        When the table has no records (or no columns), a key is unknown, or a weight is
+        below 1.
+
     Examples
     --------
     >>> import pandas as pd
@@ -170,6 +182,7 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
     ({2: 1, 3: 5, 5: 5}, 1)
     """
     missing = parse(MissingValues, missing, "`missing`")
+    require_rows_and_columns(frame)  # no record, no risk to measure (as every command)
     keys, weight, household = _design(frame, keys, weight, household, schema)
     if sensitive is not None:
         _known(frame, [sensitive], "sensitive")
@@ -192,7 +205,8 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
         keys, weight, household, missing, fk, Fk, risk, households,
         {q: int((fk < q).sum()) for q in ks},
         None if weights is None else {q: int((Fk < q).sum()) for q in ks},
-        suda2(codes, keys, missing, dis_fraction=dis_fraction, fk=fk), diversity)
+        suda2(codes, keys, missing, dis_fraction=dis_fraction, fk=fk), diversity,
+        int(all_missing(codes).sum()))
 
 
 def _design(frame: pd.DataFrame, keys: Sequence[str] | None, weight: str | None,

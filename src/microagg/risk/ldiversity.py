@@ -12,7 +12,9 @@ sdcMicro's ``ldiversity`` computes them:
 
 A missing sensitive value is a value of its own: what a class reveals when its records miss
 the attribute (sdcMicro reads each missing value as a different value, docs/algorithms.md).
-Under ``matches-any`` a record's class is every record that matches it, so classes overlap.
+Under ``matches-any`` a record's class is every record that matches it, so classes overlap
+(a record whose keys are all missing is in the class of no record that has every key, as
+its f_k counts it).
 
 Reference: Machanavajjhala, A., Kifer, D., Gehrke, J., Venkitasubramaniam, M. (2007).
 l-Diversity: Privacy beyond k-anonymity. ACM TKDD 1(1), article 3.
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from microagg.core.frequencies import combination_ids
+from microagg.core.frequencies import combination_ids, counts_for
 from microagg.errors import InputError
 from microagg.options import LDiversityKind, MissingValues, parse
 
@@ -130,10 +132,13 @@ def _matching_values(codes: np.ndarray, combos: np.ndarray, slot: np.ndarray, sl
     bits = 1 << np.arange(q, dtype=np.int64)
     row_pattern = (codes >= 0).astype(np.int64) @ bits
     combo_pattern = (combos >= 0).astype(np.int64) @ bits
+    complete = (1 << q) - 1
     pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for p in np.unique(combo_pattern):
         owners = np.flatnonzero(combo_pattern == p)
         for r in np.unique(row_pattern):
+            if not counts_for(int(r), int(p), complete):
+                continue  # a record without any key is not in a complete record's class
             rows = np.flatnonzero(row_pattern == r)
             common = [j for j in range(q) if (p >> j) & 1 and (r >> j) & 1]
             if common:

@@ -5,9 +5,11 @@ S when no other record shares it; it is *minimal* (an MSU) when no proper subset
 unique for r. Only records unique on all the keys have MSUs. The SUDA score of a record sums
 over its MSUs the weight (M − |S|)! (M keys): small MSUs, the easiest to spot, weigh most
 (Elliot et al. 2002; sdcMicro ``suda2(original_scores = TRUE)``, its default). A key
-variable's contribution is the share of the scores carried by the MSUs it is in:
-100 · Σ_r Σ_{S ∋ v} (M − |S|)! / Σ_r score_r, so the contributions sum to more than 100
-when MSUs hold several variables. The DIS score (Elliot 2000; sdcMicro's formula) turns the
+variable's contribution is the percentage of all the scores carried by the MSUs it is in
+(sdcMicro's ``attribute_contributions``): 100 · Σ_r Σ_{S ∋ v} (M − |S|)! / Σ_r score_r.
+Each is out of 100 on its own and they are not shares: an MSU of several keys counts for
+each, so they sum to 100 times the score-weighted mean size of the MSUs (331 % on a file
+whose MSUs hold 3.31 keys on average). The DIS score (Elliot 2000; sdcMicro's formula) turns the
 scores into the probability that a match on the keys is correct: with U sample uniques, P
 records in pairs (f_k = 2), the sampling fraction d (``dis_fraction``, 0.01 by default),
 Dis = U d / (U d + P (1 − d)) and Q = 1 + (8 − M)/20,
@@ -38,7 +40,10 @@ under ``matches-any`` it matches every value, so it never belongs to an MSU and 
 missing a key counts for every value of it. The latter is counted with one *virtual* row per
 record r and set Z of keys r has that some record misses (r's values with Z missing): the
 number of records matching r on S is the sum over Z ⊆ S of the records equal to r's virtual
-row Z on S, missing on Z.
+row Z on S, missing on Z. A record whose keys are all missing counts for no record that has
+every key (as in f_k, :mod:`microagg.core.frequencies`), and a record that has some keys
+missing counts it; so where there is one, every sample unique has every key, and the search
+leaves such records out.
 
 References
 ----------
@@ -77,8 +82,11 @@ class Suda:
     """The SUDA2 scores of every record and the contribution of every key.
 
     ``scores`` and ``dis_scores`` hold one value per record; ``record_contributions`` (n, M)
-    the share of each key in a record's score (sdcMicro's ``contributionPercent``, a
-    fraction); ``contributions`` maps each key to its percent of all scores;
+    the fraction of a record's score carried by its MSUs that hold each key (sdcMicro's
+    ``contributionPercent``; over the keys they sum to the record's score-weighted mean
+    MSU size); ``contributions`` maps each key to the percent of all scores carried by
+    the MSUs that hold it (sdcMicro's ``attribute_contributions``): each key's figure is out
+    of 100, and they sum to 100 times the score-weighted mean MSU size, not to 100;
     ``msus_by_size`` counts the MSUs of 1, 2, …, M keys.
     """
 
@@ -232,6 +240,11 @@ class _Search:
         real = _at_most_two(coded)  # sorted; every sample unique is kept
         bits = 1 << np.arange(m, dtype=np.int64)
         missing_mask = (codes < 0).astype(np.int64) @ bits
+        if missing is MissingValues.MATCHES_ANY:
+            # a record without any key counts for no record that has every key (f_k,
+            # microagg.core.frequencies): with one, only such records are sample uniques
+            blank = missing_mask[real] == (1 << m) - 1
+            real = real[~blank | np.isin(real, uniques)]
         if missing is MissingValues.CATEGORY:
             present = np.full(uniques.size, (1 << m) - 1, dtype=np.int64)
             zero_sets = np.zeros(1, dtype=np.int64)

@@ -213,10 +213,11 @@ def risk_server(input: Inputs, state: State) -> None:
                        for key, share in sorted(result.contributions.items(),
                                                 key=lambda item: -item[1]))
         return ui.HTML('<table class="steps" id="suda-contributions"><thead><tr>'
-                       "<th>key</th><th>share of the scores</th></tr></thead>"
+                       "<th>key</th><th>% of the scores in its MSUs</th></tr></thead>"
                        f"<tbody>{rows}</tbody></table><p class=\"text-muted\">The MSUs "
-                       "a key is in carry this share of all the SUDA scores (an MSU of "
-                       "several keys counts for each: the shares sum past 100 %).</p>")
+                       "a key is in carry this percentage of all the SUDA scores, each key "
+                       "out of 100 % (an MSU of several keys counts for each, so the figures "
+                       "are not shares: they sum to 100 % times the mean MSU size).</p>")
 
     @render.plot(alt="records by DIS score")
     def suda_plot() -> Any:

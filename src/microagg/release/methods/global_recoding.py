@@ -16,11 +16,12 @@ from microagg.data.schema import Schema
 from microagg.data.table import category_labels, missing_mask
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError, ParameterError
+from microagg.options import Closed
 from microagg.release.inputs import require_known
 from microagg.release.key_reports import Recoded, RecodingReport
 from microagg.release.keys import KeyData, KeyMethod, KeyStep
 from microagg.release.methods.base import release_method
-from microagg.release.params import Predicate, param
+from microagg.release.params import Choice, Predicate, param
 
 __all__ = ["GlobalRecoding"]
 
@@ -86,10 +87,17 @@ def _unique(name: str, pairs: list[Any]) -> tuple[Any, ...]:
 class GlobalRecoding(KeyMethod):
     """Global recoding: each named categorical column is replaced by the level ``levels``
     of its taxonomy (an ARX hierarchy or a YAML tree, declared in the schema), each named
-    numeric column by the interval of ``breaks`` that holds it ("[18, 65)"; the last
-    interval is closed). Every record is recoded the same way, so the written categories are
-    coarser but exact; missing values stay missing. The report gives the sample frequencies
-    of the keys (the recoded columns, and the schema's quasi-identifiers) before and after.
+    numeric column by the interval of ``breaks`` that holds it: closed on the left by
+    default ("[18, 65)"; the last interval closed on both ends), or with ``closed="right"``
+    on the right ("(18, 65]"; the first closed on both ends), as sdcMicro's ``globalRecode``
+    cuts (:mod:`microagg.core.recoding`). Every record is recoded the same way, so the
+    written categories are coarser but exact; missing values stay missing. The report gives
+    the sample frequencies of the keys (the recoded columns, and the schema's
+    quasi-identifiers) before and after.
+
+    The default stays ``left``, what every release and recipe made before ``closed``
+    existed used (a recipe reproduces its release from the parameters it states), and what
+    age bands such as 18-64 mean; ``right`` gives sdcMicro's classes for the same breaks.
 
     References
     ----------
@@ -106,6 +114,9 @@ class GlobalRecoding(KeyMethod):
     ['[0, 18)', '[18, 65)', '[18, 65)', '[65, 120]']
     >>> release.report.recoded["age"].categories_after
     3
+    >>> GlobalRecoding(breaks={"age": [0, 18, 65, 120]}, closed="right").release(
+    ...     frame).frame["age"].tolist()
+    ['[0, 18]', '(18, 65]', '(18, 65]', '(65, 120]']
     """
 
     name: ClassVar[str] = "global-recoding"
@@ -121,6 +132,11 @@ class GlobalRecoding(KeyMethod):
         Predicate(_breaks, "COLUMN=B0:B1:... pairs"), default=(),
         help="Numeric columns and the breaks of their intervals, e.g. age=0:18:30:65:120 "
              "(-inf and inf allowed).")
+    closed: Closed = param(
+        Choice(Closed), default=Closed.LEFT,
+        help="Which end of each interval of `breaks` is closed: left, [a, b) with the last "
+             "interval [a, b] (default) | right, (a, b] with the first interval [a, b], as "
+             "sdcMicro's globalRecode.")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -132,7 +148,7 @@ class GlobalRecoding(KeyMethod):
 
     def parameters(self) -> dict[str, Any]:
         return {"levels": dict(self.levels),
-                "breaks": {c: list(b) for c, b in self.breaks}}
+                "breaks": {c: list(b) for c, b in self.breaks}, "closed": self.closed}
 
     def recoded_columns(self) -> list[str]:
         return [c for c, _ in self.levels] + [c for c, _ in self.breaks]
@@ -148,7 +164,7 @@ class GlobalRecoding(KeyMethod):
         for name, level in self.levels:
             columns[name], recoded[name] = _to_level(data, name, level)
         for name, edges in self.breaks:
-            columns[name], recoded[name] = _to_intervals(data, name, edges)
+            columns[name], recoded[name] = _to_intervals(data, name, edges, self.closed)
         notes = []
         if data.design.strata is not None:
             notes.append("global recoding recodes every stratum the same way")
@@ -179,7 +195,7 @@ def _to_level(data: KeyData, name: str, level: int) -> tuple[pd.Series, Recoded]
                            taxonomy=attribute.taxonomy.name, labels=concepts)
 
 
-def _to_intervals(data: KeyData, name: str, edges: tuple[float, ...]
+def _to_intervals(data: KeyData, name: str, edges: tuple[float, ...], closed: Closed
                   ) -> tuple[pd.Series, Recoded]:
     if not data.schema[name].is_numeric:
         raise InputError(f"`breaks`: column '{name}' is {data.schema[name].kind}; breaks cut "
@@ -188,12 +204,13 @@ def _to_intervals(data: KeyData, name: str, edges: tuple[float, ...]
     series = data.frame[name]
     values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, copy=True)
     values[missing_mask(series)] = np.nan
-    codes = to_intervals(values, edges, name=name)
-    labels = interval_labels(edges)
+    codes = to_intervals(values, edges, name=name, closed=closed)
+    labels = interval_labels(edges, closed)
     written = pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index(labels),
                                                   ordered=True),
                         index=series.index, name=name)
     present = ~np.isnan(values)
-    return written, Recoded(to="intervals", categories_before=int(np.unique(values[present]).size),
+    return written, Recoded(to=f"intervals closed on the {closed.value}",
+                            categories_before=int(np.unique(values[present]).size),
                             categories_after=int(np.unique(codes[present]).size),
                             breaks=list(edges), labels=labels)

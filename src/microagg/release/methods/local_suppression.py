@@ -166,4 +166,5 @@ class LocalSuppression(KeyMethod):
                     for chosen in itertools.combinations(data.keys, size):
                         smallest = min(smallest, k_anonymity(
                             part, chosen, MissingValues.MATCHES_ANY).smallest_class)
-        return {"k_anonymity": Anonymity(smallest, after.classes, smallest >= self.k)}
+        return {"k_anonymity": Anonymity(smallest, after.classes, smallest >= self.k,
+                                         after.all_missing)}

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from microagg.core.distance import scale
+from microagg.core.distance import Categorical, scale
 from microagg.data.table import Table
 from microagg.options import Scaling
 from microagg.partition.mdav import mdav
@@ -65,9 +65,29 @@ class MDAV(KAnonymityMethod):
     def labels(self, table: Table, columns: Sequence[str], *, threads: int | None = None,
                progress: Progress | None = None) -> np.ndarray:
         """MDAV's partition; on records with missing values, MDAV with the distance over
-        the attributes both records have (:func:`~microagg.partition.mdav_missing.mdav_missing`)."""
+        the attributes both records have (:func:`~microagg.partition.mdav_missing.mdav_missing`).
+
+        A record whose ``columns`` are all missing is written all missing, and k-anonymity
+        counts it for no record that has every value (:mod:`microagg.core.frequencies`,
+        as sdcMicro's ``freqCalc``): it takes no place in a cluster. MDAV partitions the
+        other records, and such records join the cluster formed last (their values change
+        no mean), so that every cluster holds at least k records with a value."""
         X = self.scaled(table, columns)
         categorical = categorical_part(table, columns)
+        blank = np.isnan(X).all(axis=1) & (categorical.codes < 0).all(axis=1)
+        rest = np.flatnonzero(~blank)
+        if rest.size == X.shape[0] or rest.size < self.k:  # none apart, or no cluster
+            return self._partition(X, categorical, threads, progress)
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        labels[rest] = self._partition(X[rest], Categorical(categorical.codes[rest],
+                                                            categorical.metrics),
+                                       threads, progress)
+        labels[blank] = labels[rest].max()
+        return labels
+
+    def _partition(self, X: np.ndarray, categorical: Categorical, threads: int | None,
+                   progress: Progress | None) -> np.ndarray:
+        """MDAV, or MDAV over the values present where some are missing."""
         if np.isnan(X).any() or (categorical.codes < 0).any():
             return mdav_missing(X, self.k, categorical=categorical, progress=progress,
                                 threads=threads)

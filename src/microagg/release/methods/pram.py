@@ -38,6 +38,13 @@ class InvariantPram(KeyMethod):
     PRAM gives no ex-ante guarantee: a record keeps its category with probability R_ii,
     and the risk of the keys after PRAM is measured, not bounded.
 
+    A column whose values present are of one category (in each stratum), or that has no
+    value present, cannot change: its matrix keeps every record (R_ii = 1). When no key can
+    change, the release is refused (an ``InputError`` naming each key and why), as masking
+    refuses a table it would leave as it is; a key that cannot change beside others that
+    can is named in a note. (A draw that happens to keep every value of keys that could
+    change is a PRAM release all the same: the report counts the values changed.)
+
     References
     ----------
     Kooiman, P., Willenborg, L. and Gouweleeuw, J. (1997), PRAM: a method for disclosure
@@ -76,6 +83,7 @@ class InvariantPram(KeyMethod):
         columns: dict[str, pd.Series] = {}
         matrices: list[PramMatrix] = []
         changed: dict[str, int] = {}
+        fixed: dict[str, str] = {}  # the keys PRAM cannot change, and why
         for key in data.keys:
             series = data.frame[key]
             categories, codes = _categories(series)
@@ -84,6 +92,7 @@ class InvariantPram(KeyMethod):
                                  f"redraws categories (at most {MAX_CATEGORIES}): recode it "
                                  "first (microagg recode)")
             drawn = codes.copy()
+            movable = False
             for rows, stratum in data.strata():
                 present = rows[codes[rows] >= 0]
                 if present.size == 0:
@@ -91,21 +100,40 @@ class InvariantPram(KeyMethod):
                 mass = np.bincount(codes[present], minlength=len(categories),
                                    weights=None if weights is None else weights[present])
                 matrix = invariant_matrix(mass, self.retention, self.alpha)
+                movable |= bool((np.diag(matrix)[mass > 0] < 1.0 - 1e-12).any())
                 drawn[present] = pram_codes(codes[present], matrix, rng)
                 matrices.append(PramMatrix(
                     key, [category_text(c) for c in categories],
                     (mass / mass.sum()).tolist(), matrix.tolist(), stratum))
+            if not movable:
+                fixed[key] = _why_fixed(codes, categories, data.design.strata is not None)
             changed[key] = int((drawn != codes).sum())
             columns[key] = _rebuild(series, categories, drawn)
+        if len(fixed) == len(data.keys):
+            raise InputError("PRAM can change no value: " + "; ".join(
+                f"column '{key}' {why}" for key, why in fixed.items()) + ": the table would be "
+                "written as it is and called protected; choose keys with two categories or "
+                "more")
         marginal = ("weighted by '" + data.design.weight + "'" if data.design.weight
                     else "counts of the records")
         notes = [f"the expected marginal of each column ({marginal}) is kept: p'R = p' for "
                  "the matrix of each column" + (" and stratum" if data.design.strata
                                                 is not None else "")]
+        notes += [f"column '{key}' {why}: PRAM cannot change it" for key, why in fixed.items()]
         return KeyStep(columns, {
             "retention": self.retention, "alpha": self.alpha,
             "marginal": marginal, "matrices": matrices,
             "changed_values": changed}, notes)
+
+
+def _why_fixed(codes: np.ndarray, categories: pd.Index, strata: bool) -> str:
+    """Why PRAM cannot change a column of category ``codes``: no value, or one category."""
+    present = np.unique(codes[codes >= 0])
+    if present.size == 0:
+        return "has no value present"
+    if present.size == 1:
+        return f"has one category ({category_text(categories[int(present[0])])})"
+    return "has one category in each stratum"
 
 
 def _categories(series: pd.Series) -> tuple[pd.Index, np.ndarray]:
