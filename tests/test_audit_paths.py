@@ -28,7 +28,7 @@ SCHEMA = Schema((
 ))
 
 
-def _table(rows: int = 12) -> pd.DataFrame:
+def _table(rows: int = 24) -> pd.DataFrame:
     rng = np.random.default_rng(0)
     return pd.DataFrame({
         "name": [f"person {i}" for i in range(rows)],
@@ -37,22 +37,28 @@ def _table(rows: int = 12) -> pd.DataFrame:
         "c": rng.choice(["a", "b"], rows),
         "d": rng.choice(["p", "q"], rows),
         "w": rng.uniform(1, 50, rows).round(2),
+        "z": rng.integers(0, 100, rows),  # undeclared: no step reads it
+        "tag": [f"t{i}" for i in range(rows)],  # undeclared, every value distinct
     })
 
 
 def _neighbours(fmt: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     """One record replaced (a category only that record has included: a Parquet column then
     lists it among its categories; a weight the risk measures would refuse; the only value
-    above the top code of a step), and one cell of each protected column missing."""
+    above the top code of a step; text in an undeclared column of numbers; a value that makes
+    the distinct values of an undeclared column repeat), and one cell of each protected
+    column missing."""
     base = _table()
-    replaced = base.copy()
-    replaced.loc[0, ["x", "y", "c", "d", "w"]] = [1.0, 100.0, "b", "z", -3.0]
+    replaced = base.astype({"z": object})
+    replaced.loc[0, ["x", "y", "c", "d", "w", "z", "tag"]] = [1.0, 100.0, "b", "z", -3.0,
+                                                              "abc", "t1"]
     base.loc[0, ["x", "y", "c"]] = [0.0, 0.0, "a"]
     gaps = base.copy()
     gaps.loc[0, ["x", "c"]] = [np.nan, None]
     pairs = [(base, replaced), (gaps, base)]
-    if fmt == "parquet":
-        pairs = [(a.assign(d=a["d"].astype("category")), b.assign(d=b["d"].astype("category")))
+    if fmt == "parquet":  # typed columns: text in a column of numbers is text throughout
+        pairs = [(a.assign(d=a["d"].astype("category"), z=a["z"].astype(str)),
+                  b.assign(d=b["d"].astype("category"), z=b["z"].astype(str)))
                  for a, b in pairs]
     return pairs
 

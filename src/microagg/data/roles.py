@@ -10,6 +10,12 @@ they are *suspected*, not assigned: a release that would mask a suspected column
 being told to refuses it, naming the column, the reason and the way to declare its role
 (:func:`suspect`). ``microagg schema IN -o S.yaml`` writes the roles suspected here as a
 schema for the data owner to read and edit (:func:`suggested_roles`).
+
+A suspicion read off a column's *name* is a function of the header; one read off its
+*values* (distinct, numbering the rows) is a function of the records, which one record can
+switch. So only names give roles by themselves (:func:`named_role`: the web app's and
+``microagg schema``'s default roles, and a DP release's refusals); what the values suggest is
+said beside, for the data owner to apply.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import pandas as pd
 
 from microagg.data.schema import Role
 
-__all__ = ["MASKABLE", "NEVER_MASKED", "suggested_roles", "suspect"]
+__all__ = ["MASKABLE", "NEVER_MASKED", "named_role", "suggested_roles", "suspect"]
 
 NEVER_MASKED = frozenset({Role.IDENTIFIER, Role.WEIGHT, Role.STRATUM, Role.HOUSEHOLD})
 """Roles a release never masks (identifiers are dropped, the others written unchanged)."""
@@ -78,18 +84,33 @@ def suspect(name: str, series: pd.Series, *, values: bool = True
     >>> suspect("age", pd.Series([39, 50])) is None
     True
     """
-    if _HOUSEHOLD_NAME.match(name):
-        return Role.HOUSEHOLD, "its name says so"
-    if _IDENTIFIER_NAME.match(name) or _CAMEL_IDENTIFIER.match(name):
-        return Role.IDENTIFIER, "its name says so"
-    if _WEIGHT_NAME.match(name) and (not values or pd.api.types.is_numeric_dtype(series)):
-        return Role.WEIGHT, "its name says so"
+    named = named_role(name)
+    if named is not None and (named is not Role.WEIGHT or not values
+                              or pd.api.types.is_numeric_dtype(series)):
+        return named, "its name says so"
     if not values:
         return None
     if _running_number(series):
         return Role.IDENTIFIER, "its values number the rows"
     if _distinct_text(series):
         return Role.IDENTIFIER, "every value is distinct"
+    return None
+
+
+def named_role(name: str) -> Role | None:
+    """The role a column's name alone says it has (household, identifier, weight), if any.
+
+    Examples
+    --------
+    >>> named_role("fnlwgt"), named_role("hhid"), named_role("age")
+    (<Role.WEIGHT: 'weight'>, <Role.HOUSEHOLD: 'household'>, None)
+    """
+    if _HOUSEHOLD_NAME.match(name):
+        return Role.HOUSEHOLD
+    if _IDENTIFIER_NAME.match(name) or _CAMEL_IDENTIFIER.match(name):
+        return Role.IDENTIFIER
+    if _WEIGHT_NAME.match(name):
+        return Role.WEIGHT
     return None
 
 

@@ -340,6 +340,7 @@ class Schema:
         frame: pd.DataFrame,
         roles: Mapping[str, Role | str] | None = None,
         default_role: Role | str = Role.OTHER,
+        strict: bool = True,
     ) -> Schema:
         """Build a schema from a DataFrame's columns.
 
@@ -351,7 +352,10 @@ class Schema:
         categories) or a nominal one whose categories are *observed* (``observed``): they name
         and order the categories, but they may have been read off the data, so a DP release
         refuses them until a schema declares them. Columns named in ``roles`` get that role,
-        the others ``default_role``.
+        the others ``default_role``. A column that is mostly numbers but holds some text
+        (numbers written in another dialect) is refused, unless not ``strict``: it is then a
+        nominal attribute, as a column that no release reads needs to be (its values must
+        not decide whether a release is made).
 
         Examples
         --------
@@ -373,13 +377,14 @@ class Schema:
         for name in frame.columns:
             series = frame[name]
             role = Role(roles.get(name, default_role))
-            if isinstance(series.dtype, pd.CategoricalDtype):
+            if isinstance(series.dtype, pd.CategoricalDtype) and (
+                    strict or len(series.dtype.categories)):
                 attributes.append(_categorical_attribute(str(name), series.dtype, role))
                 continue
             numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
                 series
             )
-            if not numeric and not pd.api.types.is_bool_dtype(series):
+            if strict and not numeric and not pd.api.types.is_bool_dtype(series):
                 refuse_numbers_read_as_text(str(name), series)
             attributes.append(
                 Attribute(
@@ -391,8 +396,10 @@ class Schema:
             )
         return cls(tuple(attributes))
 
-    def complete(self, frame: pd.DataFrame, role: Role | str = Role.OTHER) -> Schema:
-        """This schema plus inferred attributes (with ``role``) for the frame's undeclared columns.
+    def complete(self, frame: pd.DataFrame, role: Role | str = Role.OTHER,
+                 strict: bool = True) -> Schema:
+        """This schema plus inferred attributes (with ``role``) for the frame's undeclared columns
+        (read as :meth:`infer` reads them, ``strict`` or not).
 
         The result follows the frame's column order. Raises if the schema declares a column the
         frame lacks.
@@ -405,7 +412,8 @@ class Schema:
                 f"(the data has: {', '.join(map(str, frame.columns))})"
             )
         extra = [str(c) for c in frame.columns if c not in self]
-        inferred = Schema.infer(frame[extra], default_role=role) if extra else Schema()
+        inferred = (Schema.infer(frame[extra], default_role=role, strict=strict) if extra
+                    else Schema())
         by_name = {a.name: a for a in (*self.attributes, *inferred.attributes)}
         return Schema(tuple(by_name[str(c)] for c in frame.columns))
 

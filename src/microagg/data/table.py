@@ -264,7 +264,13 @@ def _encode_numeric(
     if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
-        coerced = pd.to_numeric(series.astype(str).str.strip(), errors="coerce")
+        # True and False (a boolean column with gaps is read as objects) are 1 and 0
+        objects = series.astype(object)
+        booleans = objects.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
+        if booleans.any():
+            objects = objects.where(~booleans, objects.map(
+                lambda v: float(v) if isinstance(v, bool | np.bool_) else v))
+        coerced = pd.to_numeric(objects.astype(str).str.strip(), errors="coerce")
         bad = coerced.isna().to_numpy() & ~absent
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -274,6 +280,11 @@ def _encode_numeric(
             )
         values = coerced.to_numpy(dtype=np.float64, copy=True)
         values[absent] = np.nan
+    bounds = attribute.bounds
+    if bounds is not None and clamp:  # every number, infinite or huge, into the domain
+        lo, hi = bounds
+        outside = (values < lo) | (values > hi)
+        return np.clip(values, lo, hi), int(outside.sum())
     infinite = ~np.isfinite(values) & ~absent
     if infinite.any():
         i = int(np.flatnonzero(infinite)[0])
@@ -284,19 +295,16 @@ def _encode_numeric(
         raise InputError(f"column '{name}': value {values[i]:g} in row {positions[i] + 1} is "
                          f"beyond ±{LARGEST_VALUE:g}, where sums and squares overflow; rescale "
                          "the column (e.g. express it in millions)")
-    bounds = attribute.bounds
     if bounds is not None:
         lo, hi = bounds
         outside = (values < lo) | (values > hi)
         if outside.any():
-            if not clamp:
-                i = int(np.flatnonzero(outside)[0])
-                raise InputError(
-                    f"column '{name}': value {values[i]:g} in row {positions[i] + 1} is outside "
-                    f"the declared domain [{lo:g}, {hi:g}]; clamp it explicitly (`clamp`) or "
-                    "widen the domain"
-                )
-            return np.clip(values, lo, hi), int(outside.sum())
+            i = int(np.flatnonzero(outside)[0])
+            raise InputError(
+                f"column '{name}': value {values[i]:g} in row {positions[i] + 1} is outside "
+                f"the declared domain [{lo:g}, {hi:g}]; clamp it explicitly (`clamp`) or "
+                "widen the domain"
+            )
     return values, 0
 
 

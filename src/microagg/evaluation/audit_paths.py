@@ -41,6 +41,8 @@ __all__ = ["PATHS", "Case", "Written", "side_outputs", "table_audit", "through_a
 
 TABLE = "out.csv"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\+00:00|Z)?")
+# said once per installation, when the kernels are first compiled: not a function of the data
+_COMPILING = re.compile(r"microagg: compiling the kernels[^\n]*\n")
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ class Written:
         files = tuple(sorted((name, _DATE.sub("<date>", content.decode("utf-8", "replace")))
                              for name, content in self.files.items()))
         return (self.code, _DATE.sub("<date>", self.stdout),
-                _DATE.sub("<date>", self.stderr), files)
+                _DATE.sub("<date>", _COMPILING.sub("", self.stderr)), files)
 
     def privacy(self) -> dict[str, Any]:
         """The privacy report written beside the table."""
@@ -157,19 +159,23 @@ def through_app(case: Case, frame: pd.DataFrame, folder: Path) -> Written:
     (:func:`~microagg.data.schema.Schema.infer`, the roles suggested) with the user's edits
     declaring the case's roles, kinds, domains and missing values; the run begun with no
     seed; each step run; the files of the download tab (what it offers as the release)."""
-    from microagg.data.io import read_table
-    from microagg.data.roles import suggested_roles
     from microagg.recipe.model import Step
-    from microagg.ui.state import ColumnEdit, begin_run, build_schema, write_downloads
+    from microagg.ui.state import (
+        ColumnEdit,
+        begin_run,
+        build_schema,
+        read_upload,
+        write_downloads,
+    )
 
     source = _input(frame, folder, case.fmt)
-    table = read_table(source)
+    table, inferred, _ = read_upload(source)
     edits = {a.name: ColumnEdit(role=a.role.value, kind=a.kind.value,
                                 domain=", ".join(str(v) for v in a.domain or ()),
                                 missing="" if a.missing is None else str(a.missing),
                                 taxonomy=str(a.taxonomy) if a.taxonomy else None)
              for a in case.schema}
-    schema = build_schema(Schema.infer(table), suggested_roles(table), edits)
+    schema = build_schema(inferred, edits)
     stderr = io.StringIO()
     try:
         with contextlib.redirect_stderr(stderr):

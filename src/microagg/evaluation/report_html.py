@@ -89,11 +89,12 @@ def _guarantee(r: ReleaseRecord, shown: bool) -> str:
     g = r.guarantee
     verdict = ("holds: verified on the written table, over these columns" if g.holds
                else '<span class="warning">no guarantee, or it does not hold</span>')
-    items = [("semantics", escape(g.semantics)), ("columns", escape(", ".join(g.columns)))]
-    if not shown:  # the step's table is not the release: its verdict is not published
+    items = [("semantics", escape(g.semantics))]
+    if not shown:  # the step's table is not the release: what it holds is not published
         return rows_table(items, "scope")
     return (f'<p class="recommendation" id="guarantee">{escape(g.statement)}</p>'
-            + rows_table([*items, ("verdict", verdict)], "scope"))
+            + rows_table([*items, ("columns", escape(", ".join(g.columns))),
+                          ("verdict", verdict)], "scope"))
 
 
 def _columns(r: ReleaseRecord) -> str:
@@ -209,7 +210,9 @@ def release_sections(record: ReleaseRecord, audience: Audience,
         return allows(declared, *keys, audience=audience)
 
     sections = [("Guarantee", _guarantee(record, shown("guarantee"))),
-                ("Parameters", _parameters(record)), ("Columns", _columns(record))]
+                ("Parameters", _parameters(record))]
+    if shown("columns"):
+        sections.append(("Columns", _columns(record)))
     whole = [("Disclosure risk", _risk(record), ("risk",)),
              ("Utility", _utility(record), ("utility",)),
              ("Clusters", _clusters(record), ("report", "clusters")),

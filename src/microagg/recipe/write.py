@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -32,10 +33,11 @@ from microagg.recipe.model import Recipe
 from microagg.recipe.report import RecipeReport, privacy_of, recipe_html, recipe_report
 from microagg.recipe.runner import RecipeRun
 from microagg.release.disclosure import Audience, view
+from microagg.release.report import PrivacyReport
 from microagg.release.sidecar import sidecar_path
 
-__all__ = ["RunFiles", "owner_report_path", "privacy_of", "published", "recipe_path",
-           "recipe_text", "run_files", "write_into", "write_run"]
+__all__ = ["RunFiles", "owner_report_path", "privacy_of", "published", "recipe_document",
+           "recipe_path", "recipe_text", "run_files", "write_into", "write_run"]
 
 PRIVATE_RECIPE_HEADER = (
     "# The recipe of a differentially private release, as published beside it: the steps and\n"
@@ -90,14 +92,52 @@ def published(run: RecipeRun) -> Audience:
     return Audience.PUBLIC if run.private else Audience.OWNER
 
 
+def recipe_document(run: RecipeRun, base_dir: Path | None = None,
+                    audience: Audience | None = None) -> dict[str, Any]:
+    """The recipe as run (:meth:`~microagg.recipe.model.Recipe.to_dict`) as ``audience``
+    (default :func:`published`) may see it. For the public, besides what
+    :mod:`~microagg.release.disclosure` withholds, the schema keeps the attributes of the
+    columns the release writes and of the columns a step names: what a column the release
+    drops was read as (its kind, from its values) is not published; and a DP step that
+    protected the default columns names them (the released columns' names are public), so
+    that the steps apply to the same columns again."""
+    audience = published(run) if audience is None else audience
+    document = run.recipe.to_dict(base_dir)
+    if audience is Audience.PUBLIC:
+        named = set(map(str, run.frame.columns))
+        for index, result in enumerate(run.results):
+            step = document["steps"][index]
+            report = result.release.report
+            if isinstance(report, PrivacyReport) and "columns" not in step:
+                step["columns"] = list(report.columns)
+            named |= _names(step)
+        attributes = (document.get("schema") or {}).get("attributes")
+        if attributes is not None:
+            document["schema"]["attributes"] = {n: a for n, a in attributes.items()
+                                                if n in named}
+    return view(document, audience)
+
+
+def _names(step: Mapping[str, Any]) -> set[str]:
+    """The column names a step's parameters and options name (lists of names, mappings keyed
+    by column)."""
+    out: set[str] = set()
+    for key, value in step.items():
+        if key in ("family", "method", "protects"):
+            continue
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            out |= set(value)
+        elif isinstance(value, Mapping):
+            out |= {str(k) for k in value}
+    return out
+
+
 def recipe_text(run: RecipeRun, base_dir: Path | None = None,
                 audience: Audience | None = None) -> str:
-    """The recipe as run, as YAML, holding what ``audience`` (default :func:`published`) may
-    see."""
+    """The recipe as run, as YAML: :func:`recipe_document` for ``audience``."""
     audience = published(run) if audience is None else audience
-    document = view(run.recipe.to_dict(base_dir), audience)
-    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True,
-                          default_flow_style=None, width=100)
+    text = yaml.safe_dump(recipe_document(run, base_dir, audience), sort_keys=False,
+                          allow_unicode=True, default_flow_style=None, width=100)
     return (PRIVATE_RECIPE_HEADER if audience is Audience.PUBLIC else "") + text
 
 
@@ -114,7 +154,10 @@ def write_into(run: RecipeRun, files: RunFiles, temporaries: Mapping[Path, Path]
     whole = report.to_dict()
     write_frame(carry_labels(run.original, run.frame), temporaries[files.table],
                 output_format(files.table), release=True)
-    temporaries[files.report].write_text(json_text(view(whole, audience)), encoding="utf-8")
+    shown = view(whole, audience)
+    if "recipe" in shown:
+        shown["recipe"] = recipe_document(run, None, audience)
+    temporaries[files.report].write_text(json_text(shown), encoding="utf-8")
     temporaries[files.recipe].write_text(recipe_text(run, files.table.parent, audience),
                                          encoding="utf-8")
     if files.privacy is not None:

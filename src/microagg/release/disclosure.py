@@ -114,10 +114,6 @@ _PRIVACY_RECORD["steps"] = Each({"step": PUBLIC, "method": PUBLIC, "context": PU
                                  "spends": PUBLIC,
                                  "record": ByFormat({PRIVACY_FORMAT: _PRIVACY_RECORD})})
 
-_RISK_AFTER = {"records": PUBLIC, "unique_percent": OWNER, "smallest_class": OWNER,
-               "classes": OWNER, "record_linkage_percent": OWNER, "rank_risk": OWNER}
-
-
 def _release_record(table: Audience) -> dict[str, Node]:
     """A release's report (:class:`~microagg.release.sidecar.ReleaseRecord`); ``table`` is
     the audience of what describes its written table (public for the release itself,
@@ -125,12 +121,15 @@ def _release_record(table: Audience) -> dict[str, Node]:
     return {
         "format": PUBLIC, "method": PUBLIC, "family": PUBLIC, "parameters": PUBLIC,
         "input": _INPUT, "microagg_version": PUBLIC, "created": PUBLIC, "records": table,
-        "rows_aligned": PUBLIC, "columns": PUBLIC,
-        "guarantee": {"statement": table, "holds": table, "columns": PUBLIC,
+        "rows_aligned": PUBLIC,
+        "columns": table,  # the keys family names the columns it changed
+        "guarantee": {"statement": table, "holds": table, "columns": table,
                       "semantics": PUBLIC},
         # the risk before is the raw data's; after: unique records and the smallest class
         # single out small groups, record linkage and rank risk read the original
-        "risk": {"before": OWNER, "after": _RISK_AFTER},
+        "risk": {"before": OWNER, "after": {
+            "records": table, "unique_percent": OWNER, "smallest_class": OWNER,
+            "classes": OWNER, "record_linkage_percent": OWNER, "rank_risk": OWNER}},
         "utility": {"sse_percent": EXTERNAL, "*": OWNER},
         "measures": PUBLIC,
         "skipped": OWNER,  # the reasons name how many values were missing in the input
@@ -188,15 +187,33 @@ def declaration(fmt: str) -> Node:
         raise UndeclaredField(f"format {fmt}") from None
 
 
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, Each):
+        return [node.declared]
+    if isinstance(node, ByFormat):
+        return list(node.formats.values())
+    return list(node.values()) if isinstance(node, Mapping) else []
+
+
+def _levels(node: Node, seen: frozenset[int] = frozenset()) -> set[Audience]:
+    """Every audience declared under ``node`` (a declaration may nest itself: a recipe's
+    privacy report holds each step's)."""
+    if isinstance(node, Audience):
+        return {node}
+    if id(node) in seen:
+        return set()
+    seen = seen | {id(node)}
+    return set().union(*(_levels(child, seen) for child in _children(node)))
+
+
 def _widest(node: Node) -> Audience:
     """The narrowest audience that may see every figure under ``node``."""
-    if isinstance(node, Audience):
-        return node
-    if isinstance(node, Each):
-        return _widest(node.declared)
-    if isinstance(node, ByFormat):
-        return max((_widest(n) for n in node.formats.values()), default=PUBLIC)
-    return max((_widest(n) for n in node.values()), default=PUBLIC)
+    return max(_levels(node), default=PUBLIC)
+
+
+def _narrowest(node: Node) -> Audience:
+    """The widest audience that may see some figure under ``node``."""
+    return min(_levels(node), default=PUBLIC)
 
 
 def allows(node: Node, *keys: str, audience: Audience) -> bool:
@@ -218,6 +235,8 @@ _OMIT = object()
 def _view(value: Any, node: Node, audience: Audience, where: str) -> Any:
     if isinstance(node, Audience):
         return value if node <= audience else _OMIT
+    if _narrowest(node) > audience:  # nothing of it may be seen, not even whether it is there
+        return _OMIT
     if value is None:
         return None
     if isinstance(node, ByFormat):

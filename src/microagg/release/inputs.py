@@ -39,12 +39,15 @@ MISSING_RULE = ("missing values are read as {value} before the mechanism: a publ
 
 
 def resolve_schema(frame: pd.DataFrame, schema: Schema | None,
-                   roles: Mapping[str, Role | str] | None = None) -> tuple[Schema, bool]:
-    """The schema a release works under, completed with the frame's undeclared columns and
-    with ``roles`` (column name -> role) applied over it, and whether the user declared a
-    schema (whose quasi-identifiers then choose the masked columns)."""
+                   roles: Mapping[str, Role | str] | None = None, *,
+                   strict: bool = True) -> tuple[Schema, bool]:
+    """The schema a release works under, completed with the frame's undeclared columns (read
+    ``strict`` or not: :meth:`~microagg.data.schema.Schema.infer`) and with ``roles`` (column
+    name -> role) applied over it, and whether the user declared a schema (whose
+    quasi-identifiers then choose the masked columns)."""
     declared = schema is not None
-    completed = (Schema.infer(frame) if schema is None else schema).complete(frame)
+    completed = (Schema.infer(frame, strict=strict) if schema is None
+                 else schema).complete(frame, strict=strict)
     if roles:
         for name in roles:
             require_known(completed, [name], "`roles`", identifiers=True)
@@ -197,8 +200,11 @@ class DPInput:
     domains: dict[str, dict[str, Any]]
     part: Categorical
     from_data: list[str]  # columns whose domain was read off the data
-    dropped_rows: int
+    dropped_rows: int  # for the owner only
     dropped_columns: list[str]  # not protected, not carried (identifiers included)
+    # rows with a missing value where none is declared may be dropped (drop_incomplete on a
+    # column without `missing:`): their number is then published; known from the options
+    drops_incomplete: bool = False
     # values clamped into a domain clipped at DP quantiles, per column: for the owner only
     clipped: Mapping[str, int] = field(default_factory=dict)
     # missing values read as the schema's declared value, per column: for the owner only
@@ -345,6 +351,8 @@ def _filled(series: pd.Series, mask: np.ndarray, value: Any) -> pd.Series:
     given in the column's own type)."""
     from microagg.data.schema import category_text
 
+    if pd.api.types.is_bool_dtype(series):  # True/False (nullable or not): read as 1/0
+        series = series.astype(object)
     if isinstance(series.dtype, pd.CategoricalDtype):
         matching = [c for c in series.dtype.categories if category_text(c) == value]
         if not matching:
@@ -410,8 +418,13 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     unless carried. ``drops_rows`` False: the caller cannot drop incomplete rows (the cluster
     path), and a refused missing value says so instead of offering ``drop_incomplete``."""
     require_rows_and_columns(frame)
-    schema, declared = resolve_schema(frame, schema, roles)
+    given = set(schema.names) if schema is not None else set()
+    # a column the release drops is not read: its values never decide whether it is made
+    schema, declared = resolve_schema(frame, schema, roles, strict=False)
     protected, carried = dp_columns(schema, columns, carry)
+    read = [c for c in (*protected, *carried) if c not in given]
+    if read:  # what the release reads is read as every release reads it
+        Schema.infer(frame[read])
     if not (declared or columns):
         refuse_suspects(frame, protected, roles, values=False)
     bounds = dict(bounds or {})
@@ -441,4 +454,6 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     return DPInput(table=table, numeric=numeric, categorical=categorical, carried=carried,
                    X=X, lows=lows, highs=highs, domains=domains, part=part,
                    from_data=undeclared, dropped_rows=len(frame) - table.n_rows,
+                   drops_incomplete=drop_incomplete and (bool(carried) or any(
+                       schema[c].missing is None for c in protected)),
                    dropped_columns=dropped_columns, filled=filled)

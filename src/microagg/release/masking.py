@@ -40,6 +40,9 @@ class MaskingMethod(ReleaseMethod):
     family: ClassVar[Family] = Family.MASKING
     parameter: ClassVar[str]
     unchanged_hint: ClassVar[str] = "use a larger parameter"
+    # a missing value stays missing (a method that transforms each value on its own); the
+    # others refuse missing values
+    takes_missing: ClassVar[bool] = False
 
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The masked values of the ``(n, p)`` matrix, rows in the same order."""
@@ -59,11 +62,18 @@ class MaskingMethod(ReleaseMethod):
         unchanged). An integer ``rng`` is a seed (the report says so); without one, OS
         entropy. A masking that changes no value is refused, or with ``refuse_unchanged``
         False (a recipe's step: whether it changed anything must not decide whether the
-        recipe runs) said in a warning."""
-        schema, declared = resolve_schema(frame, schema, roles)
+        recipe runs) said in a warning. A column the masking does not read, when the schema
+        or ``columns`` say which it reads, is not read: its values never stop the release."""
+        given = set(schema.names) if schema is not None else set()
+        chosen = schema is not None or bool(columns)
+        schema, declared = resolve_schema(frame, schema, roles, strict=not chosen)
         names = _masked_names(frame, schema, columns, declared, self.name, roles)
+        inferred = [c for c in names if c not in given]
+        if chosen and inferred:  # what it reads is read as every release reads it
+            Schema.infer(frame[inferred])
         undeclared = Schema(tuple(replace(schema[c], domain=None) for c in names))
-        values = encode(frame[names], undeclared).numeric_matrix(names)
+        values = encode(frame[names], undeclared,
+                        missing=self.takes_missing).numeric_matrix(names)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
             try:
                 masked = self.mask(values, make_rng(rng))
@@ -112,14 +122,18 @@ def _check_masked(values: np.ndarray, masked: np.ndarray, names: Sequence[str],
     """Refuse a masked table that is not one: values that overflowed, or no value changed
     (said in a warning instead when not ``refuse_unchanged``)."""
     what = f"{method.name} with {method.parameter} = {method.value:g}"
-    bad = ~np.isfinite(masked)
+    bad = ~np.isfinite(masked) & ~np.isnan(values)  # a missing value may stay missing
     if bad.any():
         column = names[int(np.flatnonzero(bad.any(axis=0))[0])]
         raise InputError(f"{what} overflows: column '{column}' would hold values beyond the "
                          "floating-point range; use a smaller parameter")
-    spread = np.ptp(values, axis=0)
-    moved = np.abs(masked - values).max(axis=0)
-    if np.all(moved <= UNCHANGED * np.where(spread > 0, spread, np.abs(values).max(axis=0))):
+    present = ~np.isnan(values)
+    low = np.where(present, values, np.inf).min(axis=0)
+    high = np.where(present, values, -np.inf).max(axis=0)
+    spread = np.where(high >= low, high - low, 0.0)
+    largest = np.where(present, np.abs(values), 0.0).max(axis=0)
+    moved = np.where(present, np.abs(masked - values), 0.0).max(axis=0)
+    if np.all(moved <= UNCHANGED * np.where(spread > 0, spread, largest)):
         said = (f"{what} changes no value beyond rounding (every value moves by less than "
                 f"{UNCHANGED:g} of its column's range)")
         if not refuse_unchanged:

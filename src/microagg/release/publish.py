@@ -87,6 +87,9 @@ def _weaknesses(data: DPInput, *, multiplier: int, linked: bool, seeded: bool,
         out.append("linked columns: the pairing of separately grouped values is not protected")
     if data.carried:
         out.append(f"carried columns {', '.join(data.carried)} copied unchanged")
+    if data.drops_incomplete:
+        out.append("rows with a missing value dropped first: the table's length publishes "
+                   "how many rows are complete")
     if seeded:
         out.append("noise drawn from a known seed")
     return out
@@ -114,7 +117,7 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
     private, scope, sentence = guarantee_sentence(
         epsilon=budget.epsilon, multiplier=multiplier, columns=data.columns,
         carried=data.carried, linked=linked, from_data=data.from_data,
-        dropped_rows=data.dropped_rows, parts=parts, microaggregated=microaggregated,
+        drops_incomplete=data.drops_incomplete, parts=parts, microaggregated=microaggregated,
         individual=individual, seeded=seeded)
     unit = unit if unit is not None else PrivacyUnit()
     unit_level = unit_epsilon if unit_epsilon is not None else budget.epsilon

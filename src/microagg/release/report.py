@@ -63,12 +63,13 @@ class GuaranteeScope(StrEnum):
     EACH_COLUMN = "each column"  # every protected column (or group) on its own, not their pairing
     MICROAGGREGATED = "microaggregated data set"  # 004: DP of X^m, not of the records
     INDIVIDUAL = "individual DP"  # 004 eigen variant: local sensitivity, neighbours of X only
+    COMPLETE_ROWS = "complete rows"  # DP of the rows left after dropping incomplete ones
     NONE = "none"
 
 
 def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
                        carried: list[str], linked: bool, from_data: list[str],
-                       dropped_rows: int, parts: list[tuple[str, float]] | None = None,
+                       drops_incomplete: bool, parts: list[tuple[str, float]] | None = None,
                        microaggregated: str | None = None, individual: str | None = None,
                        seeded: bool = False) -> tuple[bool, GuaranteeScope, str]:
     """(differentially private, scope, the guarantee in plain words), never rounded up.
@@ -81,12 +82,15 @@ def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
     (local sensitivity): the guarantee is then ε-individual DP (Soria-Comas et al. 2017), not
     ε-DP. A ``seeded`` release is not differentially private at all: whoever knows the seed
     regenerates the noise; the sentence says so first, then what the release would satisfy
-    with its noise drawn from OS entropy."""
+    with its noise drawn from OS entropy. A release that ``drops_incomplete`` rows (rows with
+    a missing value where no value is declared for it) publishes their number exactly: it is
+    differentially private with respect to the complete rows only, said whether or not this
+    input had such a row."""
     if seeded:
         _, _, without = guarantee_sentence(
             epsilon=epsilon, multiplier=multiplier, columns=columns, carried=carried,
-            linked=linked, from_data=from_data, dropped_rows=dropped_rows, parts=parts,
-            microaggregated=microaggregated, individual=individual)
+            linked=linked, from_data=from_data, drops_incomplete=drops_incomplete,
+            parts=parts, microaggregated=microaggregated, individual=individual)
         return False, GuaranteeScope.NONE, (
             "This release is NOT differentially private: its noise was drawn from a given "
             "seed, and anyone who learns or guesses the seed can regenerate the noise and "
@@ -98,8 +102,10 @@ def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
             f"{', '.join(from_data)} were taken from the data (--bounds-from-data), so the "
             "noise and the possible outputs depend on the data itself.")
     level = epsilon * multiplier
-    rows = (" The data set is the rows without a missing value (rows with one were dropped "
-            "first); their number is public." if dropped_rows else "")
+    rows = (" Rows with a missing value were dropped first (drop_incomplete): the table's "
+            "length publishes how many rows are complete, exactly, so it is NOT "
+            "differentially private with respect to the input, only with respect to its "
+            "complete rows." if drops_incomplete else "")
     target = neighbours = ""
     if microaggregated:
         target = (" It is NOT differentially private with respect to the original records: "
@@ -134,7 +140,11 @@ def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
             f"protected columns ({', '.join(columns)}) {core}{rows}")
     if microaggregated:
         return False, GuaranteeScope.MICROAGGREGATED, f"The released table {core}{rows}"
-    return True, GuaranteeScope.TABLE, f"The released table {core}{rows}"
+    if drops_incomplete:
+        return False, GuaranteeScope.COMPLETE_ROWS, (
+            f"The released table {core.replace('data sets (', 'sets of complete rows (')}"
+            f"{rows}")
+    return True, GuaranteeScope.TABLE, f"The released table {core}"
 
 
 def _individual_sentence(level: float, individual: str, microaggregated: str | None,

@@ -54,7 +54,7 @@ class PrivacyUnit:
         if household_size is None:
             return cls(households[0] if households else None, 1)
         if not households:
-            resolved, _ = resolve_schema(frame, schema, roles)
+            resolved, _ = resolve_schema(frame, schema, roles, strict=False)
             households = list(resolved.names_with_role(Role.HOUSEHOLD))
         if isinstance(household_size, bool) or not isinstance(household_size, int) \
                 or household_size < 1:

@@ -8,13 +8,12 @@ from typing import Any
 
 from shiny import Inputs, reactive, render, ui
 
-from microagg.data.io import read_table
 from microagg.data.roles import suggested_roles
 from microagg.data.schema import Kind, Role, Schema
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError, MicroaggError
 from microagg.ui.session import State, clear_errors, guarded, show_error
-from microagg.ui.state import ColumnEdit
+from microagg.ui.state import ColumnEdit, read_upload
 
 __all__ = ["data_server"]
 
@@ -39,8 +38,8 @@ def data_server(input: Inputs, state: State) -> None:
 
         def load() -> None:
             path = state.space.adopt(upload[0]["datapath"], upload[0]["name"])
-            frame = read_table(path)
-            inferred = Schema.infer(frame)
+            frame, inferred, notes = read_upload(path)
+            state.reading.set(notes)
             state.run.set(None)
             state.edits.set({})
             state.suggestions.set(suggested_roles(frame))
@@ -59,8 +58,11 @@ def data_server(input: Inputs, state: State) -> None:
             return ui.p("No table yet. Missing cells are read as missing: empty, NA, NaN, "
                         "NULL.")
         gaps = int(frame.isna().to_numpy().sum())
-        return ui.p(f"{source.name}: {len(frame):,} records, {frame.shape[1]} columns, "
-                    f"{gaps:,} missing cells.", id="loaded-text")
+        notes = [ui.tags.li(n) for n in state.reading()]
+        return ui.TagList(
+            ui.p(f"{source.name}: {len(frame):,} records, {frame.shape[1]} columns, "
+                 f"{gaps:,} missing cells.", id="loaded-text"),
+            ui.tags.ul(*notes, id="reading-notes", class_="context") if notes else None)
 
     @render.ui
     def columns() -> Any:
@@ -89,7 +91,10 @@ def data_server(input: Inputs, state: State) -> None:
                      class_="context") if locked else
                 ui.p("Quasi-identifiers are the keys an intruder may know: they are "
                      "measured for risk and masked by default. Identifiers are dropped; "
-                     "weight, stratum and household columns are never masked."))
+                     "weight, stratum and household columns are never masked. A role the "
+                     "column's name gives is set; one its values suggest (every value "
+                     "distinct, numbers counting the rows) is shown beside it, for you to "
+                     "set if it is right."))
         return ui.TagList(note, ui.tags.fieldset(table, disabled=locked or None))
 
     @reactive.effect

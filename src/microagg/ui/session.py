@@ -56,6 +56,7 @@ class State:
     run: reactive.Value[RecipeRun | None]
     memory: dict[tuple[Any, ...], tuple[pd.DataFrame, Future[Any]]]
     ahead: ThreadPoolExecutor  # one thread: measures computed before they are shown
+    reading: reactive.Value[list[str]]  # what the columns' values say about how they were read
     closed: bool = False
 
     @classmethod
@@ -63,7 +64,8 @@ class State:
         return cls(Workspace(), reactive.value(None), reactive.value(None),
                    reactive.value(None), reactive.value({}), reactive.value({}),
                    reactive.value(None), {},
-                   ThreadPoolExecutor(1, thread_name_prefix="microagg-ahead"))
+                   ThreadPoolExecutor(1, thread_name_prefix="microagg-ahead"),
+                   reactive.value([]))
 
     def close(self) -> None:
         """The session ended: its folder is removed, the measures not begun are dropped."""
@@ -75,7 +77,7 @@ class State:
         inferred = self.inferred()
         if inferred is None:
             return None
-        return build_schema(inferred, self.suggestions(), self.edits())
+        return build_schema(inferred, self.edits())
 
     def usable_schema(self) -> Schema | None:
         """The schema as edited, or as read off the data while an edit is refused (its

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from microagg.recipe.runner import RecipeRun
     from microagg.recipe.write import RunFiles
 
-__all__ = ["ColumnEdit", "Workspace", "begin_run", "build_schema", "parse_domain",
-           "write_downloads"]
+__all__ = ["ColumnEdit", "Workspace", "begin_run", "build_schema", "default_role",
+           "parse_domain", "read_upload", "write_downloads"]
 
 _OPEN: set[str] = set()
 
@@ -79,19 +79,28 @@ def parse_domain(text: str, kind: Kind) -> tuple[Any, ...] | None:
     return tuple(items)  # Attribute checks and converts them for its kind
 
 
-def build_schema(inferred: Schema, roles: dict[str, tuple[Role, str]],
-                 edits: dict[str, ColumnEdit]) -> Schema:
-    """The schema of the table: kinds read off the data, roles suggested by
-    :func:`~microagg.data.roles.suggested_roles`, and the user's edits over both. A
-    :class:`~microagg.errors.SchemaError` names the column at fault."""
+def default_role(name: str) -> Role:
+    """The role a column starts with: what its name says (a function of the header, never of
+    the values: :func:`~microagg.data.roles.named_role`), else quasi-identifier."""
+    from microagg.data.roles import named_role
+
+    return named_role(name) or Role.QUASI
+
+
+def build_schema(inferred: Schema, edits: dict[str, ColumnEdit]) -> Schema:
+    """The schema of the table: kinds read off the data, roles by :func:`default_role`, and
+    the user's edits over both (what the values suggest is shown beside, for the user to
+    apply). A domain read off the data (a categorical column's) stays observed, and gives
+    way to a taxonomy. A :class:`~microagg.errors.SchemaError` names the column at fault."""
     attributes = []
     for base in inferred:
         edit = edits.get(base.name, ColumnEdit())
         kind = Kind(edit.kind) if edit.kind else base.kind
-        role = Role(edit.role) if edit.role else roles[base.name][0]
-        observed = not edit.domain and base.observed and kind is base.kind
+        role = Role(edit.role) if edit.role else default_role(base.name)
+        kept = kind is base.kind and not edit.taxonomy  # the observed categories still apply
+        observed = not edit.domain and base.observed and kept
         domain = parse_domain(edit.domain, kind) if edit.domain else (
-            base.domain if kind is base.kind else None)
+            base.domain if kept else None)
         try:
             attributes.append(Attribute(
                 name=base.name, role=role, kind=kind, domain=domain,
@@ -128,3 +137,21 @@ def begin_run(source: Path | None, frame: Any, schema: Schema | None, seed: int 
     return RecipeRun.start(Recipe(input=source, schema=schema, seed=seed,
                                   missing=parse(MissingValues, missing, "`missing`")),
                            frame, source=source)
+
+
+def read_upload(path: Path) -> tuple[Any, Schema, list[str]]:
+    """The uploaded table, its kinds read off the data and what each column's values say
+    about how it was read (mostly numbers with some text, numbers in another dialect): the
+    command line refuses such a column until its kind is declared; the app reads it as
+    categories and says so, so that a column no step reads never stops the work."""
+    from microagg.data.io import read_table
+    from microagg.errors import MicroaggError
+
+    frame = read_table(path)
+    notes = []
+    for name in frame.columns:
+        try:
+            Schema.infer(frame[[name]])
+        except MicroaggError as exc:
+            notes.append(f"{exc} (read as categories until its kind is set)")
+    return frame, Schema.infer(frame, strict=False), notes

@@ -53,6 +53,7 @@ class TopBottomCoding(MaskingMethod):
     summary: ClassVar[str] = "top/bottom coding: extremes replaced by a threshold"
     parameter: ClassVar[str] = "top"
     unchanged_hint: ClassVar[str] = "move a threshold inside the range of the data"
+    takes_missing: ClassVar[bool] = True  # a missing value stays missing
 
     top: float | None = param(Optional(Interval(float)), default=None,
                               help="Values above this are replaced by it.")
@@ -88,9 +89,10 @@ class TopBottomCoding(MaskingMethod):
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         p = values.shape[1]
         if self.at is Threshold.QUANTILE:
-            high = (np.quantile(values, self.top, axis=0, method="inverted_cdf")
+            # the quantiles of the values present (a missing value stays missing)
+            high = (np.nanquantile(values, self.top, axis=0, method="inverted_cdf")
                     if self.top is not None else np.full(p, np.inf))
-            low = (np.quantile(values, self.bottom, axis=0, method="inverted_cdf")
+            low = (np.nanquantile(values, self.bottom, axis=0, method="inverted_cdf")
                    if self.bottom is not None else np.full(p, -np.inf))
         else:
             high = np.full(p, np.inf if self.top is None else self.top)
