@@ -4,8 +4,7 @@ library, print); the method options are generated from the method objects' field
 (:mod:`microagg.cli.flags`).
 
 ``microagg --version`` is answered here, before the commands (and with them pandas, numpy and
-numba) are imported; every other command goes to this user's resident worker when one runs
-(:mod:`microagg.cli.worker_client`), else to :mod:`microagg.cli.program`, imported on first
+numba) are imported; everything else goes to :mod:`microagg.cli.program`, imported on first
 use.
 """
 
@@ -28,11 +27,6 @@ def entry() -> None:
     for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
         if getattr(sys, name) is None:  # started with that stream closed: it goes nowhere
             setattr(sys, name, open(os.devnull, mode))  # noqa: SIM115
-    from microagg.cli.worker_client import delegate
-
-    code = delegate(sys.argv[1:])
-    if code is not None:
-        raise SystemExit(code)
     from microagg.cli.program import entry as run
 
     run()

@@ -16,7 +16,6 @@ import importlib
 import os
 import sys
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -29,7 +28,7 @@ from microagg.errors import MicroaggError
 __all__ = ["INTERNAL", "INTERRUPTED", "app", "entry", "finish", "main"]
 
 COMMANDS = ("check", "risk", "evaluate", "schema", "microaggregate", "tclose", "dp", "mask",
-            "keys", "compare", "run", "ui", "demo", "datasets", "worker")
+            "keys", "compare", "run", "ui", "demo", "datasets")
 """The command modules, in the order ``--help`` lists them; each registers its command."""
 
 for _module in COMMANDS:
@@ -99,8 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
 @functools.cache
 def _click_command() -> Any:
-    """The app as one Click command, built once (about 25 ms): a resident worker's commands
-    share the one it built while warming up."""
+    """The app as one Click command, built once (about 25 ms)."""
     return typer.main.get_command(app)
 
 
@@ -144,7 +142,7 @@ def entry() -> None:
     raise SystemExit(code)
 
 
-def finish(code: int, last: Callable[[], None] | None = None, alongside: int = 0) -> None:
+def finish(code: int) -> None:
     """End the process with ``code`` once the command has ended. After Ctrl-C the command
     has said so in one line; what the interpreter's exit handlers print while they stop an
     interrupted Dask cluster is left unsaid.
@@ -154,19 +152,15 @@ def finish(code: int, last: Callable[[], None] | None = None, alongside: int = 0
     free what pandas and numba built (about 0.4 s of every run: the last garbage collection,
     then every module's objects one by one); every output was closed and renamed before.
     Otherwise (a thread still running, as after Ctrl-C in a Dask run) this returns, and the
-    caller exits as usual. ``last`` is called just before ``os._exit`` (the resident worker
-    sends the exit code to its caller there); ``alongside`` threads of the caller's own may
-    still run (they end with the process)."""
+    caller exits as usual."""
     if code == INTERRUPTED:
         sys.stderr.flush()
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 2)
-    if threading.active_count() == 1 + alongside:
+    if threading.active_count() == 1:
         gc.freeze()  # nothing left to collect that matters before the process ends
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # a closed pipe, a closed stream
                 stream.flush()
-        if last is not None:
-            last()
         os._exit(code)
