@@ -10,12 +10,14 @@ them together (:func:`write_all`). A run killed during the rename step can leave
 ``.<name>.microagg-<pid>-*.tmp`` files; the next write to the same name removes them.
 
 CSV conventions: one header row, UTF-8, comma separator (a header with semicolons, tabs or
-bars and no comma selects that separator). Empty fields and the tokens ``NA``,
-``N/A``, ``NaN``, ``nan``, ``NULL``, ``null`` are read as missing values; nothing else is (so a
-category called ``None`` or ``?`` stays a category). Numbers are written with a decimal point
-and no thousands separator; a file written otherwise is read with ``decimal=","`` and
-``thousands="."`` (or another separator), which the command line calls ``--decimal`` and
-``--thousands``.
+bars and no comma selects that separator). A row with fewer fields than the header has
+missing values at its end; a row with more is refused, naming its line (pandas would read a
+first row with one field too many as row labels and every value one column off). Empty
+fields and the tokens ``NA``, ``N/A``, ``NaN``, ``nan``, ``NULL``, ``null`` are read as missing
+values; nothing else is (so a category called ``None`` or ``?`` stays a category). Numbers
+are written with a decimal point and no thousands separator; a file written otherwise is read
+with ``decimal=","`` and ``thousands="."`` (or another separator), which the command line
+calls ``--decimal`` and ``--thousands``.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import io
 import json
 import math
 import os
+import re
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
@@ -133,6 +137,9 @@ def _read_csv(path: Path, dialect: tuple[str, str | None]) -> pd.DataFrame:
     if not header:
         raise InputError(f"file {path} is empty (no header row)")
     check_names([h.strip() for h in header], path)
+    first = _first_row(sample, separator)
+    if first is not None and first[1] > len(header):
+        raise _too_many_fields(path, first[0], first[1], len(header))
     try:
         frame = pd.read_csv(
             path, sep=separator, keep_default_na=False, na_values=MISSING_TOKENS,
@@ -140,9 +147,44 @@ def _read_csv(path: Path, dialect: tuple[str, str | None]) -> pd.DataFrame:
         )
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fields = _FIELDS.search(message)
+        if fields is not None:
+            expected, line, seen = (int(v) for v in fields.groups())
+            raise _too_many_fields(path, line, seen, expected) from None
         raise InputError(f"cannot parse {path}: {message}") from None
+    if not isinstance(frame.index, pd.RangeIndex):
+        # pandas reads a first row longer than the header as row labels and the rest shifted
+        # one column: a first row beyond the sample read above
+        raise InputError(f"cannot parse {path}: its first row of data has more fields than "
+                         f"the header has columns ({len(header)})")
     frame.columns = [column_name(c) for c in frame.columns]
     return frame
+
+
+_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+def _first_row(sample: str, separator: str) -> tuple[int, int] | None:
+    """The line and the number of fields of the first row of data in ``sample`` (blank lines
+    skipped), or ``None`` when the sample holds none. A row the sample cuts short has fewer
+    fields, never more."""
+    reader = csv.reader(io.StringIO(sample, newline=""), delimiter=separator,
+                        skipinitialspace=True)
+    try:
+        next(reader)
+        while True:
+            line = reader.line_num + 1
+            row = next(reader)
+            if row:
+                return line, len(row)
+    except (StopIteration, csv.Error):
+        return None
+
+
+def _too_many_fields(path: Path, line: int, fields: int, columns: int) -> InputError:
+    return InputError(f"cannot parse {path}: line {line} has {fields} fields but the header "
+                      f"names {columns} columns (a value that holds the separator must be "
+                      "quoted)")
 
 
 def _separator(sample: str) -> str:
