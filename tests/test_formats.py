@@ -224,6 +224,36 @@ def test_a_release_round_trips_through_xlsx(run_cli, tmp_path):
     assert back.groupby(["age", "income"]).size().min() >= 3
 
 
+def test_an_xlsx_output_refuses_a_text_a_cell_cannot_hold(run_cli, tmp_path):
+    """A text over 32,767 characters would be cut short in the cell (and reported as written
+    unchanged), a control character is refused by openpyxl: each is one line naming the
+    column and the limit, and nothing is written; a text of exactly 32,767 is written whole."""
+    notes = ["short"] * 12
+    schema = tmp_path / "s.yaml"
+    schema.write_text("attributes:\n  age: {role: quasi, kind: numeric}\n"
+                      "  note: {role: other, kind: nominal}\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    cases = {"long": ("x" * 32_768, ["'note'", "32,768 characters", "32,767"]),
+             "control": ("a\x01b", ["'note'", "U+0001"])}
+    for name, (text, fragments) in cases.items():
+        source = tmp_path / f"{name}.csv"
+        pd.DataFrame({"age": range(20, 32), "note": [*notes[:5], text, *notes[6:]]}).to_csv(
+            source, index=False)
+        result = run_cli("microaggregate", source, "-o", out / "o.xlsx", "--k", "3",
+                         "--schema", schema)
+        lines = result.stderr.strip().splitlines()
+        assert result.code == 2 and len(lines) == 1, result.stderr
+        assert all(f in lines[0] for f in [*fragments, "row 6"]), lines[0]
+        assert list(out.iterdir()) == []
+    whole = pd.DataFrame({"note": ["y" * 32_767, "z"]})
+    write_table(whole, tmp_path / "whole.xlsx")
+    assert read_table(tmp_path / "whole.xlsx")["note"].str.len().tolist() == [32_767, 1]
+    with pytest.raises(InputError, match="its name has 32,768 characters"):
+        write_table(pd.DataFrame({"n" * 32_768: [1]}), tmp_path / "name.xlsx")
+    assert not (tmp_path / "name.xlsx").exists()
+
+
 def test_xlsx_with_a_header_cell_missing_is_refused(tmp_path):
     pd.DataFrame([["a", None], [1, 2]]).to_excel(tmp_path / "h.xlsx", header=False,
                                                  index=False)

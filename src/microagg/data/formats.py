@@ -18,7 +18,9 @@ category the file did not label (the ``*`` to which microaggregation generalizes
 value) gets the next code after the largest one, and its own label.
 
 Excel files are read from their first sheet with the CSV reader's missing-value tokens; Excel
-stores 15 significant digits of a number, so an ``.xlsx`` keeps what Excel would.
+stores 15 significant digits of a number, so an ``.xlsx`` keeps what Excel would. A text that
+an Excel cell cannot hold whole (over 32,767 characters, or with a control character) is
+refused before anything is written, naming its column and row.
 """
 
 from __future__ import annotations
@@ -35,14 +37,16 @@ import pandas as pd
 
 from microagg.errors import InputError
 
-__all__ = ["FORMAT_NAMES", "LABELS_KEY", "READ_ONLY", "carry_labels", "read_format",
-           "write_format"]
+__all__ = ["EXCEL_CELL_CHARACTERS", "FORMAT_NAMES", "LABELS_KEY", "READ_ONLY", "carry_labels",
+           "read_format", "write_format"]
 
 LABELS_KEY = "microagg_labels"
 """The key of ``DataFrame.attrs`` under which the variables' labels are kept."""
 
 FORMAT_NAMES = {"sav": "SPSS", "dta": "Stata", "sas7bdat": "SAS", "xlsx": "Excel"}
 READ_ONLY = frozenset({"sas7bdat"})
+EXCEL_CELL_CHARACTERS = 32_767
+"""The most characters an Excel cell holds; a longer text would be cut short."""
 INSTALL = 'pip install "microagg[formats]"'
 
 # Stata's long holds -2,147,483,647 to 2,147,483,620 (the largest values code missing ones).
@@ -200,6 +204,7 @@ def write_format(frame: pd.DataFrame, path: Path, fmt: str) -> None:
                          "write .sav, .dta, .xlsx, .csv or .parquet")
     if fmt == "xlsx":
         _module("openpyxl", Path(f"x.{fmt}"))
+        _check_excel_cells(frame)
         try:
             with open(path, "wb") as handle:
                 frame.to_excel(handle, index=False, engine="openpyxl")
@@ -207,6 +212,40 @@ def write_format(frame: pd.DataFrame, path: Path, fmt: str) -> None:
             raise InputError(f"cannot write Excel data: {_first_line(exc)}") from None
         return
     _write_statistical(frame, path, fmt)
+
+
+def _check_excel_cells(frame: pd.DataFrame) -> None:
+    """Refuse a name or a text that an Excel cell cannot hold whole: more than
+    :data:`EXCEL_CELL_CHARACTERS` characters (which would be cut short) or a control
+    character (which openpyxl refuses)."""
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    def refuse(name: object, where: str, text: str) -> None:
+        if len(text) > EXCEL_CELL_CHARACTERS:
+            raise InputError(f"cannot write column '{name}' to Excel: {where} has "
+                             f"{len(text):,} characters, more than the "
+                             f"{EXCEL_CELL_CHARACTERS:,} an Excel cell holds; write .csv, "
+                             ".parquet, .sav or .dta instead")
+        control = ILLEGAL_CHARACTERS_RE.search(text)
+        if control is not None:
+            raise InputError(f"cannot write column '{name}' to Excel: {where} holds the "
+                             f"control character U+{ord(control.group()):04X}, which an "
+                             "Excel cell cannot hold; write .csv, .parquet, .sav or .dta "
+                             "instead")
+
+    for position, name in enumerate(frame.columns):
+        refuse(name, "its name", str(name))
+        series = frame.iloc[:, position]
+        if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+            continue
+        present = series.notna().to_numpy()
+        text = series[present].astype(str)
+        too_long = text.str.len().to_numpy() > EXCEL_CELL_CHARACTERS
+        control = text.str.contains(ILLEGAL_CHARACTERS_RE, regex=True).to_numpy(dtype=bool)
+        bad = np.flatnonzero(too_long | control)
+        if bad.size:
+            row = int(np.flatnonzero(present)[bad[0]]) + 1
+            refuse(name, f"its value in row {row:,}", text.iloc[bad[0]])
 
 
 def _write_statistical(frame: pd.DataFrame, path: Path, fmt: str) -> None:
