@@ -5,11 +5,13 @@ library, print); the method options are generated from the method objects' field
 
 ``microagg --version`` is answered here, before the commands (and with them pandas, numpy and
 numba) are imported; everything else goes to :mod:`microagg.cli.program`, imported on first
-use.
+use. The signals that end a command are handled from the start (:mod:`microagg.interrupts`):
+one that interrupts the imports is one line and its exit code, as anywhere else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any
@@ -19,6 +21,19 @@ __all__ = ["app", "entry", "main"]
 
 def entry() -> None:
     """The ``microagg`` program (:func:`microagg.cli.program.entry`)."""
+    import microagg.interrupts as interrupts
+
+    interrupts.install()
+    try:
+        _start()
+    except KeyboardInterrupt:  # outside the command's own handling: before or after it
+        interrupts.say()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os._exit(interrupts.exit_code())  # nothing was reserved yet, or all is renamed
+
+
+def _start() -> None:
     if sys.argv[1:] == ["--version"]:
         from microagg import __version__
 

@@ -6,8 +6,11 @@ Excel ``.xlsx`` and, for reading only, SAS ``.sas7bdat`` (:mod:`microagg.data.fo
 labels become categories and are written back). Every write
 goes to a temporary file in the target folder and is renamed over the target only when complete,
 so a failed run never leaves a partial output behind; a command with several outputs renames
-them together (:func:`write_all`). A run killed during the rename step can leave hidden
-``.<name>.microagg-<pid>-*.tmp`` files; the next write to the same name removes them.
+them together (:func:`write_all`). A signal that ends the command (:mod:`microagg.interrupts`)
+removes the temporaries on its way out, and one that arrives while they are made, renamed or
+removed waits until that step is whole (the renames are then undone). A process killed outright
+(SIGKILL) can leave hidden ``.<name>.microagg-<pid>-*.tmp`` files; the next write to the same
+name removes them.
 
 CSV conventions: one header row, UTF-8, comma separator (a header with semicolons, tabs or
 bars and no comma selects that separator). A row with fewer fields than the header has
@@ -39,6 +42,7 @@ from typing import Any
 
 import pandas as pd
 
+import microagg.interrupts as interrupts
 from microagg.errors import InputError
 
 __all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_names", "check_output",
@@ -324,7 +328,9 @@ def _reserve(target: Path, keep: Sequence[str | Path] = ()) -> Path:
 
 def _commit(temporaries: Sequence[Path], targets: Sequence[Path]) -> None:
     """Rename every temporary over its target, or none: targets that exist are first moved
-    aside, and any failure puts them back and removes what was already renamed."""
+    aside, and any failure puts them back and removes what was already renamed. Run under
+    :func:`microagg.interrupts.held`: a signal that arrived meanwhile undoes the renames too,
+    so that an interrupted command has written nothing."""
     mode = _file_mode()
     aside: list[tuple[Path, Path]] = []  # (target, its previous version)
     placed: list[Path] = []
@@ -339,20 +345,29 @@ def _commit(temporaries: Sequence[Path], targets: Sequence[Path]) -> None:
             os.replace(tmp, target)
             placed.append(target)
     except BaseException as exc:
-        for target in placed:
-            with contextlib.suppress(OSError):
-                target.unlink()
-        for target, previous in aside:
-            with contextlib.suppress(OSError):
-                os.replace(previous, target)
+        _undo(placed, aside)
         if isinstance(exc, OSError):
             failed = targets[min(len(placed), len(targets) - 1)]
             raise InputError(f"cannot write {failed}: {exc.strerror or exc}; no output was "
                              "written") from None
         raise
+    if interrupts.pending():
+        _undo(placed, aside)
+        return
     for _, previous in aside:
         with contextlib.suppress(OSError):
             previous.unlink()
+    interrupts.wrote(targets)
+
+
+def _undo(placed: Sequence[Path], aside: Sequence[tuple[Path, Path]]) -> None:
+    """Remove the outputs ``placed`` and put back the previous versions set ``aside``."""
+    for target in placed:
+        with contextlib.suppress(OSError):
+            target.unlink()
+    for target, previous in aside:
+        with contextlib.suppress(OSError):
+            os.replace(previous, target)
 
 
 @contextlib.contextmanager
@@ -383,7 +398,8 @@ def atomic_paths(paths: Sequence[str | Path], sources: Sequence[str | Path] = ()
     temporaries: list[Path] = []
     try:
         for target in targets:
-            temporaries.append(_reserve(target, sources))
+            with interrupts.held():  # a temporary is made and recorded, or not made
+                temporaries.append(_reserve(target, sources))
         try:
             yield temporaries
         except OSError as exc:
@@ -392,11 +408,13 @@ def atomic_paths(paths: Sequence[str | Path], sources: Sequence[str | Path] = ()
                 raise InputError(f"cannot write the output: {exc.strerror or exc}; no output "
                                  "was written") from None
             raise
-        _commit(temporaries, targets)
+        with interrupts.held():
+            _commit(temporaries, targets)
     finally:
-        for tmp in temporaries:
-            if tmp.exists():
-                tmp.unlink()
+        with interrupts.held():
+            for tmp in temporaries:
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.unlink()
 
 
 def write_all(writers: Sequence[tuple[Path, Callable[[Path], None]]],
