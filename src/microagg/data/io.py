@@ -33,6 +33,7 @@ import json
 import math
 import os
 import re
+import sys
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
@@ -252,13 +253,28 @@ def temporary_prefix(path: Path) -> str:
 
 
 def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
+    """Whether process ``pid`` runs (when in doubt, yes: its temporaries stay)."""
+    if sys.platform == "win32":  # os.kill would end the process (or signal a console group)
+        import ctypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return bool(ctypes.get_last_error() == 5)  # ERROR_ACCESS_DENIED: it exists
+        try:
+            status = ctypes.c_ulong()
+            return (not kernel32.GetExitCodeProcess(handle, ctypes.byref(status))
+                    or status.value == 259)  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    else:
+        try:
+            os.kill(pid, 0)  # signal 0: only asks whether the process exists
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
         return True
-    return True
 
 
 def remove_stale_temporaries(path: Path, remove: Callable[[Path], None] | None = None,
@@ -285,9 +301,11 @@ def _file_mode() -> int:
 
 
 def _name_limit(folder: Path) -> int:
+    """The longest file name ``folder``'s file system takes (255 where the system does not
+    say: Windows has no pathconf)."""
     try:
         return os.pathconf(folder, "PC_NAME_MAX")
-    except (OSError, ValueError):
+    except (AttributeError, OSError, ValueError):
         return 255
 
 
