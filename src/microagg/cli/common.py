@@ -28,6 +28,7 @@ __all__ = [
     "WORKERS_HELP",
     "WRITES",
     "check_report",
+    "check_weight",
     "compile_notice",
     "engine_is_dask",
     "fmt",
@@ -116,6 +117,7 @@ def write_release(method: Any, *, input: Path, schema_path: Path | None, output:
     with outputs([output, record_path, labels_out, report],
                  sources(input, schema_path, schema=schema)) as files:
         frame = read_input(input, decimal, thousands)
+        check_weight(frame, schema, options.get("roles"), bool(options.get("drop_incomplete")))
         notice = compile_notice() if with_progress else contextlib.nullcontext()
         with notice, progress_bar(len(frame), title) as progress:
             if with_progress:  # a method with progress runs the compiled partitioners
@@ -137,6 +139,26 @@ def write_release(method: Any, *, input: Path, schema_path: Path | None, output:
     from microagg.cli.app import out
 
     out.print(f"  report: {record_path}" + (f" and {report}" if report is not None else ""))
+
+
+def check_weight(frame: Any, schema: Any, roles: dict[str, Any] | None,
+                 drop_incomplete: bool = False) -> None:
+    """The sampling weight a release is given (``--weight``, else the schema's), checked by
+    the one rule (:mod:`microagg.data.weights`) before the release reads the table's kinds,
+    so that a text or an infinite number in it is refused as a weight, as ``risk`` refuses
+    it; rows ``--drop-incomplete`` drops are not read."""
+    import numpy as np
+
+    from microagg.data.schema import Role
+    from microagg.data.weights import sampling_weights
+
+    given = [name for name, role in (roles or {}).items() if Role(role) is Role.WEIGHT]
+    declared = [] if schema is None else list(schema.names_with_role(Role.WEIGHT))
+    for name in given or declared[:1]:
+        if name in frame.columns:
+            rows = (np.flatnonzero(frame.notna().all(axis=1).to_numpy()) if drop_incomplete
+                    else np.arange(len(frame)))
+            sampling_weights(frame[name].iloc[rows], name, rows)
 
 
 def engine_is_dask(engine: str, scheduler: str | None, workers: int | None, **local_only: Any
