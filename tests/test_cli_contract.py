@@ -452,3 +452,19 @@ def test_a_first_row_longer_than_the_header_is_refused_by_every_command(run_cli,
         assert len(lines) == 1 and lines[0].startswith("microagg: error: "), result.stderr
         assert str(shifted) in lines[0] and "line 2 has 3 fields" in lines[0], lines[0]
         assert list(out.iterdir()) == [], args
+
+
+def test_a_name_with_a_line_break_is_read_and_named_in_microaggs_words(run_cli, tmp_path):
+    """A header may hold a quoted line break; an option naming such a column without double
+    quotes is refused in microagg's words (not the csv module's), naming it."""
+    source = tmp_path / "nl.csv"
+    source.write_text('"a\nb",c\n1,2\n3,4\n5,6\n7,8\n')
+    quoted = run_cli("check", source, "--k", "2", "--quasi", '"a\nb",c')
+    assert quoted.code == 1 and "smallest class 1" in quoted.stdout, quoted.stderr
+    for option in (["--quasi", "c,a\nb"], ["--quasi", "a\nb"]):
+        result = run_cli("check", source, "--k", "2", *option)
+        lines = result.stderr.strip().splitlines()
+        assert result.code == 2 and len(lines) == 1, result.stderr
+        assert lines[0] == ("microagg: error: --quasi: the name 'a\\nb' holds a line break; "
+                            "write a name that holds one in double quotes, as a CSV header "
+                            "does"), lines[0]

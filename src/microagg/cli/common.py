@@ -184,13 +184,16 @@ def names(value: str | None, option: str) -> list[str] | None:
         return None
     import csv
 
-    from microagg.data.io import column_name
+    from microagg.data.io import column_name, quoted
 
     try:
         fields = next(csv.reader([value], skipinitialspace=True), [])
-    except csv.Error as exc:
-        raise InputError(f"{option}: cannot read '{value}' as comma-separated names: {exc}"
-                         ) from None
+    except csv.Error:  # the only one it raises here: a line break outside double quotes
+        broken = next((part for part in value.split(",") if "\n" in part or "\r" in part),
+                      value)
+        raise InputError(f"{option}: the name {quoted(broken.strip())} holds a line break; "
+                         "write a name that holds one in double quotes, as a CSV header "
+                         "does") from None
     names = [column_name(v) for v in fields if v.strip()]
     if not names:
         raise InputError(f"{option} needs at least one column name")

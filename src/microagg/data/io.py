@@ -47,7 +47,7 @@ import microagg.interrupts as interrupts
 from microagg.errors import InputError
 
 __all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_names", "check_output",
-           "column_name", "json_text", "output_format", "read_table",
+           "column_name", "json_text", "output_format", "quoted", "read_table",
            "remove_stale_temporaries", "table_format", "temporary_prefix", "write_all",
            "write_frame", "write_json", "write_table", "write_text"]
 
@@ -135,14 +135,17 @@ def _read_csv(path: Path, dialect: tuple[str, str | None]) -> pd.DataFrame:
         raise InputError(f"{path} holds NUL bytes: it is not a CSV text file (a spreadsheet or "
                          "a binary file renamed .csv?)")
     separator = _separator(sample)
+    reader = csv.reader(io.StringIO(sample, newline=""), delimiter=separator,
+                        skipinitialspace=True)
     try:
-        header = next(csv.reader(sample.splitlines()[:1], delimiter=separator), None)
-    except csv.Error as exc:
-        raise InputError(f"cannot read {path} as UTF-8 CSV: {exc}") from None
+        header = next(reader, None)
+    except csv.Error:  # the only one it raises here: a field beyond the csv module's limit
+        raise InputError(f"cannot read the header of {path}: a name is longer than "
+                         f"{csv.field_size_limit():,} characters") from None
     if not header:
         raise InputError(f"file {path} is empty (no header row)")
     check_names([h.strip() for h in header], path)
-    first = _first_row(sample, separator)
+    first = _first_row(reader)
     if first is not None and first[1] > len(header):
         raise _too_many_fields(path, first[0], first[1], len(header))
     try:
@@ -169,14 +172,12 @@ def _read_csv(path: Path, dialect: tuple[str, str | None]) -> pd.DataFrame:
 _FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 
 
-def _first_row(sample: str, separator: str) -> tuple[int, int] | None:
-    """The line and the number of fields of the first row of data in ``sample`` (blank lines
-    skipped), or ``None`` when the sample holds none. A row the sample cuts short has fewer
-    fields, never more."""
-    reader = csv.reader(io.StringIO(sample, newline=""), delimiter=separator,
-                        skipinitialspace=True)
+def _first_row(reader: Any) -> tuple[int, int] | None:
+    """The line and the number of fields of the first row of data that ``reader`` (a
+    ``csv.reader`` of the file's first characters, past its header) gives, blank lines
+    skipped; ``None`` when they hold none. A row they cut short has fewer fields, never
+    more."""
     try:
-        next(reader)
         while True:
             line = reader.line_num + 1
             row = next(reader)
@@ -225,6 +226,20 @@ def column_name(name: object) -> str:
     """A column name as microagg compares it: text, stripped, in Unicode normal form C (so
     that 'naïve' typed on the command line matches 'naïve' written decomposed by a file)."""
     return unicodedata.normalize("NFC", str(name).strip())
+
+
+def quoted(name: object) -> str:
+    """A column name as a message writes it: in quotes, its line breaks, tabs and other
+    control characters as escapes, so that the message stays one line and says which name.
+
+    Examples
+    --------
+    >>> print(quoted("income"), quoted("net" + chr(10) + "income"))
+    'income' 'net\\nincome'
+    """
+    text = "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c
+                   for c in str(name))
+    return f"'{text}'"
 
 
 def check_names(names: list[str], path: Path) -> None:
