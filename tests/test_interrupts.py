@@ -265,3 +265,41 @@ def test_held_steps_and_library_callers(tmp_path):
     """, tmp_path)
     assert result.stdout.splitlines() == ["after the step [True] KeyboardInterrupt",
                                           "False None"], result
+
+
+def test_an_interrupt_a_library_catches_still_ends_the_command(tmp_path):
+    """A library that stops on a signal and returns (the web app's server does) hides it from
+    the command: the command line still gives the signal's code and line."""
+    result = _python("""
+        import signal
+        import microagg.interrupts as interrupts
+        from microagg.cli import program
+
+        interrupts.install()
+        class Swallowing:
+            def main(self, **_):
+                try:
+                    signal.raise_signal(signal.SIGTERM)
+                except KeyboardInterrupt:
+                    pass  # a server that stops on the signal and returns
+                return 0
+        program._click_command = Swallowing
+        print(program.main(["demo"]))
+    """, tmp_path)
+    assert result.stdout.splitlines() == ["143"], result
+    assert result.stderr.splitlines() == [f"microagg: error: interrupted by SIGTERM; {NOTHING}"]
+
+
+def test_ctrl_c_stops_the_web_app_with_its_code(tmp_path):
+    pytest.importorskip("shiny")
+    import socket
+
+    with socket.socket() as probe:  # a port no one listens on
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    process = _start(tmp_path, "ui", "--port", port)
+    assert process.stdout is not None
+    assert process.stdout.readline().startswith("microagg ui: http://127.0.0.1:")
+    time.sleep(1.0)  # the server has started listening
+    process.send_signal(signal.SIGINT)
+    assert NOTHING in _error_line(process, signal.SIGINT)

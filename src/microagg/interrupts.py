@@ -11,7 +11,8 @@ ignored while the command winds down, so that nothing cuts its clean-up short. A
 was ignored when the process started (``nohup``, a background job of a shell without job
 control) stays ignored. An interrupt raised inside a finalizer, which Python would swallow, is
 delivered again; once the command winds down, what finalizers say about the writes it cut
-short is not printed.
+short is not printed. A library that catches the interrupt and returns (the web app's server
+stops on a signal) does not hide it: the command line still ends with its line and code.
 
 Steps that must not be cut in two (a temporary made and recorded, the outputs renamed into
 place together, temporaries removed) run under :func:`held`: a signal that arrives during one

@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
                "the traceback); no output was written")
         return INTERNAL
     code = code if isinstance(code, int) else 0
-    if code == INTERRUPTED:  # Typer's own answer to an interrupt, whatever the signal
+    # Typer's own answer to an interrupt, whatever the signal; or one that a library caught
+    # (the web app's server stops on it and returns)
+    if code == INTERRUPTED or interrupts.received() is not None:
         interrupts.say()
         return interrupts.exit_code()
     return code
