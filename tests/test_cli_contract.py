@@ -423,3 +423,48 @@ def test_a_name_split_on_its_comma_gets_a_hint(run_cli, tmp_path):
     assert result.code == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "did you mean 'income, net'?" in result.stderr
     assert "(the data has: 'income, net', b)" in result.stderr
+
+
+def test_a_first_row_longer_than_the_header_is_refused_by_every_command(run_cli, tmp_path):
+    """Read as pandas reads it, the first row's extra field would make the first column row
+    labels and shift every value one column: each command refuses it in one line naming the
+    file and the line, and writes nothing."""
+    good = tmp_path / "good.csv"
+    pd.DataFrame({"a": [1, 2, 3, 4, 5, 6], "b": [1, 1, 2, 2, 3, 3]}).to_csv(good, index=False)
+    shifted = tmp_path / "shifted.csv"
+    shifted.write_text("a,b\n1,1,9\n2,1\n3,2\n4,2\n5,3\n6,3\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    commands = [
+        ["microaggregate", shifted, "-o", out / "m.csv", "--k", "2"],
+        ["check", shifted, "--k", "2"],
+        ["suppress", shifted, "-o", out / "s.csv", "--keys", "a,b", "--k", "2"],
+        ["risk", shifted, "--keys", "a,b", "--records-out", out / "r.csv"],
+        ["recode", shifted, "-o", out / "c.csv", "--breaks", "a=0:3:6"],
+        ["evaluate", good, shifted],
+        ["evaluate", shifted, good],
+        ["schema", shifted, "-o", out / "s.yaml"],
+    ]
+    for args in commands:
+        result = run_cli(*args)
+        lines = result.stderr.strip().splitlines()
+        assert result.code == 2, (args, result.stdout, result.stderr)
+        assert len(lines) == 1 and lines[0].startswith("microagg: error: "), result.stderr
+        assert str(shifted) in lines[0] and "line 2 has 3 fields" in lines[0], lines[0]
+        assert list(out.iterdir()) == [], args
+
+
+def test_a_name_with_a_line_break_is_read_and_named_in_microaggs_words(run_cli, tmp_path):
+    """A header may hold a quoted line break; an option naming such a column without double
+    quotes is refused in microagg's words (not the csv module's), naming it."""
+    source = tmp_path / "nl.csv"
+    source.write_text('"a\nb",c\n1,2\n3,4\n5,6\n7,8\n')
+    quoted = run_cli("check", source, "--k", "2", "--quasi", '"a\nb",c')
+    assert quoted.code == 1 and "smallest class 1" in quoted.stdout, quoted.stderr
+    for option in (["--quasi", "c,a\nb"], ["--quasi", "a\nb"]):
+        result = run_cli("check", source, "--k", "2", *option)
+        lines = result.stderr.strip().splitlines()
+        assert result.code == 2 and len(lines) == 1, result.stderr
+        assert lines[0] == ("microagg: error: --quasi: the name 'a\\nb' holds a line break; "
+                            "write a name that holds one in double quotes, as a CSV header "
+                            "does"), lines[0]

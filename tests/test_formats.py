@@ -224,6 +224,85 @@ def test_a_release_round_trips_through_xlsx(run_cli, tmp_path):
     assert back.groupby(["age", "income"]).size().min() >= 3
 
 
+def test_an_xlsx_output_refuses_a_text_a_cell_cannot_hold(run_cli, tmp_path):
+    """A text over 32,767 characters would be cut short in the cell (and reported as written
+    unchanged), a control character is refused by openpyxl: each is one line naming the
+    column and the limit, and nothing is written; a text of exactly 32,767 is written whole."""
+    notes = ["short"] * 12
+    schema = tmp_path / "s.yaml"
+    schema.write_text("attributes:\n  age: {role: quasi, kind: numeric}\n"
+                      "  note: {role: other, kind: nominal}\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    cases = {"long": ("x" * 32_768, ["'note'", "32,768 characters", "32,767"]),
+             "control": ("a\x01b", ["'note'", "U+0001"])}
+    for name, (text, fragments) in cases.items():
+        source = tmp_path / f"{name}.csv"
+        pd.DataFrame({"age": range(20, 32), "note": [*notes[:5], text, *notes[6:]]}).to_csv(
+            source, index=False)
+        result = run_cli("microaggregate", source, "-o", out / "o.xlsx", "--k", "3",
+                         "--schema", schema)
+        lines = result.stderr.strip().splitlines()
+        assert result.code == 2 and len(lines) == 1, result.stderr
+        assert all(f in lines[0] for f in [*fragments, "row 6"]), lines[0]
+        assert list(out.iterdir()) == []
+    whole = pd.DataFrame({"note": ["y" * 32_767, "z"]})
+    write_table(whole, tmp_path / "whole.xlsx")
+    assert read_table(tmp_path / "whole.xlsx")["note"].str.len().tolist() == [32_767, 1]
+    with pytest.raises(InputError, match="its name has 32,768 characters"):
+        write_table(pd.DataFrame({"n" * 32_768: [1]}), tmp_path / "name.xlsx")
+    assert not (tmp_path / "name.xlsx").exists()
+
+
+@pytest.mark.parametrize("suffix", [".sav", ".dta"])
+def test_a_write_spss_or_stata_refuses_names_the_column(run_cli, tmp_path, suffix):
+    """pyreadstat's own messages do not always name the column ("A provided name is too
+    long for the file format"): every refusal does, in one line, and nothing is written."""
+    fmt = "SPSS" if suffix == ".sav" else "Stata"
+    limit = "64 bytes" if suffix == ".sav" else "32 characters"
+    long_name = "n" * 70
+    cases = {"a b": "contains a space", long_name: f"longer than {fmt} allows ({limit})",
+             "a\nb": "illegal character"}
+    for name, reason in cases.items():
+        source = tmp_path / "in.parquet"
+        pd.DataFrame({"age": range(20, 32), name: np.arange(12.0)}).to_parquet(source)
+        out = tmp_path / f"out{suffix}"
+        result = run_cli("microaggregate", source, "-o", out, "--k", "3", "--columns", "age")
+        lines = result.stderr.strip().splitlines()
+        assert result.code == 2 and len(lines) == 1, result.stderr
+        shown = name.replace("\n", "\\n")
+        assert f"cannot write column '{shown}' to {fmt} data" in lines[0], lines[0]
+        assert reason in lines[0], lines[0]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+@pytest.mark.parametrize("suffix", [".sav", ".dta"])
+def test_values_a_statistical_file_would_change_are_refused(tmp_path, suffix):
+    """Whole numbers beyond 2^53 would lose digits as doubles, and SPSS cuts a value label at
+    120 bytes (a category of 100 'é' came back as one character): refused, naming the
+    column; the largest exact numbers and labels are written whole."""
+    fmt = "SPSS" if suffix == ".sav" else "Stata"
+    with pytest.raises(InputError, match=rf"column 'id' to {fmt} data: its value in row 2, "
+                                         "9007199254740993, has more digits"):
+        write_table(pd.DataFrame({"id": [1, 2**53 + 1]}), tmp_path / f"i{suffix}")
+    write_table(pd.DataFrame({"id": [1, 2**53]}), tmp_path / f"exact{suffix}")
+    assert read_table(tmp_path / f"exact{suffix}")["id"].tolist() == [1, 2**53]
+    long = pd.DataFrame({"job": pd.Categorical(["é" * 100, "b"])})
+    if suffix == ".sav":
+        with pytest.raises(InputError, match="column 'job' to SPSS data: its category "
+                                              r"'é{40}\.\.\.' has 200 bytes, more than the 120"):
+            write_table(long, tmp_path / "l.sav")
+        assert not (tmp_path / "l.sav").exists()
+        fits = pd.DataFrame({"job": pd.Categorical(["é" * 60, "b"])})
+        write_table(fits, tmp_path / "fits.sav")
+        assert read_table(tmp_path / "fits.sav")["job"].tolist() == ["é" * 60, "b"]
+    else:  # Stata's value labels hold them
+        write_table(long, tmp_path / "l.dta")
+        assert read_table(tmp_path / "l.dta")["job"].tolist() == ["é" * 100, "b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"exact{suffix}", "fits.sav" if suffix == ".sav" else "l.dta"])
+
+
 def test_xlsx_with_a_header_cell_missing_is_refused(tmp_path):
     pd.DataFrame([["a", None], [1, 2]]).to_excel(tmp_path / "h.xlsx", header=False,
                                                  index=False)

@@ -88,3 +88,35 @@ def test_a_parquet_index_that_pandas_stored_is_read_as_what_it_is(tmp_path):
     read = read_table(path)
     assert list(read.columns) == ["x"] and read["x"].tolist() == [3.0, 1.0]
     assert list(read.index) == [0, 1]
+
+
+def test_a_row_with_more_fields_than_the_header_is_refused_wherever_it_is(tmp_path: Path):
+    """pandas reads a first row longer than the header as row labels, every column shifted
+    one place; that row is refused like any other, naming the file and the line."""
+    cases = {"first.csv": ("a,b\n1,2,3\n4,5\n6,7\n", 2),
+             "blank.csv": ("a,b\n\n1,2,3\n4,5\n", 3),
+             "later.csv": ("a,b\n1,2\n4,5,6\n6,7\n", 3),
+             "trailing.csv": ("a,b\n1,2,\n4,5,\n", 2),
+             "quoted.csv": ('a,b\n"x\ny",2,3\n4,5\n', 2)}
+    for name, (text, line) in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(InputError) as caught:
+            read_table(path)
+        message = str(caught.value)
+        assert str(path) in message and f"line {line} has 3 fields" in message, message
+        assert "header names 2 columns" in message
+    long_first = tmp_path / "long.csv"  # its first row lies beyond what is sampled first
+    long_first.write_text('a,b\n"' + "x" * 70_000 + '",2,3\n4,5\n')
+    with pytest.raises(InputError, match="first row of data has more fields"):
+        read_table(long_first)
+
+
+def test_rows_with_quoted_separators_blank_lines_or_fewer_fields_are_read(tmp_path: Path):
+    path = tmp_path / "fine.csv"
+    path.write_text('a,b,c\n\n"1,5",2,"x\ny"\n4,5\n')
+    frame = read_table(path)
+    assert list(frame.columns) == ["a", "b", "c"]
+    assert isinstance(frame.index, pd.RangeIndex)
+    assert frame["a"].tolist() == ["1,5", "4"] and frame["b"].tolist() == [2, 5]
+    assert frame["c"].iloc[0] == "x\ny" and pd.isna(frame["c"].iloc[1])

@@ -106,7 +106,8 @@ def __getattr__(name: str) -> Any:
         return globals()[name]
     module = _EXPORTS.get(name)
     if module is None:
-        method = _method_class(name)
+        # a class name; anything else (a submodule not imported yet) is not looked up here
+        method = _method_class(name) if name[:1].isupper() else None
         if method is None:
             raise AttributeError(f"module 'microagg' has no attribute '{name}'")
         globals()[name] = method

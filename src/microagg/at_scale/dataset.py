@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import microagg.interrupts as interrupts
 from microagg.data.io import (
     check_output,
     read_table,
@@ -284,10 +285,13 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
     target = check_dataset_output(target, source)
     remove_stale_temporaries(target, lambda stale: shutil.rmtree(stale, ignore_errors=True),
                              keep=[source] if source is not None else ())
-    tmp = Path(tempfile.mkdtemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-", suffix=".tmp",
-                                dir=target.parent if str(target.parent) else "."))
+    tmp: Path | None = None
     futures: list[Any] = []
     try:
+        with interrupts.held():  # the folder is made and recorded, or not made
+            tmp = Path(tempfile.mkdtemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-",
+                                        suffix=".tmp",
+                                        dir=target.parent if str(target.parent) else "."))
         writes = [dask.delayed(_write_part)(part, str(tmp / f"part-{i:05d}.parquet"))
                   for i, part in enumerate(parts)]
         futures = client.compute([*writes, *extra])
@@ -298,13 +302,15 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
                 progress(sum(rows))
         results = [future.result() for future in futures[len(writes):]]
         os.chmod(tmp, 0o777 & ~_umask())
-        if target.exists():
-            old = target.with_name(f"{temporary_prefix(target)}{os.getpid()}-old.tmp")
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+        with interrupts.held():  # the renames are not cut in two
+            if target.exists():
+                old = target.with_name(f"{temporary_prefix(target)}{os.getpid()}-old.tmp")
+                os.replace(target, old)
+                os.replace(tmp, target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, target)
+            interrupts.wrote([target])
         return rows, results
     except BaseException:
         # Cancel only what failed: cancelling finished futures races the scheduler's release
@@ -314,7 +320,9 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
             client.cancel(futures)
         raise
     finally:
-        remove_folder(tmp)
+        if tmp is not None:
+            with interrupts.held():
+                remove_folder(tmp)
 
 
 @contextlib.contextmanager
@@ -322,13 +330,17 @@ def spill_folder(target: Path) -> Iterator[Path]:
     """A hidden temporary folder beside the output ``target`` for the files of an exchange
     (workers write and read it, as they write the output), removed at the end; left behind
     by a killed process, it is removed as stale by the next write to ``target``."""
-    folder = Path(tempfile.mkdtemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-",
-                                   suffix=".spill.tmp",
-                                   dir=target.parent if str(target.parent) else "."))
+    folder: Path | None = None
     try:
+        with interrupts.held():
+            folder = Path(tempfile.mkdtemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-",
+                                           suffix=".spill.tmp",
+                                           dir=target.parent if str(target.parent) else "."))
         yield folder
     finally:
-        remove_folder(folder)
+        if folder is not None:
+            with interrupts.held():
+                remove_folder(folder)
 
 
 def remove_folder(folder: Path, patience: float = 30.0) -> None:

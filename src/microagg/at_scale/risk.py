@@ -30,6 +30,7 @@ import pandas as pd
 
 from microagg.at_scale.dataset import Dataset, Piece, read_piece, write_dataset
 from microagg.core.frequencies import all_missing, combination_ids, key_codes, key_frequencies
+from microagg.data.weights import sampling_weights
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 from microagg.risk.categorical import k_values
@@ -90,14 +91,7 @@ def _keys_of(piece: Piece, keys: Sequence[str], weight: str | None) -> pd.DataFr
     """The partition's keys and, checked, its weights."""
     frame = read_piece(piece, [*keys, *([weight] if weight else [])]).reset_index(drop=True)
     if weight is not None:
-        values = pd.to_numeric(frame[weight], errors="coerce").to_numpy(dtype=np.float64)
-        bad = np.flatnonzero(~(np.isfinite(values) & (values >= 1)))
-        if bad.size:
-            raise InputError(f"weight column '{weight}' of {piece.path}: row {bad[0] + 1} "
-                             f"holds {frame[weight].iloc[bad[0]]}; a sampling weight is the "
-                             "number of population units a record stands for, at least 1, "
-                             "in every row")
-        frame[weight] = values
+        frame[weight] = sampling_weights(frame[weight], weight, where=f" of {piece.path}")
     return frame
 
 

@@ -4,13 +4,14 @@ library, print); the method options are generated from the method objects' field
 (:mod:`microagg.cli.flags`).
 
 ``microagg --version`` is answered here, before the commands (and with them pandas, numpy and
-numba) are imported; every other command goes to this user's resident worker when one runs
-(:mod:`microagg.cli.worker_client`), else to :mod:`microagg.cli.program`, imported on first
-use.
+numba) are imported; everything else goes to :mod:`microagg.cli.program`, imported on first
+use. The signals that end a command are handled from the start (:mod:`microagg.interrupts`):
+one that interrupts the imports is one line and its exit code, as anywhere else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any
@@ -20,6 +21,19 @@ __all__ = ["app", "entry", "main"]
 
 def entry() -> None:
     """The ``microagg`` program (:func:`microagg.cli.program.entry`)."""
+    import microagg.interrupts as interrupts
+
+    interrupts.install()
+    try:
+        _start()
+    except KeyboardInterrupt:  # outside the command's own handling: before or after it
+        interrupts.say()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os._exit(interrupts.exit_code())  # nothing was reserved yet, or all is renamed
+
+
+def _start() -> None:
     if sys.argv[1:] == ["--version"]:
         from microagg import __version__
 
@@ -28,11 +42,6 @@ def entry() -> None:
     for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
         if getattr(sys, name) is None:  # started with that stream closed: it goes nowhere
             setattr(sys, name, open(os.devnull, mode))  # noqa: SIM115
-    from microagg.cli.worker_client import delegate
-
-    code = delegate(sys.argv[1:])
-    if code is not None:
-        raise SystemExit(code)
     from microagg.cli.program import entry as run
 
     run()

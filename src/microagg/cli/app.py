@@ -8,7 +8,7 @@ from rich.console import Console
 
 from microagg import __version__
 
-__all__ = ["DATASET_NAMES", "HELP_OPTIONS", "app", "datasets_app", "out", "reset_console"]
+__all__ = ["DATASET_NAMES", "HELP_OPTIONS", "app", "datasets_app", "out"]
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 DATASET_NAMES = "census, eia, tarragona, adult, adult-categorical, adult-mixed or synthetic"
@@ -27,12 +27,6 @@ datasets_app = typer.Typer(help=f"Reference data sets ({DATASET_NAMES}).",
                            no_args_is_help=True, context_settings=HELP_OPTIONS)
 
 out = Console(highlight=False, soft_wrap=True)
-
-
-def reset_console() -> None:
-    """Detect :data:`out`'s terminal again (its colours and width): the resident worker's
-    command runs on its caller's streams, not on those the console was made for."""
-    out.__init__(highlight=False, soft_wrap=True)  # type: ignore[misc]
 
 
 def _version(value: bool) -> None:

@@ -29,6 +29,7 @@ __all__ = [
     "WORKERS_HELP",
     "WRITES",
     "check_report",
+    "check_weight",
     "compile_notice",
     "engine_is_dask",
     "fmt",
@@ -167,6 +168,7 @@ def write_release(method: Any, *, input: Path, schema_path: Path | None, output:
     with outputs([output, record_path, labels_out, report],
                  sources(input, schema_path, schema=schema)) as files:
         frame = read_input(input, decimal, thousands)
+        check_weight(frame, schema, options.get("roles"), bool(options.get("drop_incomplete")))
         notice = compile_notice() if with_progress else contextlib.nullcontext()
         with notice, progress_bar(len(frame), title) as progress:
             if with_progress:  # a method with progress runs the compiled partitioners
@@ -188,6 +190,26 @@ def write_release(method: Any, *, input: Path, schema_path: Path | None, output:
     from microagg.cli.app import out
 
     out.print(f"  report: {record_path}" + (f" and {report}" if report is not None else ""))
+
+
+def check_weight(frame: Any, schema: Any, roles: dict[str, Any] | None,
+                 drop_incomplete: bool = False) -> None:
+    """The sampling weight a release is given (``--weight``, else the schema's), checked by
+    the one rule (:mod:`microagg.data.weights`) before the release reads the table's kinds,
+    so that a text or an infinite number in it is refused as a weight, as ``risk`` refuses
+    it; rows ``--drop-incomplete`` drops are not read."""
+    import numpy as np
+
+    from microagg.data.schema import Role
+    from microagg.data.weights import sampling_weights
+
+    given = [name for name, role in (roles or {}).items() if Role(role) is Role.WEIGHT]
+    declared = [] if schema is None else list(schema.names_with_role(Role.WEIGHT))
+    for name in given or declared[:1]:
+        if name in frame.columns:
+            rows = (np.flatnonzero(frame.notna().all(axis=1).to_numpy()) if drop_incomplete
+                    else np.arange(len(frame)))
+            sampling_weights(frame[name].iloc[rows], name, rows)
 
 
 def engine_is_dask(engine: str, scheduler: str | None, workers: int | None, **local_only: Any
@@ -213,13 +235,16 @@ def names(value: str | None, option: str) -> list[str] | None:
         return None
     import csv
 
-    from microagg.data.io import column_name
+    from microagg.data.io import column_name, quoted
 
     try:
         fields = next(csv.reader([value], skipinitialspace=True), [])
-    except csv.Error as exc:
-        raise InputError(f"{option}: cannot read '{value}' as comma-separated names: {exc}"
-                         ) from None
+    except csv.Error:  # the only one it raises here: a line break outside double quotes
+        broken = next((part for part in value.split(",") if "\n" in part or "\r" in part),
+                      value)
+        raise InputError(f"{option}: the name {quoted(broken.strip())} holds a line break; "
+                         "write a name that holds one in double quotes, as a CSV header "
+                         "does") from None
     names = [column_name(v) for v in fields if v.strip()]
     if not names:
         raise InputError(f"{option} needs at least one column name")

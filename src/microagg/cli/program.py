@@ -3,7 +3,8 @@ errors become a line and an exit code.
 
 Exit codes: 0 success; 1 a ``check`` found the property violated; 2 bad input (a one-line
 message on stderr names the file, column, value or option at fault, and no output is
-written); 3 an unforeseen error (a bug in microagg, said in one line); 130 interrupted.
+written); 3 an unforeseen error (a bug in microagg, said in one line); 128 + the signal's
+number when a signal ended it (130 for Ctrl-C, 143 for SIGTERM; :mod:`microagg.interrupts`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import importlib
 import os
 import sys
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import typer
 
+import microagg.interrupts as interrupts
 from microagg.cli.app import app, datasets_app
 from microagg.cli.common import warn as _warn
 from microagg.cli.flags import render
@@ -29,7 +30,7 @@ from microagg.errors import MicroaggError
 __all__ = ["INTERNAL", "INTERRUPTED", "app", "entry", "finish", "main"]
 
 COMMANDS = ("check", "risk", "evaluate", "schema", "microaggregate", "tclose", "dp", "mask",
-            "keys", "compare", "run", "ui", "demo", "datasets", "worker")
+            "keys", "compare", "run", "ui", "demo", "datasets")
 """The command modules, in the order ``--help`` lists them; each registers its command."""
 
 for _module in COMMANDS:
@@ -38,7 +39,6 @@ app.add_typer(datasets_app, name="datasets")
 
 INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
 INTERNAL = 3
-INTERRUPTED_MESSAGE = "interrupted; no output was written (outputs are renamed into place last)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
 
     Every error becomes one line on stderr and code 2: usage errors (an unknown option, a
     value that does not parse), every :class:`MicroaggError` a command raises, and what the
-    file system answers (a full disk). Ctrl-C is one line and code 130. ``microagg`` alone
+    file system answers (a full disk). A signal that ends the command (Ctrl-C, SIGTERM …:
+    :mod:`microagg.interrupts`) is one line and code 128 + its number. ``microagg`` alone
     prints the help.
     """
     import logging
@@ -69,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         _error(f"{exc.format_message()} (see {command} --help)")
         return 2
     except (typer.Abort, KeyboardInterrupt):
-        _error(INTERRUPTED_MESSAGE)
-        return INTERRUPTED
+        interrupts.say()
+        return interrupts.exit_code()
     except MicroaggError as exc:
         _error(str(exc))
         return 2
@@ -83,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except Exception as exc:
         if _interrupted(exc):  # Ctrl-C inside a compiled kernel surfaces as a SystemError
-            _error(INTERRUPTED_MESSAGE)
-            return INTERRUPTED
+            interrupts.say()
+            return interrupts.exit_code()
         if os.environ.get("MICROAGG_DEBUG"):
             raise
         _error(f"unexpected {type(exc).__name__}: {exc} - this is a bug in microagg, not in "
@@ -92,15 +93,17 @@ def main(argv: list[str] | None = None) -> int:
                "the traceback); no output was written")
         return INTERNAL
     code = code if isinstance(code, int) else 0
-    if code == INTERRUPTED:  # Typer's own answer to Ctrl-C
-        _error(INTERRUPTED_MESSAGE)
+    # Typer's own answer to an interrupt, whatever the signal; or one that a library caught
+    # (the web app's server stops on it and returns)
+    if code == INTERRUPTED or interrupts.received() is not None:
+        interrupts.say()
+        return interrupts.exit_code()
     return code
 
 
 @functools.cache
 def _click_command() -> Any:
-    """The app as one Click command, built once (about 25 ms): a resident worker's commands
-    share the one it built while warming up."""
+    """The app as one Click command, built once (about 25 ms)."""
     return typer.main.get_command(app)
 
 
@@ -144,7 +147,7 @@ def entry() -> None:
     raise SystemExit(code)
 
 
-def finish(code: int, last: Callable[[], None] | None = None, alongside: int = 0) -> None:
+def finish(code: int) -> None:
     """End the process with ``code`` once the command has ended. After Ctrl-C the command
     has said so in one line; what the interpreter's exit handlers print while they stop an
     interrupted Dask cluster is left unsaid.
@@ -154,19 +157,17 @@ def finish(code: int, last: Callable[[], None] | None = None, alongside: int = 0
     free what pandas and numba built (about 0.4 s of every run: the last garbage collection,
     then every module's objects one by one); every output was closed and renamed before.
     Otherwise (a thread still running, as after Ctrl-C in a Dask run) this returns, and the
-    caller exits as usual. ``last`` is called just before ``os._exit`` (the resident worker
-    sends the exit code to its caller there); ``alongside`` threads of the caller's own may
-    still run (they end with the process)."""
-    if code == INTERRUPTED:
+    caller exits as usual. Either way a signal from now on ends the process at once
+    (:func:`microagg.interrupts.finishing`)."""
+    interrupts.finishing(code)
+    if interrupts.received() is not None or code == INTERRUPTED:
         sys.stderr.flush()
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 2)
-    if threading.active_count() == 1 + alongside:
+    if threading.active_count() == 1:
         gc.freeze()  # nothing left to collect that matters before the process ends
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # a closed pipe, a closed stream
                 stream.flush()
-        if last is not None:
-            last()
         os._exit(code)

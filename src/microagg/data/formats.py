@@ -18,7 +18,12 @@ category the file did not label (the ``*`` to which microaggregation generalizes
 value) gets the next code after the largest one, and its own label.
 
 Excel files are read from their first sheet with the CSV reader's missing-value tokens; Excel
-stores 15 significant digits of a number, so an ``.xlsx`` keeps what Excel would.
+stores 15 significant digits of a number, so an ``.xlsx`` keeps what Excel would. A text that
+an Excel cell cannot hold whole (over 32,767 characters, or with a control character) is
+refused before anything is written, naming its column and row; so is a category longer than
+an SPSS value label holds (120 bytes) and a whole number beyond 2^53 in a ``.sav`` or ``.dta``
+(stored as a double, it would lose digits). A write the file format refuses names its
+column.
 """
 
 from __future__ import annotations
@@ -33,17 +38,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from microagg.data.io import quoted
 from microagg.errors import InputError
 
-__all__ = ["FORMAT_NAMES", "LABELS_KEY", "READ_ONLY", "carry_labels", "read_format",
-           "write_format"]
+__all__ = ["EXCEL_CELL_CHARACTERS", "FORMAT_NAMES", "LABELS_KEY", "READ_ONLY", "carry_labels",
+           "read_format", "write_format"]
 
 LABELS_KEY = "microagg_labels"
 """The key of ``DataFrame.attrs`` under which the variables' labels are kept."""
 
 FORMAT_NAMES = {"sav": "SPSS", "dta": "Stata", "sas7bdat": "SAS", "xlsx": "Excel"}
 READ_ONLY = frozenset({"sas7bdat"})
+EXCEL_CELL_CHARACTERS = 32_767
+"""The most characters an Excel cell holds; a longer text would be cut short."""
 INSTALL = 'pip install "microagg[formats]"'
+
+_NAME_LIMITS = {"sav": "64 bytes", "dta": "32 characters"}
+SPSS_LABEL_BYTES = 120
+"""The longest SPSS value label, in bytes of UTF-8: a longer category would be cut short."""
+EXACT_INTEGERS = 2**53
+"""Whole numbers beyond it lose digits as doubles, which SPSS stores every number as (and
+Stata every integer beyond its long)."""
 
 # Stata's long holds -2,147,483,647 to 2,147,483,620 (the largest values code missing ones).
 _STATA_LONG = (-2_147_483_647, 2_147_483_620)
@@ -200,6 +215,7 @@ def write_format(frame: pd.DataFrame, path: Path, fmt: str) -> None:
                          "write .sav, .dta, .xlsx, .csv or .parquet")
     if fmt == "xlsx":
         _module("openpyxl", Path(f"x.{fmt}"))
+        _check_excel_cells(frame)
         try:
             with open(path, "wb") as handle:
                 frame.to_excel(handle, index=False, engine="openpyxl")
@@ -207,6 +223,40 @@ def write_format(frame: pd.DataFrame, path: Path, fmt: str) -> None:
             raise InputError(f"cannot write Excel data: {_first_line(exc)}") from None
         return
     _write_statistical(frame, path, fmt)
+
+
+def _check_excel_cells(frame: pd.DataFrame) -> None:
+    """Refuse a name or a text that an Excel cell cannot hold whole: more than
+    :data:`EXCEL_CELL_CHARACTERS` characters (which would be cut short) or a control
+    character (which openpyxl refuses)."""
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    def refuse(name: object, where: str, text: str) -> None:
+        if len(text) > EXCEL_CELL_CHARACTERS:
+            raise InputError(f"cannot write column {quoted(name)} to Excel: {where} has "
+                             f"{len(text):,} characters, more than the "
+                             f"{EXCEL_CELL_CHARACTERS:,} an Excel cell holds; write .csv, "
+                             ".parquet, .sav or .dta instead")
+        control = ILLEGAL_CHARACTERS_RE.search(text)
+        if control is not None:
+            raise InputError(f"cannot write column {quoted(name)} to Excel: {where} holds the "
+                             f"control character U+{ord(control.group()):04X}, which an "
+                             "Excel cell cannot hold; write .csv, .parquet, .sav or .dta "
+                             "instead")
+
+    for position, name in enumerate(frame.columns):
+        refuse(name, "its name", str(name))
+        series = frame.iloc[:, position]
+        if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+            continue
+        present = series.notna().to_numpy()
+        text = series[present].astype(str)
+        too_long = text.str.len().to_numpy() > EXCEL_CELL_CHARACTERS
+        control = text.str.contains(ILLEGAL_CHARACTERS_RE, regex=True).to_numpy(dtype=bool)
+        bad = np.flatnonzero(too_long | control)
+        if bad.size:
+            row = int(np.flatnonzero(present)[bad[0]]) + 1
+            refuse(name, f"its value in row {row:,}", text.iloc[bad[0]])
 
 
 def _write_statistical(frame: pd.DataFrame, path: Path, fmt: str) -> None:
@@ -222,6 +272,8 @@ def _write_statistical(frame: pd.DataFrame, path: Path, fmt: str) -> None:
         series = frame[name]
         if _categorical(series, info):
             data[name], value_labels[name] = _to_codes(series, info.get("value_labels"), fmt)
+            if fmt == "sav":
+                _check_value_labels(name, value_labels[name])
             ordered = (getattr(series.dtype, "ordered", False)
                        or info.get("measure") == "ordinal")
             measures[name] = "ordinal" if ordered else "nominal"
@@ -242,8 +294,44 @@ def _write_statistical(frame: pd.DataFrame, path: Path, fmt: str) -> None:
     try:
         writer(pd.DataFrame(data), str(path), **options)
     except Exception as exc:  # pyreadstat's own error types, and ValueError
-        raise InputError(f"cannot write {FORMAT_NAMES[fmt]} data: {_first_line(exc)}"
-                         ) from None
+        fault = _column_at_fault(writer, data, options, path)
+        where = f"column {quoted(fault)} to " if fault is not None else ""
+        raise InputError(f"cannot write {where}{FORMAT_NAMES[fmt]} data: "
+                         f"{_reason(exc, fmt)}") from None
+
+
+def _column_at_fault(writer: Any, data: Mapping[str, Any], options: Mapping[str, Any],
+                     path: Path) -> str | None:
+    """The first column that cannot be written alone (the writer's messages do not always
+    say which), tried on ``path`` (the failed write's temporary file)."""
+    for name in data:
+        alone = {key: ({name: value[name]} if name in value else {})
+                 if isinstance(value, dict) else value for key, value in options.items()}
+        try:
+            writer(pd.DataFrame({name: data[name]}), str(path), **alone)
+        except Exception:  # the same failure, now of one column
+            return str(name)
+    return None
+
+
+def _reason(exc: BaseException, fmt: str) -> str:
+    """The writer's reason, with the limit where it only says "too long"."""
+    reason = _first_line(exc)
+    if "name is too long" in reason:
+        return (f"its name is longer than {FORMAT_NAMES[fmt]} allows "
+                f"({_NAME_LIMITS[fmt]}); rename the column")
+    return reason
+
+
+def _check_value_labels(name: str, labels: Mapping[Any, str]) -> None:
+    """Refuse a category longer than an SPSS value label holds (it would be cut short)."""
+    for label in labels.values():
+        size = len(label.encode("utf-8"))
+        if size > SPSS_LABEL_BYTES:
+            raise InputError(f"cannot write column {quoted(name)} to SPSS data: its category "
+                             f"'{label[:40]}...' has {size:,} bytes, more than the "
+                             f"{SPSS_LABEL_BYTES} an SPSS value label holds; write .dta, .csv "
+                             "or .parquet instead")
 
 
 def _categorical(series: pd.Series, info: Mapping[str, Any]) -> bool:
@@ -302,6 +390,12 @@ def _numeric_or_text(series: pd.Series, fmt: str, formats: dict[str, str], name:
     values = series.to_numpy(dtype=np.int64)
     if fmt == "dta" and _fits_long(values):
         return series.astype(np.int32)
+    beyond = np.flatnonzero((values > EXACT_INTEGERS) | (values < -EXACT_INTEGERS))
+    if beyond.size:
+        raise InputError(f"cannot write column {quoted(name)} to {FORMAT_NAMES[fmt]} data: its "
+                         f"value in row {int(beyond[0]) + 1:,}, {int(values[beyond[0]])}, has "
+                         f"more digits than {FORMAT_NAMES[fmt]} keeps in a number (whole "
+                         "numbers up to 2^53); write .csv or .parquet, or the column as text")
     if fmt == "sav":
         digits = max((len(str(v)) for v in (values.min(), values.max())), default=1)
         formats[name] = f"F{max(8, digits + 1)}.0"

@@ -6,16 +6,21 @@ Excel ``.xlsx`` and, for reading only, SAS ``.sas7bdat`` (:mod:`microagg.data.fo
 labels become categories and are written back). Every write
 goes to a temporary file in the target folder and is renamed over the target only when complete,
 so a failed run never leaves a partial output behind; a command with several outputs renames
-them together (:func:`write_all`). A run killed during the rename step can leave hidden
-``.<name>.microagg-<pid>-*.tmp`` files; the next write to the same name removes them.
+them together (:func:`write_all`). A signal that ends the command (:mod:`microagg.interrupts`)
+removes the temporaries on its way out, and one that arrives while they are made, renamed or
+removed waits until that step is whole (the renames are then undone). A process killed outright
+(SIGKILL) can leave hidden ``.<name>.microagg-<pid>-*.tmp`` files; the next write to the same
+name removes them.
 
 CSV conventions: one header row, UTF-8, comma separator (a header with semicolons, tabs or
-bars and no comma selects that separator). Empty fields and the tokens ``NA``,
-``N/A``, ``NaN``, ``nan``, ``NULL``, ``null`` are read as missing values; nothing else is (so a
-category called ``None`` or ``?`` stays a category). Numbers are written with a decimal point
-and no thousands separator; a file written otherwise is read with ``decimal=","`` and
-``thousands="."`` (or another separator), which the command line calls ``--decimal`` and
-``--thousands``.
+bars and no comma selects that separator). A row with fewer fields than the header has
+missing values at its end; a row with more is refused, naming its line (pandas would read a
+first row with one field too many as row labels and every value one column off). Empty
+fields and the tokens ``NA``, ``N/A``, ``NaN``, ``nan``, ``NULL``, ``null`` are read as missing
+values; nothing else is (so a category called ``None`` or ``?`` stays a category). Numbers
+are written with a decimal point and no thousands separator; a file written otherwise is read
+with ``decimal=","`` and ``thousands="."`` (or another separator), which the command line
+calls ``--decimal`` and ``--thousands``.
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import io
 import json
 import math
 import os
+import re
+import sys
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
@@ -35,10 +43,11 @@ from typing import Any
 
 import pandas as pd
 
+import microagg.interrupts as interrupts
 from microagg.errors import InputError
 
 __all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_names", "check_output",
-           "column_name", "json_text", "output_format", "read_table",
+           "column_name", "json_text", "output_format", "quoted", "read_table",
            "remove_stale_temporaries", "table_format", "temporary_prefix", "write_all",
            "write_frame", "write_json", "write_table", "write_text"]
 
@@ -126,13 +135,19 @@ def _read_csv(path: Path, dialect: tuple[str, str | None]) -> pd.DataFrame:
         raise InputError(f"{path} holds NUL bytes: it is not a CSV text file (a spreadsheet or "
                          "a binary file renamed .csv?)")
     separator = _separator(sample)
+    reader = csv.reader(io.StringIO(sample, newline=""), delimiter=separator,
+                        skipinitialspace=True)
     try:
-        header = next(csv.reader(sample.splitlines()[:1], delimiter=separator), None)
-    except csv.Error as exc:
-        raise InputError(f"cannot read {path} as UTF-8 CSV: {exc}") from None
+        header = next(reader, None)
+    except csv.Error:  # the only one it raises here: a field beyond the csv module's limit
+        raise InputError(f"cannot read the header of {path}: a name is longer than "
+                         f"{csv.field_size_limit():,} characters") from None
     if not header:
         raise InputError(f"file {path} is empty (no header row)")
     check_names([h.strip() for h in header], path)
+    first = _first_row(reader)
+    if first is not None and first[1] > len(header):
+        raise _too_many_fields(path, first[0], first[1], len(header))
     try:
         frame = pd.read_csv(
             path, sep=separator, keep_default_na=False, na_values=MISSING_TOKENS,
@@ -140,9 +155,42 @@ def _read_csv(path: Path, dialect: tuple[str, str | None]) -> pd.DataFrame:
         )
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        fields = _FIELDS.search(message)
+        if fields is not None:
+            expected, line, seen = (int(v) for v in fields.groups())
+            raise _too_many_fields(path, line, seen, expected) from None
         raise InputError(f"cannot parse {path}: {message}") from None
+    if not isinstance(frame.index, pd.RangeIndex):
+        # pandas reads a first row longer than the header as row labels and the rest shifted
+        # one column: a first row beyond the sample read above
+        raise InputError(f"cannot parse {path}: its first row of data has more fields than "
+                         f"the header has columns ({len(header)})")
     frame.columns = [column_name(c) for c in frame.columns]
     return frame
+
+
+_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+def _first_row(reader: Any) -> tuple[int, int] | None:
+    """The line and the number of fields of the first row of data that ``reader`` (a
+    ``csv.reader`` of the file's first characters, past its header) gives, blank lines
+    skipped; ``None`` when they hold none. A row they cut short has fewer fields, never
+    more."""
+    try:
+        while True:
+            line = reader.line_num + 1
+            row = next(reader)
+            if row:
+                return line, len(row)
+    except (StopIteration, csv.Error):
+        return None
+
+
+def _too_many_fields(path: Path, line: int, fields: int, columns: int) -> InputError:
+    return InputError(f"cannot parse {path}: line {line} has {fields} fields but the header "
+                      f"names {columns} columns (a value that holds the separator must be "
+                      "quoted)")
 
 
 def _separator(sample: str) -> str:
@@ -180,6 +228,20 @@ def column_name(name: object) -> str:
     return unicodedata.normalize("NFC", str(name).strip())
 
 
+def quoted(name: object) -> str:
+    """A column name as a message writes it: in quotes, its line breaks, tabs and other
+    control characters as escapes, so that the message stays one line and says which name.
+
+    Examples
+    --------
+    >>> print(quoted("income"), quoted("net" + chr(10) + "income"))
+    'income' 'net\\nincome'
+    """
+    text = "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c
+                   for c in str(name))
+    return f"'{text}'"
+
+
 def check_names(names: list[str], path: Path) -> None:
     """Refuse a header with an unnamed column or a name given twice."""
     seen: set[str] = set()
@@ -206,13 +268,28 @@ def temporary_prefix(path: Path) -> str:
 
 
 def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
+    """Whether process ``pid`` runs (when in doubt, yes: its temporaries stay)."""
+    if sys.platform == "win32":  # os.kill would end the process (or signal a console group)
+        import ctypes
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return bool(ctypes.get_last_error() == 5)  # ERROR_ACCESS_DENIED: it exists
+        try:
+            status = ctypes.c_ulong()
+            return (not kernel32.GetExitCodeProcess(handle, ctypes.byref(status))
+                    or status.value == 259)  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    else:
+        try:
+            os.kill(pid, 0)  # signal 0: only asks whether the process exists
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
         return True
-    return True
 
 
 def remove_stale_temporaries(path: Path, remove: Callable[[Path], None] | None = None,
@@ -239,9 +316,11 @@ def _file_mode() -> int:
 
 
 def _name_limit(folder: Path) -> int:
+    """The longest file name ``folder``'s file system takes (255 where the system does not
+    say: Windows has no pathconf)."""
     try:
         return os.pathconf(folder, "PC_NAME_MAX")
-    except (OSError, ValueError):
+    except (AttributeError, OSError, ValueError):
         return 255
 
 
@@ -282,7 +361,9 @@ def _reserve(target: Path, keep: Sequence[str | Path] = ()) -> Path:
 
 def _commit(temporaries: Sequence[Path], targets: Sequence[Path]) -> None:
     """Rename every temporary over its target, or none: targets that exist are first moved
-    aside, and any failure puts them back and removes what was already renamed."""
+    aside, and any failure puts them back and removes what was already renamed. Run under
+    :func:`microagg.interrupts.held`: a signal that arrived meanwhile undoes the renames too,
+    so that an interrupted command has written nothing."""
     mode = _file_mode()
     aside: list[tuple[Path, Path]] = []  # (target, its previous version)
     placed: list[Path] = []
@@ -297,20 +378,29 @@ def _commit(temporaries: Sequence[Path], targets: Sequence[Path]) -> None:
             os.replace(tmp, target)
             placed.append(target)
     except BaseException as exc:
-        for target in placed:
-            with contextlib.suppress(OSError):
-                target.unlink()
-        for target, previous in aside:
-            with contextlib.suppress(OSError):
-                os.replace(previous, target)
+        _undo(placed, aside)
         if isinstance(exc, OSError):
             failed = targets[min(len(placed), len(targets) - 1)]
             raise InputError(f"cannot write {failed}: {exc.strerror or exc}; no output was "
                              "written") from None
         raise
+    if interrupts.pending():
+        _undo(placed, aside)
+        return
     for _, previous in aside:
         with contextlib.suppress(OSError):
             previous.unlink()
+    interrupts.wrote(targets)
+
+
+def _undo(placed: Sequence[Path], aside: Sequence[tuple[Path, Path]]) -> None:
+    """Remove the outputs ``placed`` and put back the previous versions set ``aside``."""
+    for target in placed:
+        with contextlib.suppress(OSError):
+            target.unlink()
+    for target, previous in aside:
+        with contextlib.suppress(OSError):
+            os.replace(previous, target)
 
 
 @contextlib.contextmanager
@@ -341,7 +431,8 @@ def atomic_paths(paths: Sequence[str | Path], sources: Sequence[str | Path] = ()
     temporaries: list[Path] = []
     try:
         for target in targets:
-            temporaries.append(_reserve(target, sources))
+            with interrupts.held():  # a temporary is made and recorded, or not made
+                temporaries.append(_reserve(target, sources))
         try:
             yield temporaries
         except OSError as exc:
@@ -350,11 +441,13 @@ def atomic_paths(paths: Sequence[str | Path], sources: Sequence[str | Path] = ()
                 raise InputError(f"cannot write the output: {exc.strerror or exc}; no output "
                                  "was written") from None
             raise
-        _commit(temporaries, targets)
+        with interrupts.held():
+            _commit(temporaries, targets)
     finally:
-        for tmp in temporaries:
-            if tmp.exists():
-                tmp.unlink()
+        with interrupts.held():
+            for tmp in temporaries:
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.unlink()
 
 
 def write_all(writers: Sequence[tuple[Path, Callable[[Path], None]]],

@@ -31,6 +31,7 @@ import pandas as pd
 
 from microagg import __version__
 from microagg.data.schema import Role, Schema
+from microagg.data.weights import sampling_weights
 from microagg.errors import InputError
 from microagg.evaluation.calibration import (
     UTILITY_SEEDS,
@@ -179,8 +180,7 @@ def _input(frame: pd.DataFrame, keys: list[str], weight: str | None, schema: Sch
                          "stratum's file on its own")
     columns = [*keys, *([weight] if weight is not None else [])]
     part = frame[columns].reset_index(drop=True)
-    weights = (None if weight is None else
-               pd.to_numeric(part[weight], errors="coerce").to_numpy(dtype=np.float64))
+    weights = None if weight is None else sampling_weights(part[weight], weight)
     design = Design(weight, weights, (), None, ())
     data = KeyData(part, resolved.select(columns), keys, design, [])
     found = recodings(part, resolved, keys, recode, widths)

@@ -22,6 +22,7 @@ import pandas as pd
 
 from microagg.data.schema import Role
 from microagg.data.table import Table
+from microagg.data.weights import sampling_weights
 from microagg.errors import InputError
 
 __all__ = ["Design", "take"]
@@ -46,8 +47,9 @@ class Design:
 
     @classmethod
     def of(cls, frame: pd.DataFrame, table: Table, k: int) -> Design:
-        """The design the table's schema declares, checked: one weight column at most, its
-        values present, finite and positive; every stratum holding at least ``k`` records."""
+        """The design the table's schema declares, checked: one weight column at most, a
+        sampling weight in every row (:mod:`microagg.data.weights`); every stratum holding at
+        least ``k`` records."""
         schema = table.schema
         weight_columns = schema.names_with_role(Role.WEIGHT)
         if len(weight_columns) > 1:
@@ -56,13 +58,8 @@ class Design:
         weight = weight_columns[0] if weight_columns else None
         weights = None
         if weight is not None:
-            weights = table.numeric_matrix([weight])[:, 0]
-            bad = ~(np.isfinite(weights) & (weights > 0))
-            if bad.any():
-                row = int(table.row_positions[np.flatnonzero(bad)[0]]) + 1
-                raise InputError(f"weight column '{weight}': row {row} holds "
-                                 f"{frame[weight].iloc[row - 1]!r}; a sampling weight is a "
-                                 "positive number in every row")
+            weights = sampling_weights(frame[weight].iloc[table.row_positions], weight,
+                                       table.row_positions)
         strata_columns = schema.names_with_role(Role.STRATUM)
         strata = _strata(frame, table, strata_columns, k) if strata_columns else None
         return cls(weight, weights, strata_columns, strata,

@@ -23,6 +23,7 @@ import pandas as pd
 from microagg.core.frequencies import all_missing, key_codes, key_frequencies
 from microagg.data.schema import Role, Schema
 from microagg.data.table import require_rows_and_columns
+from microagg.data.weights import sampling_weights
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 from microagg.risk.individual import household_risk, individual_risk
@@ -261,21 +262,9 @@ def k_values(extra: Iterable[int]) -> list[int]:
 
 
 def _weights(frame: pd.DataFrame, weight: str | None) -> np.ndarray | None:
-    """The sampling weights: numbers of at least 1 (the population units a record stands
-    for; the risk estimate needs F_k ≥ f_k)."""
-    if weight is None:
-        return None
-    column = frame[weight]
-    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~(np.isfinite(values) & (values >= 1))
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        value = column.iloc[row]
-        shown = repr(value) if isinstance(value, str) else str(value)
-        raise InputError(f"weight column '{weight}': row {row + 1} holds {shown}; a sampling "
-                         "weight is the number of population units a record stands for, at "
-                         "least 1, in every row")
-    return values
+    """The sampling weights, checked (:mod:`microagg.data.weights`: the risk estimate needs
+    F_k ≥ f_k)."""
+    return None if weight is None else sampling_weights(frame[weight], weight)
 
 
 def _household_codes(frame: pd.DataFrame, household: str) -> np.ndarray:
