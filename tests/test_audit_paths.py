@@ -24,6 +24,7 @@ SCHEMA = Schema((
     Attribute("y", Role.QUASI, Kind.NUMERIC, domain=(0, 100)),
     Attribute("c", Role.QUASI, Kind.NOMINAL, domain=("a", "b", "c"), missing="c"),
     Attribute("d", Role.OTHER, Kind.NOMINAL),
+    Attribute("e", Role.QUASI, Kind.NOMINAL, domain=("01", "02", "x")),
     Attribute("w", Role.WEIGHT, Kind.NUMERIC),
 ))
 
@@ -36,6 +37,7 @@ def _table(rows: int = 24) -> pd.DataFrame:
         "y": rng.uniform(0, 100, rows).round(1),
         "c": rng.choice(["a", "b"], rows),
         "d": rng.choice(["p", "q"], rows),
+        "e": rng.choice(["01", "02"], rows),  # codes: read as numbers unless some are text
         "w": rng.uniform(1, 50, rows).round(2),
         "z": rng.integers(0, 100, rows),  # undeclared: no step reads it
         "tag": [f"t{i}" for i in range(rows)],  # undeclared, every value distinct
@@ -50,8 +52,9 @@ def _neighbours(fmt: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     column missing."""
     base = _table()
     replaced = base.astype({"z": object})
-    replaced.loc[0, ["x", "y", "c", "d", "w", "z", "tag"]] = [1.0, 100.0, "b", "z", -3.0,
-                                                              "abc", "t1"]
+    replaced.loc[0, ["x", "y", "c", "d", "w", "z", "tag", "e"]] = [
+        1.0, 100.0, "b", "z", -3.0, "abc", "t1", "01"]
+    base.loc[0, "e"] = "x"  # the only text among the codes
     base.loc[0, ["x", "y", "c"]] = [0.0, 0.0, "a"]
     gaps = base.copy()
     gaps.loc[0, ["x", "c"]] = [np.nan, None]
@@ -77,6 +80,8 @@ CASES = [
     Case("top coding at a declared value, then DP", SCHEMA, (
         {"family": "mask", "method": "top-bottom-coding", "top": 80.0, "columns": ["y"]},
         INSENSITIVE)),
+    Case("codes with leading zeros, one record's text among them", SCHEMA, (
+        {**INSENSITIVE, "columns": ["x", "e"]},)),
     Case("top coding that changes one neighbour only, then DP", SCHEMA, (
         {"family": "mask", "method": "top-bottom-coding", "top": 99.95, "columns": ["y"]},
         LAPLACE)),
@@ -147,3 +152,48 @@ def test_the_written_table_keeps_its_claimed_epsilon(path):
                                   lambda t: bool((t["x"] <= 0.25).any()), trials=200)
     assert claimed == 1.0
     assert epsilon_lower_bound(*result.hits_written, result.trials) <= claimed
+
+
+KIDS = Schema((Attribute("kids", Role.QUASI, Kind.NUMERIC, domain=(0, 10)),
+               Attribute("sex", Role.QUASI, Kind.NOMINAL, domain=("1", "2", "3"))))
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_spss_column_is_read_as_its_declaration_says(path):
+    """An SPSS variable is read as its labels when every value has one: one unlabelled
+    value switched how the whole column was read (kids declared numeric, with labels for 0
+    and 1; sex declared by its codes, with labels for 1 and 2 only)."""
+    labels = {"kids": {0: "none", 1: "one"}, "sex": {1: "male", 2: "female"}}
+    case = Case("SPSS labels", KIDS, ({**LAPLACE, "columns": ["kids", "sex"]},), fmt="sav",
+                labels=labels)
+    base = pd.DataFrame({"kids": [0.0, 1.0] * 12, "sex": [1.0, 2.0] * 12})
+    other = base.copy()
+    other.loc[0, ["kids", "sex"]] = [3.0, 3.0]
+    seen = side_outputs(path, case, (base, other))
+    assert len(seen) == 1, _difference(seen)
+    assert next(iter(seen))[0] == 0
+
+
+@pytest.mark.parametrize("fmt", ["sav", "parquet"])
+def test_a_dp_release_writes_no_value_label_of_its_input(tmp_path, run_cli, fmt):
+    """Which value labels an SPSS file holds may follow its data (labels written from the
+    values present): a DP release writes codes and labels from its own categories, and
+    only the variables' descriptions of the input."""
+    pyreadstat = pytest.importorskip("pyreadstat")
+    frame = pd.DataFrame({"c": [1.0, 1.0, 2.0, 1.0, 2.0, 1.0]})
+    pyreadstat.write_sav(frame, str(tmp_path / "in.sav"),
+                         variable_value_labels={"c": {1: "a", 2: "c", 3: "only-in-the-file"}},
+                         column_labels={"c": "a described variable"})
+    (tmp_path / "s.yaml").write_text(
+        "attributes:\n  c: {role: quasi, kind: nominal, domain: [a, b, c]}\n")
+    out = tmp_path / f"out.{fmt}"
+    done = run_cli("dp", tmp_path / "in.sav", "-o", out, "--schema", tmp_path / "s.yaml",
+                   "--method", "insensitive", "--epsilon", "1", "--k", "2")
+    assert done.code == 0, done.stderr
+    if fmt == "sav":
+        _, meta = pyreadstat.read_sav(str(out))
+        written = set(meta.variable_value_labels.get("c", {}).values())
+        assert written <= {"a", "b", "c"} and "only-in-the-file" not in written
+        assert meta.column_names_to_labels["c"] == "a described variable"
+    else:
+        assert b"only-in-the-file" not in out.read_bytes()

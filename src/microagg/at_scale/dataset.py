@@ -58,13 +58,15 @@ class Piece:
     rows: int
 
 
-def read_piece(piece: Piece, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """The rows of one partition (only ``columns``, if given)."""
+def read_piece(piece: Piece, columns: Sequence[str] | None = None,
+               text: Sequence[str] = ()) -> pd.DataFrame:
+    """The rows of one partition (only ``columns``, if given; a CSV file's ``text`` columns
+    read as the text they hold, as :func:`~microagg.data.io.read_table` reads them)."""
     path = Path(piece.path)
     if not path.is_file():
         raise InputError(f"file not found: {path}")
     if piece.fmt == "csv":
-        frame = read_table(path)
+        frame = read_table(path, text=text)
         return frame if columns is None else frame[list(columns)]
     import pyarrow.parquet as pq
 
@@ -76,9 +78,11 @@ def read_piece(piece: Piece, columns: Sequence[str] | None = None) -> pd.DataFra
     return table.to_pandas()
 
 
-def read_matrix(piece: Piece, columns: Sequence[str], gaps: bool = False) -> np.ndarray:
+def read_matrix(piece: Piece, columns: Sequence[str], gaps: bool = False,
+                infinite: bool = False) -> np.ndarray:
     """The partition's ``columns`` as a float matrix; a missing (unless ``gaps``: then NaN) or
-    infinite value is an error naming the column and the file."""
+    infinite (unless ``infinite``: a DP release clamps it into its domain) value is an error
+    naming the column and the file."""
     frame = read_piece(piece, columns)
     text = [c for c in columns if not (pd.api.types.is_numeric_dtype(frame[c])
                                        and not pd.api.types.is_bool_dtype(frame[c]))]
@@ -86,7 +90,7 @@ def read_matrix(piece: Piece, columns: Sequence[str], gaps: bool = False) -> np.
         raise InputError(f"column '{text[0]}' of {piece.path} is not numeric; the cluster path "
                          "works on numeric columns (name others with `columns`)")
     X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = np.isinf(X) if gaps else ~np.isfinite(X)
+    bad = (np.isinf(X) & (not infinite)) if gaps else ~np.isfinite(X)
     if bad.any():
         column = columns[int(np.flatnonzero(bad.any(axis=0))[0])]
         raise InputError(f"column '{column}' of {piece.path} has missing values or infinities; "
@@ -122,9 +126,10 @@ class Dataset:
             raise InputError(f"column '{missing[0]}' is not in {self.source} (columns: "
                              f"{', '.join(self.columns)})")
 
-    def head(self, rows: int = 1000) -> pd.DataFrame:
-        """The first rows of the first partition (to check a schema, in this process)."""
-        return read_piece(self.pieces[0]).head(rows)
+    def head(self, rows: int = 1000, text: Sequence[str] = ()) -> pd.DataFrame:
+        """The first rows of the first partition (to check a schema, in this process), the
+        ``text`` columns of a CSV file read as text."""
+        return read_piece(self.pieces[0], text=text).head(rows)
 
 
 def _files(source: str | Path) -> list[Path]:

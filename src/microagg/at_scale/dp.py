@@ -46,6 +46,7 @@ from microagg.at_scale.shuffle import shuffled_partitions
 from microagg.at_scale.sort import Sortable, group_sums
 from microagg.core.distance import Categorical
 from microagg.core.mechanisms import Budget, attribute_budgets, make_rng
+from microagg.data.io import declared_text
 from microagg.data.schema import Schema
 from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError
@@ -103,14 +104,15 @@ class _Columns:
 
 
 def _prepared(piece: Piece, columns: _Columns) -> DPInput:
-    return prepare_dp(read_piece(piece), schema=columns.schema, columns=columns.protected,
-                      bounds=columns.bounds, bounds_from_data=False, drops_rows=False)
+    return prepare_dp(read_piece(piece, text=columns.categorical), schema=columns.schema,
+                      columns=columns.protected, bounds=columns.bounds,
+                      bounds_from_data=False, drops_rows=False)
 
 
 def _numeric(piece: Piece, columns: _Columns) -> tuple[np.ndarray, np.ndarray]:
     """The partition's numeric protected values, each missing cell read as the value the
     schema declares for its column, and how many cells of each column were read so."""
-    X = read_matrix(piece, columns.numeric, gaps=True)
+    X = read_matrix(piece, columns.numeric, gaps=True, infinite=True)
     gaps = np.isnan(X)
     filled = gaps.sum(axis=0)
     fills = columns.fills
@@ -265,14 +267,15 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path,
     calibration = None if ranking else method.calibration  # type: ignore[union-attr]
     seeded = rng is not None and not isinstance(rng, np.random.Generator)
     rng = make_rng(rng)
-    data = prepare_dp(dataset.head(), schema=schema, columns=columns, bounds=bounds,
+    head = dataset.head(text=declared_text(schema))
+    data = prepare_dp(head, schema=schema, columns=columns, bounds=bounds,
                       bounds_from_data=False, drops_rows=False)
     if data.categorical and ranking:
         raise InputError(f"column '{data.categorical[0]}' is categorical; individual ranking "
                          "on a cluster protects numeric columns only (name them with "
                          "`columns`, or use `method` insensitive `reference` single)")
-    head = dataset.head()
-    completed = (Schema.infer(head) if schema is None else schema).complete(head)
+    completed = (Schema.infer(head, strict=False) if schema is None
+                 else schema).complete(head, strict=False)
     spec = _Columns(list(data.numeric), data.lows, data.highs, list(data.categorical),
                     completed, list(data.columns), dict(bounds or {}))
     n = dataset.n

@@ -251,11 +251,14 @@ def names(value: str | None, option: str) -> list[str] | None:
     return names
 
 
-def read_input(path: Path, decimal: str | None = None, thousands: str | None = None) -> Any:
-    """The table ``path`` (a CSV one in the dialect of ``--decimal`` and ``--thousands``)."""
-    from microagg.data.io import read_table
+def read_input(path: Path, decimal: str | None = None, thousands: str | None = None,
+               schema: Any = None) -> Any:
+    """The table ``path`` (a CSV one in the dialect of ``--decimal`` and ``--thousands``;
+    with a ``schema``, its categorical columns read as text, as a DP release reads them)."""
+    from microagg.data.io import declared_text, read_table
 
-    return read_table(path, decimal=decimal, thousands=thousands)
+    return read_table(path, decimal=decimal, thousands=thousands,
+                      text=declared_text(schema))
 
 
 def load(path: Path, schema_path: Path | None, decimal: str | None = None,

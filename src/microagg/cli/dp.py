@@ -135,7 +135,7 @@ def _dp(input: Path, output: Path, made: Any, *, engine: str, scheduler: str | N
     report_path = sidecar_path(output, private=True)
     with common.outputs([output, report_path, statistics_out, report],
                         common.sources(input, schema, schema=schema_obj)) as files:
-        frame = common.read_input(input, decimal, thousands)
+        frame = common.read_input(input, decimal, thousands, schema=schema_obj)
         k = getattr(made, "k", None)
         bar = common.progress_bar(len(frame), f"{made.name} k={k}")
         with common.compile_notice(), bar as progress, warnings.catch_warnings():
@@ -146,7 +146,8 @@ def _dp(input: Path, output: Path, made: Any, *, engine: str, scheduler: str | N
                 bounds_from_data=bounds_from_data, rng=seed, drop_incomplete=drop_incomplete,
                 roles=roles, threads=threads, progress=progress,
                 household_size=household_size)
-        common.write_as(carry_labels(frame, release.frame), files[output], output)
+        common.write_as(carry_labels(frame, release.frame, private=True), files[output],
+                        output)
         record = privacy_record(made, release.report, input)
         files[report_path].write_text(json_text(record.to_dict()), encoding="utf-8")
         if report is not None:

@@ -41,8 +41,8 @@ import pandas as pd
 from microagg.data.io import quoted
 from microagg.errors import InputError
 
-__all__ = ["EXCEL_CELL_CHARACTERS", "FORMAT_NAMES", "LABELS_KEY", "READ_ONLY", "carry_labels",
-           "read_format", "write_format"]
+__all__ = ["EXCEL_CELL_CHARACTERS", "FORMAT_NAMES", "LABELS_KEY", "READ_ONLY", "as_declared",
+           "carry_labels", "read_format", "write_format"]
 
 LABELS_KEY = "microagg_labels"
 """The key of ``DataFrame.attrs`` under which the variables' labels are kept."""
@@ -169,6 +169,54 @@ def _column(series: pd.Series, info: Mapping[str, Any], fmt: str) -> pd.Series:
         if np.all(values == np.round(values)) and np.all(np.abs(values) < 2.0**53):
             return pd.Series(values.astype(np.int64), index=series.index)
     return series
+
+
+def as_declared(frame: pd.DataFrame, schema: Any) -> pd.DataFrame:
+    """``frame`` with each labelled SPSS/Stata column in the form its declared kind reads:
+    a column is read as its labels only when every value has one (:func:`_column`), which
+    one value can switch; a differentially private release reads it by its declaration
+    instead. A column declared numeric holds the codes; one declared categorical holds the
+    labels, or the codes as text when no declared category is a label.
+
+    Examples
+    --------
+    >>> from microagg.data.schema import Attribute, Kind, Schema
+    >>> frame = pd.DataFrame({"kids": pd.Categorical(["none", "one"])})
+    >>> frame.attrs[LABELS_KEY] = {"variables": {"kids": {
+    ...     "value_labels": {0: "none", 1: "one"}}}}
+    >>> as_declared(frame, Schema((Attribute("kids", kind=Kind.NUMERIC),)))["kids"].tolist()
+    [0, 1]
+    >>> as_declared(frame, Schema((Attribute("kids", kind=Kind.NOMINAL, domain=("0", "1")),))
+    ...             )["kids"].tolist()
+    ['0', '1']
+    """
+    variables = (frame.attrs.get(LABELS_KEY) or {}).get("variables", {})
+    out = frame
+    for name, info in variables.items():
+        labels = {_code(c): str(v) for c, v in (info.get("value_labels") or {}).items()}
+        if labels and name in frame.columns and name in schema:
+            if out is frame:
+                out = frame.copy()
+            out[name] = _declared_column(frame[name], labels, schema[name])
+    return out
+
+
+def _declared_column(series: pd.Series, labels: Mapping[Any, str], attribute: Any
+                     ) -> pd.Series:
+    """One labelled column (``labels``: code -> label) as ``attribute`` declares it."""
+    from microagg.data.schema import category_text
+
+    code_of = {label: code for code, label in labels.items()}
+    codes = series.astype(object).map(
+        lambda v: None if pd.isna(v) else code_of.get(v, v) if isinstance(v, str)
+        else _code(v))
+    if attribute.is_numeric:  # numbers, and any text that is no label (refused when encoded)
+        return pd.to_numeric(codes, errors="coerce").where(
+            codes.map(lambda c: not isinstance(c, str)), codes)
+    declared = set(attribute.categories or ())
+    as_codes = bool(declared) and not declared & set(labels.values())  # declared by codes
+    return codes.map(lambda c: None if c is None else category_text(c)
+                     if as_codes or c not in labels else labels[c])
 
 
 def _labelled(series: pd.Series, labels: Mapping[Any, str], *, ordered: bool
@@ -402,23 +450,34 @@ def _numeric_or_text(series: pd.Series, fmt: str, formats: dict[str, str], name:
     return series
 
 
-def carry_labels(source: pd.DataFrame, released: pd.DataFrame) -> pd.DataFrame:
+def carry_labels(source: pd.DataFrame, released: pd.DataFrame, *,
+                 private: bool = False) -> pd.DataFrame:
     """Give ``released`` the labels ``source`` was read with (SPSS/Stata value and variable
-    labels, measure levels), for the columns it keeps; returns ``released``.
+    labels, measure levels), for the columns it keeps; returns ``released``. Beside a
+    differentially ``private`` release only what describes a variable is carried (its label
+    and measure level): which value labels a file holds, with which codes, and its storage
+    formats (a text width) may follow the data, so the written codes and labels come from
+    the released categories alone.
 
     Examples
     --------
     >>> import pandas as pd
     >>> source = pd.DataFrame({"sex": [1, 2]})
     >>> source.attrs[LABELS_KEY] = {"format": "sav", "variables": {
-    ...     "sex": {"value_labels": {1: "male", 2: "female"}}, "age": {"label": "Age"}}}
+    ...     "sex": {"value_labels": {1: "male", 2: "female"}, "label": "Sex"},
+    ...     "age": {"label": "Age"}}}
     >>> released = carry_labels(source, pd.DataFrame({"sex": ["male", "female"]}))
     >>> released.attrs[LABELS_KEY]["variables"]
-    {'sex': {'value_labels': {1: 'male', 2: 'female'}}}
+    {'sex': {'value_labels': {1: 'male', 2: 'female'}, 'label': 'Sex'}}
+    >>> private = carry_labels(source, pd.DataFrame({"sex": ["male"]}), private=True)
+    >>> private.attrs[LABELS_KEY]["variables"]
+    {'sex': {'label': 'Sex'}}
     """
     labels = source.attrs.get(LABELS_KEY)
     if labels:
-        variables = {name: dict(info) for name, info in labels.get("variables", {}).items()
+        kept = ("label", "measure") if private else None
+        variables = {name: {k: v for k, v in info.items() if kept is None or k in kept}
+                     for name, info in labels.get("variables", {}).items()
                      if name in released.columns}
         released.attrs[LABELS_KEY] = {**labels, "variables": variables}
     return released

@@ -36,7 +36,7 @@ import re
 import sys
 import tempfile
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,8 @@ import microagg.interrupts as interrupts
 from microagg.errors import InputError
 
 __all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_names", "check_output",
-           "column_name", "json_text", "output_format", "quoted", "read_table",
+           "column_name", "declared_text", "json_text", "output_format", "quoted",
+           "read_table",
            "remove_stale_temporaries", "table_format", "temporary_prefix", "write_all",
            "write_frame", "write_json", "write_table", "write_text"]
 
@@ -88,11 +89,14 @@ def output_format(path: str | Path) -> str:
 
 
 def read_table(path: str | Path, *, decimal: str | None = None,
-               thousands: str | None = None) -> pd.DataFrame:
+               thousands: str | None = None, text: Collection[str] = ()) -> pd.DataFrame:
     """Read a table (CSV, Parquet, SPSS, Stata, SAS or Excel, by extension) into a DataFrame.
 
     ``decimal`` and ``thousands`` are a CSV file's decimal mark (default ``.``) and thousands
-    separator (default none), for files saved in a locale that writes ``1.234,5``.
+    separator (default none), for files saved in a locale that writes ``1.234,5``. The CSV
+    columns named in ``text`` are read as the text they hold (``01`` stays ``01``, ``TRUE``
+    stays ``TRUE``): a column declared categorical, whose reading must not depend on whether
+    some other cell of it is text (:func:`declared_text`).
     Raises :class:`InputError` for a missing or unreadable file, an empty file, or duplicated
     column names.
     """
@@ -103,7 +107,7 @@ def read_table(path: str | Path, *, decimal: str | None = None,
     if not path.is_file():
         raise InputError(f"not a file: {path}")
     if fmt == "csv":
-        return _read_csv(path, _dialect(decimal, thousands))
+        return _read_csv(path, _dialect(decimal, thousands), frozenset(text))
     if decimal is not None or thousands is not None:
         raise InputError(f"{path}: `decimal` and `thousands` apply to CSV files only")
     if fmt == "parquet":
@@ -125,7 +129,13 @@ def _dialect(decimal: str | None, thousands: str | None) -> tuple[str, str | Non
     return decimal, thousands
 
 
-def _read_csv(path: Path, dialect: tuple[str, str | None]) -> pd.DataFrame:
+def declared_text(schema: Any) -> list[str]:
+    """The columns a schema declares categorical (ordinal or nominal): read as text."""
+    return [] if schema is None else [a.name for a in schema if a.is_categorical]
+
+
+def _read_csv(path: Path, dialect: tuple[str, str | None],
+              text: frozenset[str] = frozenset()) -> pd.DataFrame:
     with path.open(newline="", encoding="utf-8") as handle:
         try:
             sample = handle.read(65536)
@@ -151,8 +161,8 @@ def _read_csv(path: Path, dialect: tuple[str, str | None]) -> pd.DataFrame:
     try:
         frame = pd.read_csv(
             path, sep=separator, keep_default_na=False, na_values=MISSING_TOKENS,
-            skipinitialspace=True, decimal=dialect[0], thousands=dialect[1]
-        )
+            skipinitialspace=True, decimal=dialect[0], thousands=dialect[1],
+            dtype={raw: str for raw in header if column_name(raw) in text} or None)
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         fields = _FIELDS.search(message)

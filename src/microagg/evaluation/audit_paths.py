@@ -49,12 +49,14 @@ _COMPILING = re.compile(r"microagg: compiling the kernels[^\n]*\n")
 class Case:
     """One DP release: the declared ``schema`` and the recipe steps (mappings as a recipe
     holds them; the last is DP). ``dp`` says whether ``microagg dp`` can make it (one DP
-    step); ``fmt`` is the input's format (csv or parquet)."""
+    step); ``fmt`` is the input's format (csv, parquet, or sav with the value ``labels``)."""
 
     name: str
     schema: Schema
     steps: tuple[Mapping[str, Any], ...]
     fmt: str = "csv"
+    # an SPSS input's value labels: column -> {code: label}
+    labels: Mapping[str, Mapping[float, str]] = field(default_factory=dict)
 
     @property
     def dp(self) -> bool:
@@ -84,10 +86,15 @@ class Written:
         return dict(json.loads(self.files[name]))
 
 
-def _input(frame: pd.DataFrame, folder: Path, fmt: str) -> Path:
-    path = folder / f"in.{fmt}"
-    if fmt == "parquet":
+def _input(frame: pd.DataFrame, folder: Path, case: Case) -> Path:
+    path = folder / f"in.{case.fmt}"
+    if case.fmt == "parquet":
         frame.to_parquet(path, index=False)
+    elif case.fmt == "sav":
+        import pyreadstat
+
+        pyreadstat.write_sav(frame, str(path), variable_value_labels={
+            name: dict(labels) for name, labels in case.labels.items()})
     else:
         frame.to_csv(path, index=False)
     return path
@@ -133,7 +140,7 @@ def _options(step: Mapping[str, Any]) -> list[str]:
 
 def through_dp(case: Case, frame: pd.DataFrame, folder: Path) -> Written:
     """``microagg dp IN -o out.csv --schema schema.yaml … --report out.html``."""
-    source = _input(frame, folder, case.fmt)
+    source = _input(frame, folder, case)
     case.schema.save(folder / "schema.yaml")
     code, stdout, stderr = _cli(["dp", source.name, "-o", TABLE, "--schema", "schema.yaml",
                                  "--report", "out.html", *_options(case.steps[0])], folder)
@@ -145,7 +152,7 @@ def through_run(case: Case, frame: pd.DataFrame, folder: Path) -> Written:
     schema and steps on the input."""
     from microagg.recipe.model import Recipe, Step
 
-    source = _input(frame, folder, case.fmt)
+    source = _input(frame, folder, case)
     recipe = Recipe(input=source, schema=case.schema,
                     steps=tuple(Step.of(s) for s in case.steps))
     (folder / "recipe.yaml").write_text(recipe.dumps(folder), encoding="utf-8")
@@ -168,7 +175,7 @@ def through_app(case: Case, frame: pd.DataFrame, folder: Path) -> Written:
         write_downloads,
     )
 
-    source = _input(frame, folder, case.fmt)
+    source = _input(frame, folder, case)
     table, inferred, _ = read_upload(source)
     edits = {a.name: ColumnEdit(role=a.role.value, kind=a.kind.value,
                                 domain=", ".join(str(v) for v in a.domain or ()),

@@ -152,7 +152,8 @@ def write_into(run: RecipeRun, files: RunFiles, temporaries: Mapping[Path, Path]
     # the risk is the owner's: measured only for the owner's files
     report = recipe_report(run, measured=audience is Audience.OWNER or files.owner is not None)
     whole = report.to_dict()
-    write_frame(carry_labels(run.original, run.frame), temporaries[files.table],
+    write_frame(carry_labels(run.original, run.frame, private=run.private),
+                temporaries[files.table],
                 output_format(files.table), release=True)
     shown = view(whole, audience)
     if "recipe" in shown:

@@ -431,7 +431,9 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     _check_bounds(schema, bounds, protected, carried)
     schema = _with_domains(schema, bounds)
     kept = [*protected, *carried]
-    sub = frame[kept]
+    from microagg.data.formats import as_declared
+
+    sub = as_declared(frame[kept], schema)  # labelled SPSS/Stata columns as declared
     schema = schema.select(kept).with_roles({c: Role.QUASI for c in protected})
     undeclared = _undeclared(schema, protected, bounds_from_data)
     sub, filled = _read_missing(sub, schema, protected, drop_incomplete, drops_rows)

@@ -129,11 +129,18 @@ def begin_run(source: Path | None, frame: Any, schema: Schema | None, seed: int 
               missing: str) -> RecipeRun:
     """The run the steps tab starts on the uploaded table ``frame`` (read from ``source``)
     with the schema as edited, the seed the user gave (``None``: fresh randomness, the
-    default) and what a missing key matches in the risk measures."""
+    default) and what a missing key matches in the risk measures. A CSV upload is read again
+    with its categorical columns as text, as the command line reads them for a DP
+    release, so that how a column is read never follows one of its cells."""
+    from microagg.data.io import declared_text, read_table, table_format
     from microagg.options import MissingValues, parse
     from microagg.recipe.model import Recipe
     from microagg.recipe.runner import RecipeRun
 
+    text = declared_text(schema)
+    if source is not None and text and table_format(source) == "csv":
+        # the columns declared categorical, read as the text they hold (01 stays 01)
+        frame = read_table(source, text=text)
     return RecipeRun.start(Recipe(input=source, schema=schema, seed=seed,
                                   missing=parse(MissingValues, missing, "`missing`")),
                            frame, source=source)
