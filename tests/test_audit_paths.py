@@ -25,6 +25,8 @@ SCHEMA = Schema((
     Attribute("c", Role.QUASI, Kind.NOMINAL, domain=("a", "b", "c"), missing="c"),
     Attribute("d", Role.OTHER, Kind.NOMINAL),
     Attribute("e", Role.QUASI, Kind.NOMINAL, domain=("01", "02", "x")),
+    Attribute("flag", Role.QUASI, Kind.NUMERIC, domain=(0, 1), missing=0),
+    Attribute("m", Role.QUASI, Kind.NUMERIC, domain=(0, 10), missing=2.5),
     Attribute("w", Role.WEIGHT, Kind.NUMERIC),
 ))
 
@@ -38,6 +40,8 @@ def _table(rows: int = 24) -> pd.DataFrame:
         "c": rng.choice(["a", "b"], rows),
         "d": rng.choice(["p", "q"], rows),
         "e": rng.choice(["01", "02"], rows),  # codes: read as numbers unless some are text
+        "flag": rng.choice([True, False], rows),  # read as 1 and 0
+        "m": pd.array(rng.integers(0, 10, rows), dtype="Int64"),  # nullable integers
         "w": rng.uniform(1, 50, rows).round(2),
         "z": rng.integers(0, 100, rows),  # undeclared: no step reads it
         "tag": [f"t{i}" for i in range(rows)],  # undeclared, every value distinct
@@ -54,15 +58,23 @@ def _neighbours(fmt: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     replaced = base.astype({"z": object})
     replaced.loc[0, ["x", "y", "c", "d", "w", "z", "tag", "e"]] = [
         1.0, 100.0, "b", "z", -3.0, "abc", "t1", "01"]
+    replaced["flag"] = replaced["flag"].astype(object)
+    replaced.loc[0, "flag"] = 1  # a number among booleans
     base.loc[0, "e"] = "x"  # the only text among the codes
     base.loc[0, ["x", "y", "c"]] = [0.0, 0.0, "a"]
     gaps = base.copy()
-    gaps.loc[0, ["x", "c"]] = [np.nan, None]
-    pairs = [(base, replaced), (gaps, base)]
+    gaps["flag"] = gaps["flag"].astype(object)
+    gaps.loc[0, ["x", "c", "m", "flag"]] = [np.nan, None, pd.NA, None]
+    extreme = base.copy()
+    extreme.loc[0, ["x", "y"]] = [1e200, np.inf]  # clamped into their domains
+    pairs = [(base, replaced), (gaps, base), (extreme, base)]
     if fmt == "parquet":  # typed columns: text in a column of numbers is text throughout
-        pairs = [(a.assign(d=a["d"].astype("category"), z=a["z"].astype(str)),
-                  b.assign(d=b["d"].astype("category"), z=b["z"].astype(str)))
-                 for a, b in pairs]
+        def typed(t: pd.DataFrame) -> pd.DataFrame:
+            return t.assign(d=t["d"].astype("category"), z=t["z"].astype(str),
+                            flag=pd.array([None if pd.isna(v) else bool(v) for v in t["flag"]],
+                                          dtype="boolean"))
+
+        pairs = [(typed(a), typed(b)) for a, b in pairs]
     return pairs
 
 
@@ -82,6 +94,15 @@ CASES = [
         INSENSITIVE)),
     Case("codes with leading zeros, one record's text among them", SCHEMA, (
         {**INSENSITIVE, "columns": ["x", "e"]},)),
+    Case("codes with leading zeros in an Excel sheet", SCHEMA, (
+        {**INSENSITIVE, "columns": ["x", "e"]},), fmt="xlsx"),
+    Case("booleans and nullable integers", SCHEMA, (
+        {**LAPLACE, "columns": ["flag", "m"]},), fmt="parquet"),
+    Case("booleans and nullable integers in CSV", SCHEMA, (
+        {**LAPLACE, "columns": ["flag", "m"]},)),
+    Case("a DP step carrying a column with a gap, then a DP step on it", SCHEMA, (
+        {**LAPLACE, "epsilon": 0.1, "columns": ["y"], "carry": ["x"]},
+        {**LAPLACE, "epsilon": 1.0, "columns": ["x", "y"]})),
     Case("top coding that changes one neighbour only, then DP", SCHEMA, (
         {"family": "mask", "method": "top-bottom-coding", "top": 99.95, "columns": ["y"]},
         LAPLACE)),

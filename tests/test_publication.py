@@ -213,3 +213,88 @@ def test_the_declaration_refuses_an_undeclared_figure():
     assert view(record, Audience.OWNER) == record
     with pytest.raises(UndeclaredField, match=r"risk\.after\.secret"):
         view({**record, "risk": {"after": {"secret": 1}}}, Audience.OWNER)
+
+
+def test_a_step_before_a_dp_step_names_its_columns():
+    """With its default columns, which columns a step reads follows the data (their kinds,
+    the roles read off them), so one record could decide whether the recipe runs: a step
+    before a DP step names them, or the DP step is refused whatever the data."""
+    data = microagg.datasets.synthetic(300, 2, seed=0)
+    coding = {"family": "mask", "method": "top-bottom-coding", "top": 100.0}
+    with pytest.raises(PrivacyError, match="does not name the columns"):
+        Recipe(schema=data.schema).add(coding).add(DP).run(data.frame)
+    named = Recipe(schema=data.schema).add({**coding, "columns": ["age"]}).add(DP)
+    assert named.run(data.frame).privacy.differentially_private
+
+
+def test_the_papers_calibration_states_the_epsilon_it_spends(tmp_path, run_cli):
+    """Each of m attributes spends the full epsilon: the report's epsilon is m times it,
+    as its sentence says (the field was the nominal epsilon)."""
+    data = microagg.datasets.synthetic(300, 3, seed=0)
+    release = microagg.dp_insensitive(data.frame, epsilon=1.0, k=10, schema=data.schema,
+                                      columns=["age", "income", "expenses"],
+                                      calibration="paper", rng=np.random.default_rng(0))
+    report = release.report
+    assert report.epsilon == report.unit_epsilon == 3.0
+    assert "3-differential privacy" in report.guarantee
+    run = Recipe(schema=data.schema).add(
+        {"family": "dp", "method": "insensitive", "epsilon": 1.0, "k": 10,
+         "calibration": "paper", "columns": ["age", "income", "expenses"]}).run(data.frame)
+    assert run.privacy.epsilon == 3.0
+
+
+def test_the_scope_names_the_weakest_guarantee():
+    """Carried columns with a guarantee about the microaggregated set, or with dropped
+    incomplete rows: the scope is the weaker one, not "protected columns"."""
+    data = microagg.datasets.synthetic(300, 2, seed=0)
+    frame = data.frame.assign(age=data.frame["age"].astype(float))
+    frame.loc[0, "age"] = np.nan
+    with pytest.warns(microagg.errors.PrivacyLeakWarning):
+        dropped = microagg.dp_laplace(frame, epsilon=1.0, schema=data.schema,
+                                      columns=["age"], carry=["income"], drop_incomplete=True)
+    assert dropped.report.guarantee_scope == "complete rows"
+    assert dropped.report.guarantee.startswith("This release is NOT differentially private")
+
+
+def test_the_public_recipe_keeps_the_roles_a_release_needs(tmp_path, run_cli):
+    """The recipe published beside a DP release that protects households keeps the
+    household column's role, so that it runs again."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"hh": np.repeat(np.arange(60), 2), "x": rng.uniform(0, 1, 120),
+                          "z": rng.integers(0, 9, 120)})
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    schema = Schema((Attribute("hh", Role.HOUSEHOLD, Kind.NUMERIC),
+                     Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1)),
+                     Attribute("z", Role.OTHER, Kind.NUMERIC)))
+    recipe = Recipe(input=tmp_path / "in.csv", schema=schema).add(
+        {"family": "dp", "method": "laplace", "epsilon": 1.0, "columns": ["x"],
+         "household_size": 2})
+    (tmp_path / "r.yaml").write_text(recipe.dumps(tmp_path))
+    done = run_cli("run", tmp_path / "r.yaml", "-o", tmp_path / "out.csv")
+    assert done.code == 0, done.stderr
+    published = yaml.safe_load((tmp_path / "out.csv.recipe.yaml").read_text())
+    assert set(published["schema"]["attributes"]) == {"hh", "x"}  # z: dropped, not named
+    again = run_cli("run", tmp_path / "out.csv.recipe.yaml", "-o", tmp_path / "again.csv")
+    assert again.code == 0, again.stderr
+
+
+def test_top_coding_codes_infinite_values_and_keeps_gaps():
+    from microagg.release.methods import TopBottomCoding
+
+    frame = pd.DataFrame({"y": [1.0, np.inf, np.nan, 1e200, 50.0]})
+    coded = TopBottomCoding(top=80.0).release(frame).frame["y"].tolist()
+    assert coded[:2] == [1.0, 80.0] and np.isnan(coded[2]) and coded[3:] == [80.0, 50.0]
+
+
+def test_a_dask_release_checks_the_types_of_what_it_reads_only(tmp_path, run_cli):
+    pytest.importorskip("distributed")
+    folder = tmp_path / "data"
+    folder.mkdir()
+    first = pd.DataFrame({"x": [1, 0, 1, 0] * 5, "z": list(range(20))})
+    second = first.assign(x=[0.5] + [1.0, 0.0, 1.0] * 6 + [0.0], z=["abc"] * 20)
+    first.to_parquet(folder / "p0.parquet", index=False)
+    second.to_parquet(folder / "p1.parquet", index=False)
+    done = run_cli("dp", folder, "-o", tmp_path / "out", "--method", "individual-ranking",
+                   "--epsilon", "1", "--k", "5", "--columns", "x", "--bounds", "x=0:1",
+                   "--engine", "dask", "--workers", "1")
+    assert done.code == 0, done.stderr

@@ -105,6 +105,14 @@ class Dataset:
     source: str
     pieces: tuple[Piece, ...]
     columns: tuple[str, ...]
+    files: tuple[_File, ...] = ()  # as open_dataset found them
+
+    def check_types(self, columns: Sequence[str]) -> None:
+        """Refuse a file whose Parquet type of one of ``columns`` differs from the first file
+        with rows (:func:`open_dataset` with ``typed`` False leaves this to the command,
+        which knows which columns it reads)."""
+        if self.files:
+            _check_alike(self.files, columns)
 
     @property
     def n(self) -> int:
@@ -197,9 +205,16 @@ def _describe(path: Path, fmt: str, rows_per_partition: int) -> _File:
                  [Piece(str(path), "csv", None, len(frame))] if len(frame) else [])
 
 
-def _check_alike(described: Sequence[_File]) -> None:
+def _kind_of(parquet_type: str) -> str:
+    """A Parquet type as a release reads it: every integer and floating type is a number."""
+    return "number" if re.fullmatch(r"u?int\d*|float\d*|double|halffloat|decimal.*",
+                                    parquet_type) else parquet_type
+
+
+def _check_alike(described: Sequence[_File], columns: Sequence[str] | None = None) -> None:
     """Refuse a file whose columns differ from the first file's, or (if it has rows) whose
-    Parquet types differ from those of the first file with rows."""
+    Parquet types of ``columns`` (default: all) differ from those of the first file with rows
+    (integers and floats alike: numbers)."""
     first = described[0]
     typed = next((d for d in described if d.pieces), first)  # types of a file with rows
     for d in described:
@@ -209,7 +224,8 @@ def _check_alike(described: Sequence[_File]) -> None:
                              "columns in the same order")
         bad = [c for c, a, b in zip(first.columns, d.types or (), typed.types or (),
                                     strict=False)
-               if a != b and "null" not in (a, b)]
+               if (columns is None or c in columns) and _kind_of(a) != _kind_of(b)
+               and "null" not in (a, b)]
         if d.pieces and bad:
             raise InputError(f"column '{bad[0]}' of {d.path} has another type than in "
                              f"{typed.path}: every file of a data set needs the same column "
@@ -217,22 +233,24 @@ def _check_alike(described: Sequence[_File]) -> None:
 
 
 def open_dataset(source: str | Path, *,
-                 rows_per_partition: int = ROWS_PER_PARTITION) -> Dataset:
+                 rows_per_partition: int = ROWS_PER_PARTITION, typed: bool = True) -> Dataset:
     """The partitions of ``source`` (folder, glob or file), after checking that every file has
-    the same columns as the first (and, if it has rows, the Parquet types of the first file
-    with rows; an all-missing column fits any type). CSV files are read once here to count
-    their rows and check their header."""
+    the same columns as the first (and, if it has rows and ``typed``, the Parquet types of
+    the first file with rows; an all-missing column fits any type, integers and floats are
+    alike; not ``typed``: :meth:`Dataset.check_types` checks the columns a command reads).
+    CSV files are read once here to count their rows and check their header."""
     files = _files(source)
     formats = {table_format(f) for f in files}
     if len(formats) > 1:
         raise InputError(f"{source} mixes CSV and Parquet files; use one format")
     fmt = formats.pop()
     described = [_describe(f, fmt, rows_per_partition) for f in files]
-    _check_alike(described)
+    _check_alike(described, None if typed else ())
     pieces = [p for d in described for p in d.pieces]
     if not pieces:
         raise InputError(f"{source} holds no rows")
-    return Dataset(str(source), tuple(pieces), tuple(described[0].columns))
+    return Dataset(str(source), tuple(pieces), tuple(described[0].columns),
+                   tuple(described))
 
 
 def _write_part(frame: pd.DataFrame, path: str) -> int:

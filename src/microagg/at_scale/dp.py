@@ -270,6 +270,7 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path,
     head = dataset.head(text=declared_text(schema))
     data = prepare_dp(head, schema=schema, columns=columns, bounds=bounds,
                       bounds_from_data=False, drops_rows=False)
+    dataset.check_types(data.columns)  # a column it drops may hold anything
     if data.categorical and ranking:
         raise InputError(f"column '{data.categorical[0]}' is categorical; individual ranking "
                          "on a cluster protects numeric columns only (name them with "

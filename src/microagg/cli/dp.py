@@ -213,7 +213,7 @@ def _dp_at_scale(input: Path, output: Path, method: Any, *, columns: list[str] |
     schema = common.schema_of(schema_path)
     report_path = sidecar_path(output, private=True)
     with common.outputs([report_path], common.sources(input, schema_path, schema=schema)) as files:
-        dataset = open_dataset(input)
+        dataset = open_dataset(input, typed=False)  # the release checks what it reads
         with dask_client(scheduler, workers) as client, \
                 common.progress_bar(dataset.n, f"{method.name} k={method.k}") as progress, \
                 warnings.catch_warnings():

@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,10 +82,11 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def read_format(path: Path, fmt: str) -> pd.DataFrame:
-    """Read ``path`` as ``fmt`` ("sav", "dta", "sas7bdat" or "xlsx")."""
+def read_format(path: Path, fmt: str, text: Collection[str] = ()) -> pd.DataFrame:
+    """Read ``path`` as ``fmt`` ("sav", "dta", "sas7bdat" or "xlsx"); an Excel sheet's
+    ``text`` columns are read as the text their cells hold (their types are stored)."""
     if fmt == "xlsx":
-        return _read_xlsx(path)
+        return _read_xlsx(path, frozenset(text))
     return _read_statistical(path, fmt)
 
 
@@ -238,7 +239,7 @@ def _labelled(series: pd.Series, labels: Mapping[Any, str], *, ordered: bool
     return pd.Series(pd.Categorical.from_codes(full, dtype=dtype), index=series.index)
 
 
-def _read_xlsx(path: Path) -> pd.DataFrame:
+def _read_xlsx(path: Path, text: frozenset[str] = frozenset()) -> pd.DataFrame:
     from microagg.data.io import MISSING_TOKENS, check_names, column_name
 
     _module("openpyxl", path)
@@ -248,9 +249,11 @@ def _read_xlsx(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read {path} as Excel data: {_first_line(exc)}") from None
     if header.empty:
         raise InputError(f"file {path} is empty (no header row)")
-    check_names(["" if pd.isna(v) else str(v) for v in header.iloc[0]], path)
+    names = ["" if pd.isna(v) else str(v) for v in header.iloc[0]]
+    check_names(names, path)
     frame = pd.read_excel(path, engine="openpyxl", keep_default_na=False,
-                          na_values=MISSING_TOKENS)
+                          na_values=MISSING_TOKENS,
+                          dtype={raw: str for raw in names if column_name(raw) in text} or None)
     frame.columns = [column_name(c) for c in frame.columns]
     return frame
 

@@ -94,9 +94,9 @@ def read_table(path: str | Path, *, decimal: str | None = None,
 
     ``decimal`` and ``thousands`` are a CSV file's decimal mark (default ``.``) and thousands
     separator (default none), for files saved in a locale that writes ``1.234,5``. The CSV
-    columns named in ``text`` are read as the text they hold (``01`` stays ``01``, ``TRUE``
-    stays ``TRUE``): a column declared categorical, whose reading must not depend on whether
-    some other cell of it is text (:func:`declared_text`).
+    and Excel columns named in ``text`` are read as the text they hold (``01`` stays ``01``,
+    ``TRUE`` stays ``TRUE``): a column declared categorical, whose reading must not depend on
+    whether some other cell of it is text (:func:`declared_text`).
     Raises :class:`InputError` for a missing or unreadable file, an empty file, or duplicated
     column names.
     """
@@ -114,7 +114,7 @@ def read_table(path: str | Path, *, decimal: str | None = None,
         return _read_parquet(path)
     from microagg.data.formats import read_format
 
-    return read_format(path, fmt)
+    return read_format(path, fmt, text)
 
 
 def _dialect(decimal: str | None, thousands: str | None) -> tuple[str, str | None]:

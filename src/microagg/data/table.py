@@ -187,6 +187,7 @@ def encode(
     clamp: bool = False,
     released: bool = False,
     missing: bool = False,
+    finite: bool = True,
 ) -> Table:
     """Encode ``frame`` under ``schema`` (inferred when ``None``).
 
@@ -195,7 +196,9 @@ def encode(
     after the header) unless ``drop_incomplete`` is set, which drops every row with a missing
     value in any column, or ``missing`` is set, which keeps them: NaN in the numeric matrix,
     code :data:`MISSING_CODE` among the categories. Numeric values outside a declared domain
-    are refused unless ``clamp`` is set, which clamps them to the domain. A ``released``
+    are refused unless ``clamp`` is set, which clamps them to the domain; infinite numbers and
+    numbers beyond ±:data:`LARGEST_VALUE` are refused unless clamped, or unless not
+    ``finite`` (a method that only compares each value with thresholds). A ``released``
     table (the output of a release, to verify) may also hold the inner concepts of a nominal
     attribute's taxonomy (the root ``*`` of the flat one), to which microaggregation
     generalizes; their codes follow the categories', and such a table is for grouping, not
@@ -230,7 +233,8 @@ def encode(
                 and attribute.role in (Role.QUASI, Role.CONFIDENTIAL)):
             check_categories(attribute.name, series)
         if attribute.is_numeric:
-            values, clamped[attribute.name] = _encode_numeric(series, attribute, keep, clamp)
+            values, clamped[attribute.name] = _encode_numeric(series, attribute, keep, clamp,
+                                                              finite)
             numeric_columns.append(values)
         else:
             cats, codes = _encode_categorical(series, attribute, keep, released)
@@ -255,8 +259,21 @@ def encode(
     )
 
 
+_BOOLEAN_TEXT = {"true": 1.0, "false": 0.0}
+
+
+def _boolean_number(value: Any) -> Any:
+    """True and False (as booleans, or as the text a CSV file holds) as 1.0 and 0.0."""
+    if isinstance(value, bool | np.bool_):
+        return float(value)
+    if isinstance(value, str):
+        return _BOOLEAN_TEXT.get(value.strip().lower(), value)
+    return value
+
+
 def _encode_numeric(
-    series: pd.Series, attribute: Attribute, positions: np.ndarray, clamp: bool
+    series: pd.Series, attribute: Attribute, positions: np.ndarray, clamp: bool,
+    finite: bool = True,
 ) -> tuple[np.ndarray, int]:
     """The column as float64, and how many values were clamped into the declared domain."""
     name = attribute.name
@@ -264,12 +281,9 @@ def _encode_numeric(
     if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
-        # True and False (a boolean column with gaps is read as objects) are 1 and 0
-        objects = series.astype(object)
-        booleans = objects.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
-        if booleans.any():
-            objects = objects.where(~booleans, objects.map(
-                lambda v: float(v) if isinstance(v, bool | np.bool_) else v))
+        # True and False are 1 and 0, as a boolean column reads them (one with gaps, or with
+        # a number among them, is read as objects or text)
+        objects = series.astype(object).map(_boolean_number)
         coerced = pd.to_numeric(objects.astype(str).str.strip(), errors="coerce")
         bad = coerced.isna().to_numpy() & ~absent
         if bad.any():
@@ -285,6 +299,8 @@ def _encode_numeric(
         lo, hi = bounds
         outside = (values < lo) | (values > hi)
         return np.clip(values, lo, hi), int(outside.sum())
+    if not finite:
+        return values, 0
     infinite = ~np.isfinite(values) & ~absent
     if infinite.any():
         i = int(np.flatnonzero(infinite)[0])

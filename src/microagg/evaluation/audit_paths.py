@@ -49,7 +49,8 @@ _COMPILING = re.compile(r"microagg: compiling the kernels[^\n]*\n")
 class Case:
     """One DP release: the declared ``schema`` and the recipe steps (mappings as a recipe
     holds them; the last is DP). ``dp`` says whether ``microagg dp`` can make it (one DP
-    step); ``fmt`` is the input's format (csv, parquet, or sav with the value ``labels``)."""
+    step); ``fmt`` is the input's format (csv, parquet, xlsx, or sav with the value
+    ``labels``)."""
 
     name: str
     schema: Schema
@@ -90,6 +91,8 @@ def _input(frame: pd.DataFrame, folder: Path, case: Case) -> Path:
     path = folder / f"in.{case.fmt}"
     if case.fmt == "parquet":
         frame.to_parquet(path, index=False)
+    elif case.fmt == "xlsx":
+        frame.to_excel(path, index=False)
     elif case.fmt == "sav":
         import pyreadstat
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from microagg.errors import PrivacyError
@@ -72,6 +72,7 @@ class _Flow:
     spent: tuple[int, ...] = ()
     for_input: bool = True
     unit: int | None = None
+    unnamed: str | None = None  # a step before any DP step that does not name its columns
 
 
 def _dp(step: Step) -> bool:
@@ -82,6 +83,8 @@ def _after(flow: _Flow, index: int, step: Step) -> tuple[_Flow, DPContext | None
     """The flow after ``step`` (number ``index`` from 0) and, for a DP step, its context."""
     if not _dp(step):
         why = step.method().reads_other_records()
+        if why is None and flow.raw is ALL and flow.unnamed is None and not _names(step):
+            flow = replace(flow, unnamed=f"step {index + 1} ({step.name})")
         if why is None or flow.raw == frozenset():
             return flow, None
         return _Flow(ALL, flow.mixed or f"step {index + 1} ({step.name}: {why})", flow.spent,
@@ -117,6 +120,12 @@ def _after(flow: _Flow, index: int, step: Step) -> tuple[_Flow, DPContext | None
             "input"))
         return _Flow(raw, flow.mixed if raw else None, (*flow.spent, index), False, unit), \
             context
+    if flow.unnamed is not None and not flow.spent:
+        raise PrivacyError(
+            f"{flow.unnamed} does not name the columns it reads: with the defaults, which "
+            "columns it reads follows the data (their kinds, the roles read off them), and "
+            "a differentially private step after it must not depend on that; name them "
+            "(`columns`)")
     if flow.spent:
         earlier = ", ".join(str(i + 1) for i in flow.spent)
         statement = (
@@ -131,6 +140,16 @@ def _after(flow: _Flow, index: int, step: Step) -> tuple[_Flow, DPContext | None
                      "differ in one record stay one record apart")
     return _Flow(raw, None, (*flow.spent, index), flow.for_input, unit), \
         DPContext(flow.for_input, statement)
+
+
+def _names(step: Step) -> bool:
+    """Whether ``step`` names every set of columns its family reads (its options of kind
+    columns, carried columns apart)."""
+    from microagg.recipe.families import OptionKind
+
+    wanted = [o.name for o in adapter(step.family).options
+              if o.kind is OptionKind.COLUMNS and o.name != "carry"]
+    return all(step.options.get(name) for name in wanted)
 
 
 def _flow(steps: Sequence[Step]) -> tuple[_Flow, list[DPContext | None]]:
@@ -185,10 +204,8 @@ class RecipePrivacy:
 
 
 def _level(report: PrivacyReport) -> float:
-    """The ε a DP step's report guarantees for its unit (the paper's per-attribute
-    calibration spends it once per attribute)."""
-    level = report.unit_epsilon if report.unit_epsilon is not None else report.epsilon
-    return level * (len(report.columns) if report.calibration == "paper" else 1)
+    """The ε a DP step's report guarantees for its unit."""
+    return report.unit_epsilon if report.unit_epsilon is not None else report.epsilon
 
 
 CARRIED = "carried columns "

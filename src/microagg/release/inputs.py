@@ -353,6 +353,9 @@ def _filled(series: pd.Series, mask: np.ndarray, value: Any) -> pd.Series:
 
     if pd.api.types.is_bool_dtype(series):  # True/False (nullable or not): read as 1/0
         series = series.astype(object)
+    elif pd.api.types.is_extension_array_dtype(series) and \
+            pd.api.types.is_numeric_dtype(series):  # nullable integers hold no fraction
+        series = series.astype("Float64")
     if isinstance(series.dtype, pd.CategoricalDtype):
         matching = [c for c in series.dtype.categories if category_text(c) == value]
         if not matching:
@@ -441,7 +444,8 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     if undeclared:
         schema, derived = _from_data(sub, schema, undeclared, drop_incomplete)
         sources.update(derived)
-    table = encode(sub, schema, drop_incomplete=drop_incomplete, clamp=True)
+    # protected gaps are filled (or refused) above; a carried column is copied, gaps and all
+    table = encode(sub, schema, drop_incomplete=drop_incomplete, clamp=True, missing=True)
     numeric = [c for c in protected if schema[c].is_numeric]
     categorical = [c for c in protected if schema[c].is_categorical]
     X, lows, highs = _numeric_block(table, schema, numeric)

@@ -40,8 +40,8 @@ class MaskingMethod(ReleaseMethod):
     family: ClassVar[Family] = Family.MASKING
     parameter: ClassVar[str]
     unchanged_hint: ClassVar[str] = "use a larger parameter"
-    # a missing value stays missing (a method that transforms each value on its own); the
-    # others refuse missing values
+    # a method that compares each value with thresholds: a missing value stays missing and an
+    # infinite or huge value is coded like any other; the others refuse them
     takes_missing: ClassVar[bool] = False
 
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -72,8 +72,8 @@ class MaskingMethod(ReleaseMethod):
         if chosen and inferred:  # what it reads is read as every release reads it
             Schema.infer(frame[inferred])
         undeclared = Schema(tuple(replace(schema[c], domain=None) for c in names))
-        values = encode(frame[names], undeclared,
-                        missing=self.takes_missing).numeric_matrix(names)
+        values = encode(frame[names], undeclared, missing=self.takes_missing,
+                        finite=not self.takes_missing).numeric_matrix(names)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
             try:
                 masked = self.mask(values, make_rng(rng))
@@ -122,12 +122,12 @@ def _check_masked(values: np.ndarray, masked: np.ndarray, names: Sequence[str],
     """Refuse a masked table that is not one: values that overflowed, or no value changed
     (said in a warning instead when not ``refuse_unchanged``)."""
     what = f"{method.name} with {method.parameter} = {method.value:g}"
-    bad = ~np.isfinite(masked) & ~np.isnan(values)  # a missing value may stay missing
+    bad = ~np.isfinite(masked) & np.isfinite(values)  # what was missing or infinite may stay
     if bad.any():
         column = names[int(np.flatnonzero(bad.any(axis=0))[0])]
         raise InputError(f"{what} overflows: column '{column}' would hold values beyond the "
                          "floating-point range; use a smaller parameter")
-    present = ~np.isnan(values)
+    present = np.isfinite(values)
     low = np.where(present, values, np.inf).min(axis=0)
     high = np.where(present, values, -np.inf).max(axis=0)
     spread = np.where(high >= low, high - low, 0.0)

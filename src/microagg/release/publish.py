@@ -120,7 +120,8 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
         drops_incomplete=data.drops_incomplete, parts=parts, microaggregated=microaggregated,
         individual=individual, seeded=seeded)
     unit = unit if unit is not None else PrivacyUnit()
-    unit_level = unit_epsilon if unit_epsilon is not None else budget.epsilon
+    # the paper's calibration spends epsilon once per attribute: the guarantee is m times it
+    unit_level = (unit_epsilon if unit_epsilon is not None else budget.epsilon) * multiplier
     sentence += unit.statement(unit_level)
     weaker = _weaknesses(data, multiplier=multiplier, linked=linked, seeded=seeded,
                          microaggregated=microaggregated, individual=individual)
@@ -139,7 +140,7 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
                       stacklevel=caller_stacklevel())
     return PrivacyReport(
         method=method, differentially_private=private, guarantee_scope=scope,
-        guarantee=sentence, epsilon=budget.epsilon,
+        guarantee=sentence, epsilon=budget.epsilon * multiplier,
         epsilon_split=[EpsilonPart.from_mapping(e) for e in budget.ledger], k=k,
         groups=groups, records=records, columns=data.columns, carried=data.carried,
         dropped_columns=data.dropped_columns,

@@ -106,6 +106,10 @@ def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
             "length publishes how many rows are complete, exactly, so it is NOT "
             "differentially private with respect to the input, only with respect to its "
             "complete rows." if drops_incomplete else "")
+    dropped = ("This release is NOT differentially private with respect to the input: rows "
+               "with a missing value were dropped first (drop_incomplete), and the table's "
+               "length publishes how many rows are complete; what follows holds for the "
+               "complete rows. " if drops_incomplete else "")
     target = neighbours = ""
     if microaggregated:
         target = (" It is NOT differentially private with respect to the original records: "
@@ -131,20 +135,20 @@ def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
              f"once per attribute, {multiplier} times)" if multiplier > 1 else "")
     pairs = neighbours or (": for any two neighbouring data sets (same size n, one record "
                            "replaced)")
+    if drops_incomplete:
+        pairs = pairs.replace("data sets (", "sets of complete rows (")
     core = (f"satisfies {level:g}-differential privacy{extra}{pairs}, the probability of any "
             f"output differs by at most a factor e^{level:g}.{target}")
+    subject = "The released table"
     if carried:
-        return False, GuaranteeScope.PROTECTED_COLUMNS, (
-            f"The table as written is NOT differentially private: the carried columns "
-            f"{', '.join(carried)} are copied unchanged from the input. Without them, the "
-            f"protected columns ({', '.join(columns)}) {core}{rows}")
-    if microaggregated:
-        return False, GuaranteeScope.MICROAGGREGATED, f"The released table {core}{rows}"
-    if drops_incomplete:
-        return False, GuaranteeScope.COMPLETE_ROWS, (
-            f"The released table {core.replace('data sets (', 'sets of complete rows (')}"
-            f"{rows}")
-    return True, GuaranteeScope.TABLE, f"The released table {core}"
+        dropped += (f"The table as written is NOT differentially private: the carried "
+                    f"columns {', '.join(carried)} are copied unchanged from the input. ")
+        subject = f"Without them, the protected columns ({', '.join(columns)})"
+    # the weakest scope names what the guarantee is about
+    scope = (GuaranteeScope.MICROAGGREGATED if microaggregated else
+             GuaranteeScope.COMPLETE_ROWS if drops_incomplete else
+             GuaranteeScope.PROTECTED_COLUMNS if carried else GuaranteeScope.TABLE)
+    return scope is GuaranteeScope.TABLE, scope, f"{dropped}{subject} {core}"
 
 
 def _individual_sentence(level: float, individual: str, microaggregated: str | None,

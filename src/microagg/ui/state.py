@@ -138,7 +138,7 @@ def begin_run(source: Path | None, frame: Any, schema: Schema | None, seed: int 
     from microagg.recipe.runner import RecipeRun
 
     text = declared_text(schema)
-    if source is not None and text and table_format(source) == "csv":
+    if source is not None and text and table_format(source) in ("csv", "xlsx"):
         # the columns declared categorical, read as the text they hold (01 stays 01)
         frame = read_table(source, text=text)
     return RecipeRun.start(Recipe(input=source, schema=schema, seed=seed,
