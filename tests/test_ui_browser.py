@@ -107,8 +107,9 @@ def _loaded(url: str, data: Path) -> Iterator[Any]:
 
 
 def _sessions(temporary: Path) -> list[Path]:
-    return [p for p in temporary.iterdir() if p.name.startswith(("microagg-ui-",
-                                                                  "fileupload-"))]
+    """The folders of the sessions and of their uploads, in the server's own folder."""
+    return [p for server in temporary.iterdir() if server.is_dir()
+            for p in server.iterdir() if p.name.startswith(("microagg-ui-", "fileupload-"))]
 
 
 def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
