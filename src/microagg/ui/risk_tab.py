@@ -221,34 +221,12 @@ def _suda_panel(input: Inputs, state: State,
     @render.ui
     def suda_summary() -> Any:
         result = suda_now()
-        if not isinstance(result, Suda):
-            return _said(result)
-        sizes = ", ".join(f"{size}: {count:,}" for size, count in
-                          enumerate(result.msus_by_size, start=1) if count)
-        scored = int((result.scores > 0).sum())
-        return ui.TagList(
-            ui.p(f"{sum(result.msus_by_size):,} minimal sample uniques (MSUs) in {scored:,} "
-                 f"records; MSUs by number of keys: {sizes or 'none'}.", id="suda-summary"),
-            ui.p(f"A record's DIS score is the probability that a match on its keys is "
-                 f"correct, for a sample that is {result.dis_fraction:.3g} of the population "
-                 f"(largest: {result.dis_scores.max(initial=0.0):.3g}). Small MSUs weigh "
-                 "most (SUDA2, Manning et al. 2008; sdcMicro's suda2).",
-                 class_="text-muted"))
+        return _suda_summary(result) if isinstance(result, Suda) else _said(result)
 
     @render.ui
     def suda_contributions() -> Any:
         result = suda_now()
-        if not isinstance(result, Suda):
-            return None
-        rows = "".join(f"<tr><td>{escape(key)}</td><td>{share:.1f} %</td></tr>"
-                       for key, share in sorted(result.contributions.items(),
-                                                key=lambda item: -item[1]))
-        return ui.HTML('<table class="steps" id="suda-contributions"><thead><tr>'
-                       "<th>key</th><th>% of the scores in its MSUs</th></tr></thead>"
-                       f"<tbody>{rows}</tbody></table><p class=\"text-muted\">The MSUs "
-                       "a key is in carry this percentage of all the SUDA scores, each key "
-                       "out of 100 % (an MSU of several keys counts for each, so the figures "
-                       "are not shares: they sum to 100 % times the mean MSU size).</p>")
+        return _contributions(result) if isinstance(result, Suda) else None
 
     @render.plot(alt="records by DIS score")
     def suda_plot() -> Any:
@@ -267,11 +245,10 @@ def _suda_panel(input: Inputs, state: State,
             "DIS score": [f"{v:.4g}" for v in result.dis_scores[order]]})
 
 
-def _diversity_panel(input: Inputs, state: State,
-                     keyed: Callable[[], tuple[pd.DataFrame, list[str]] | None],
-                     risk_now: Callable[[], RiskSummary | Pending | None]) -> None:
-    """The l-diversity of a sensitive attribute: its boxes, histogram and the records whose
-    class is least diverse."""
+def _sensitive_select(input: Inputs, state: State,
+                      keyed: Callable[[], tuple[pd.DataFrame, list[str]] | None]) -> None:
+    """The sensitive attribute's choices (the columns that are not keys) and the one
+    selected: the user's pick while it is a choice, else the default."""
     pushed: set[str] = set()  # the columns the app selected (their echoes are not choices)
     picked: list[str | None] = [None]  # the column the user selected, if any
 
@@ -293,6 +270,14 @@ def _diversity_panel(input: Inputs, state: State,
         if chosen is not None:
             pushed.add(chosen)
         ui.update_select("sensitive", choices=choices, selected=chosen)
+
+
+def _diversity_panel(input: Inputs, state: State,
+                     keyed: Callable[[], tuple[pd.DataFrame, list[str]] | None],
+                     risk_now: Callable[[], RiskSummary | Pending | None]) -> None:
+    """The l-diversity of a sensitive attribute: its boxes, histogram and the records whose
+    class is least diverse."""
+    _sensitive_select(input, state, keyed)
 
     @reactive.calc
     def diversity_now() -> LDiversity | Pending | str | None:
@@ -336,16 +321,7 @@ def _diversity_panel(input: Inputs, state: State,
         result = diversity_now()
         if not isinstance(result, LDiversity):
             return _said(result if result is not None else "Load a table first.")
-        values = result.values(kind())
-        boxes = [(f"smallest {label(result)}", f"{result.smallest(kind()):.4g}",
-                  "l_smallest"),
-                 ("records whose class has l < 2 (its value is disclosed)",
-                  f"{int((values < 2).sum()):,}", "l_below_2"),
-                 ("records whose class has l < 3", f"{int((values < 3).sum()):,}",
-                  "l_below_3")]
-        return ui.layout_column_wrap(*(ui.value_box(title, value, id=name)
-                                       for title, value, name in boxes), width=1 / 3,
-                                     class_="mt-3")
+        return _diversity_boxes(result, kind(), label(result))
 
     @render.plot(alt="records by the l-diversity of their class")
     def diversity_plot() -> Any:
@@ -366,3 +342,44 @@ def _diversity_panel(input: Inputs, state: State,
         return _records(frame, keys, order, {
             result.attribute: frame[result.attribute].iloc[order].to_numpy(),
             "f_k": risk.fk[order], "l": [f"{v:.4g}" for v in values[order]]})
+
+
+def _suda_summary(result: Suda) -> Any:
+    """The MSUs found, by size, and what the DIS score means."""
+    sizes = ", ".join(f"{size}: {count:,}" for size, count in
+                      enumerate(result.msus_by_size, start=1) if count)
+    scored = int((result.scores > 0).sum())
+    return ui.TagList(
+        ui.p(f"{sum(result.msus_by_size):,} minimal sample uniques (MSUs) in {scored:,} "
+             f"records; MSUs by number of keys: {sizes or 'none'}.", id="suda-summary"),
+        ui.p(f"A record's DIS score is the probability that a match on its keys is "
+             f"correct, for a sample that is {result.dis_fraction:.3g} of the population "
+             f"(largest: {result.dis_scores.max(initial=0.0):.3g}). Small MSUs weigh "
+             "most (SUDA2, Manning et al. 2008; sdcMicro's suda2).",
+             class_="text-muted"))
+
+
+def _contributions(result: Suda) -> Any:
+    """Each key's percentage of the SUDA scores in the MSUs that hold it."""
+    rows = "".join(f"<tr><td>{escape(key)}</td><td>{share:.1f} %</td></tr>"
+                   for key, share in sorted(result.contributions.items(),
+                                            key=lambda item: -item[1]))
+    return ui.HTML('<table class="steps" id="suda-contributions"><thead><tr>'
+                   "<th>key</th><th>% of the scores in its MSUs</th></tr></thead>"
+                   f"<tbody>{rows}</tbody></table><p class=\"text-muted\">The MSUs "
+                   "a key is in carry this percentage of all the SUDA scores, each key "
+                   "out of 100 % (an MSU of several keys counts for each, so the figures "
+                   "are not shares: they sum to 100 % times the mean MSU size).</p>")
+
+
+def _diversity_boxes(result: LDiversity, kind: LDiversityKind, label: str) -> Any:
+    """The smallest l and the records whose class has l below 2 and 3."""
+    values = result.values(kind)
+    boxes = [(f"smallest {label}", f"{result.smallest(kind):.4g}", "l_smallest"),
+             ("records whose class has l < 2 (its value is disclosed)",
+              f"{int((values < 2).sum()):,}", "l_below_2"),
+             ("records whose class has l < 3", f"{int((values < 3).sum()):,}",
+              "l_below_3")]
+    return ui.layout_column_wrap(*(ui.value_box(title, value, id=name)
+                                   for title, value, name in boxes), width=1 / 3,
+                                 class_="mt-3")
