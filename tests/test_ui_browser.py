@@ -107,8 +107,9 @@ def _loaded(url: str, data: Path) -> Iterator[Any]:
 
 
 def _sessions(temporary: Path) -> list[Path]:
-    return [p for p in temporary.iterdir() if p.name.startswith(("microagg-ui-",
-                                                                  "fileupload-"))]
+    """The folders of the sessions and of their uploads, in the server's own folder."""
+    return [p for server in temporary.iterdir() if server.is_dir()
+            for p in server.iterdir() if p.name.startswith(("microagg-ui-", "fileupload-"))]
 
 
 def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
@@ -474,3 +475,59 @@ def test_a_dp_release_from_the_app_offers_public_files_only(app_url, tmp_path):
     assert owner["risk_before"]["n"] == 300 and "sha256" in owner["input"]
     assert owner["recipe"]["schema"]["attributes"]["country"]["observed"] == [
         "cuba", "peru", "zz"]
+
+
+def test_a_second_session_stays_responsive_while_the_first_uploads_and_runs_suda2(app_url,
+                                                                                 tmp_path):
+    """One session uploads a large table and opens SUDA2 (tens of seconds of work); another
+    session meanwhile chooses a family of methods, again and again, and each choice shows
+    its methods within 2 s: no session's work runs on the server's event loop. The first
+    session's view says it is searching."""
+    pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright")
+    from playwright import sync_api
+
+    url, _ = app_url
+    rng = np.random.default_rng(0)
+    n = 150_000
+    big = pd.DataFrame({f"k{j}": rng.integers(0, 12 + 3 * j, n) for j in range(8)})
+    big["label"] = rng.choice(["alpha", "beta", "gamma"], n)
+    large = tmp_path / "large.csv"
+    big.to_csv(large, index=False)
+    small = tmp_path / "adult.csv"
+    adult_like(300).to_csv(small, index=False)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        try:
+            other = browser.new_context().new_page()
+            other.set_default_timeout(60_000)
+            other.goto(url)
+            other.set_input_files("#upload", str(small))
+            other.wait_for_selector("#role_0")
+            other.click("text=3 · Steps")
+            other.wait_for_function("document.querySelector('#method') && "
+                                    "document.querySelector('#method').value !== ''")
+
+            busy = browser.new_context().new_page()
+            busy.set_default_timeout(120_000)
+            busy.goto(url)
+            busy.set_input_files("#upload", str(large))
+            busy.click("text=2 · Risk")
+            busy.click("text=SUDA2: special uniques")
+            times = []
+            started = time.monotonic()
+            for i in range(16):
+                chosen, first = (("microaggregate", "mdav") if i % 2 == 0 else
+                                 ("mask", "correlated-noise"))
+                began = time.monotonic()
+                other.select_option("#family", chosen)
+                other.wait_for_function("document.querySelector('#method').value === "
+                                        f"'{first}'", timeout=60_000)
+                times.append(time.monotonic() - began)
+                time.sleep(0.5)
+            busy.wait_for_selector("#suda_summary .pending, #suda-summary")
+            said = busy.inner_text("#suda_summary")
+            elapsed = time.monotonic() - started
+        finally:
+            browser.close()
+    assert max(times) < 2.0, (times, said)
+    assert elapsed < 60, elapsed

@@ -58,6 +58,7 @@ statistical disclosure assessment. Data Mining and Knowledge Discovery 16(2), 16
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -129,7 +130,8 @@ class Suda:
 
 def suda2(codes: np.ndarray, keys: list[str] | None = None,
           missing: MissingValues | str = MissingValues.MATCHES_ANY, *,
-          dis_fraction: float = 0.01, fk: np.ndarray | None = None) -> Suda:
+          dis_fraction: float = 0.01, fk: np.ndarray | None = None,
+          progress: Callable[[int], None] | None = None) -> Suda:
     """SUDA and DIS scores of every record over its key codes (the module docstring says how).
 
     Parameters
@@ -145,6 +147,9 @@ def suda2(codes: np.ndarray, keys: list[str] | None = None,
     fk
         The records' sample frequencies over the keys under ``missing``, when known
         (:func:`microagg.core.frequencies.key_frequencies`).
+    progress
+        Called with the number of key subsets searched so far, before each one; an
+        exception it raises stops the search (a caller's way to cancel it).
 
     Returns
     -------
@@ -172,6 +177,7 @@ def suda2(codes: np.ndarray, keys: list[str] | None = None,
         fk = matching_counts(codes, missing) if n else np.zeros(0, dtype=np.int64)
     uniques = np.flatnonzero(fk == 1)
     search = _Search.prepare(codes, uniques, missing)
+    search.progress = progress
     search.run()
     scores = np.zeros(n)
     scores[uniques] = search.score
@@ -230,6 +236,8 @@ class _Search:
     by_size: np.ndarray
     weight: np.ndarray
     scratch: np.ndarray
+    progress: Callable[[int], None] | None = None
+    visited: int = 0
 
     @classmethod
     def prepare(cls, codes: np.ndarray, uniques: np.ndarray, missing: MissingValues
@@ -276,6 +284,9 @@ class _Search:
         found_owner, found_mask = [block_owner], [block_mask]
         for v in range(lowest):
             child = mask | (1 << v)
+            if self.progress is not None:
+                self.progress(self.visited)
+            self.visited += 1
             owners = np.concatenate(found_owner)
             masks = np.concatenate(found_mask)
             blocked = _members(owners[(masks & ~child) == 0], self.present.size)

@@ -13,6 +13,7 @@ from shiny import App, Inputs, Outputs, Session
 from microagg.ui.compare_tab import compare_server
 from microagg.ui.data_tab import data_server
 from microagg.ui.layout import page
+from microagg.ui.limits import DEFAULT, Limits
 from microagg.ui.output_tab import output_server
 from microagg.ui.risk_tab import risk_server
 from microagg.ui.session import State
@@ -21,8 +22,8 @@ from microagg.ui.steps_tab import steps_server
 __all__ = ["make_app"]
 
 
-def _server(input: Inputs, output: Outputs, session: Session) -> None:
-    state = State.new()
+def _server(input: Inputs, output: Outputs, session: Session, limits: Limits) -> None:
+    state = State.new(limits)
     session.on_ended(state.close)
     data_server(input, state)
     risk_server(input, state)
@@ -41,7 +42,14 @@ def _load_kernels() -> None:
     l_diversity(codes, np.array([0, 1, 0, 1, 0], dtype=np.int64))
 
 
-def make_app() -> Any:
-    """The Shiny application (an ASGI app); the risk kernels load in the background."""
+def make_app(limits: Limits = DEFAULT) -> Any:
+    """The Shiny application (an ASGI app) accepting uploads within ``limits``; the risk
+    kernels load in the background."""
     threading.Thread(target=_load_kernels, name="microagg-kernels", daemon=True).start()
-    return App(page(), _server)
+
+    def server(input: Inputs, output: Outputs, session: Session) -> None:
+        _server(input, output, session, limits)
+
+    app = App(page(limits), server)
+    app.sanitize_errors = True  # an unexpected error shows no detail (paths, values)
+    return app

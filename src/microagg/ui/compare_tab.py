@@ -95,20 +95,26 @@ def compare_server(input: Inputs, state: State) -> None:
 
     @ui.bind_task_button(button_id="run_compare")
     @reactive.extended_task
-    async def compare_task(run: Callable[[Calibration], Comparison], order: list[str],
+    async def compare_task(run: Callable[[Callable[[str], None]], Comparison], order: list[str],
                            target_first: bool, bar: ui.Progress) -> tuple[Comparison, str]:
         from microagg.evaluation.html import comparison_html
 
         feed = Feed("comparing")
+        check = state.checker()  # the session ended: the comparison stops
+        calibration = Calibration(feed, order, target_first)
+
+        def progress(text: str) -> None:
+            check()
+            calibration(text)
 
         def work() -> tuple[Comparison, str]:
-            result = run(Calibration(feed, order, target_first))
+            result = run(progress)
             feed.set(1.0, "writing the report")
             return result, comparison_html(result)
 
         return await follow(bar, feed, work)
 
-    def rank_run(common: dict[str, Any]) -> tuple[Callable[[Calibration], Comparison],
+    def rank_run(common: dict[str, Any]) -> tuple[Callable[[Callable[[str], None]], Comparison],
                                                   list[str], str] | None:
         from microagg.evaluation.compare import compare
 
@@ -121,7 +127,7 @@ def compare_server(input: Inputs, state: State) -> None:
                      "columns": list(input.compare_columns()) or None}
         return lambda progress: compare(**arguments, progress=progress), methods, target
 
-    def keys_run(common: dict[str, Any]) -> tuple[Callable[[Calibration], Comparison],
+    def keys_run(common: dict[str, Any]) -> tuple[Callable[[Callable[[str], None]], Comparison],
                                                   list[str], str]:
         from microagg.evaluation.key_compare import compare_keys
 

@@ -3,19 +3,25 @@ and taxonomy."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from shiny import Inputs, reactive, render, ui
+from shiny.session import get_current_session
+from shiny.types import SafeException
 
 from microagg.data.roles import suggested_roles
 from microagg.data.schema import Kind, Role, Schema
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError, MicroaggError
-from microagg.ui.session import State, clear_errors, guarded, show_error
-from microagg.ui.state import ColumnEdit, read_upload
+from microagg.ui.limits import Limits, check_file, check_frame
+from microagg.ui.session import State, Upload, clear_errors, guarded, show_error
+from microagg.ui.state import ColumnEdit, Workspace, read_upload
 
-__all__ = ["data_server"]
+__all__ = ["Loaded", "data_server", "read_loaded"]
+
 
 def _role_select(i: int, name: str, role: str) -> Any:
     return ui.input_select(f"role_{i}", None, choices=[r.value for r in Role], selected=role)
@@ -26,48 +32,135 @@ def _kind_select(i: int, kind: str) -> Any:
 
 
 def data_server(input: Inputs, state: State) -> None:
-    """Register the outputs and effects of the data tab."""
+    """Register the outputs and effects of the data tab: the upload, the columns' roles and
+    kinds, and a column's details."""
+    _upload_panel(input, state)
+    _columns_panel(input, state)
+    _detail_panel(input, state)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """An upload read in a worker: the table and what the tab shows of it."""
+
+    path: Path
+    frame: pd.DataFrame
+    inferred: Schema
+    notes: list[str]
+    suggestions: dict[str, tuple[Role, str]]
+    upload: Upload
+
+
+def read_loaded(space: Workspace, datapath: str, name: str, limits: Limits) -> Loaded:
+    """The uploaded file ``datapath`` (named ``name`` by the user) moved into the session's
+    folder, checked against ``limits`` and read (in a worker: this can take a while). Any
+    error is a one-line :class:`~microagg.errors.InputError` naming the file only."""
+    path = space.adopt(datapath, name)
+    try:
+        check_file(path, limits)
+        frame, inferred, notes = read_upload(path)
+        check_frame(path.name, frame, limits)
+    except MicroaggError:
+        path.unlink(missing_ok=True)  # refused: the session keeps nothing of it
+        raise
+    except Exception as exc:  # a reader's own error: said in one line, as ours are
+        path.unlink(missing_ok=True)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(f"cannot read {path.name}: {first}") from None
+    samples = {str(c): ", ".join(map(str, pd.unique(frame[c].dropna())[:4]))
+               for c in frame.columns}
+    upload = Upload(path.name, len(frame), frame.shape[1],
+                    int(frame.isna().to_numpy().sum()), samples)
+    return Loaded(path, frame, inferred, notes, suggested_roles(frame), upload)
+
+
+def _refuse_large_uploads(limits: Limits) -> None:
+    """Refuse a file larger than ``limits`` when the browser announces it, before a byte is
+    sent (the page shows why under the field); the server's guard refuses it again if the
+    browser says less than it sends."""
+    session = get_current_session()
+    handlers = getattr(session, "_message_handlers", None)
+    if session is None or not isinstance(handlers, dict) or "uploadInit" not in handlers:
+        return
+    original = handlers["uploadInit"][0]
+
+    async def upload_init(file_infos: list[dict[str, Any]]) -> Any:
+        for info in file_infos:
+            size = int(info.get("size") or 0)
+            if size > limits.upload_bytes:
+                raise SafeException(
+                    f"{Path(str(info.get('name', 'the file'))).name} has {size / 1e6:,.1f} MB: "
+                    f"this server accepts {limits.upload_bytes / 1e6:,.0f} MB (microagg ui "
+                    "--max-upload-mb sets it)")
+        return await original(file_infos)
+
+    session.set_message_handler("uploadInit", upload_init)
+
+
+def _upload_panel(input: Inputs, state: State) -> None:
+    """The upload, read in a worker; what was read, or why not."""
+    _refuse_large_uploads(state.limits)
+    reading: reactive.Value[str | None] = reactive.value(None)
+
+    @reactive.extended_task
+    async def load_task(datapath: str, name: str) -> Loaded:
+        return await state.jobs.run(lambda: read_loaded(state.space, datapath, name,
+                                                        state.limits))
 
     @reactive.effect
     @reactive.event(input.upload)
     def _load() -> None:
         clear_errors()
         upload = input.upload()
-        if not upload:
-            return
+        if upload:
+            reading.set(Path(upload[0]["name"]).name)
+            load_task(upload[0]["datapath"], upload[0]["name"])
 
-        def load() -> None:
-            path = state.space.adopt(upload[0]["datapath"], upload[0]["name"])
-            frame, inferred, notes = read_upload(path)
-            state.reading.set(notes)
+    @reactive.effect
+    def _loaded() -> None:
+        try:
+            loaded = load_task.result()
+        except MicroaggError as exc:
+            show_error("upload", exc)
+            return
+        finally:
+            with reactive.isolate():
+                if load_task.status() != "running":
+                    reading.set(None)
+        with reactive.isolate():
+            state.reading.set(loaded.notes)
             state.run.set(None)
             state.edits.set({})
-            state.suggestions.set(suggested_roles(frame))
-            state.inferred.set(inferred)
-            state.source.set(path)
-            state.frame.set(frame)
-            ui.update_select("detail_column", choices=list(inferred.names))
-            ui.update_select("plot_column", choices=list(inferred.names))
-
-        guarded("upload", load)
+            state.suggestions.set(loaded.suggestions)
+            state.inferred.set(loaded.inferred)
+            state.source.set(loaded.path)
+            state.upload.set(loaded.upload)
+            state.frame.set(loaded.frame)
+        ui.update_select("detail_column", choices=list(loaded.inferred.names))
+        ui.update_select("plot_column", choices=list(loaded.inferred.names))
 
     @render.ui
     def loaded() -> Any:
-        frame, source = state.frame(), state.source()
-        if frame is None or source is None:
-            return ui.p("No table yet. Missing cells are read as missing: empty, NA, NaN, "
-                        "NULL.")
-        gaps = int(frame.isna().to_numpy().sum())
+        upload, name = state.upload(), reading()
+        said = ui.p(f"Reading {name}…", id="reading-text") if name else None
+        if upload is None:
+            return said or ui.p("No table yet. Missing cells are read as missing: empty, NA, "
+                                "NaN, NULL.")
         notes = [ui.tags.li(n) for n in state.reading()]
         return ui.TagList(
-            ui.p(f"{source.name}: {len(frame):,} records, {frame.shape[1]} columns, "
-                 f"{gaps:,} missing cells.", id="loaded-text"),
+            said,
+            ui.p(f"{upload.name}: {upload.records:,} records, {upload.columns} columns, "
+                 f"{upload.gaps:,} missing cells.", id="loaded-text"),
             ui.tags.ul(*notes, id="reading-notes", class_="context") if notes else None)
+
+
+def _columns_panel(input: Inputs, state: State) -> None:
+    """The columns' roles and kinds."""
 
     @render.ui
     def columns() -> Any:
-        inferred, frame = state.inferred(), state.frame()
-        if inferred is None or frame is None:
+        inferred, upload = state.inferred(), state.upload()
+        if inferred is None or upload is None:
             return None
         locked = state.run() is not None
         with reactive.isolate():
@@ -76,10 +169,9 @@ def data_server(input: Inputs, state: State) -> None:
         rows = []
         for i, attribute in enumerate(schema):
             role, reason = suggestions[attribute.name]
-            shown = frame[attribute.name].dropna().astype(str).unique()[:4]
             rows.append(ui.tags.tr(
                 ui.tags.td(ui.tags.strong(attribute.name)),
-                ui.tags.td(", ".join(shown)),
+                ui.tags.td(upload.samples.get(attribute.name, "")),
                 ui.tags.td(f"{role.value}" + (f" ({reason})" if reason else "")),
                 ui.tags.td(_role_select(i, attribute.name, attribute.role.value)),
                 ui.tags.td(_kind_select(i, attribute.kind.value))))
@@ -124,6 +216,11 @@ def data_server(input: Inputs, state: State) -> None:
             state.edits.set(edits)
             if guarded("roles", state.schema) is None:
                 state.edits.set(previous)
+
+
+
+def _detail_panel(input: Inputs, state: State) -> None:
+    """A column's domain, missing value and taxonomy."""
 
     @render.ui
     def declared() -> Any:

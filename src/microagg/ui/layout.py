@@ -12,6 +12,7 @@ from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
 from microagg.options import CompareMethod, LDiversityKind, RiskKind, TargetMatch
 from microagg.recipe.families import ADAPTERS
 from microagg.release.methods import family
+from microagg.ui.limits import DEFAULT, Limits
 
 __all__ = ["page"]
 
@@ -36,7 +37,7 @@ def _slot(name: str) -> ui.Tag:
     return ui.div(id=f"err-{name}", class_="field-error-slot")
 
 
-def _data() -> Any:
+def _data(limits: Limits) -> Any:
     return ui.nav_panel(
         "1 · Data",
         ui.layout_columns(
@@ -45,6 +46,7 @@ def _data() -> Any:
                 ui.input_file("upload", "CSV, Parquet, SPSS (.sav), Stata (.dta) or Excel "
                               "(.xlsx)", accept=[".csv", ".parquet", ".pq", ".sav", ".dta",
                                                  ".xlsx", ".sas7bdat"]),
+                ui.p(limits.said(), class_="text-muted", id="upload-limits"),
                 _slot("upload"),
                 ui.output_ui("loaded"),
             ),
@@ -255,9 +257,9 @@ def _download() -> Any:
     )
 
 
-def page() -> Any:
-    """The whole page."""
+def page(limits: Limits = DEFAULT) -> Any:
+    """The whole page (the upload's ``limits`` stated on the data tab)."""
     return ui.page_navbar(
-        _data(), _risk(), _steps(), _compare(), _download(),
+        _data(limits), _risk(), _steps(), _compare(), _download(),
         title="microagg", id="tabs", header=ui.tags.style(STYLE),
         window_title="microagg: protect a table")

@@ -2,8 +2,9 @@
 last step) over its key variables, as ``microagg risk`` measures it (:mod:`microagg.risk`):
 k-anonymity and the record risk (1/f_k, or the individual risk under the declared weight),
 SUDA2's special uniques with their DIS scores and each key's contribution, and the
-l-diversity of a sensitive attribute. Each view is computed when it is shown, and remembered
-for the last few tables and settings."""
+l-diversity of a sensitive attribute. Each view is computed in one of the session's workers
+when it is shown (it says so meanwhile), and remembered for the last few tables and
+settings."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from microagg.options import LDiversityKind
 from microagg.recipe.risk import RiskSummary
 from microagg.risk import LDiversity, Suda, l_diversity, suda2
 from microagg.ui.plots import dis_histogram, l_histogram, percent, risk_histogram
-from microagg.ui.session import State, clear_error, show_error
+from microagg.ui.session import Pending, State, clear_error, show_error
 
 __all__ = ["TOP_RECORDS", "risk_server"]
 
@@ -65,8 +66,8 @@ def _sensitive_default(schema: Schema | None, choices: list[str]) -> str | None:
 
 
 def risk_server(input: Inputs, state: State) -> None:
-    """Register the outputs and effects of the risk tab."""
-    session = require_active_session(None)
+    """Register the outputs and effects of the risk tab: one panel each for the record
+    risk, SUDA2 and l-diversity, over the current table and its keys."""
 
     @reactive.calc
     def keyed() -> tuple[pd.DataFrame, list[str]] | None:
@@ -87,17 +88,35 @@ def risk_server(input: Inputs, state: State) -> None:
                     id="keys")
 
     @reactive.calc
-    def risk_now() -> RiskSummary | None:
+    def risk_now() -> RiskSummary | Pending | None:
         frame = state.current()
         if frame is None:
             return None
         return state.risk(frame, state.usable_schema(), input.missing_semantics())
+
+    _record_risk_panel(input, state, risk_now)
+    _suda_panel(input, state, keyed)
+    _diversity_panel(input, state, keyed, risk_now)
+
+
+def _said(result: Pending | str) -> Any:
+    """What a view shows while its measure is computed, or why it has none."""
+    if isinstance(result, Pending):
+        return ui.p(result.what, class_="text-muted pending")
+    return ui.p(result)
+
+
+def _record_risk_panel(input: Inputs, state: State,
+                       risk_now: Callable[[], RiskSummary | Pending | None]) -> None:
+    """The boxes of f_k and the record risk, its histogram and the records most at risk."""
 
     @render.ui
     def risk_boxes() -> Any:
         risk = risk_now()
         if risk is None:
             return ui.p("Load a table first.")
+        if isinstance(risk, Pending):
+            return _said(risk)
         boxes = [("records", f"{risk.n:,}"),
                  ("records in classes smaller than 2 (unique)", f"{risk.violations[2]:,}"),
                  ("records in classes smaller than 3", f"{risk.violations[3]:,}"),
@@ -111,27 +130,36 @@ def risk_server(input: Inputs, state: State) -> None:
     @render.plot(alt="records by re-identification risk")
     def risk_plot() -> Any:
         risk = risk_now()
-        if risk is None:
+        if not isinstance(risk, RiskSummary):
             return None
         run = state.run()
         if run is None:
             return risk_histogram(risk.record_risk, label=risk.risk_label)
-        return risk_histogram(state.risk(run.original, state.usable_schema(),
-                                         input.missing_semantics()).record_risk,
-                              risk.record_risk, label=risk.risk_label)
+        before = state.risk(run.original, state.usable_schema(), input.missing_semantics())
+        if isinstance(before, Pending):
+            return None
+        return risk_histogram(before.record_risk, risk.record_risk, label=risk.risk_label)
 
     @render.ui
     def top_risk() -> Any:
         risk, frame = risk_now(), state.current()
-        if risk is None or frame is None:
+        if not isinstance(risk, RiskSummary) or frame is None:
             return None
         order = risk.record_risk.argsort(kind="stable")[::-1][:TOP_RECORDS]
         return _records(frame, list(risk.keys), order, {
             "f_k": risk.fk[order], "risk": [percent(r) for r in risk.record_risk[order]]})
 
-    # SUDA2 ---------------------------------------------------------------------------------
 
-    def suda_request() -> tuple[pd.DataFrame, tuple[Any, ...], Callable[[], Suda]] | str:
+SudaRequest = tuple[pd.DataFrame, tuple[Any, ...], Callable[[Callable[..., None]], Suda]]
+
+
+def _suda_panel(input: Inputs, state: State,
+                keyed: Callable[[], tuple[pd.DataFrame, list[str]] | None]) -> None:
+    """SUDA2's special uniques: the search begun ahead, the summary, each key's share, the
+    histogram of the DIS scores and the records with the highest."""
+    session = require_active_session(None)
+
+    def suda_request() -> SudaRequest | str:
         """The table, the settings and the SUDA2 search of the current view (at the default
         DIS fraction: another is rescored from it); or why there is none."""
         found = keyed()
@@ -142,8 +170,8 @@ def risk_server(input: Inputs, state: State) -> None:
             return "No key variable: declare quasi-identifiers on the Data tab."
         missing = input.missing_semantics()
 
-        def search() -> Suda:
-            return suda2(key_codes(frame, keys), keys, missing)
+        def search(check: Callable[..., None]) -> Suda:
+            return suda2(key_codes(frame, keys), keys, missing, progress=check)
 
         return frame, ("suda", tuple(keys), missing), search
 
@@ -170,7 +198,7 @@ def risk_server(input: Inputs, state: State) -> None:
                 SETTLE, state.begin, *request), key)
 
     @reactive.calc
-    def suda_now() -> Suda | str:
+    def suda_now() -> Suda | Pending | str:
         """SUDA2 of the current table at the DIS fraction asked; a string says why there is
         none."""
         request = suda_request()
@@ -180,7 +208,10 @@ def risk_server(input: Inputs, state: State) -> None:
         try:
             if fraction is None:
                 raise InputError("`dis_fraction` must lie in (0, 1), got nothing")
-            result = state.remembered(*request).at_fraction(float(fraction))
+            result = state.remembered(*request, what="Searching the special uniques "
+                                      "(SUDA2)…", exclusive=True)
+            if not isinstance(result, Pending):
+                result = result.at_fraction(float(fraction))
         except MicroaggError as exc:
             show_error("dis_fraction", exc)
             return "Set the sampling fraction of the DIS score."
@@ -190,34 +221,12 @@ def risk_server(input: Inputs, state: State) -> None:
     @render.ui
     def suda_summary() -> Any:
         result = suda_now()
-        if not isinstance(result, Suda):
-            return ui.p(result)
-        sizes = ", ".join(f"{size}: {count:,}" for size, count in
-                          enumerate(result.msus_by_size, start=1) if count)
-        scored = int((result.scores > 0).sum())
-        return ui.TagList(
-            ui.p(f"{sum(result.msus_by_size):,} minimal sample uniques (MSUs) in {scored:,} "
-                 f"records; MSUs by number of keys: {sizes or 'none'}.", id="suda-summary"),
-            ui.p(f"A record's DIS score is the probability that a match on its keys is "
-                 f"correct, for a sample that is {result.dis_fraction:.3g} of the population "
-                 f"(largest: {result.dis_scores.max(initial=0.0):.3g}). Small MSUs weigh "
-                 "most (SUDA2, Manning et al. 2008; sdcMicro's suda2).",
-                 class_="text-muted"))
+        return _suda_summary(result) if isinstance(result, Suda) else _said(result)
 
     @render.ui
     def suda_contributions() -> Any:
         result = suda_now()
-        if not isinstance(result, Suda):
-            return None
-        rows = "".join(f"<tr><td>{escape(key)}</td><td>{share:.1f} %</td></tr>"
-                       for key, share in sorted(result.contributions.items(),
-                                                key=lambda item: -item[1]))
-        return ui.HTML('<table class="steps" id="suda-contributions"><thead><tr>'
-                       "<th>key</th><th>% of the scores in its MSUs</th></tr></thead>"
-                       f"<tbody>{rows}</tbody></table><p class=\"text-muted\">The MSUs "
-                       "a key is in carry this percentage of all the SUDA scores, each key "
-                       "out of 100 % (an MSU of several keys counts for each, so the figures "
-                       "are not shares: they sum to 100 % times the mean MSU size).</p>")
+        return _contributions(result) if isinstance(result, Suda) else None
 
     @render.plot(alt="records by DIS score")
     def suda_plot() -> Any:
@@ -235,8 +244,11 @@ def risk_server(input: Inputs, state: State) -> None:
             "SUDA score": [f"{v:,.0f}" for v in result.scores[order]],
             "DIS score": [f"{v:.4g}" for v in result.dis_scores[order]]})
 
-    # l-diversity ---------------------------------------------------------------------------
 
+def _sensitive_select(input: Inputs, state: State,
+                      keyed: Callable[[], tuple[pd.DataFrame, list[str]] | None]) -> None:
+    """The sensitive attribute's choices (the columns that are not keys) and the one
+    selected: the user's pick while it is a choice, else the default."""
     pushed: set[str] = set()  # the columns the app selected (their echoes are not choices)
     picked: list[str | None] = [None]  # the column the user selected, if any
 
@@ -259,8 +271,16 @@ def risk_server(input: Inputs, state: State) -> None:
             pushed.add(chosen)
         ui.update_select("sensitive", choices=choices, selected=chosen)
 
+
+def _diversity_panel(input: Inputs, state: State,
+                     keyed: Callable[[], tuple[pd.DataFrame, list[str]] | None],
+                     risk_now: Callable[[], RiskSummary | Pending | None]) -> None:
+    """The l-diversity of a sensitive attribute: its boxes, histogram and the records whose
+    class is least diverse."""
+    _sensitive_select(input, state, keyed)
+
     @reactive.calc
-    def diversity_now() -> LDiversity | str | None:
+    def diversity_now() -> LDiversity | Pending | str | None:
         found = keyed()
         if found is None:
             return None
@@ -272,7 +292,7 @@ def risk_server(input: Inputs, state: State) -> None:
         if not sensitive or sensitive not in frame.columns or sensitive in keys:
             return "Choose a sensitive attribute (a column that is not a key)."
 
-        def measure() -> LDiversity:
+        def measure(_: Callable[..., None]) -> LDiversity:
             return l_diversity(key_codes(frame, keys), key_codes(frame, [sensitive])[:, 0],
                                missing, c=float(c), attribute=sensitive)
 
@@ -280,7 +300,7 @@ def risk_server(input: Inputs, state: State) -> None:
             if c is None:
                 raise InputError("`l_c` must be positive, got nothing")
             result = state.remembered(frame, ("l", tuple(keys), missing, sensitive, c),
-                                      measure)
+                                      measure, what="Measuring the l-diversity…")
         except MicroaggError as exc:
             show_error("l_c", exc)
             return "Set the c of recursive (c, l)-diversity."
@@ -300,17 +320,8 @@ def risk_server(input: Inputs, state: State) -> None:
     def diversity_boxes() -> Any:
         result = diversity_now()
         if not isinstance(result, LDiversity):
-            return ui.p(result or "Load a table first.")
-        values = result.values(kind())
-        boxes = [(f"smallest {label(result)}", f"{result.smallest(kind()):.4g}",
-                  "l_smallest"),
-                 ("records whose class has l < 2 (its value is disclosed)",
-                  f"{int((values < 2).sum()):,}", "l_below_2"),
-                 ("records whose class has l < 3", f"{int((values < 3).sum()):,}",
-                  "l_below_3")]
-        return ui.layout_column_wrap(*(ui.value_box(title, value, id=name)
-                                       for title, value, name in boxes), width=1 / 3,
-                                     class_="mt-3")
+            return _said(result if result is not None else "Load a table first.")
+        return _diversity_boxes(result, kind(), label(result))
 
     @render.plot(alt="records by the l-diversity of their class")
     def diversity_plot() -> Any:
@@ -322,7 +333,8 @@ def risk_server(input: Inputs, state: State) -> None:
     @render.ui
     def least_diverse() -> Any:
         result, found, risk = diversity_now(), keyed(), risk_now()
-        if not isinstance(result, LDiversity) or found is None or risk is None:
+        if not isinstance(result, LDiversity) or found is None or not isinstance(
+                risk, RiskSummary):
             return None
         values = result.values(kind())
         order = np.lexsort((-risk.fk, values))[:TOP_RECORDS]
@@ -330,3 +342,44 @@ def risk_server(input: Inputs, state: State) -> None:
         return _records(frame, keys, order, {
             result.attribute: frame[result.attribute].iloc[order].to_numpy(),
             "f_k": risk.fk[order], "l": [f"{v:.4g}" for v in values[order]]})
+
+
+def _suda_summary(result: Suda) -> Any:
+    """The MSUs found, by size, and what the DIS score means."""
+    sizes = ", ".join(f"{size}: {count:,}" for size, count in
+                      enumerate(result.msus_by_size, start=1) if count)
+    scored = int((result.scores > 0).sum())
+    return ui.TagList(
+        ui.p(f"{sum(result.msus_by_size):,} minimal sample uniques (MSUs) in {scored:,} "
+             f"records; MSUs by number of keys: {sizes or 'none'}.", id="suda-summary"),
+        ui.p(f"A record's DIS score is the probability that a match on its keys is "
+             f"correct, for a sample that is {result.dis_fraction:.3g} of the population "
+             f"(largest: {result.dis_scores.max(initial=0.0):.3g}). Small MSUs weigh "
+             "most (SUDA2, Manning et al. 2008; sdcMicro's suda2).",
+             class_="text-muted"))
+
+
+def _contributions(result: Suda) -> Any:
+    """Each key's percentage of the SUDA scores in the MSUs that hold it."""
+    rows = "".join(f"<tr><td>{escape(key)}</td><td>{share:.1f} %</td></tr>"
+                   for key, share in sorted(result.contributions.items(),
+                                            key=lambda item: -item[1]))
+    return ui.HTML('<table class="steps" id="suda-contributions"><thead><tr>'
+                   "<th>key</th><th>% of the scores in its MSUs</th></tr></thead>"
+                   f"<tbody>{rows}</tbody></table><p class=\"text-muted\">The MSUs "
+                   "a key is in carry this percentage of all the SUDA scores, each key "
+                   "out of 100 % (an MSU of several keys counts for each, so the figures "
+                   "are not shares: they sum to 100 % times the mean MSU size).</p>")
+
+
+def _diversity_boxes(result: LDiversity, kind: LDiversityKind, label: str) -> Any:
+    """The smallest l and the records whose class has l below 2 and 3."""
+    values = result.values(kind)
+    boxes = [(f"smallest {label}", f"{result.smallest(kind):.4g}", "l_smallest"),
+             ("records whose class has l < 2 (its value is disclosed)",
+              f"{int((values < 2).sum()):,}", "l_below_2"),
+             ("records whose class has l < 3", f"{int((values < 3).sum()):,}",
+              "l_below_3")]
+    return ui.layout_column_wrap(*(ui.value_box(title, value, id=name)
+                                   for title, value, name in boxes), width=1 / 3,
+                                 class_="mt-3")

@@ -1,22 +1,76 @@
-"""Serving the web application on this machine (uvicorn, which Shiny uses)."""
+"""Serving the web application (uvicorn, which Shiny uses) behind :class:`~microagg.ui.guard.
+Guard`: on this machine by default; beyond it only with a token.
+
+Everything the server receives or writes lives in one owner-only temporary folder of its
+own (``.microagg-ui.microagg-<pid>-….tmp``: the sessions' folders and the uploads in
+transit), removed when it stops; a server that was killed leaves it behind, and the next one
+to start removes the folders of servers that no longer run."""
 
 from __future__ import annotations
 
+import atexit
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
 from microagg.errors import InputError
+from microagg.ui.guard import is_loopback
+from microagg.ui.limits import DEFAULT, Limits
 
-__all__ = ["serve"]
+__all__ = ["new_token", "serve", "server_folder"]
+
+PREFIX = "microagg-ui"
 
 
-def serve(*, host: str = "127.0.0.1", port: int = 8000) -> None:
+def new_token() -> str:
+    """A token for a server beyond loopback (32 random characters)."""
+    return secrets.token_urlsafe(24)
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse an address beyond loopback without a token."""
+    if not is_loopback(host) and not token:
+        raise InputError(
+            f"--host {host} serves the app beyond this machine: anyone who reaches it could "
+            "load data and read releases, so it needs a token (--token TEXT, or --new-token "
+            "to make one)")
+
+
+def server_folder(root: Path | None = None) -> Path:
+    """The server's own temporary folder, made (owner-only) in ``root`` (the system's
+    temporary folder) after the folders of servers that no longer run are removed."""
+    from microagg.data.io import remove_stale_temporaries, temporary_prefix
+
+    root = Path(root or tempfile.gettempdir())
+    remove_stale_temporaries(root / PREFIX, remove=shutil.rmtree)
+    return Path(tempfile.mkdtemp(
+        prefix=f"{temporary_prefix(root / PREFIX)}{os.getpid()}-", suffix=".tmp", dir=root))
+
+
+def serve(*, host: str = "127.0.0.1", port: int = 8000, token: str | None = None,
+          allow_hosts: Sequence[str] = (), limits: Limits = DEFAULT) -> None:
     """Serve the app on ``host``:``port`` until interrupted; one line naming the extra to
     install when Shiny is absent."""
     if not 0 < port < 65536:
         raise InputError(f"--port must be between 1 and 65535, got {port}")
+    check_bind(host, token)
     try:
         import uvicorn
 
         from microagg.ui.app import make_app
+        from microagg.ui.guard import Guard
     except ImportError as exc:
         raise InputError(f"the web app needs the extra ui ({exc.name} is not installed): "
                          'pip install "microagg[ui]"') from None
-    uvicorn.run(make_app(), host=host, port=port, log_level="warning")
+    folder = server_folder()
+    tempfile.tempdir = str(folder)  # the sessions' folders and Shiny's uploads go there
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    try:
+        app = Guard(make_app(limits), bound=host, allow_hosts=allow_hosts, token=token,
+                    max_upload=limits.upload_bytes)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,12 +1,25 @@
 """One session's reactive state and the helpers every tab's server uses: the table, the
 schema the user edits, the recipe run, the measures remembered for the last few tables, and
-errors shown beside the field at fault."""
+errors shown beside the field at fault.
+
+No computation runs on the server's event loop, which every session shares: reading an
+upload, the measures, the steps, the comparisons and the downloads' files run in the
+session's worker threads (:class:`Jobs`). A view whose measure is not done yet shows
+:class:`Pending`, and is drawn again when it is. A long computation checks
+:meth:`Jobs.check` as it goes (a method's progress callback, SUDA2's): when the session ends
+it stops there, and the session's tables and measures are let go."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
+import re
+import tempfile
+import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,18 +30,43 @@ from microagg.cli.flags import render
 from microagg.data.schema import Role, Schema
 from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys, risk_weight
 from microagg.recipe.runner import RecipeRun
+from microagg.ui.limits import DEFAULT, Limits
 from microagg.ui.state import ColumnEdit, Workspace, build_schema
 
-__all__ = ["State", "clear_error", "clear_errors", "guarded", "show_error"]
+__all__ = ["Cancelled", "Jobs", "Pending", "State", "Upload", "clear_error", "clear_errors",
+           "guarded", "scrub", "show_error"]
 
 T = TypeVar("T")
 REMEMBERED = 8
 """Measures kept per session (the oldest is forgotten first)."""
+WORKERS = 2
+"""Worker threads per session (a slow measure does not hold up a quick one)."""
+
+
+class Cancelled(BaseException):
+    """Raised in a worker by :meth:`Jobs.check` once its session has ended or its result
+    is no longer wanted."""
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A measure not done yet: what the view says while it waits."""
+
+    what: str = "Computing…"
+
+
+def scrub(text: str) -> str:
+    """``text`` with every path in the temporary folder cut to the file's name: the page
+    never shows where the server keeps a session's files."""
+    roots = {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}
+    for root in sorted(roots, key=len, reverse=True):
+        text = re.sub(re.escape(root.rstrip("/\\")) + r"[/\\][^\s'\"]*[/\\]", "", text)
+    return text
 
 
 def show_error(name: str, error: Exception | str) -> None:
     """Show ``error`` as the command line says it, in one line beside field ``name``."""
-    text = " ".join(render(str(error)).split())
+    text = scrub(" ".join(render(str(error)).split()))
     ui.remove_ui(selector=f"#err-{name} .field-error", multiple=True, immediate=True)
     ui.insert_ui(ui.div(text, class_="field-error"), selector=f"#err-{name}",
                  where="beforeEnd", immediate=True)
@@ -43,6 +81,75 @@ def clear_error(name: str) -> None:
     ui.remove_ui(selector=f"#err-{name} .field-error", multiple=True, immediate=True)
 
 
+class Jobs:
+    """The worker threads of one session, and the reactive tick that wakes its views when a
+    computation ends (like Shiny's extended tasks: the event loop only waits)."""
+
+    def __init__(self, workers: int = WORKERS) -> None:
+        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="microagg-session")
+        self.tick: reactive.Value[int] = reactive.value(0)
+        self.stop = threading.Event()
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # made outside the server (a test): nothing to wake
+            self._loop = None
+        self._waking: set[asyncio.Task[None]] = set()
+
+    def check(self) -> None:
+        """Raise :class:`Cancelled` once the session has ended (called by the workers)."""
+        if self.stop.is_set():
+            raise Cancelled
+
+    def submit(self, work: Callable[[], T]) -> Future[T]:
+        """``work()`` in a worker; the views that wait for it are drawn again when it ends."""
+        future = self.pool.submit(work)
+        future.add_done_callback(self._ended)
+        return future
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """``work()`` in a worker, awaited (for an extended task)."""
+        return await asyncio.wrap_future(self.pool.submit(work))
+
+    def _ended(self, future: Future[Any]) -> None:
+        if self._loop is not None and not self.stop.is_set() and not future.cancelled():
+            with contextlib.suppress(RuntimeError):  # the loop closed: the server stops
+                self._loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        task = asyncio.ensure_future(self._flush())
+        self._waking.add(task)
+        task.add_done_callback(self._waking.discard)
+
+    async def _flush(self) -> None:
+        async with reactive.lock():
+            with reactive.isolate():
+                self.tick.set(self.tick() + 1)
+            await reactive.flush()
+
+    def close(self) -> None:
+        """Stop: queued work is dropped, running work stops at its next check."""
+        self.stop.set()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """What the data tab shows of the uploaded table, computed when it is read."""
+
+    name: str
+    records: int
+    columns: int
+    gaps: int
+    samples: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Entry:
+    frame: Any  # held so that its id is not reused while the measure is remembered
+    future: Future[Any]
+    stop: threading.Event
+
+
 @dataclass
 class State:
     """The reactive values of one session."""
@@ -54,23 +161,28 @@ class State:
     suggestions: reactive.Value[dict[str, tuple[Role, str]]]
     edits: reactive.Value[dict[str, ColumnEdit]]
     run: reactive.Value[RecipeRun | None]
-    memory: dict[tuple[Any, ...], tuple[pd.DataFrame, Future[Any]]]
-    ahead: ThreadPoolExecutor  # one thread: measures computed before they are shown
+    memory: dict[tuple[Any, ...], _Entry]
+    jobs: Jobs
     reading: reactive.Value[list[str]]  # what the columns' values say about how they were read
+    upload: reactive.Value[Upload | None]
+    limits: Limits = DEFAULT
     closed: bool = False
 
     @classmethod
-    def new(cls) -> State:
+    def new(cls, limits: Limits = DEFAULT) -> State:
         return cls(Workspace(), reactive.value(None), reactive.value(None),
                    reactive.value(None), reactive.value({}), reactive.value({}),
-                   reactive.value(None), {},
-                   ThreadPoolExecutor(1, thread_name_prefix="microagg-ahead"),
-                   reactive.value([]))
+                   reactive.value(None), {}, Jobs(), reactive.value([]),
+                   reactive.value(None), limits)
 
     def close(self) -> None:
-        """The session ended: its folder is removed, the measures not begun are dropped."""
+        """The session ended: running computations stop at their next check, those not
+        begun are dropped, the measures and tables are let go and the folder is removed."""
         self.closed = True
-        self.ahead.shutdown(wait=False, cancel_futures=True)
+        for entry in self.memory.values():
+            entry.stop.set()
+        self.memory.clear()
+        self.jobs.close()
         self.space.close()
 
     def schema(self) -> Schema | None:
@@ -94,46 +206,78 @@ class State:
         run = self.run()
         return run.frame if run is not None else self.frame()
 
-    def remembered(self, frame: pd.DataFrame, key: tuple[Any, ...],
-                   measure: Callable[[], T]) -> T:
-        """``measure()`` of ``frame``, remembered under ``key`` for the last few tables and
-        settings (a role change that keeps the keys costs nothing); a measure begun ahead
-        (:meth:`begin`) is waited for. The table is held with the measure, so that its id
-        is not reused while it is remembered."""
-        entry = self.memory.get((id(frame), *key))
-        if entry is not None:
-            return entry[1].result()
-        done: Future[Any] = Future()
-        done.set_result(measure())  # an error is raised here, and not remembered
-        self._keep(frame, key, done)
-        return done.result()
+    def checker(self, stop: threading.Event | None = None) -> Callable[..., None]:
+        """A progress callback for a worker: it raises :class:`Cancelled` once the session
+        has ended (or ``stop`` is set)."""
+        def check(*_: Any) -> None:
+            if stop is not None and stop.is_set():
+                raise Cancelled
+            self.jobs.check()
+        return check
 
-    def has(self, frame: pd.DataFrame, key: tuple[Any, ...]) -> bool:
+    def remembered(self, frame: Any, key: tuple[Any, ...],
+                   measure: Callable[[Callable[..., None]], T], *,
+                   what: str = "Computing…", exclusive: bool = False) -> T | Pending:
+        """``measure(check)`` of ``frame`` under ``key``, computed in a worker and
+        remembered for the last few tables and settings (a role change that keeps the keys
+        costs nothing); :class:`Pending` (saying ``what``) until it is done, and the views
+        that read it are drawn again then. ``check`` is the progress callback that stops
+        it. An error is raised here each time it is asked for (the same settings give the
+        same error); a measure stopped is begun again when asked for. ``exclusive``: a
+        measure of the same kind (``key[0]``) still running for other settings is stopped
+        (a search no one waits for)."""
+        self.jobs.tick()  # drawn again when a computation ends
+        entry = self.memory.get((id(frame), *key))
+        if entry is None:
+            if exclusive:
+                self._stop_others(key)
+            entry = self._start(frame, key, measure)
+        if not entry.future.done():
+            return Pending(what)
+        try:
+            return entry.future.result()
+        except (Cancelled, CancelledError):
+            self.memory.pop((id(frame), *key), None)  # stopped: asked again, it begins again
+            return Pending(what)
+
+    def has(self, frame: Any, key: tuple[Any, ...]) -> bool:
         """Whether a measure of ``frame`` under ``key`` is remembered (or begun)."""
         return (id(frame), *key) in self.memory
 
-    def begin(self, frame: pd.DataFrame, key: tuple[Any, ...],
-              measure: Callable[[], Any]) -> None:
-        """Begin ``measure()`` of ``frame`` in the session's background thread (a view the
-        user is likely to open next), remembered under ``key`` like :meth:`remembered`;
-        measures begun earlier and not started yet are dropped."""
+    def begin(self, frame: Any, key: tuple[Any, ...],
+              measure: Callable[[Callable[..., None]], Any]) -> None:
+        """Begin ``measure(check)`` of ``frame`` in a worker (a view the user is likely to
+        open next), remembered under ``key`` like :meth:`remembered`; measures begun
+        earlier and not started yet are dropped."""
         if self.closed or (id(frame), *key) in self.memory:
             return
-        for stale in [k for k, (_, future) in self.memory.items() if future.cancel()]:
+        for stale in [k for k, e in self.memory.items() if e.future.cancel()]:
             del self.memory[stale]
-        self._keep(frame, key, self.ahead.submit(measure))
+        self._start(frame, key, measure)
 
-    def _keep(self, frame: pd.DataFrame, key: tuple[Any, ...], future: Future[Any]) -> None:
+    def _start(self, frame: Any, key: tuple[Any, ...],
+               measure: Callable[[Callable[..., None]], Any]) -> _Entry:
+        stop = threading.Event()
+        check = self.checker(stop)
+        entry = _Entry(frame, self.jobs.submit(lambda: measure(check)), stop)
         if len(self.memory) >= REMEMBERED:
-            self.memory.pop(next(iter(self.memory)))
-        self.memory[(id(frame), *key)] = (frame, future)
+            oldest = self.memory.pop(next(iter(self.memory)))
+            oldest.stop.set()
+        self.memory[(id(frame), *key)] = entry
+        return entry
 
-    def risk(self, frame: pd.DataFrame, schema: Schema | None, missing: str) -> RiskSummary:
+    def _stop_others(self, key: tuple[Any, ...]) -> None:
+        for other in [k for k, e in self.memory.items()
+                      if k[1] == key[0] and not e.future.done()]:
+            self.memory.pop(other).stop.set()
+
+    def risk(self, frame: pd.DataFrame, schema: Schema | None,
+             missing: str) -> RiskSummary | Pending:
         """The risk of ``frame`` over the schema's quasi-identifiers (remembered)."""
         keys = tuple(risk_keys(schema, frame))
         weight = risk_weight(schema, frame)
-        return self.remembered(frame, ("risk", keys, missing, weight), lambda: measure_risk(
-            frame, keys, missing=missing, weight=weight))
+        return self.remembered(frame, ("risk", keys, missing, weight), lambda _: measure_risk(
+            frame, keys, missing=missing, weight=weight), what="Measuring the risk…")
 
 
 def guarded(name: str, action: Callable[[], Any]) -> Any:

@@ -1,9 +1,12 @@
 """The server of the steps tab: the form of the chosen method, the DP preview, running a
-step (in a worker thread, with a busy button and a progress bar), undo, and the risk and
-utility after each step in a table and in figures."""
+step (in a worker thread, with a busy button and a progress bar; the first step also reads
+the upload again and measures its risk there), undo, and the risk and utility after each
+step in a table and in figures."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -24,7 +27,7 @@ from microagg.ui.progress import Feed, follow
 from microagg.ui.session import State, clear_errors, show_error
 from microagg.ui.state import begin_run
 
-__all__ = ["steps_html", "steps_server"]
+__all__ = ["Planned", "plan_step", "steps_html", "steps_server"]
 
 
 def _number(value: Any, digits: int = 4) -> str:
@@ -83,16 +86,56 @@ def _preview_html(preview: Any) -> Any:
     return ui.HTML(f'<table class="steps" id="preview-ledger">{body}</table>')
 
 
-def steps_server(input: Inputs, state: State) -> None:
-    """Register the outputs and effects of the steps tab."""
-    preview: reactive.Value[previews.Preview | None] = reactive.value(None)
+Chosen = tuple[Family, Any]
+"""A family and the class of one of its methods."""
 
-    def chosen() -> Any:
-        try:
-            of = Family(input.family())
-            return of, lookup(of, input.method())
-        except (InputError, ValueError):
-            return None
+
+def _chosen(input: Inputs) -> Chosen | None:
+    try:
+        of = Family(input.family())
+        return of, lookup(of, input.method())
+    except (InputError, ValueError):
+        return None
+
+
+def _names(cls: Any, of: Family) -> list[str]:
+    """The fields of a method's form: its parameters and its family's options."""
+    return [f.name for f in method_fields(cls)] + [o.name for o in adapter(of).options]
+
+
+def _fault(input: Inputs, exc: MicroaggError, fallback: str) -> str:
+    """The field beside which an error about the chosen method is shown."""
+    picked = _chosen(input)
+    where = field_at_fault(exc, _names(picked[1], picked[0])) if picked else None
+    return where or fallback
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A step checked on the event loop and run in a worker: the run it extends (``None``:
+    the first step, whose run a worker begins from the upload)."""
+
+    current: RecipeRun | None
+    step: Step
+    begin: Callable[[], RecipeRun]
+
+    def run(self) -> RecipeRun:
+        return self.current if self.current is not None else self.begin()
+
+
+def steps_server(input: Inputs, state: State) -> None:
+    """Register the outputs and effects of the steps tab: the method's form, running and
+    undoing a step, the DP preview, the table of steps and the figures."""
+    preview: reactive.Value[previews.Preview | None] = reactive.value(None)
+    _form_panel(input, state, preview)
+    _run_panel(input, state, preview)
+    _preview_panel(input, state, preview)
+    _figures_panel(input, state)
+
+
+def _form_panel(input: Inputs, state: State,
+                preview: reactive.Value[previews.Preview | None]) -> None:
+    """The methods of the family chosen and the form of the method chosen."""
 
     @reactive.effect
     @reactive.event(input.family)
@@ -107,7 +150,7 @@ def steps_server(input: Inputs, state: State) -> None:
 
     @render.ui
     def form() -> Any:
-        picked = chosen()
+        picked = _chosen(input)
         if picked is None:
             return None
         of, cls = picked
@@ -119,77 +162,97 @@ def steps_server(input: Inputs, state: State) -> None:
     def _column_choices() -> None:
         columns = columns_now()
         with reactive.isolate():
-            picked = chosen()
+            picked = _chosen(input)
         if picked is None:
             return
         for option in adapter(picked[0]).options:
             if option.kind is OptionKind.COLUMNS:
                 ui.update_selectize(field_id(option.name), choices=columns)
 
-    def names(cls: Any, of: Family) -> list[str]:
-        return ([f.name for f in method_fields(cls)]
-                + [o.name for o in adapter(of).options])
 
-    def make_step() -> tuple[RecipeRun, Step] | None:
-        picked = chosen()
-        if picked is None or state.frame() is None:
-            show_error("run", InputError("load a table and choose a method first"))
-            return None
-        of, cls = picked
+def _seed(input: Inputs, current: RecipeRun | None) -> int | None:
+    """The seed typed (``None``: fresh randomness); raises when it cannot be."""
+    seed = input.seed()
+    if seed is not None and (not float(seed).is_integer() or seed < 0):
+        raise InputError(f"the seed must be a non-negative integer, got {seed}")
+    seed = None if seed is None else int(seed)
+    if current is not None and current.recipe.seed != seed:
+        raise InputError("the seed is fixed once a step has run: undo every step to change "
+                         "it")
+    return seed
 
-        def read(field: str) -> Any:
-            try:
-                return input[field]()
-            except Exception:
-                return None
 
-        seed = input.seed()
-        current = state.run()
+def plan_step(input: Inputs, state: State) -> Planned | None:
+    """The step the form describes, checked (quickly, on the event loop: nothing is read
+    or measured here); its errors are shown beside their fields."""
+    picked = _chosen(input)
+    if picked is None or state.frame() is None:
+        show_error("run", InputError("load a table and choose a method first"))
+        return None
+    of, cls = picked
+
+    def read(field: str) -> Any:
         try:
-            if seed is not None and (not float(seed).is_integer() or seed < 0):
-                raise InputError(f"the seed must be a non-negative integer, got {seed}")
-            seed = None if seed is None else int(seed)
-            if current is not None and current.recipe.seed != seed:
-                raise InputError("the seed is fixed once a step has run: undo every step "
-                                 "to change it")
-        except MicroaggError as exc:
-            show_error("seed", exc)
+            return input[field]()
+        except Exception:
             return None
-        try:
-            step = Step.of({"family": of.value, "method": cls.name,
-                            **read_form(cls, adapter(of), read)})
-            if current is None:
-                current = begin_run(state.source(), state.frame(), state.schema(), seed,
-                                    input.missing_semantics())
-            dp_context(step, current.recipe.steps)
-        except MicroaggError as exc:
-            show_error(field_at_fault(exc, names(cls, of)) or "run", exc)
-            return None
-        return current, step
+
+    current = state.run()
+    try:
+        seed = _seed(input, current)
+    except MicroaggError as exc:
+        show_error("seed", exc)
+        return None
+    try:
+        step = Step.of({"family": of.value, "method": cls.name,
+                        **read_form(cls, adapter(of), read)})
+        dp_context(step, current.recipe.steps if current is not None else ())
+        source, frame, schema = state.source(), state.frame(), state.schema()
+    except MicroaggError as exc:
+        show_error(field_at_fault(exc, _names(cls, of)) or "run", exc)
+        return None
+    missing = input.missing_semantics()
+    return Planned(current, step, lambda: begin_run(source, frame, schema, seed, missing))
+
+
+def _run_panel(input: Inputs, state: State,
+               preview: reactive.Value[previews.Preview | None]) -> None:
+    """Running a step in a worker (with its progress bar), and undoing the last."""
 
     @ui.bind_task_button(button_id="run_step")
     @reactive.extended_task
-    async def step_task(current: RecipeRun, step: Step, bar: ui.Progress) -> RecipeRun:
-        feed = Feed(f"step {len(current.results) + 1}: {step.describe()}")
-        return await follow(bar, feed, lambda: current.then(
-            step, records=feed.records(len(current.frame))))
+    async def step_task(planned: Planned, bar: ui.Progress) -> RecipeRun:
+        step = planned.step
+        feed = Feed(f"step {len(planned.current.results) + 1 if planned.current else 1}: "
+                    f"{step.describe()}")
+        check = state.checker()
+
+        def work() -> RecipeRun:
+            current = planned.run()
+            report = feed.records(len(current.frame))
+
+            def records(done: int) -> None:
+                check()
+                report(done)
+
+            return current.then(step, records=records)
+
+        return await follow(bar, feed, work)
 
     @reactive.effect
     @reactive.event(input.run_step)
     def _run() -> None:
         clear_errors()
-        made = make_step()
-        if made is not None:
-            step_task(*made, ui.Progress())
+        planned = plan_step(input, state)
+        if planned is not None:
+            step_task(planned, ui.Progress())
 
     @reactive.effect
     def _finished() -> None:
         try:
             done = step_task.result()
         except MicroaggError as exc:
-            picked = chosen()
-            where = field_at_fault(exc, names(picked[1], picked[0])) if picked else None
-            show_error(where or "run", exc)
+            show_error(_fault(input, exc, "run"), exc)
             return
         with reactive.isolate():
             state.run.set(done)
@@ -207,8 +270,21 @@ def steps_server(input: Inputs, state: State) -> None:
         state.run.set(after if after.results else None)
 
     @render.ui
+    def steps_table() -> Any:
+        run = state.run()
+        if run is None:
+            return ui.p("No step yet: choose a family and a method on the left, then run.",
+                        id="no-steps")
+        return steps_html(run)
+
+
+def _preview_panel(input: Inputs, state: State,
+                   preview: reactive.Value[previews.Preview | None]) -> None:
+    """A DP step's ε ledger and noise, computed in a worker before the step runs."""
+
+    @render.ui
     def dp_preview() -> Any:
-        picked = chosen()
+        picked = _chosen(input)
         if picked is None or not adapter(picked[0]).private:
             return None
         shown = preview()
@@ -217,30 +293,38 @@ def steps_server(input: Inputs, state: State) -> None:
             ui.div(id="err-preview", class_="field-error-slot"),
             _preview_html(shown) if shown is not None else None, class_="mb-2")
 
+    @reactive.extended_task
+    async def preview_task(planned: Planned) -> previews.Preview:
+        def work() -> previews.Preview:
+            current = planned.run()
+            seed = step_seed(current.recipe.seed, len(current.recipe.steps))
+            return previews.dp_preview(planned.step, current.frame, current.recipe.schema,
+                                       seed)
+
+        return await state.jobs.run(work)
+
     @reactive.effect
     @reactive.event(input.preview)
     def _preview() -> None:
         clear_errors()
-        made = make_step()
-        if made is None:
-            return
-        current, step = made
-        try:
-            seed = step_seed(current.recipe.seed, len(current.recipe.steps))
-            preview.set(previews.dp_preview(step, current.frame, current.recipe.schema,
-                                            seed))
-        except MicroaggError as exc:
-            picked = chosen()
-            where = field_at_fault(exc, names(picked[1], picked[0])) if picked else None
-            show_error(where or "preview", exc)
+        planned = plan_step(input, state)
+        if planned is not None:
+            preview_task(planned)
 
-    @render.ui
-    def steps_table() -> Any:
-        run = state.run()
-        if run is None:
-            return ui.p("No step yet: choose a family and a method on the left, then run.",
-                        id="no-steps")
-        return steps_html(run)
+    @reactive.effect
+    def _previewed() -> None:
+        try:
+            done = preview_task.result()
+        except MicroaggError as exc:
+            show_error(_fault(input, exc, "preview"), exc)
+            return
+        with reactive.isolate():
+            preview.set(done)
+
+
+def _figures_panel(input: Inputs, state: State) -> None:
+    """A column before and after, the risk before and after, the change of the
+    correlations."""
 
     @render.plot(alt="a column before and after")
     def distribution_plot() -> Any:
