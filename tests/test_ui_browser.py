@@ -436,10 +436,10 @@ def test_a_dp_release_from_the_app_offers_public_files_only(app_url, tmp_path):
         page.click("text=3 · Steps")
         assert page.input_value("#seed") == ""  # no seed unless the user gives one
         page.select_option("#family", "dp")
-        page.wait_for_function("document.querySelector('#method') && "
-                               "document.querySelector('#method').value !== ''")
+        page.wait_for_function("Array.from(document.querySelector('#method').options)"
+                               ".some(o => o.value === 'laplace')")
         page.select_option("#method", "laplace")
-        page.wait_for_selector("#f_epsilon")
+        page.wait_for_selector("text=plain Laplace noise")  # the form of the method chosen
         page.fill("#f_epsilon", "1")
         page.locator("#f_columns-selectized").fill("age")
         page.keyboard.press("Enter")
