@@ -27,6 +27,7 @@ SCHEMA = Schema((
     Attribute("e", Role.QUASI, Kind.NOMINAL, domain=("01", "02", "x")),
     Attribute("flag", Role.QUASI, Kind.NUMERIC, domain=(0, 1), missing=0),
     Attribute("m", Role.QUASI, Kind.NUMERIC, domain=(0, 10), missing=2.5),
+    Attribute("g", Role.QUASI, Kind.NOMINAL, domain=("1", "1.5", "2", "x"), missing="x"),
     Attribute("w", Role.WEIGHT, Kind.NUMERIC),
 ))
 
@@ -42,6 +43,8 @@ def _table(rows: int = 24) -> pd.DataFrame:
         "e": rng.choice(["01", "02"], rows),  # codes: read as numbers unless some are text
         "flag": rng.choice([True, False], rows),  # read as 1 and 0
         "m": pd.array(rng.integers(0, 10, rows), dtype="Int64"),  # nullable integers
+        "g": rng.choice([1.0, 2.0], rows),  # category codes stored as numbers
+        "weight": rng.uniform(1, 9, rows).round(1),  # undeclared, named like a weight
         "w": rng.uniform(1, 50, rows).round(2),
         "z": rng.integers(0, 100, rows),  # undeclared: no step reads it
         "tag": [f"t{i}" for i in range(rows)],  # undeclared, every value distinct
@@ -60,17 +63,20 @@ def _neighbours(fmt: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
         1.0, 100.0, "b", "z", -3.0, "abc", "t1", "01"]
     replaced["flag"] = replaced["flag"].astype(object)
     replaced.loc[0, "flag"] = 1  # a number among booleans
+    replaced["weight"] = replaced["weight"].astype(object)
+    replaced.loc[0, ["g", "weight"]] = [1.5, "abc"]
     base.loc[0, "e"] = "x"  # the only text among the codes
     base.loc[0, ["x", "y", "c"]] = [0.0, 0.0, "a"]
     gaps = base.copy()
     gaps["flag"] = gaps["flag"].astype(object)
-    gaps.loc[0, ["x", "c", "m", "flag"]] = [np.nan, None, pd.NA, None]
+    gaps.loc[0, ["x", "c", "m", "flag", "g"]] = [np.nan, None, pd.NA, None, np.nan]
     extreme = base.copy()
     extreme.loc[0, ["x", "y"]] = [1e200, np.inf]  # clamped into their domains
     pairs = [(base, replaced), (gaps, base), (extreme, base)]
     if fmt == "parquet":  # typed columns: text in a column of numbers is text throughout
         def typed(t: pd.DataFrame) -> pd.DataFrame:
             return t.assign(d=t["d"].astype("category"), z=t["z"].astype(str),
+                            weight=t["weight"].astype(str),
                             flag=pd.array([None if pd.isna(v) else bool(v) for v in t["flag"]],
                                           dtype="boolean"))
 
@@ -96,8 +102,10 @@ CASES = [
         {**INSENSITIVE, "columns": ["x", "e"]},)),
     Case("codes with leading zeros in an Excel sheet", SCHEMA, (
         {**INSENSITIVE, "columns": ["x", "e"]},), fmt="xlsx"),
-    Case("booleans and nullable integers", SCHEMA, (
-        {**LAPLACE, "columns": ["flag", "m"]},), fmt="parquet"),
+    Case("booleans, nullable integers and codes stored as numbers", SCHEMA, (
+        {**INSENSITIVE, "columns": ["flag", "m", "g"]},), fmt="parquet"),
+    Case("codes with leading zeros in a CSV file with a byte-order mark", SCHEMA, (
+        {**INSENSITIVE, "columns": ["x", "e"]},), fmt="csv-bom"),
     Case("booleans and nullable integers in CSV", SCHEMA, (
         {**LAPLACE, "columns": ["flag", "m"]},)),
     Case("a DP step carrying a column with a gap, then a DP step on it", SCHEMA, (
@@ -218,3 +226,19 @@ def test_a_dp_release_writes_no_value_label_of_its_input(tmp_path, run_cli, fmt)
         assert meta.column_names_to_labels["c"] == "a described variable"
     else:
         assert b"only-in-the-file" not in out.read_bytes()
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_households_are_counted_by_the_ids_as_written(path):
+    """Two household ids beyond 2^53 stay two households whatever another record's id is
+    (read as numbers, one fractional id made them one float)."""
+    schema = Schema((Attribute("hh", Role.HOUSEHOLD, Kind.NUMERIC),
+                     Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1))))
+    case = Case("households", schema, ({**LAPLACE, "columns": ["x"], "household_size": 1},))
+    ids = [2**53, 2**53 + 1, *range(3, 25)]
+    base = pd.DataFrame({"hh": ids, "x": np.linspace(0, 1, 24)})
+    other = base.astype({"hh": object})
+    other.loc[5, "hh"] = 3.5
+    seen = side_outputs(path, case, (base, other))
+    assert len(seen) == 1, _difference(seen)
+    assert next(iter(seen))[0] == 0

@@ -298,3 +298,40 @@ def test_a_dask_release_checks_the_types_of_what_it_reads_only(tmp_path, run_cli
                    "--epsilon", "1", "--k", "5", "--columns", "x", "--bounds", "x=0:1",
                    "--engine", "dask", "--workers", "1")
     assert done.code == 0, done.stderr
+
+
+def test_a_dp_release_reads_each_cell_alone(tmp_path, run_cli):
+    """How a protected cell is read never follows the other cells: a True among numbers
+    written with a decimal comma, with or without a schema (bounds declare a column
+    numeric), on one machine and on the Dask engine's CSV partitions."""
+    rows = [f"{v:.1f}".replace(".", ",") for v in np.linspace(0.1, 0.9, 20)]
+    (tmp_path / "a.csv").write_text("x;y\n" + "\n".join(f"{v};1" for v in rows) + "\n")
+    (tmp_path / "b.csv").write_text("x;y\n" + "\n".join(
+        f"{'True' if i == 0 else v};1" for i, v in enumerate(rows)) + "\n")
+    said = set()
+    for name in ("a.csv", "b.csv"):
+        done = run_cli("dp", tmp_path / name, "-o", tmp_path / f"out-{name}", "--method",
+                       "laplace", "--epsilon", "1", "--columns", "x", "--bounds", "x=0:1",
+                       "--decimal", ",")
+        said.add((done.code, done.stderr))
+    (code, stderr), = said  # the same on both: exit 0, the noise's public warning only
+    assert code == 0 and "noise on 'x'" in stderr and stderr.count("\n") == 1
+    pytest.importorskip("distributed")
+    for part, text in (("p0", "1\n0\n1\n0\n1\n"), ("p1", "True\n0\n1\n100000000000000000000\n")):
+        (tmp_path / "data").mkdir(exist_ok=True)
+        (tmp_path / "data" / f"{part}.csv").write_text("x\n" + text)
+    done = run_cli("dp", tmp_path / "data", "-o", tmp_path / "out", "--method",
+                   "individual-ranking", "--epsilon", "1", "--k", "3", "--columns", "x",
+                   "--bounds", "x=0:1", "--engine", "dask", "--workers", "1")
+    assert done.code == 0, done.stderr
+
+
+def test_categories_of_a_dropped_column_never_stop_a_dp_release(tmp_path, run_cli):
+    """Two categories of a column the release drops that are one once stripped ('p' and
+    'p ') made the schema refuse the table."""
+    frame = pd.DataFrame({"x": np.linspace(0, 1, 6),
+                          "d": pd.Categorical(["p", "q", "p ", "q", "p", "q"])})
+    frame.to_parquet(tmp_path / "in.parquet", index=False)
+    done = run_cli("dp", tmp_path / "in.parquet", "-o", tmp_path / "out.csv", "--method",
+                   "laplace", "--epsilon", "1", "--columns", "x", "--bounds", "x=0:1")
+    assert done.code == 0, done.stderr

@@ -78,11 +78,9 @@ def read_piece(piece: Piece, columns: Sequence[str] | None = None,
     return table.to_pandas()
 
 
-def read_matrix(piece: Piece, columns: Sequence[str], gaps: bool = False,
-                infinite: bool = False) -> np.ndarray:
+def read_matrix(piece: Piece, columns: Sequence[str], gaps: bool = False) -> np.ndarray:
     """The partition's ``columns`` as a float matrix; a missing (unless ``gaps``: then NaN) or
-    infinite (unless ``infinite``: a DP release clamps it into its domain) value is an error
-    naming the column and the file."""
+    infinite value is an error naming the column and the file."""
     frame = read_piece(piece, columns)
     text = [c for c in columns if not (pd.api.types.is_numeric_dtype(frame[c])
                                        and not pd.api.types.is_bool_dtype(frame[c]))]
@@ -90,7 +88,7 @@ def read_matrix(piece: Piece, columns: Sequence[str], gaps: bool = False,
         raise InputError(f"column '{text[0]}' of {piece.path} is not numeric; the cluster path "
                          "works on numeric columns (name others with `columns`)")
     X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = (np.isinf(X) & (not infinite)) if gaps else ~np.isfinite(X)
+    bad = np.isinf(X) if gaps else ~np.isfinite(X)
     if bad.any():
         column = columns[int(np.flatnonzero(bad.any(axis=0))[0])]
         raise InputError(f"column '{column}' of {piece.path} has missing values or infinities; "

@@ -37,7 +37,6 @@ from microagg.at_scale.dataset import (
     Dataset,
     Piece,
     check_dataset_output,
-    read_matrix,
     read_piece,
     spill_folder,
     write_dataset,
@@ -54,6 +53,7 @@ from microagg.options import Calibration, Linkage, parse
 from microagg.partition._validate import check_k
 from microagg.partition.insensitive import order_keys
 from microagg.release.categorical import private_concepts
+from microagg.release.cells import declared_cells
 from microagg.release.dp import small_k_warnings
 from microagg.release.inputs import NO_DROPPING, DPInput, prepare_dp, undeclared_missing
 from microagg.release.methods.dp_individual_ranking import (
@@ -109,10 +109,26 @@ def _prepared(piece: Piece, columns: _Columns) -> DPInput:
                       bounds_from_data=False, drops_rows=False)
 
 
+def _numbers(piece: Piece, columns: _Columns) -> np.ndarray:
+    """The partition's numeric protected columns read cell by cell
+    (:mod:`microagg.release.cells`: how a cell is read never follows the file's other
+    cells), NaN where missing; a cell that is no number is refused, naming it."""
+    frame = read_piece(piece, columns.numeric)
+    out = np.empty((len(frame), len(columns.numeric)))
+    for j, name in enumerate(columns.numeric):
+        cells = declared_cells(frame[name], columns.schema[name])
+        if cells.dtype == object:
+            row = int(np.flatnonzero(cells.map(lambda c: not isinstance(c, float)))[0])
+            raise InputError(f"column '{name}' of {piece.path} is numeric but row {row + 1} "
+                             f"holds '{cells.iloc[row]}'")
+        out[:, j] = cells.to_numpy(dtype=np.float64)
+    return out
+
+
 def _numeric(piece: Piece, columns: _Columns) -> tuple[np.ndarray, np.ndarray]:
     """The partition's numeric protected values, each missing cell read as the value the
     schema declares for its column, and how many cells of each column were read so."""
-    X = read_matrix(piece, columns.numeric, gaps=True, infinite=True)
+    X = _numbers(piece, columns)
     gaps = np.isnan(X)
     filled = gaps.sum(axis=0)
     fills = columns.fills

@@ -249,11 +249,13 @@ def _read_xlsx(path: Path, text: frozenset[str] = frozenset()) -> pd.DataFrame:
         raise InputError(f"cannot read {path} as Excel data: {_first_line(exc)}") from None
     if header.empty:
         raise InputError(f"file {path} is empty (no header row)")
-    names = ["" if pd.isna(v) else str(v) for v in header.iloc[0]]
+    raws = list(header.iloc[0])  # as pandas names the columns: a number stays a number
+    names = ["" if pd.isna(v) else str(v) for v in raws]
     check_names(names, path)
     frame = pd.read_excel(path, engine="openpyxl", keep_default_na=False,
                           na_values=MISSING_TOKENS,
-                          dtype={raw: str for raw in names if column_name(raw) in text} or None)
+                          dtype={raw: str for raw, name in zip(raws, names, strict=True)
+                                 if column_name(name) in text} or None)
     frame.columns = [column_name(c) for c in frame.columns]
     return frame
 

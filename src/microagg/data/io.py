@@ -53,6 +53,9 @@ __all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_names", "check_outpu
            "write_frame", "write_json", "write_table", "write_text"]
 
 MISSING_TOKENS = ["", "NA", "N/A", "NaN", "nan", "NULL", "null"]
+DIALECT_KEY = "microagg_dialect"
+"""The key of ``DataFrame.attrs`` under which a CSV file's decimal mark and thousands
+separator are kept, when not the defaults (a release that reads a cell alone parses it so)."""
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".sav": "sav",
             ".dta": "dta", ".xlsx": "xlsx", ".sas7bdat": "sas7bdat"}
 _EXTENSIONS = ".csv, .parquet, .sav, .dta, .xlsx or .sas7bdat (read only)"
@@ -107,7 +110,10 @@ def read_table(path: str | Path, *, decimal: str | None = None,
     if not path.is_file():
         raise InputError(f"not a file: {path}")
     if fmt == "csv":
-        return _read_csv(path, _dialect(decimal, thousands), frozenset(text))
+        frame = _read_csv(path, _dialect(decimal, thousands), frozenset(text))
+        if decimal is not None or thousands is not None:
+            frame.attrs[DIALECT_KEY] = {"decimal": decimal or ".", "thousands": thousands}
+        return frame
     if decimal is not None or thousands is not None:
         raise InputError(f"{path}: `decimal` and `thousands` apply to CSV files only")
     if fmt == "parquet":
@@ -130,13 +136,17 @@ def _dialect(decimal: str | None, thousands: str | None) -> tuple[str, str | Non
 
 
 def declared_text(schema: Any) -> list[str]:
-    """The columns a schema declares categorical (ordinal or nominal): read as text."""
-    return [] if schema is None else [a.name for a in schema if a.is_categorical]
+    """The columns a schema declares categorical (ordinal or nominal), and its household
+    identifiers (compared as the text they hold: ``01`` and ``1`` are two households, and
+    two long numbers never merge into one float): read as text."""
+    if schema is None:
+        return []
+    return [a.name for a in schema if a.is_categorical or a.role.value == "household"]
 
 
 def _read_csv(path: Path, dialect: tuple[str, str | None],
               text: frozenset[str] = frozenset()) -> pd.DataFrame:
-    with path.open(newline="", encoding="utf-8") as handle:
+    with path.open(newline="", encoding="utf-8-sig") as handle:  # a BOM is not the header's
         try:
             sample = handle.read(65536)
         except UnicodeDecodeError as exc:

@@ -377,9 +377,13 @@ class Schema:
         for name in frame.columns:
             series = frame[name]
             role = Role(roles.get(name, default_role))
-            if isinstance(series.dtype, pd.CategoricalDtype) and (
-                    strict or len(series.dtype.categories)):
-                attributes.append(_categorical_attribute(str(name), series.dtype, role))
+            if isinstance(series.dtype, pd.CategoricalDtype):
+                try:
+                    attributes.append(_categorical_attribute(str(name), series.dtype, role))
+                except (InputError, SchemaError):
+                    if strict:  # no category, or two that are one once stripped
+                        raise
+                    attributes.append(Attribute(str(name), role, Kind.NOMINAL, inferred=True))
                 continue
             numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(
                 series

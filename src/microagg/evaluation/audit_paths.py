@@ -49,8 +49,8 @@ _COMPILING = re.compile(r"microagg: compiling the kernels[^\n]*\n")
 class Case:
     """One DP release: the declared ``schema`` and the recipe steps (mappings as a recipe
     holds them; the last is DP). ``dp`` says whether ``microagg dp`` can make it (one DP
-    step); ``fmt`` is the input's format (csv, parquet, xlsx, or sav with the value
-    ``labels``)."""
+    step); ``fmt`` is the input's format (csv, csv-bom: with a byte-order mark, parquet,
+    xlsx, or sav with the value ``labels``)."""
 
     name: str
     schema: Schema
@@ -88,6 +88,10 @@ class Written:
 
 
 def _input(frame: pd.DataFrame, folder: Path, case: Case) -> Path:
+    if case.fmt == "csv-bom":  # as a spreadsheet saves "CSV UTF-8"
+        path = folder / "in.csv"
+        frame.to_csv(path, index=False, encoding="utf-8-sig")
+        return path
     path = folder / f"in.{case.fmt}"
     if case.fmt == "parquet":
         frame.to_parquet(path, index=False)

@@ -27,7 +27,6 @@ from typing import Any
 import yaml
 
 from microagg.data.io import atomic_paths, json_text, output_format, write_frame
-from microagg.data.roles import NEVER_MASKED
 from microagg.options import ReportKind
 from microagg.recipe.families import adapter
 from microagg.recipe.model import Recipe
@@ -113,10 +112,11 @@ def recipe_document(run: RecipeRun, base_dir: Path | None = None,
                 step["columns"] = list(report.columns)
             named |= _names(step)
         attributes = (document.get("schema") or {}).get("attributes")
-        if attributes is not None:  # and the roles that are never masked (households …)
+        if attributes is not None:  # and the households a release counts, by their role
             document["schema"]["attributes"] = {
-                n: a for n, a in attributes.items()
-                if n in named or a.get("role") in {r.value for r in NEVER_MASKED}}
+                **{n: {"role": "household"} for n, a in attributes.items()
+                   if a.get("role") == "household" and n not in named},
+                **{n: a for n, a in attributes.items() if n in named}}
     return view(document, audience)
 
 

@@ -23,11 +23,12 @@ import pandas as pd
 
 from microagg.core.distance import Categorical
 from microagg.data.roles import NEVER_MASKED
-from microagg.data.schema import Role, Schema
+from microagg.data.schema import Kind, Role, Schema
 from microagg.data.table import Table, encode, require_rows_and_columns
 from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError, PrivacyError
 from microagg.release.categorical import category_sensitivity
+from microagg.release.cells import DIALECT_KEY
 
 __all__ = ["DPInput", "check_clamp", "data_bounds", "dp_columns", "masked_columns",
            "prepare_dp", "refuse_suspects", "require_known", "resolve_schema"]
@@ -294,35 +295,36 @@ def _from_data(sub: pd.DataFrame, schema: Schema, undeclared: Sequence[str],
 
 
 def _read_missing(sub: pd.DataFrame, schema: Schema, protected: Sequence[str],
-                  drop_incomplete: bool, drops_rows: bool = True
+                  drop_incomplete: bool, drops_rows: bool = True,
+                  dialect: Mapping[str, Any] | None = None
                   ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """``sub`` with the missing cells of each protected column read as the value its schema
-    declares (``missing:``), and the number filled per column (for the owner only).
+    """``sub`` with each protected column read cell by cell as its declared kind says
+    (:mod:`microagg.release.cells`: how a cell is read never follows another cell) and its
+    missing cells read as the value its schema declares (``missing:``), and the number
+    filled per column (for the owner only).
 
     The rule maps each record on its own to a record of the declared domain, and it is
     public; so two neighbouring data sets (one record changed) stay neighbours after it and
     the release's ε is unchanged (the mechanism never sees which cells were missing). A
     protected column with a missing value and no declared ``missing`` is refused unless
     ``drop_incomplete``: a missing cell passed through would tell who has one."""
-    from microagg.data.table import missing_mask
+    from microagg.release.cells import declared_cells
 
     filled: dict[str, int] = {}
-    out = sub
+    out = sub.copy()
     for name in protected:
-        mask = missing_mask(sub[name])
-        if not mask.any():
-            continue
+        cells = declared_cells(sub[name], schema[name], dialect)
+        mask = cells.isna().to_numpy()
         value = schema[name].missing
-        if value is None:
-            if drop_incomplete:
-                continue
+        if mask.any() and value is None and not drop_incomplete:
             raise undeclared_missing(name, int(np.flatnonzero(mask)[0]) + 1,
                                      schema[name].is_numeric,
                                      *(() if drops_rows else (NO_DROPPING,)))
-        if out is sub:
-            out = sub.copy()
-        out[name] = _filled(out[name], mask, value)
-        filled[name] = int(mask.sum())
+        if mask.any() and value is not None:
+            cells = cells.copy()
+            cells[mask] = float(value) if schema[name].is_numeric else str(value)
+            filled[name] = int(mask.sum())
+        out[name] = cells
     return out, filled
 
 
@@ -344,34 +346,6 @@ def undeclared_missing(name: str, row: int | str, numeric: bool,
 def _shown(value: Any) -> str:
     """A declared value as the report writes it (a whole number without '.0')."""
     return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _filled(series: pd.Series, mask: np.ndarray, value: Any) -> pd.Series:
-    """``series`` with the cells of ``mask`` set to ``value`` (a number, or a category's text,
-    given in the column's own type)."""
-    from microagg.data.schema import category_text
-
-    if pd.api.types.is_bool_dtype(series):  # True/False (nullable or not): read as 1/0
-        series = series.astype(object)
-    elif pd.api.types.is_extension_array_dtype(series) and \
-            pd.api.types.is_numeric_dtype(series):  # nullable integers hold no fraction
-        series = series.astype("Float64")
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        matching = [c for c in series.dtype.categories if category_text(c) == value]
-        if not matching:
-            series = series.cat.add_categories([value])
-            matching = [value]
-        filler: Any = matching[0]
-    elif pd.api.types.is_numeric_dtype(series):
-        try:
-            filler = float(value)
-        except ValueError:
-            series, filler = series.astype(object), value
-    else:
-        filler = value
-    series = series.copy()
-    series[mask] = filler
-    return series
 
 
 def _numeric_block(table: Table, schema: Schema, numeric: Sequence[str]
@@ -425,7 +399,12 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     # a column the release drops is not read: its values never decide whether it is made
     schema, declared = resolve_schema(frame, schema, roles, strict=False)
     protected, carried = dp_columns(schema, columns, carry)
-    read = [c for c in (*protected, *carried) if c not in given]
+    # a column given bounds is declared numeric by them (each cell read as a number)
+    declared_numeric = set(bounds or {}) - given
+    schema = Schema(tuple(replace(a, kind=Kind.NUMERIC, domain=None, observed=False)
+                          if a.name in declared_numeric and not a.is_numeric else a
+                          for a in schema))
+    read = [c for c in (*protected, *carried) if c not in given | declared_numeric]
     if read:  # what the release reads is read as every release reads it
         Schema.infer(frame[read])
     if not (declared or columns):
@@ -439,7 +418,8 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     sub = as_declared(frame[kept], schema)  # labelled SPSS/Stata columns as declared
     schema = schema.select(kept).with_roles({c: Role.QUASI for c in protected})
     undeclared = _undeclared(schema, protected, bounds_from_data)
-    sub, filled = _read_missing(sub, schema, protected, drop_incomplete, drops_rows)
+    sub, filled = _read_missing(sub, schema, protected, drop_incomplete, drops_rows,
+                                frame.attrs.get(DIALECT_KEY))
     sources = {c: ("--bounds" if c in bounds else "schema") for c in protected}
     if undeclared:
         schema, derived = _from_data(sub, schema, undeclared, drop_incomplete)

@@ -122,7 +122,7 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
     unit = unit if unit is not None else PrivacyUnit()
     # the paper's calibration spends epsilon once per attribute: the guarantee is m times it
     unit_level = (unit_epsilon if unit_epsilon is not None else budget.epsilon) * multiplier
-    sentence += unit.statement(unit_level)
+    sentence += unit.statement(unit_level, budget.epsilon if multiplier > 1 else None)
     weaker = _weaknesses(data, multiplier=multiplier, linked=linked, seeded=seeded,
                          microaggregated=microaggregated, individual=individual)
     report_warnings = [*data.warnings, *warnings_]

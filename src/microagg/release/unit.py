@@ -86,11 +86,14 @@ class PrivacyUnit:
         """The ε every mechanism runs at so that the unit is protected at ``epsilon``."""
         return epsilon / self.size
 
-    def statement(self, epsilon: float) -> str:
-        """The sentence the privacy report adds to its guarantee."""
+    def statement(self, epsilon: float, mechanisms: float | None = None) -> str:
+        """The sentence the privacy report adds to its guarantee of ``epsilon`` for the unit;
+        ``mechanisms``: the epsilon every mechanism ran at, when not epsilon / size (the
+        paper's calibration spends it once per attribute)."""
         if self.size > 1:
-            return (f" The unit of privacy is {self.name}: every mechanism ran at epsilon / "
-                    f"{self.size} = {self.record_epsilon(epsilon):g}, so by group privacy two "
+            ran = self.record_epsilon(epsilon) if mechanisms is None else mechanisms
+            return (f" The unit of privacy is {self.name}: every mechanism ran at "
+                    f"{ran:g} (epsilon / {self.size} per record), so by group privacy two "
                     f"data sets that differ in one household's records (at most {self.size}) "
                     f"give outputs whose probabilities differ by at most a factor "
                     f"e^{epsilon:g}.")

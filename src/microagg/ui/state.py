@@ -79,12 +79,17 @@ def parse_domain(text: str, kind: Kind) -> tuple[Any, ...] | None:
     return tuple(items)  # Attribute checks and converts them for its kind
 
 
-def default_role(name: str) -> Role:
+def default_role(name: str, kind: Kind = Kind.NUMERIC) -> Role:
     """The role a column starts with: what its name says (a function of the header, never of
-    the values: :func:`~microagg.data.roles.named_role`), else quasi-identifier."""
+    the values: :func:`~microagg.data.roles.named_role`), else quasi-identifier; a column
+    named like a weight whose values are not all numbers is not masked (other), since a
+    weight is numeric."""
     from microagg.data.roles import named_role
 
-    return named_role(name) or Role.QUASI
+    named = named_role(name)
+    if named is Role.WEIGHT and kind is not Kind.NUMERIC:
+        return Role.OTHER
+    return named or Role.QUASI
 
 
 def build_schema(inferred: Schema, edits: dict[str, ColumnEdit]) -> Schema:
@@ -96,7 +101,7 @@ def build_schema(inferred: Schema, edits: dict[str, ColumnEdit]) -> Schema:
     for base in inferred:
         edit = edits.get(base.name, ColumnEdit())
         kind = Kind(edit.kind) if edit.kind else base.kind
-        role = Role(edit.role) if edit.role else default_role(base.name)
+        role = Role(edit.role) if edit.role else default_role(base.name, kind)
         kept = kind is base.kind and not edit.taxonomy  # the observed categories still apply
         observed = not edit.domain and base.observed and kept
         domain = parse_domain(edit.domain, kind) if edit.domain else (
