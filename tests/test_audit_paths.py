@@ -28,6 +28,7 @@ SCHEMA = Schema((
     Attribute("flag", Role.QUASI, Kind.NUMERIC, domain=(0, 1), missing=0),
     Attribute("m", Role.QUASI, Kind.NUMERIC, domain=(0, 10), missing=2.5),
     Attribute("g", Role.QUASI, Kind.NOMINAL, domain=("1", "1.5", "2", "x"), missing="x"),
+    Attribute("country", Role.QUASI, Kind.NOMINAL, domain=("NA", "ZA", "BW")),
     Attribute("w", Role.WEIGHT, Kind.NUMERIC),
 ))
 
@@ -44,6 +45,7 @@ def _table(rows: int = 24) -> pd.DataFrame:
         "flag": rng.choice([True, False], rows),  # read as 1 and 0
         "m": pd.array(rng.integers(0, 10, rows), dtype="Int64"),  # nullable integers
         "g": rng.choice([1.0, 2.0], rows),  # category codes stored as numbers
+        "country": rng.choice(["ZA", "BW"], rows),  # NA (Namibia) is a missing-value token
         "weight": rng.uniform(1, 9, rows).round(1),  # undeclared, named like a weight
         "w": rng.uniform(1, 50, rows).round(2),
         "z": rng.integers(0, 100, rows),  # undeclared: no step reads it
@@ -64,7 +66,7 @@ def _neighbours(fmt: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     replaced["flag"] = replaced["flag"].astype(object)
     replaced.loc[0, "flag"] = 1  # a number among booleans
     replaced["weight"] = replaced["weight"].astype(object)
-    replaced.loc[0, ["g", "weight"]] = [1.5, "abc"]
+    replaced.loc[0, ["g", "weight", "country"]] = [1.5, "abc", "NA"]
     base.loc[0, "e"] = "x"  # the only text among the codes
     base.loc[0, ["x", "y", "c"]] = [0.0, 0.0, "a"]
     gaps = base.copy()
@@ -101,7 +103,9 @@ CASES = [
     Case("codes with leading zeros, one record's text among them", SCHEMA, (
         {**INSENSITIVE, "columns": ["x", "e"]},)),
     Case("codes with leading zeros in an Excel sheet", SCHEMA, (
-        {**INSENSITIVE, "columns": ["x", "e"]},), fmt="xlsx"),
+        {**INSENSITIVE, "columns": ["x", "e", "country"]},), fmt="xlsx"),
+    Case("a declared category that is a missing-value token", SCHEMA, (
+        {**INSENSITIVE, "columns": ["x", "country"]},)),
     Case("booleans, nullable integers and codes stored as numbers", SCHEMA, (
         {**INSENSITIVE, "columns": ["flag", "m", "g"]},), fmt="parquet"),
     Case("codes with leading zeros in a CSV file with a byte-order mark", SCHEMA, (
@@ -193,14 +197,18 @@ def test_an_spss_column_is_read_as_its_declaration_says(path):
     value switched how the whole column was read (kids declared numeric, with labels for 0
     and 1; sex declared by its codes, with labels for 1 and 2 only)."""
     labels = {"kids": {0: "none", 1: "one"}, "sex": {1: "male", 2: "female"}}
-    case = Case("SPSS labels", KIDS, ({**LAPLACE, "columns": ["kids", "sex"]},), fmt="sav",
-                labels=labels)
+    dp = {**LAPLACE, "columns": ["kids", "sex"]}
+    coding = {"family": "mask", "method": "top-bottom-coding", "top": 5.0, "columns": ["kids"]}
     base = pd.DataFrame({"kids": [0.0, 1.0] * 12, "sex": [1.0, 2.0] * 12})
     other = base.copy()
     other.loc[0, ["kids", "sex"]] = [3.0, 3.0]
-    seen = side_outputs(path, case, (base, other))
-    assert len(seen) == 1, _difference(seen)
-    assert next(iter(seen))[0] == 0
+    for steps in ((dp,), (coding, dp)):  # the DP step, and top coding before it
+        if path == "dp" and len(steps) > 1:
+            continue
+        case = Case("SPSS labels", KIDS, steps, fmt="sav", labels=labels)
+        seen = side_outputs(path, case, (base, other))
+        assert len(seen) == 1, _difference(seen)
+        assert next(iter(seen))[0] == 0
 
 
 @pytest.mark.parametrize("fmt", ["sav", "parquet"])

@@ -335,3 +335,43 @@ def test_categories_of_a_dropped_column_never_stop_a_dp_release(tmp_path, run_cl
     done = run_cli("dp", tmp_path / "in.parquet", "-o", tmp_path / "out.csv", "--method",
                    "laplace", "--epsilon", "1", "--columns", "x", "--bounds", "x=0:1")
     assert done.code == 0, done.stderr
+
+
+def test_a_step_after_a_dp_step_reads_a_carried_column_as_the_first_would(tmp_path, run_cli):
+    """A column step 1 carries is read by step 2 in the input's dialect (decimal comma) and
+    by its declared kind, cell by cell, whatever another cell holds."""
+    said = set()
+    for first in ("0,2", "True"):
+        text = "x;y\n" + "\n".join(f"0,{i % 9 + 1};{first if i == 0 else '0,5'}"
+                                   for i in range(12)) + "\n"
+        (tmp_path / "in.csv").write_text(text)
+        (tmp_path / "r.yaml").write_text(
+            "input: in.csv\nread: {decimal: ','}\nsteps:\n"
+            "  - {family: dp, method: laplace, epsilon: 0.5, columns: [x], carry: [y],"
+            " bounds: {x: [0, 1]}}\n"
+            "  - {family: dp, method: laplace, epsilon: 0.5, columns: [x, y],"
+            " bounds: {x: [0, 1], y: [0, 1]}}\n")
+        done = run_cli("run", tmp_path / "r.yaml", "-o", tmp_path / "out.csv")
+        said.add(done.code)
+    assert said == {0}
+
+
+def test_the_owners_figures_never_stop_a_release(tmp_path, run_cli):
+    """The owner's report measures the risk over every key, a column the release drops
+    included: a value the measure cannot read (a list) is said in the owner's report, and
+    the release is made as on any neighbour."""
+    frame = pd.DataFrame({"x": np.linspace(0, 1, 8), "z": [None] * 7 + [[1]]})
+    frame.to_parquet(tmp_path / "in.parquet", index=False)
+    (tmp_path / "r.yaml").write_text(
+        "input: in.parquet\nsteps:\n  - {family: dp, method: laplace, epsilon: 1,"
+        " columns: [x], bounds: {x: [0, 1]}}\n")
+    done = run_cli("run", tmp_path / "r.yaml", "-o", tmp_path / "out.csv", "--owner-report",
+                   tmp_path / "owner.json")
+    assert done.code == 0, done.stderr
+    owner = json.loads((tmp_path / "owner.json").read_text())
+    assert "not_measured" in owner["risk_before"] or "n" in owner["risk_before"]
+
+
+def test_a_household_column_takes_no_missing_value():
+    with pytest.raises(SchemaError, match="household identifier takes no"):
+        Schema.from_dict({"attributes": {"hh": {"role": "household", "missing": 0}}})

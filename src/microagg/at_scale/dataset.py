@@ -24,7 +24,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,7 @@ class Piece:
 
 
 def read_piece(piece: Piece, columns: Sequence[str] | None = None,
-               text: Sequence[str] = ()) -> pd.DataFrame:
+               text: Mapping[str, Collection[str]] | Sequence[str] = ()) -> pd.DataFrame:
     """The rows of one partition (only ``columns``, if given; a CSV file's ``text`` columns
     read as the text they hold, as :func:`~microagg.data.io.read_table` reads them)."""
     path = Path(piece.path)
@@ -132,7 +132,8 @@ class Dataset:
             raise InputError(f"column '{missing[0]}' is not in {self.source} (columns: "
                              f"{', '.join(self.columns)})")
 
-    def head(self, rows: int = 1000, text: Sequence[str] = ()) -> pd.DataFrame:
+    def head(self, rows: int = 1000,
+             text: Mapping[str, Collection[str]] | Sequence[str] = ()) -> pd.DataFrame:
         """The first rows of the first partition (to check a schema, in this process), the
         ``text`` columns of a CSV file read as text."""
         return read_piece(self.pieces[0], text=text).head(rows)

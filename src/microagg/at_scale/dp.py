@@ -104,7 +104,8 @@ class _Columns:
 
 
 def _prepared(piece: Piece, columns: _Columns) -> DPInput:
-    return prepare_dp(read_piece(piece, text=columns.categorical), schema=columns.schema,
+    return prepare_dp(read_piece(piece, text=declared_text(columns.schema)),
+                      schema=columns.schema,
                       columns=columns.protected, bounds=columns.bounds,
                       bounds_from_data=False, drops_rows=False)
 

@@ -105,9 +105,11 @@ def run(
 def _print(report: dict, written: list[Path]) -> None:
     """The report in lines: what ``report`` holds (its public view after a DP step)."""
     before = report.get("risk_before")
-    if before is not None:
+    if before is not None and "n" in before:
         out.print(f"input: {before['n']:,} records; keys {', '.join(before['keys']) or 'none'}"
                   f"; {_risk(before)}")
+    elif before is not None:
+        out.print(f"input: {_risk(before)}")
     for entry in report["steps"]:
         given = ", ".join(f"{k}={v}" for k, v in {**entry["parameters"],
                                                    **entry["options"]}.items())
@@ -126,6 +128,8 @@ def _print(report: dict, written: list[Path]) -> None:
 
 
 def _risk(risk: dict) -> str:
+    if "not_measured" in risk:
+        return f"risk not measured ({risk['not_measured']})"
     return (f"global risk {risk['global_risk']:.4f}, expected re-identifications "
             f"{risk['expected_reidentifications']:,.1f}, records in classes < 5: "
             f"{risk['violations']['5']:,}")

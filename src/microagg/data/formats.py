@@ -82,11 +82,13 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def read_format(path: Path, fmt: str, text: Collection[str] = ()) -> pd.DataFrame:
+def read_format(path: Path, fmt: str,
+                text: Mapping[str, Collection[str]] | None = None) -> pd.DataFrame:
     """Read ``path`` as ``fmt`` ("sav", "dta", "sas7bdat" or "xlsx"); an Excel sheet's
-    ``text`` columns are read as the text their cells hold (their types are stored)."""
+    ``text`` columns are read as the text their cells hold, their declared categories as
+    themselves (the other formats store their types)."""
     if fmt == "xlsx":
-        return _read_xlsx(path, frozenset(text))
+        return _read_xlsx(path, text or {})
     return _read_statistical(path, fmt)
 
 
@@ -239,8 +241,9 @@ def _labelled(series: pd.Series, labels: Mapping[Any, str], *, ordered: bool
     return pd.Series(pd.Categorical.from_codes(full, dtype=dtype), index=series.index)
 
 
-def _read_xlsx(path: Path, text: frozenset[str] = frozenset()) -> pd.DataFrame:
-    from microagg.data.io import MISSING_TOKENS, check_names, column_name
+def _read_xlsx(path: Path, text: Mapping[str, Collection[str]] | None = None
+               ) -> pd.DataFrame:
+    from microagg.data.io import check_names, column_name, missing_tokens
 
     _module("openpyxl", path)
     try:
@@ -252,9 +255,12 @@ def _read_xlsx(path: Path, text: frozenset[str] = frozenset()) -> pd.DataFrame:
     raws = list(header.iloc[0])  # as pandas names the columns: a number stays a number
     names = ["" if pd.isna(v) else str(v) for v in raws]
     check_names(names, path)
+    text = text or {}
+    pairs = list(zip(raws, names, strict=True))
     frame = pd.read_excel(path, engine="openpyxl", keep_default_na=False,
-                          na_values=MISSING_TOKENS,
-                          dtype={raw: str for raw, name in zip(raws, names, strict=True)
+                          na_values={raw: missing_tokens(text.get(column_name(name), ()))
+                                     for raw, name in pairs},
+                          dtype={raw: str for raw, name in pairs
                                  if column_name(name) in text} or None)
     frame.columns = [column_name(c) for c in frame.columns]
     return frame

@@ -36,7 +36,7 @@ import re
 import sys
 import tempfile
 import unicodedata
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,8 @@ import microagg.interrupts as interrupts
 from microagg.errors import InputError
 
 __all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_names", "check_output",
-           "column_name", "declared_text", "json_text", "output_format", "quoted",
+           "column_name", "declared_text", "json_text", "missing_tokens", "output_format",
+           "quoted",
            "read_table",
            "remove_stale_temporaries", "table_format", "temporary_prefix", "write_all",
            "write_frame", "write_json", "write_table", "write_text"]
@@ -92,14 +93,17 @@ def output_format(path: str | Path) -> str:
 
 
 def read_table(path: str | Path, *, decimal: str | None = None,
-               thousands: str | None = None, text: Collection[str] = ()) -> pd.DataFrame:
+               thousands: str | None = None,
+               text: Mapping[str, Collection[str]] | Collection[str] = ()) -> pd.DataFrame:
     """Read a table (CSV, Parquet, SPSS, Stata, SAS or Excel, by extension) into a DataFrame.
 
     ``decimal`` and ``thousands`` are a CSV file's decimal mark (default ``.``) and thousands
     separator (default none), for files saved in a locale that writes ``1.234,5``. The CSV
     and Excel columns named in ``text`` are read as the text they hold (``01`` stays ``01``,
     ``TRUE`` stays ``TRUE``): a column declared categorical, whose reading must not depend on
-    whether some other cell of it is text (:func:`declared_text`).
+    whether some other cell of it is text (:func:`declared_text`). Given as a mapping, each
+    column's declared categories are read as themselves even when they are missing-value
+    tokens (``NA`` declared as Namibia is not missing).
     Raises :class:`InputError` for a missing or unreadable file, an empty file, or duplicated
     column names.
     """
@@ -109,8 +113,10 @@ def read_table(path: str | Path, *, decimal: str | None = None,
         raise InputError(f"file not found: {path}")
     if not path.is_file():
         raise InputError(f"not a file: {path}")
+    kept = {c: frozenset(map(str, v)) for c, v in text.items()} if isinstance(text, Mapping) \
+        else {c: frozenset() for c in text}
     if fmt == "csv":
-        frame = _read_csv(path, _dialect(decimal, thousands), frozenset(text))
+        frame = _read_csv(path, _dialect(decimal, thousands), kept)
         if decimal is not None or thousands is not None:
             frame.attrs[DIALECT_KEY] = {"decimal": decimal or ".", "thousands": thousands}
         return frame
@@ -120,7 +126,7 @@ def read_table(path: str | Path, *, decimal: str | None = None,
         return _read_parquet(path)
     from microagg.data.formats import read_format
 
-    return read_format(path, fmt, text)
+    return read_format(path, fmt, kept)
 
 
 def _dialect(decimal: str | None, thousands: str | None) -> tuple[str, str | None]:
@@ -135,17 +141,30 @@ def _dialect(decimal: str | None, thousands: str | None) -> tuple[str, str | Non
     return decimal, thousands
 
 
-def declared_text(schema: Any) -> list[str]:
-    """The columns a schema declares categorical (ordinal or nominal), and its household
-    identifiers (compared as the text they hold: ``01`` and ``1`` are two households, and
-    two long numbers never merge into one float): read as text."""
+def declared_text(schema: Any) -> dict[str, frozenset[str]]:
+    """The columns a schema declares categorical (ordinal or nominal), with their declared
+    categories (or taxonomy leaves), and its household identifiers (compared as the text
+    they hold: ``01`` and ``1`` are two households, and two long numbers never merge into
+    one float): read as text, a declared category as itself."""
     if schema is None:
-        return []
-    return [a.name for a in schema if a.is_categorical or a.role.value == "household"]
+        return {}
+    from microagg.data.schema import taxonomy_leaves
+
+    out: dict[str, frozenset[str]] = {}
+    for a in schema:
+        if a.is_categorical or a.role.value == "household":
+            leaves = taxonomy_leaves(a.taxonomy) if a.taxonomy is not None else ()
+            out[a.name] = frozenset(map(str, (*(a.categories or ()), *leaves)))
+    return out
+
+
+def missing_tokens(kept: Collection[str] = ()) -> list[str]:
+    """The tokens read as missing, but the ``kept`` ones (a column's declared categories)."""
+    return [t for t in MISSING_TOKENS if t not in kept]
 
 
 def _read_csv(path: Path, dialect: tuple[str, str | None],
-              text: frozenset[str] = frozenset()) -> pd.DataFrame:
+              text: Mapping[str, frozenset[str]] | None = None) -> pd.DataFrame:
     with path.open(newline="", encoding="utf-8-sig") as handle:  # a BOM is not the header's
         try:
             sample = handle.read(65536)
@@ -170,9 +189,11 @@ def _read_csv(path: Path, dialect: tuple[str, str | None],
         raise _too_many_fields(path, first[0], first[1], len(header))
     try:
         frame = pd.read_csv(
-            path, sep=separator, keep_default_na=False, na_values=MISSING_TOKENS,
+            path, sep=separator, keep_default_na=False,
+            na_values={raw: missing_tokens((text or {}).get(column_name(raw), ()))
+                       for raw in header},
             skipinitialspace=True, decimal=dialect[0], thousands=dialect[1],
-            dtype={raw: str for raw in header if column_name(raw) in text} or None)
+            dtype={raw: str for raw in header if column_name(raw) in (text or {})} or None)
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         fields = _FIELDS.search(message)

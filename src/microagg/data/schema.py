@@ -129,6 +129,9 @@ class Attribute:
         if self.observed and (self.domain is None or self.kind is Kind.NUMERIC):
             raise SchemaError(f"attribute '{self.name}': `observed` lists the categories read "
                               "off the data of a categorical attribute")
+        if self.missing is not None and self.role is Role.HOUSEHOLD:
+            raise SchemaError(f"attribute '{self.name}': a household identifier takes no "
+                              "`missing` value: every record belongs to one household")
         if self.missing is not None:
             object.__setattr__(self, "missing", self._checked_missing(self.missing))
 
@@ -469,6 +472,11 @@ def _categorical_attribute(name: str, dtype: pd.CategoricalDtype, role: Role) ->
         raise InputError(f"column '{name}' is a categorical column with no category")
     return Attribute(name=name, role=role, kind=Kind.ORDINAL if dtype.ordered else Kind.NOMINAL,
                      domain=tuple(categories), inferred=True, observed=True)
+
+
+def taxonomy_leaves(path: Path) -> tuple[str, ...]:
+    """The leaves of the taxonomy file ``path`` (read once per version of the file)."""
+    return _leaves(path)
 
 
 def _leaves(path: Path) -> tuple[str, ...]:

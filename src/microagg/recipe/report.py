@@ -14,6 +14,7 @@ and their parameters, each DP step's privacy report and the table's guarantee, w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from html import escape
@@ -43,6 +44,16 @@ from microagg.release.sidecar import (
 __all__ = ["RECIPE_REPORT_FORMAT", "RecipeReport", "StepEntry", "privacy_of", "recipe_html",
            "recipe_report"]
 
+
+
+def _risk_of(measure: Callable[[], Any]) -> dict[str, Any]:
+    """The owner's risk figures of a table; a measure that cannot be made on this data is
+    said, never stopping the release (whether the owner's figures can be computed must not
+    decide whether a release is made)."""
+    try:
+        return dict(measure().to_dict())
+    except Exception as exc:  # any failure of an owner's measure, a bug's included
+        return {"not_measured": f"{type(exc).__name__}: {exc}"}
 
 
 def _change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -75,13 +86,14 @@ class StepEntry:
 
     @classmethod
     def of(cls, index: int, result: StepResult, before: dict[str, Any] | None) -> StepEntry:
-        risk = result.risk.to_dict() if before is not None else None
+        risk = _risk_of(lambda: result.risk) if before is not None else None
+        change = (_change(before, risk) if before is not None and risk is not None
+                  and "n" in before and "n" in risk else None)
         return cls(index + 1, result.step.family.value, result.step.name,
                    dict(result.step.parameters), dict(result.step.options),
                    result.step.protects.value if result.context else None,
                    result.context.statement if result.context else None,
-                   len(result.frame), round(result.seconds, 3), risk,
-                   _change(before, risk) if before is not None and risk is not None else None,
+                   len(result.frame), round(result.seconds, 3), risk, change,
                    list(result.warnings), result.record)
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,7 +140,7 @@ def recipe_report(run: RecipeRun, measured: bool = True) -> RecipeReport:
     """
     from microagg import __version__
 
-    first = before = run.risk_before.to_dict() if measured else None
+    first = before = _risk_of(lambda: run.risk_before) if measured else None
     entries = []
     for index, result in enumerate(run.results):
         entries.append(StepEntry.of(index, result, before))
@@ -183,6 +195,12 @@ def privacy_of(run: RecipeRun) -> dict[str, Any] | None:
     return public(document)
 
 
+def _risk_cells(r: dict[str, Any]) -> list[str]:
+    """A measured risk in the summary's cells (dashes when it could not be measured)."""
+    return [_number(r.get("global_risk")), _number(r.get("expected_reidentifications")),
+            _number((r.get("violations") or {}).get("5")), _number(r.get("unique_percent"))]
+
+
 def _number(value: Any) -> str:
     if value is None:
         return "—"
@@ -207,12 +225,9 @@ def _summary(report: RecipeReport, audience: Audience) -> str:
     if loss_shown:
         head.append("SSE/SST % (vs step input)")
     rows = []
-    empty: dict[str, Any] = {"violations": {}}
     if risk:
-        r = report.risk_before or empty
-        rows.append(["input", "—", "—", _number(r["n"]), _number(r["global_risk"]),
-                     _number(r["expected_reidentifications"]),
-                     _number(r["violations"].get("5")), _number(r["unique_percent"])]
+        r = report.risk_before or {}
+        rows.append(["input", "—", "—", _number(r.get("n")), *_risk_cells(r)]
                     + (["—"] if loss_shown else []))
     for entry in report.steps:
         given = ", ".join(f"{k}={v}" for k, v in {**entry.parameters,
@@ -221,9 +236,7 @@ def _summary(report: RecipeReport, audience: Audience) -> str:
         if counted:
             row.append(_number(entry.records))
         if risk:
-            r = entry.risk_after or empty
-            row += [_number(r["global_risk"]), _number(r["expected_reidentifications"]),
-                    _number(r["violations"].get("5")), _number(r["unique_percent"])]
+            row += _risk_cells(entry.risk_after or {})
         if loss_shown:
             row.append(_number(entry.record.utility.sse_percent
                                if isinstance(entry.record, ReleaseRecord)

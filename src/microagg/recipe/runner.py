@@ -141,14 +141,30 @@ class RecipeRun:
         family = adapter(step.family)
         source = self.source if index == 0 else InputFile(f"the output of step {index}")
         started = time.perf_counter()
-        applied = family.apply(step.method(), self.frame, self.recipe.schema, step.options,
-                               step_seed(self.recipe.seed, index), source, records)
+        applied = family.apply(step.method(), self._step_input(), self.recipe.schema,
+                               step.options, step_seed(self.recipe.seed, index), source,
+                               records)
         seconds = time.perf_counter() - started
         measured = Measured(applied.release.frame, self.recipe.schema, self.recipe.missing)
         result = StepResult(step, applied.release, applied.record, measured, context,
                             applied.warnings, seconds)
         return replace(self, recipe=replace(self.recipe, steps=(*before, step)),
                        results=(*self.results, result))
+
+    def _step_input(self) -> pd.DataFrame:
+        """:attr:`frame` with what the input file said about how its cells are written (its
+        CSV dialect, its SPSS/Stata labels), so that a later step reads a column the steps
+        before it carried exactly as the first step would."""
+        from microagg.data.formats import LABELS_KEY
+        from microagg.data.io import DIALECT_KEY
+
+        frame = self.frame
+        said = {k: v for k, v in self.original.attrs.items()
+                if k in (DIALECT_KEY, LABELS_KEY) and k not in frame.attrs}
+        if said:
+            frame = frame.copy(deep=False)
+            frame.attrs.update(said)
+        return frame
 
     def undo(self) -> RecipeRun:
         """This run without its last step (nothing is run again)."""

@@ -28,7 +28,7 @@ from microagg.data.table import Table, encode, require_rows_and_columns
 from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError, PrivacyError
 from microagg.release.categorical import category_sensitivity
-from microagg.release.cells import DIALECT_KEY
+from microagg.release.cells import DIALECT_KEY, declared_cells
 
 __all__ = ["DPInput", "check_clamp", "data_bounds", "dp_columns", "masked_columns",
            "prepare_dp", "refuse_suspects", "require_known", "resolve_schema"]
@@ -308,8 +308,6 @@ def _read_missing(sub: pd.DataFrame, schema: Schema, protected: Sequence[str],
     the release's ε is unchanged (the mechanism never sees which cells were missing). A
     protected column with a missing value and no declared ``missing`` is refused unless
     ``drop_incomplete``: a missing cell passed through would tell who has one."""
-    from microagg.release.cells import declared_cells
-
     filled: dict[str, int] = {}
     out = sub.copy()
     for name in protected:
@@ -399,12 +397,15 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     # a column the release drops is not read: its values never decide whether it is made
     schema, declared = resolve_schema(frame, schema, roles, strict=False)
     protected, carried = dp_columns(schema, columns, carry)
-    # a column given bounds is declared numeric by them (each cell read as a number)
-    declared_numeric = set(bounds or {}) - given
+    # a column given bounds is declared numeric by them (each cell read as a number),
+    # unless a schema declared its kind
+    declared_numeric = {c for c in bounds or {}
+                        if c in schema and (c not in given or schema[c].inferred)}
     schema = Schema(tuple(replace(a, kind=Kind.NUMERIC, domain=None, observed=False)
                           if a.name in declared_numeric and not a.is_numeric else a
                           for a in schema))
-    read = [c for c in (*protected, *carried) if c not in given | declared_numeric]
+    # a carried column is copied: read as leniently as a dropped one, cell by cell below
+    read = [c for c in protected if c not in given | declared_numeric]
     if read:  # what the release reads is read as every release reads it
         Schema.infer(frame[read])
     if not (declared or columns):
@@ -420,6 +421,8 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     undeclared = _undeclared(schema, protected, bounds_from_data)
     sub, filled = _read_missing(sub, schema, protected, drop_incomplete, drops_rows,
                                 frame.attrs.get(DIALECT_KEY))
+    for name in carried:  # copied unchanged, each cell read on its own (gaps stay gaps)
+        sub[name] = declared_cells(sub[name], schema[name], frame.attrs.get(DIALECT_KEY))
     sources = {c: ("--bounds" if c in bounds else "schema") for c in protected}
     if undeclared:
         schema, derived = _from_data(sub, schema, undeclared, drop_incomplete)

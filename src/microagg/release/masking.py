@@ -17,7 +17,7 @@ import pandas as pd
 from microagg.core.mechanisms import make_rng
 from microagg.data.column_checks import check_categories
 from microagg.data.roles import NEVER_MASKED
-from microagg.data.schema import Role, Schema
+from microagg.data.schema import Kind, Role, Schema
 from microagg.data.table import encode
 from microagg.errors import InputError
 from microagg.release.base import Release
@@ -63,16 +63,28 @@ class MaskingMethod(ReleaseMethod):
         entropy. A masking that changes no value is refused, or with ``refuse_unchanged``
         False (a recipe's step: whether it changed anything must not decide whether the
         recipe runs) said in a warning. A column the masking does not read, when the schema
-        or ``columns`` say which it reads, is not read: its values never stop the release."""
+        or ``columns`` say which it reads, is not read: its values never stop the release.
+        A column ``columns`` names is numeric by that (unless a schema declares it otherwise),
+        and every cell of a masked column is read on its own as a number
+        (:mod:`microagg.release.cells`), never by the type a reader guessed for the column."""
+        from microagg.data.formats import as_declared
+        from microagg.data.io import DIALECT_KEY
+        from microagg.release.cells import declared_cells
+
         given = set(schema.names) if schema is not None else set()
         chosen = schema is not None or bool(columns)
         schema, declared = resolve_schema(frame, schema, roles, strict=not chosen)
+        named = set(columns or ())
+        schema = Schema(tuple(
+            replace(a, kind=Kind.NUMERIC, domain=None, observed=False)
+            if a.name in named and not a.is_numeric and (a.name not in given or a.inferred)
+            else a for a in schema))
         names = _masked_names(frame, schema, columns, declared, self.name, roles)
-        inferred = [c for c in names if c not in given]
-        if chosen and inferred:  # what it reads is read as every release reads it
-            Schema.infer(frame[inferred])
+        read = as_declared(frame[names], schema)  # labelled SPSS/Stata columns: their codes
+        cells = pd.DataFrame({c: declared_cells(read[c], schema[c], frame.attrs.get(
+            DIALECT_KEY)) for c in names}, index=frame.index)
         undeclared = Schema(tuple(replace(schema[c], domain=None) for c in names))
-        values = encode(frame[names], undeclared, missing=self.takes_missing,
+        values = encode(cells, undeclared, missing=self.takes_missing,
                         finite=not self.takes_missing).numeric_matrix(names)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
             try:

@@ -110,7 +110,8 @@ def build_schema(inferred: Schema, edits: dict[str, ColumnEdit]) -> Schema:
             attributes.append(Attribute(
                 name=base.name, role=role, kind=kind, domain=domain,
                 taxonomy=Path(edit.taxonomy) if edit.taxonomy else None,
-                missing=edit.missing.strip() or None, inferred=base.inferred,
+                missing=edit.missing.strip() or None,
+                inferred=base.inferred and not edit.kind,  # a kind the user set is declared
                 observed=observed))
         except SchemaError as exc:
             raise SchemaError(str(exc)) from None
@@ -166,4 +167,7 @@ def read_upload(path: Path) -> tuple[Any, Schema, list[str]]:
             Schema.infer(frame[[name]])
         except MicroaggError as exc:
             notes.append(f"{exc} (read as categories until its kind is set)")
+        except (TypeError, ValueError, UnicodeError):  # bytes, nested values …
+            notes.append(f"column '{name}' holds values that are not text or numbers "
+                         "(read as categories)")
     return frame, Schema.infer(frame, strict=False), notes
