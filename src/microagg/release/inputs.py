@@ -421,8 +421,9 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     undeclared = _undeclared(schema, protected, bounds_from_data)
     sub, filled = _read_missing(sub, schema, protected, drop_incomplete, drops_rows,
                                 frame.attrs.get(DIALECT_KEY))
-    for name in carried:  # copied unchanged, each cell read on its own (gaps stay gaps)
-        sub[name] = declared_cells(sub[name], schema[name], frame.attrs.get(DIALECT_KEY))
+    for name in carried:  # copied, a number read cell by cell (in the file's dialect)
+        if schema[name].is_numeric:
+            sub[name] = declared_cells(sub[name], schema[name], frame.attrs.get(DIALECT_KEY))
     sources = {c: ("--bounds" if c in bounds else "schema") for c in protected}
     if undeclared:
         schema, derived = _from_data(sub, schema, undeclared, drop_incomplete)

@@ -83,6 +83,13 @@ class MaskingMethod(ReleaseMethod):
         read = as_declared(frame[names], schema)  # labelled SPSS/Stata columns: their codes
         cells = pd.DataFrame({c: declared_cells(read[c], schema[c], frame.attrs.get(
             DIALECT_KEY)) for c in names}, index=frame.index)
+        for name in names:  # a cell that is no number: the column is not numeric
+            text = [v for v in cells[name] if not isinstance(v, float)]
+            if text:
+                row = int(np.flatnonzero([not isinstance(v, float) for v in cells[name]])[0])
+                raise InputError(f"column '{name}' is not numeric (row {row + 1} holds "
+                                 f"'{text[0]}'); {self.name} masks numeric attributes only "
+                                 "(choose others with `columns`)")
         undeclared = Schema(tuple(replace(schema[c], domain=None) for c in names))
         values = encode(cells, undeclared, missing=self.takes_missing,
                         finite=not self.takes_missing).numeric_matrix(names)
