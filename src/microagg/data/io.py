@@ -17,10 +17,15 @@ bars and no comma selects that separator). A row with fewer fields than the head
 missing values at its end; a row with more is refused, naming its line (pandas would read a
 first row with one field too many as row labels and every value one column off). Empty
 fields and the tokens ``NA``, ``N/A``, ``NaN``, ``nan``, ``NULL``, ``null`` are read as missing
-values; nothing else is (so a category called ``None`` or ``?`` stays a category). Numbers
+values; nothing else is (so a category called ``None`` or ``?`` stays a category) unless the
+file's own tokens are given (``na=["?"]``, as UCI Adult writes a missing value). Numbers
 are written with a decimal point and no thousands separator; a file written otherwise is read
 with ``decimal=","`` and ``thousands="."`` (or another separator), which the command line
-calls ``--decimal`` and ``--thousands``.
+calls ``--decimal`` and ``--thousands``. The separator may be given (``separator=";"``), and a
+file without a header row read with ``header=False`` (its columns named ``V1``, ``V2`` … as R
+names them). How a table was read, when not by the defaults, travels with it in
+``DataFrame.attrs`` (:data:`READ_KEY`), so that a recipe made on it reads the file again the
+same way (its ``read:``).
 """
 
 from __future__ import annotations
@@ -46,7 +51,8 @@ import pandas as pd
 import microagg.interrupts as interrupts
 from microagg.errors import InputError
 
-__all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_names", "check_output",
+__all__ = ["READ_KEY", "READ_OPTIONS", "TMP_TAG", "atomic_path", "atomic_paths",
+           "check_names", "check_output",
            "column_name", "declared_text", "json_text", "missing_tokens", "output_format",
            "quoted",
            "read_table",
@@ -57,6 +63,11 @@ MISSING_TOKENS = ["", "NA", "N/A", "NaN", "nan", "NULL", "null"]
 DIALECT_KEY = "microagg_dialect"
 """The key of ``DataFrame.attrs`` under which a CSV file's decimal mark and thousands
 separator are kept, when not the defaults (a release that reads a cell alone parses it so)."""
+READ_KEY = "microagg_read"
+"""The key of ``DataFrame.attrs`` under which the options a CSV file was read with are kept
+(those of :data:`READ_OPTIONS` not at their defaults): a recipe's ``read:``."""
+READ_OPTIONS = ("decimal", "thousands", "na", "separator", "header")
+"""The options of :func:`read_table` that say how a CSV file is written."""
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".sav": "sav",
             ".dta": "dta", ".xlsx": "xlsx", ".sas7bdat": "sas7bdat"}
 _EXTENSIONS = ".csv, .parquet, .sav, .dta, .xlsx or .sas7bdat (read only)"
@@ -93,7 +104,8 @@ def output_format(path: str | Path) -> str:
 
 
 def read_table(path: str | Path, *, decimal: str | None = None,
-               thousands: str | None = None,
+               thousands: str | None = None, na: Sequence[str] = (),
+               separator: str | None = None, header: bool = True,
                text: Mapping[str, Collection[str]] | Collection[str] = ()) -> pd.DataFrame:
     """Read a table (CSV, Parquet, SPSS, Stata, SAS or Excel, by extension) into a DataFrame.
 
@@ -104,6 +116,9 @@ def read_table(path: str | Path, *, decimal: str | None = None,
     whether some other cell of it is text (:func:`declared_text`). Given as a mapping, each
     column's declared categories are read as themselves even when they are missing-value
     tokens (``NA`` declared as Namibia is not missing).
+    ``na`` are a CSV file's own missing-value tokens, read as missing besides the defaults
+    (``?`` in UCI Adult); ``separator`` its column separator (default: read off the header);
+    ``header=False`` reads a file without a header row, its columns named ``V1``, ``V2`` ….
     Raises :class:`InputError` for a missing or unreadable file, an empty file, or duplicated
     column names.
     """
@@ -115,13 +130,22 @@ def read_table(path: str | Path, *, decimal: str | None = None,
         raise InputError(f"not a file: {path}")
     kept = {c: frozenset(map(str, v)) for c, v in text.items()} if isinstance(text, Mapping) \
         else {c: frozenset() for c in text}
+    layout = _layout(na, separator, header)
     if fmt == "csv":
-        frame = _read_csv(path, _dialect(decimal, thousands), kept)
+        frame = _read_csv(path, _dialect(decimal, thousands), kept, layout)
         if decimal is not None or thousands is not None:
             frame.attrs[DIALECT_KEY] = {"decimal": decimal or ".", "thousands": thousands}
+        given = {"decimal": decimal, "thousands": thousands, "na": list(layout[0]) or None,
+                 "separator": separator, "header": None if header else False}
+        if any(v is not None for v in given.values()):
+            frame.attrs[READ_KEY] = {k: v for k, v in given.items() if v is not None}
         return frame
     if decimal is not None or thousands is not None:
         raise InputError(f"{path}: `decimal` and `thousands` apply to CSV files only")
+    named = [n for n, v in (("na", na), ("separator", separator), ("header", not header))
+             if v]
+    if named:
+        raise InputError(f"{path}: `{named[0]}` applies to CSV files only")
     if fmt == "parquet":
         return _read_parquet(path)
     from microagg.data.formats import read_format
@@ -141,6 +165,21 @@ def _dialect(decimal: str | None, thousands: str | None) -> tuple[str, str | Non
     return decimal, thousands
 
 
+def _layout(na: Sequence[str], separator: str | None,
+            header: bool) -> tuple[tuple[str, ...], str | None, bool]:
+    """A CSV file's missing-value tokens, separator and header, checked."""
+    if isinstance(na, str) or not all(isinstance(t, str) for t in na):
+        raise InputError(f"`na` is a list of missing-value tokens such as ['?'], got {na!r}")
+    tokens = tuple(dict.fromkeys(t.strip() for t in na if t.strip()))
+    if separator is not None and (not isinstance(separator, str) or len(separator) != 1
+                                  or separator.isalnum() or separator in "\"\n\r"):
+        raise InputError(f"`separator` must be one character such as , ; or a tab, got "
+                         f"{separator!r}")
+    if not isinstance(header, bool):
+        raise InputError(f"`header` is true or false, got {header!r}")
+    return tokens, separator, header
+
+
 def declared_text(schema: Any) -> dict[str, frozenset[str]]:
     """The columns a schema declares categorical (ordinal or nominal), with their declared
     categories (or taxonomy leaves), and its household identifiers (compared as the text
@@ -158,13 +197,16 @@ def declared_text(schema: Any) -> dict[str, frozenset[str]]:
     return out
 
 
-def missing_tokens(kept: Collection[str] = ()) -> list[str]:
-    """The tokens read as missing, but the ``kept`` ones (a column's declared categories)."""
-    return [t for t in MISSING_TOKENS if t not in kept]
+def missing_tokens(kept: Collection[str] = (), extra: Sequence[str] = ()) -> list[str]:
+    """The tokens read as missing (the defaults and a file's own ``extra`` ones), but the
+    ``kept`` ones (a column's declared categories)."""
+    return [t for t in dict.fromkeys((*MISSING_TOKENS, *extra)) if t not in kept]
 
 
 def _read_csv(path: Path, dialect: tuple[str, str | None],
-              text: Mapping[str, frozenset[str]] | None = None) -> pd.DataFrame:
+              text: Mapping[str, frozenset[str]] | None = None,
+              layout: tuple[tuple[str, ...], str | None, bool] = ((), None, True)
+              ) -> pd.DataFrame:
     with path.open(newline="", encoding="utf-8-sig") as handle:  # a BOM is not the header's
         try:
             sample = handle.read(65536)
@@ -173,7 +215,8 @@ def _read_csv(path: Path, dialect: tuple[str, str | None],
     if "\x00" in sample:
         raise InputError(f"{path} holds NUL bytes: it is not a CSV text file (a spreadsheet or "
                          "a binary file renamed .csv?)")
-    separator = _separator(sample)
+    tokens, given, has_header = layout
+    separator = given or _separator(sample)
     reader = csv.reader(io.StringIO(sample, newline=""), delimiter=separator,
                         skipinitialspace=True)
     try:
@@ -183,14 +226,18 @@ def _read_csv(path: Path, dialect: tuple[str, str | None],
                          f"{csv.field_size_limit():,} characters") from None
     if not header:
         raise InputError(f"file {path} is empty (no header row)")
-    check_names([h.strip() for h in header], path)
+    if has_header:
+        check_names([h.strip() for h in header], path)
+    else:  # the first row is data: the columns are named by position, as R names them
+        header = [f"V{i}" for i in range(1, len(header) + 1)]
     first = _first_row(reader)
     if first is not None and first[1] > len(header):
         raise _too_many_fields(path, first[0], first[1], len(header))
     try:
         frame = pd.read_csv(
             path, sep=separator, keep_default_na=False,
-            na_values={raw: missing_tokens((text or {}).get(column_name(raw), ()))
+            header=0 if has_header else None, names=None if has_header else header,
+            na_values={raw: missing_tokens((text or {}).get(column_name(raw), ()), tokens)
                        for raw in header},
             skipinitialspace=True, decimal=dialect[0], thousands=dialect[1],
             dtype={raw: str for raw in header if column_name(raw) in (text or {})} or None)

@@ -5,6 +5,7 @@
     format: microagg-recipe/1
     input: {path: adult.csv, sha256: 5c1f…}     # relative to the recipe's folder
     seed: 20240501                              # optional: every randomized step seeded
+    read: {na: ["?"]}                           # optional: how the CSV file is written
     missing: matches-any                        # what a missing key matches in the risk
     schema:
       attributes:
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from microagg.data.io import READ_OPTIONS
 from microagg.data.schema import Schema
 from microagg.data.yamlfile import load_yaml
 from microagg.errors import InputError, ParameterError, SchemaError
@@ -159,9 +161,11 @@ class Recipe:
     """The input, the schema, the seed and the steps of a protection, in order.
 
     ``input`` is the table's path (``None``: a table given to :meth:`run`), ``input_sha256``
-    the hash it had when the recipe was made (a run on other content says so), ``read`` the
-    CSV dialect (``decimal``, ``thousands``). ``schema`` is given to every step, restricted to
-    the columns its input still has (``None``: each release reads the roles off the data).
+    the hash it had when the recipe was made (a run on other content says so), ``read`` how
+    the CSV file is written (``decimal``, ``thousands``, ``na``: its missing-value tokens,
+    ``separator``, ``header``: :func:`~microagg.data.io.read_table`). ``schema`` is given
+    to every step, restricted to the columns its input still has (``None``: each release
+    reads the roles off the data).
     ``seed`` seeds every randomized step (each its own stream,
     :func:`~microagg.recipe.families.step_seed`); ``missing`` is what a missing key matches
     in the risk measures.
@@ -192,10 +196,10 @@ class Recipe:
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(
                 self.seed, int) or self.seed < 0):
             raise ParameterError("seed", f"must be a non-negative integer, got {self.seed!r}")
-        unknown = set(self.read) - {"decimal", "thousands"}
+        unknown = set(self.read) - set(READ_OPTIONS)
         if unknown:
-            raise ParameterError(sorted(unknown)[0], "is not a reading option (decimal, "
-                                 "thousands)")
+            raise ParameterError(sorted(unknown)[0], "is not a reading option ("
+                                 f"{', '.join(READ_OPTIONS)})")
 
     def add(self, step: Step | Mapping[str, Any]) -> Recipe:
         """This recipe with ``step`` appended."""

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from microagg.data.schema import Attribute, Kind, Role, Schema
-from microagg.errors import SchemaError
+from microagg.errors import InputError, SchemaError
 
 if TYPE_CHECKING:
     from microagg.recipe.runner import RecipeRun
     from microagg.recipe.write import RunFiles
 
-__all__ = ["ColumnEdit", "Workspace", "begin_run", "build_schema", "default_role",
+__all__ = ["ColumnEdit", "Reading", "Workspace", "begin_run", "build_schema", "default_role",
            "parse_domain", "read_upload", "write_downloads"]
 
 _OPEN: set[str] = set()
@@ -69,6 +69,42 @@ class ColumnEdit:
     domain: str = ""
     missing: str = ""
     taxonomy: str | None = None
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the user says an uploaded CSV file is written, as sdcApp's import asks: its own
+    missing-value tokens (``na``, typed ``?, -99``), its ``separator`` (empty: read off
+    the header; ``tab`` for a tab) and whether its first row is a ``header``."""
+
+    na: str = ""
+    separator: str = ""
+    header: bool = True
+
+    def tokens(self) -> list[str]:
+        """The missing-value tokens typed, in order, once each.
+
+        Examples
+        --------
+        >>> Reading(na="?, -99 ,?").tokens()
+        ['?', '-99']
+        """
+        return list(dict.fromkeys(t.strip() for t in self.na.split(",") if t.strip()))
+
+    def options(self) -> dict[str, Any]:
+        """The options of :func:`~microagg.data.io.read_table` that differ from its
+        defaults (a recipe's ``read:``)."""
+        separator = self.separator.strip()
+        if separator.lower() in ("tab", "\\t"):
+            separator = "\t"
+        out: dict[str, Any] = {}
+        if self.tokens():
+            out["na"] = self.tokens()
+        if separator:
+            out["separator"] = separator
+        if not self.header:
+            out["header"] = False
+        return out
 
 
 def parse_domain(text: str, kind: Kind) -> tuple[Any, ...] | None:
@@ -137,30 +173,38 @@ def begin_run(source: Path | None, frame: Any, schema: Schema | None, seed: int 
     with the schema as edited, the seed the user gave (``None``: fresh randomness, the
     default) and what a missing key matches in the risk measures. A CSV upload is read again
     with its categorical columns as text, as the command line reads them for a DP
-    release, so that how a column is read never follows one of its cells."""
-    from microagg.data.io import declared_text, read_table, table_format
+    release, so that how a column is read never follows one of its cells. How the upload
+    was read (its missing-value tokens, separator, header) is the recipe's ``read:``, so
+    that ``microagg run`` reads the file the same way."""
+    from microagg.data.io import READ_KEY, declared_text, read_table, table_format
     from microagg.options import MissingValues, parse
     from microagg.recipe.model import Recipe
     from microagg.recipe.runner import RecipeRun
 
+    read = dict(getattr(frame, "attrs", {}).get(READ_KEY) or {})
     text = declared_text(schema)
     if source is not None and text and table_format(source) in ("csv", "xlsx"):
         # the columns declared categorical, read as the text they hold (01 stays 01)
-        frame = read_table(source, text=text)
-    return RecipeRun.start(Recipe(input=source, schema=schema, seed=seed,
+        frame = read_table(source, text=text, **read)
+    return RecipeRun.start(Recipe(input=source, schema=schema, seed=seed, read=read,
                                   missing=parse(MissingValues, missing, "`missing`")),
                            frame, source=source)
 
 
-def read_upload(path: Path) -> tuple[Any, Schema, list[str]]:
-    """The uploaded table, its kinds read off the data and what each column's values say
+def read_upload(path: Path, reading: Reading | None = None) -> tuple[Any, Schema, list[str]]:
+    """The uploaded table, read as ``reading`` says (a CSV file's missing-value tokens,
+    separator and header), its kinds read off the data and what each column's values say
     about how it was read (mostly numbers with some text, numbers in another dialect): the
     command line refuses such a column until its kind is declared; the app reads it as
     categories and says so, so that a column no step reads never stops the work."""
-    from microagg.data.io import read_table
+    from microagg.data.io import read_table, table_format
     from microagg.errors import MicroaggError
 
-    frame = read_table(path)
+    options = (reading or Reading()).options()
+    if options and table_format(path) != "csv":
+        raise InputError(f"{path.name}: missing-value tokens, a separator and a file "
+                         "without a header apply to CSV files only: clear them")
+    frame = read_table(path, **options)
     notes = []
     for name in frame.columns:
         try:
