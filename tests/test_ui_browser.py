@@ -286,7 +286,7 @@ def test_the_schema_the_risk_measures_and_the_comparison_of_key_methods(app_url,
         page.click("#detail_apply")
         page.wait_for_selector("#declared li[data-column='age']")
         said = page.inner_text("#declared li[data-column='age']")
-        assert "domain [17, 95]" in said and "missing cells read as 40" in said
+        assert "domain [17, 95]" in said and "a missing cell stands for 40" in said
         # an ARX hierarchy as the taxonomy of education; refused for a numeric column
         page.select_option("#detail_column", "education")
         page.set_input_files("#detail_taxonomy", str(hierarchy))

@@ -15,6 +15,7 @@ from typing import Any
 
 from shiny import Inputs, reactive, render, ui
 
+from microagg.data.coverage import check_covered
 from microagg.data.schema import Role
 from microagg.errors import InputError, MicroaggError
 from microagg.evaluation.comparison import Comparison
@@ -158,7 +159,15 @@ def compare_server(input: Inputs, state: State) -> None:
         if seeds is None or seeds < 2 or not float(seeds).is_integer():
             show_error("seeds", InputError(f"`seeds` must be an integer >= 2, got {seeds}"))
             return
-        common = {"frame": frame, "schema": state.usable_schema(), "seeds": int(seeds),
+        schema = state.usable_schema()
+        if input.compare_mode() == "keys" and schema is not None:
+            try:  # the declarations of the keys cover the table: refused now, not at the end
+                check_covered(frame, schema, list(input.key_keys())
+                              or list(schema.quasi_identifiers))
+            except MicroaggError as exc:
+                show_error("key_keys", exc)
+                return
+        common = {"frame": frame, "schema": schema, "seeds": int(seeds),
                   "source": source.name if source else None}
         made = keys_run(common) if input.compare_mode() == "keys" else rank_run(common)
         if made is not None:

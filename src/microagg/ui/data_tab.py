@@ -3,6 +3,7 @@ and taxonomy."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -12,15 +13,17 @@ from shiny import Inputs, reactive, render, ui
 from shiny.session import get_current_session
 from shiny.types import SafeException
 
+from microagg.data.coverage import check_covered
+from microagg.data.io import READ_KEY
 from microagg.data.roles import suggested_roles
 from microagg.data.schema import Kind, Role, Schema
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError, MicroaggError
 from microagg.ui.limits import Limits, check_file, check_frame
 from microagg.ui.session import State, Upload, clear_errors, guarded, show_error
-from microagg.ui.state import ColumnEdit, Workspace, read_upload
+from microagg.ui.state import ColumnEdit, Reading, Workspace, read_upload
 
-__all__ = ["Loaded", "data_server", "read_loaded"]
+__all__ = ["Loaded", "data_server", "read_again", "read_loaded"]
 
 
 def _role_select(i: int, name: str, role: str) -> Any:
@@ -34,8 +37,9 @@ def _kind_select(i: int, kind: str) -> Any:
 def data_server(input: Inputs, state: State) -> None:
     """Register the outputs and effects of the data tab: the upload, the columns' roles and
     kinds, and a column's details."""
-    _upload_panel(input, state)
-    _columns_panel(input, state)
+    shown: reactive.Value[int] = reactive.value(0)  # the tables read in this session
+    _upload_panel(input, state, shown)
+    _columns_panel(input, state, shown)
     _detail_panel(input, state)
 
 
@@ -51,27 +55,45 @@ class Loaded:
     upload: Upload
 
 
-def read_loaded(space: Workspace, datapath: str, name: str, limits: Limits) -> Loaded:
+def read_loaded(space: Workspace, datapath: str, name: str, limits: Limits,
+                reading: Reading | None = None) -> Loaded:
     """The uploaded file ``datapath`` (named ``name`` by the user) moved into the session's
-    folder, checked against ``limits`` and read (in a worker: this can take a while). Any
-    error is a one-line :class:`~microagg.errors.InputError` naming the file only."""
+    folder, checked against ``limits`` and read as ``reading`` says (in a worker: this can
+    take a while). Any error is a one-line :class:`~microagg.errors.InputError` naming the
+    file only."""
     path = space.adopt(datapath, name)
     try:
-        check_file(path, limits)
-        frame, inferred, notes = read_upload(path)
-        check_frame(path.name, frame, limits)
+        return read_again(path, limits, reading)
     except MicroaggError:
         path.unlink(missing_ok=True)  # refused: the session keeps nothing of it
         raise
+
+
+def read_again(path: Path, limits: Limits, reading: Reading | None = None) -> Loaded:
+    """The file ``path`` already in the session's folder, checked against ``limits`` and
+    read as ``reading`` says; the file stays whatever happens (the table read before is
+    kept on an error)."""
+    try:
+        check_file(path, limits)
+        frame, inferred, notes = read_upload(path, reading)
+        check_frame(path.name, frame, limits)
+    except MicroaggError:
+        raise
     except Exception as exc:  # a reader's own error: said in one line, as ours are
-        path.unlink(missing_ok=True)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise InputError(f"cannot read {path.name}: {first}") from None
     samples = {str(c): ", ".join(map(str, pd.unique(frame[c].dropna())[:4]))
                for c in frame.columns}
-    upload = Upload(path.name, len(frame), frame.shape[1],
-                    int(frame.isna().to_numpy().sum()), samples)
+    missing = {str(c): int(n) for c, n in frame.isna().sum().items()}
+    upload = Upload(path.name, len(frame), frame.shape[1], sum(missing.values()), samples,
+                    missing)
     return Loaded(path, frame, inferred, notes, suggested_roles(frame), upload)
+
+
+def _reading(input: Inputs) -> Reading:
+    """How the upload's fields say the file is written."""
+    return Reading(na=input.upload_na() or "", separator=input.upload_separator() or "",
+                   header=bool(input.upload_header()))
 
 
 def _refuse_large_uploads(limits: Limits) -> None:
@@ -97,24 +119,40 @@ def _refuse_large_uploads(limits: Limits) -> None:
     session.set_message_handler("uploadInit", upload_init)
 
 
-def _upload_panel(input: Inputs, state: State) -> None:
-    """The upload, read in a worker; what was read, or why not."""
+def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> None:
+    """The upload, read in a worker as the fields say the file is written (and read again
+    when they change); what was read, or why not. ``shown`` counts the tables read."""
     _refuse_large_uploads(state.limits)
     reading: reactive.Value[str | None] = reactive.value(None)
 
     @reactive.extended_task
-    async def load_task(datapath: str, name: str) -> Loaded:
-        return await state.jobs.run(lambda: read_loaded(state.space, datapath, name,
-                                                        state.limits))
+    async def load_task(work: Callable[[], Loaded]) -> Loaded:
+        return await state.jobs.run(work)
 
     @reactive.effect
     @reactive.event(input.upload)
     def _load() -> None:
         clear_errors()
-        upload = input.upload()
+        upload, how = input.upload(), _reading(input)
         if upload:
-            reading.set(Path(upload[0]["name"]).name)
-            load_task(upload[0]["datapath"], upload[0]["name"])
+            datapath, name = upload[0]["datapath"], upload[0]["name"]
+            reading.set(Path(name).name)
+            load_task(lambda: read_loaded(state.space, datapath, name, state.limits, how))
+
+    @reactive.effect
+    @reactive.event(input.upload_again)
+    def _load_again() -> None:
+        clear_errors()
+        path, how = state.source(), _reading(input)
+        if path is None:
+            show_error("upload", InputError("load a table first"))
+            return
+        if state.run() is not None:
+            show_error("upload", InputError("the table is fixed once a step has run: undo "
+                                            "every step to read it again"))
+            return
+        reading.set(path.name)
+        load_task(lambda: read_again(path, state.limits, how))
 
     @reactive.effect
     def _loaded() -> None:
@@ -128,6 +166,7 @@ def _upload_panel(input: Inputs, state: State) -> None:
                 if load_task.status() != "running":
                     reading.set(None)
         with reactive.isolate():
+            shown.set(shown() + 1)
             state.reading.set(loaded.notes)
             state.run.set(None)
             state.edits.set({})
@@ -147,15 +186,23 @@ def _upload_panel(input: Inputs, state: State) -> None:
             return said or ui.p("No table yet. Missing cells are read as missing: empty, NA, "
                                 "NaN, NULL.")
         notes = [ui.tags.li(n) for n in state.reading()]
+        frame = state.frame()
+        tokens = (frame.attrs.get(READ_KEY) or {}).get("na", []) if frame is not None else []
+        read_as = ", ".join(["empty", "NA", "NaN", "NULL", *tokens])
         return ui.TagList(
             said,
             ui.p(f"{upload.name}: {upload.records:,} records, {upload.columns} columns, "
-                 f"{upload.gaps:,} missing cells.", id="loaded-text"),
+                 f"{upload.gaps:,} missing cells (read as missing: {read_as}).",
+                 id="loaded-text"),
             ui.tags.ul(*notes, id="reading-notes", class_="context") if notes else None)
 
 
-def _columns_panel(input: Inputs, state: State) -> None:
-    """The columns' roles and kinds."""
+def _columns_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> None:
+    """The columns' roles and kinds. The selects are named by position (``role_0``), so
+    after a new table the page holds the previous table's choices until it draws the new
+    selects: the table carries a hidden field with its number (``columns_of``), which the
+    browser sends once it has drawn them, and a choice counts only when that number is the
+    current table's (a new table starts from its own suggested roles)."""
 
     @render.ui
     def columns() -> Any:
@@ -172,12 +219,14 @@ def _columns_panel(input: Inputs, state: State) -> None:
             rows.append(ui.tags.tr(
                 ui.tags.td(ui.tags.strong(attribute.name)),
                 ui.tags.td(upload.samples.get(attribute.name, "")),
+                ui.tags.td(f"{upload.missing.get(attribute.name, 0):,}",
+                           **{"data-missing": attribute.name}),
                 ui.tags.td(f"{role.value}" + (f" ({reason})" if reason else "")),
                 ui.tags.td(_role_select(i, attribute.name, attribute.role.value)),
                 ui.tags.td(_kind_select(i, attribute.kind.value))))
         table = ui.tags.table(
             ui.tags.thead(ui.tags.tr(*(ui.tags.th(h) for h in (
-                "column", "values", "suggested role", "role", "kind")))),
+                "column", "values", "missing", "suggested role", "role", "kind")))),
             ui.tags.tbody(*rows), class_="columns")
         note = (ui.p("Roles are fixed once a step has run: undo every step to edit them.",
                      class_="context") if locked else
@@ -187,13 +236,24 @@ def _columns_panel(input: Inputs, state: State) -> None:
                      "column's name gives is set; one its values suggest (every value "
                      "distinct, numbers counting the rows) is shown beside it, for you to "
                      "set if it is right."))
-        return ui.TagList(note, ui.tags.fieldset(table, disabled=locked or None))
+        with reactive.isolate():
+            number = shown()
+        marker = ui.div(ui.input_text("columns_of", None, value=str(number)),
+                        style="display: none")
+        return ui.TagList(note, ui.tags.fieldset(table, disabled=locked or None), marker)
 
     @reactive.effect
     def _roles() -> None:
         inferred = state.inferred()
         if inferred is None or state.run() is not None:
             return
+        try:
+            drawn = input.columns_of()
+        except Exception:  # the table is not on the page yet
+            return
+        with reactive.isolate():
+            if drawn != str(shown()):  # the page still shows the previous table's choices
+                return
         chosen = {}
         for i, attribute in enumerate(inferred):
             try:
@@ -244,7 +304,7 @@ def _detail_panel(input: Inputs, state: State) -> None:
     @reactive.event(input.detail_apply)
     def _apply_detail() -> None:
         clear_errors()
-        name = input.detail_column()
+        name, frame = input.detail_column(), state.frame()
         if not name or state.inferred() is None:
             show_error("detail", InputError("load a table and choose a column first"))
             return
@@ -271,13 +331,21 @@ def _detail_panel(input: Inputs, state: State) -> None:
         previous = state.edits()
         state.edits.set(edits)
         try:
-            state.schema()
+            schema = state.schema()
         except MicroaggError as exc:
             state.edits.set(previous)
             text = str(exc)
             field = ("taxonomy" if "taxonom" in text else "missing" if "missing" in text
                      else "domain")
             show_error(field, exc)
+            return
+        try:
+            if schema is not None and frame is not None:
+                check_covered(frame, schema, [name])
+        except MicroaggError as exc:  # the declaration leaves values of the column out
+            state.edits.set(previous)
+            show_error("taxonomy" if schema is not None and schema[name].categories is None
+                       else "domain", exc)
 
 
 def _declared(schema: Schema, edits: dict[str, ColumnEdit]) -> Any:
@@ -294,7 +362,7 @@ def _declared(schema: Schema, edits: dict[str, ColumnEdit]) -> Any:
                                      if attribute.is_numeric
                                      else ", ".join(map(str, attribute.domain))))
         if attribute.missing is not None:
-            said.append(f"missing cells read as {attribute.missing}")
+            said.append(f"in a DP release a missing cell stands for {attribute.missing}")
         if attribute.taxonomy is not None:
             taxonomy = Taxonomy.load(attribute.taxonomy)
             said.append(f"taxonomy of {int(taxonomy.depth().max()) - 1} level(s) above "

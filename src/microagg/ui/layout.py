@@ -47,6 +47,16 @@ def _data(limits: Limits) -> Any:
                               "(.xlsx)", accept=[".csv", ".parquet", ".pq", ".sav", ".dta",
                                                  ".xlsx", ".sas7bdat"]),
                 ui.p(limits.said(), class_="text-muted", id="upload-limits"),
+                ui.layout_columns(
+                    ui.input_text("upload_na", "Missing-value tokens besides empty, NA, "
+                                  "NaN, NULL (CSV)", value="", placeholder="?, -99"),
+                    ui.input_text("upload_separator", "Separator (CSV; empty: read off the "
+                                  "header)", value="", placeholder=", ; | tab"),
+                    ui.div(ui.input_checkbox("upload_header", "First row names the columns",
+                                             value=True),
+                           ui.input_action_button("upload_again", "Read again",
+                                                  class_="btn-sm")),
+                    col_widths=(5, 4, 3)),
                 _slot("upload"),
                 ui.output_ui("loaded"),
             ),
@@ -56,8 +66,9 @@ def _data(limits: Limits) -> Any:
                 ui.input_text("detail_domain", "Domain (numeric: low, high; categories: a, "
                               "b, c in order)", value=""),
                 _slot("domain"),
-                ui.input_text("detail_missing", "Missing cells are read as (DP releases)",
-                              value=""),
+                ui.input_text("detail_missing", "DP releases: the value a missing cell "
+                              "stands for (schema's missing:; which cells are missing is set "
+                              "at the upload)", value=""),
                 _slot("missing"),
                 ui.input_file("detail_taxonomy", "Taxonomy (ARX hierarchy: leaf;parent;…;"
                               "root per line)", accept=[".csv", ".txt", ".yaml", ".yml"]),

@@ -141,6 +141,7 @@ class Upload:
     columns: int
     gaps: int
     samples: dict[str, str] = field(default_factory=dict)
+    missing: dict[str, int] = field(default_factory=dict)  # missing cells by column
 
 
 @dataclass

@@ -12,6 +12,7 @@ from typing import Any
 
 from shiny import Inputs, reactive, render, ui
 
+from microagg.data.coverage import check_covered
 from microagg.errors import InputError, MicroaggError
 from microagg.recipe import preview as previews
 from microagg.recipe.composition import dp_context
@@ -208,6 +209,8 @@ def plan_step(input: Inputs, state: State) -> Planned | None:
                         **read_form(cls, adapter(of), read)})
         dp_context(step, current.recipe.steps if current is not None else ())
         source, frame, schema = state.source(), state.frame(), state.schema()
+        if current is None and frame is not None and schema is not None:  # it covers it
+            check_covered(frame, schema)
     except MicroaggError as exc:
         show_error(field_at_fault(exc, _names(cls, of)) or "run", exc)
         return None
