@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from microagg.data.io import READ_KEY, read_table
 from microagg.errors import InputError, MicroaggError
@@ -128,3 +129,31 @@ def test_the_apps_recipe_reads_the_tokens_and_reproduces_the_release(tmp_path, r
     result = run_cli("run", files.recipe, "-o", again)
     assert result.code == 0, result.stderr
     assert again.read_bytes() == files.table.read_bytes()
+
+
+def test_a_dp_release_reads_the_tokens_as_declared_missing_and_publishes_them(tmp_path):
+    """A numeric column written with `?` for a missing value: read with the token, the
+    missing cells take the schema's declared value and the DP step runs; the recipe
+    published beside the release (its public view) says how the file is read, and holds
+    nothing read off the data."""
+    from microagg.ui.state import ColumnEdit, build_schema
+
+    rng = np.random.default_rng(5)
+    hours = rng.integers(1, 99, 200).astype(object)
+    hours[rng.random(200) < 0.1] = "?"
+    source = tmp_path / "people.csv"
+    pd.DataFrame({"hours": hours, "sex": rng.choice(["f", "m"], 200)}).to_csv(
+        source, index=False)
+    table, inferred, _ = read_upload(source, Reading(na="?"))
+    assert inferred["hours"].is_numeric  # read as is, `?` would make it text
+    schema = build_schema(inferred, {"hours": ColumnEdit(role="quasi", kind="numeric",
+                                                         domain="0, 100", missing="40"),
+                                     "sex": ColumnEdit(role="other")})
+    run = begin_run(source, table, schema, None, "matches-any").then(
+        {"family": "dp", "method": "laplace", "epsilon": 1.0, "columns": ["hours"]})
+    files = write_downloads(run, source, "csv", "external")
+    release = pd.read_csv(files.table)
+    assert release["hours"].notna().all() and release["hours"].between(0, 100).all()
+    public = yaml.safe_load(files.recipe.read_text())
+    assert public["read"] == {"na": ["?"]}
+    assert "observed" not in files.recipe.read_text() and "seed" not in public
