@@ -121,7 +121,8 @@ def _refuse_large_uploads(limits: Limits) -> None:
 
 def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> None:
     """The upload, read in a worker as the fields say the file is written (and read again
-    when they change); what was read, or why not. ``shown`` counts the tables read."""
+    with them on request, until a step has run); what was read, or why not. ``shown``
+    counts the tables read."""
     _refuse_large_uploads(state.limits)
     reading: reactive.Value[str | None] = reactive.value(None)
 
@@ -346,6 +347,37 @@ def _detail_panel(input: Inputs, state: State) -> None:
             state.edits.set(previous)
             show_error("taxonomy" if schema is not None and schema[name].categories is None
                        else "domain", exc)
+            return
+        note = held_note(frame, name, edits[name].missing)
+        if note:
+            show_error("missing", note)
+
+
+def held_note(frame: pd.DataFrame | None, name: str, missing: str) -> str | None:
+    """What to say when the value a missing cell stands for in a DP release (``missing``)
+    is a value some cells of column ``name`` hold: those cells are not missing (a file's
+    own missing-value token is given at the upload), ``None`` otherwise (and for a numeric
+    column, whose declared value may well be one its cells hold).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"work": ["Private", "?", "?", None]})
+    >>> held_note(frame, "work", "?")[:40]
+    "'?' is the value of 2 cells of 'work', w"
+    >>> held_note(frame, "work", "Unknown") is None
+    True
+    >>> held_note(pd.DataFrame({"age": [40, 41]}), "age", "40") is None
+    True
+    """
+    if (frame is None or not missing or name not in frame.columns
+            or pd.api.types.is_numeric_dtype(frame[name])):
+        return None
+    cells = int((frame[name].astype(str).str.strip() == missing).sum())
+    if not cells:
+        return None
+    return (f"'{missing}' is the value of {cells:,} cell{'s' if cells > 1 else ''} of "
+            f"'{name}', which are not missing: to read them as missing, give '{missing}' "
+            "as a missing-value token at the upload and read the table again")
 
 
 def _declared(schema: Schema, edits: dict[str, ColumnEdit]) -> Any:
