@@ -9,19 +9,13 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
+from microagg.recipe.risk import percent
+
 __all__ = ["L_LABELS", "correlation_change", "dis_histogram", "distribution", "l_histogram",
            "percent", "risk_histogram"]
 
 BINS = np.array([0.0, 0.01, 0.05, 0.1, 0.2, 1 / 3 + 1e-9, 0.5 + 1e-9, 1.0 + 1e-9])
 LABELS = ["< 1 %", "1-5 %", "5-10 %", "10-20 %", "20-33 %", "33-50 %", "> 50 %"]
-
-
-def percent(share: float) -> str:
-    """A risk as a percentage, with three significant digits when it is below 1 % (a weighted
-    individual risk is often far below)."""
-    if share == 0 or share >= 0.01:
-        return f"{share:.2%}"
-    return f"{100 * share:.3g}%"
 
 
 def risk_histogram(before: np.ndarray, after: np.ndarray | None = None,
