@@ -13,6 +13,7 @@ from microagg.options import CompareMethod, LDiversityKind, RiskKind, TargetMatc
 from microagg.recipe.families import ADAPTERS
 from microagg.release.methods import family
 from microagg.ui.limits import DEFAULT, Limits
+from microagg.ui.resume import recipe_card
 
 __all__ = ["page"]
 
@@ -68,6 +69,7 @@ def _data(limits: Limits) -> Any:
             ),
             col_widths=(8, 4),
         ),
+        recipe_card(),
         ui.card(ui.card_header("Columns: roles read off the data, to check and edit"),
                 ui.output_ui("columns"), _slot("roles")),
         value="data",
