@@ -21,7 +21,7 @@ from microagg.ui import plots
 
 def _value(text: str) -> float:
     """The number of a percentage as shown."""
-    found = re.fullmatch(r"([0-9.]+) %", text)
+    found = re.fullmatch(r"([0-9.]+)\xa0%", text)
     assert found, text
     return float(found.group(1))
 
@@ -52,7 +52,7 @@ def test_report_json_holds_the_fraction_and_html_its_percent(run: object) -> Non
     assert before == pytest.approx(run.risk_before.global_risk)  # type: ignore[attr-defined]
     assert 0 < before <= 1
     html = recipe_html(report)
-    cells = re.findall(r"<td>([0-9.]+ %)</td>", html)
+    cells = re.findall(r"<td>([0-9.]+\xa0%)</td>", html)
     assert percent(before) in cells
     after = report.to_dict()["steps"][0]["risk_after"]["global_risk"]
     assert percent(after) in cells and after < before

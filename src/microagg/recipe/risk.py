@@ -42,17 +42,18 @@ WEIGHTED_MEASURE = ("sample frequency f_k and weighted frequency F_k of each rec
 def percent(share: float) -> str:
     """A risk held as a fraction (as every JSON field holds ``global_risk``) written as a
     percentage, the one unit the web app, the HTML reports and the command line show it in;
-    three significant digits below 1 % (a weighted individual risk is often far below).
+    three significant digits below 1 % (a weighted individual risk is often far below); a
+    no-break space before the sign keeps the two on one line in a table.
 
     Examples
     --------
-    >>> percent(0.0123), percent(0.0000162), percent(1e-9), percent(0.0), percent(1.0)
-    ('1.23 %', '0.00162 %', '0.0000001 %', '0.00 %', '100.00 %')
+    >>> [percent(share).replace(chr(160), " ") for share in (0.0123, 0.0000162, 1e-9, 0, 1)]
+    ['1.23 %', '0.00162 %', '0.0000001 %', '0.00 %', '100.00 %']
     """
     if share == 0 or share >= 0.01:
-        return f"{100 * share:.2f} %"
+        return f"{100 * share:.2f}\u00a0%"
     digits = np.format_float_positional(100 * share, precision=3, fractional=False, trim="-")
-    return f"{digits} %"
+    return f"{digits}\u00a0%"
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,6 +27,7 @@ table.steps td, table.steps th, table.columns td, table.columns th {
 table.columns .form-group, table.columns .shiny-input-container { margin: 0; width: 11em; }
 iframe.report { width: 100%; height: 75vh; border: 1px solid #ccc; }
 div.records { overflow-x: auto; font-size: 0.9em; }
+#steps_table { display: block; overflow-x: auto; }  /* a wide table of steps scrolls */
 """
 
 FORMATS = {"csv": "CSV", "parquet": "Parquet", "sav": "SPSS .sav", "dta": "Stata .dta",
