@@ -90,6 +90,20 @@ def test_a_recipe_for_another_file_runs_and_is_said(
     assert len(resumed.notes) == 1 and "SHA-256 differs" in resumed.notes[0]
 
 
+def test_the_public_recipe_of_a_dp_release_loads(made: tuple[Path, Path, pd.DataFrame],
+                                                  tmp_path: Path) -> None:
+    source, _, _ = made
+    step = {"family": "dp", "method": "laplace", "epsilon": 1.0, "columns": ["income"],
+            "bounds": {"income": [0, 10_000]}}
+    run = Recipe(input=source).add(step).run(read_table(source), source=source)
+    files, _ = write_run(run, tmp_path / "dp.csv", sources=[source])
+    text = files.recipe.read_text()
+    assert "sha256:" not in text and "seed:" not in text  # the public view
+    resumed = replay(read_recipe(files.recipe), source, read_table(source), tmp_path)
+    assert resumed.run.private and list(resumed.run.frame.columns) == ["income"]
+    assert any("fresh noise" in note for note in resumed.notes)
+
+
 def test_a_recipe_that_does_not_fit_the_table_is_refused(
         made: tuple[Path, Path, pd.DataFrame], tmp_path: Path) -> None:
     source, recipe_file, _ = made

@@ -150,6 +150,10 @@ def replay(recipe: Recipe, source: Path | None, frame: pd.DataFrame, folder: Pat
         notes.append(f"{given.name} is not the file the recipe was made on (its SHA-256 "
                      "differs): the steps ran on it, and their output differs from the "
                      "recipe's")
+    if dict(recipe.read):
+        notes.append("the recipe reads its input with " + ", ".join(
+            f"{k} '{v}'" for k, v in dict(recipe.read).items()) + ": the steps ran on the "
+            "table as the data tab read it")
     with warnings.catch_warnings():  # the file's hash: said above, once
         warnings.filterwarnings("ignore", message=".*is not the file the recipe was made on")
         run = begin_run(source, frame, recipe.schema, recipe.seed, recipe.missing.value)
@@ -169,6 +173,9 @@ def replay(recipe: Recipe, source: Path | None, frame: pd.DataFrame, folder: Pat
             run = run.then(step, records=records)
         except MicroaggError as exc:
             raise type(exc)(f"step {number} ({step.describe()}): {exc}") from None
+    if run.private and recipe.seed is None:
+        notes.append("its differentially private steps drew fresh noise: the table differs "
+                     "from the one released with the recipe")
     return Resumed(run, column_edits(recipe.schema, folder), tuple(notes))
 
 
