@@ -65,6 +65,12 @@ def _sensitive_default(schema: Schema | None, choices: list[str]) -> str | None:
     return choices[0]
 
 
+def _count(expected: float) -> str:
+    """An expected number of records: three significant digits below 10 (a weighted risk's
+    sum is often a fraction of one record)."""
+    return f"{expected:,.1f}" if expected >= 10 else f"{expected:.3g}"
+
+
 def risk_explained(risk: RiskSummary) -> str:
     """What the boxes mean together: how the records unique in the sample relate to the
     expected re-identifications (the sum of the record risks) and the global risk (their
@@ -73,7 +79,7 @@ def risk_explained(risk: RiskSummary) -> str:
     count = int(uniques.sum())
     carried = float(risk.record_risk[uniques].sum())
     total = (f"The expected re-identifications are the sum of every record's risk "
-             f"({risk.expected_reidentifications:,.1f}); the global risk is their mean over "
+             f"({_count(risk.expected_reidentifications)}); the global risk is their mean over "
              f"the {risk.n:,} records ({percent(risk.global_risk)}).")
     if risk.weight is None:
         return (f"A record's risk is 1/f_k: an intruder who knows its keys and that it is in "
@@ -149,7 +155,7 @@ def _record_risk_panel(input: Inputs, state: State,
                  ("records in classes smaller than 2 (unique)", f"{risk.violations[2]:,}"),
                  ("records in classes smaller than 3", f"{risk.violations[3]:,}"),
                  ("records in classes smaller than 5", f"{risk.violations[5]:,}"),
-                 ("expected re-identifications", f"{risk.expected_reidentifications:,.1f}"),
+                 ("expected re-identifications", _count(risk.expected_reidentifications)),
                  (f"global risk (mean {risk.risk_label})", percent(risk.global_risk))]
         return ui.TagList(
             ui.layout_column_wrap(*(ui.value_box(title, value, id=f"box_{i}")
