@@ -35,3 +35,16 @@ def test_the_citation_pattern_finds_what_it_looks_for() -> None:
 def test_help_says_what_the_option_does(where: str, text: str) -> None:
     assert text and text.strip() == text
     assert not CITATION.search(text), f"{where} cites a paper instead of explaining: {text}"
+
+
+COMMANDS = ["microaggregate", "tclose", "dp", "mask", "compare", "recode", "suppress",
+            "pram", "topcode", "risk", "run"]
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_the_commands_help_cites_no_paper(run_cli, command: str | None) -> None:
+    result = run_cli(*([command] if command else []), "--help")
+    assert result.code == 0 and "Usage" in result.stdout
+    text = " ".join(result.stdout.replace("│", " ").split())
+    found = CITATION.search(text)
+    assert found is None, f"microagg {command} --help: {text[found.start() - 60:found.end()]}"

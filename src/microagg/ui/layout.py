@@ -215,7 +215,8 @@ def _keys_inputs() -> Any:
         ui.input_select("key_match", "A method matches at its least protective value with "
                         "a risk",
                         choices={TargetMatch.AT_MOST.value: "at most the target",
-                                 TargetMatch.WITHIN.value: "within the tolerance (003)"}),
+                                 TargetMatch.WITHIN.value: "within the tolerance of the "
+                                 "target, above or below"}),
         _slot("key_match"),
         ui.output_ui("key_missing_text"))
 
