@@ -131,12 +131,12 @@ def test_a_step_the_table_refuses_is_named(made: tuple[Path, Path, pd.DataFrame]
     ("format: microagg-recipe/1\nschema: schema.yaml\nsteps: []\n", "schema file 'schema"),
     ("format: microagg-recipe/1\nsteps:\n  - {family: microaggregate, method: nope}\n",
      "step 1"),
-    ("steps: [\n", "not valid YAML"),
+    ("steps: [\n", "recipe file mine.yaml is not valid YAML"),
     ("", "steps"),
 ])
 def test_a_broken_recipe_is_one_clear_line(tmp_path: Path, text: str, said: str) -> None:
     path = tmp_path / "r.yaml"
     path.write_text(text)
     with pytest.raises(MicroaggError, match=said) as caught:
-        read_recipe(path)
-    assert "\n" not in str(caught.value)
+        read_recipe(path, "mine.yaml")
+    assert "\n" not in str(caught.value) and str(tmp_path) not in str(caught.value)

@@ -23,7 +23,7 @@ from shiny.session import require_active_session
 
 from microagg.data.schema import Schema
 from microagg.data.yamlfile import load_yaml
-from microagg.errors import InputError, MicroaggError
+from microagg.errors import InputError, MicroaggError, SchemaError
 from microagg.recipe.families import OptionKind, adapter
 from microagg.recipe.model import Recipe, Step
 from microagg.recipe.runner import RecipeRun
@@ -48,11 +48,14 @@ def recipe_card() -> Any:
         ui.output_ui("resumed"))
 
 
-def read_recipe(path: Path) -> Recipe:
-    """The recipe in the YAML file ``path``. Its schema must be inline, with its taxonomies
-    (as the download tab and ``microagg run`` write it): the files a recipe names beside
-    it were not uploaded."""
-    data = load_yaml(path, "recipe file")
+def read_recipe(path: Path, name: str | None = None) -> Recipe:
+    """The recipe in the YAML file ``path`` (uploaded as ``name``). Its schema must be
+    inline, with its taxonomies (as the download tab and ``microagg run`` write it): the
+    files a recipe names beside it were not uploaded."""
+    try:
+        data = load_yaml(path, "recipe file")
+    except SchemaError as exc:  # named as the user knows the file
+        raise SchemaError(str(exc).replace(str(path), name or path.name)) from None
     if isinstance(data, Mapping) and isinstance(data.get("schema"), str):
         raise InputError(f"the recipe names its schema file '{data['schema']}': load a recipe "
                          "whose schema is inline (as the download tab and microagg run write "
@@ -193,7 +196,7 @@ def resume_server(input: Inputs, state: State) -> None:
         check = state.checker()
 
         def work() -> Resumed:
-            recipe = read_recipe(Path(datapath))
+            recipe = read_recipe(Path(datapath), name)
             resumed = replay(recipe, source, frame, state.space.folder, feed, check)
             return Resumed(resumed.run, resumed.edits,
                            (f"{name}: {len(recipe.steps)} step(s) run again",
