@@ -1,6 +1,7 @@
-"""The web app's figures (matplotlib): the record risk histogram before and after, the DIS
-scores of SUDA2, the l-diversity of the records, a column's distribution before and after,
-and the change of the correlations between numeric columns."""
+"""The web app's figures (matplotlib): the record risk histogram before and after (bins down
+to the smallest risk), the DIS scores of SUDA2, the l-diversity of the records, a column's
+distribution before and after (in value order; two panels once recoded), and the change of
+the correlations between numeric columns (said in words when none changed)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,14 @@ def risk_bins(*risks: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """The edges and labels of the histogram of the record risks ``risks``: the thresholds
     1, 5, 10, 20, 33 and 50 %, and below 1 % one bin per decade down to the smallest risk
     (at most :data:`DECADES`), so that a weighted individual risk, often far below 1 % for
-    every record, is not drawn as one bar."""
+    every record, is not drawn as one bar.
+
+    Examples
+    --------
+    >>> edges, labels = risk_bins(np.array([2e-5, 3e-4, 0.5]))
+    >>> labels[:4], len(edges) == len(labels) + 1
+    (['< 0.01 %', '0.01-0.1 %', '0.1-1 %', '1-5 %'], True)
+    """
     present = [r[r > 0] for r in risks if r.size]
     smallest = min((float(r.min()) for r in present if r.size), default=0.01)
     lowest = max(int(np.floor(np.log10(min(smallest, 0.01)))), -2 - DECADES)
@@ -143,7 +151,13 @@ def _leading_number(label: str) -> float | None:
 def category_counts(series: pd.Series) -> pd.Series:
     """The records per value of ``series`` (missing values as ``missing``), in the column's
     order: its categories' order, else the order of the numbers the labels begin with
-    (intervals), else the most frequent first; at most :data:`MOST_BARS`."""
+    (intervals), else the most frequent first; at most :data:`MOST_BARS`.
+
+    Examples
+    --------
+    >>> category_counts(pd.Series(["[30, 40)", "[0, 30)", "[30, 40)", None])).to_dict()
+    {'[0, 30)': 1, '[30, 40)': 2, 'missing': 1}
+    """
     counts = series.astype("string").fillna("missing").value_counts(sort=False)
     if isinstance(series.dtype, pd.CategoricalDtype):
         order = [str(c) for c in series.cat.categories if str(c) in counts.index]
