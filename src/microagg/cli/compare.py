@@ -32,7 +32,7 @@ KEYS_ONLY = {"keys": "--keys", "weight": "--weight", "k": "--k", "missing": "--m
 
 
 @app.command(short_help="Compare methods at equal risk (or equal utility) and rank them "
-                        "(paper 003; categorical keys too).")
+                        "by the utility they keep (numeric columns or categorical keys).")
 def compare(
     input: Path = typer.Argument(..., metavar="IN", help=f"Original table ({READS})."),
     target_risk: str | None = typer.Option(None, "--target-risk", help="Risk to reach: a "
@@ -40,8 +40,9 @@ def compare(
                                            "of MDAV with k = 5). Its kind is "
                                            "--target-risk-kind."),
     target_risk_kind: str | None = typer.Option(
-        None, "--target-risk-kind", help="rank (default: 003 eq. 2 on numeric attributes, "
-        "larger = safer) | expected-reidentifications | global-risk | violations (of the "
+        None, "--target-risk-kind", help="rank (default: on numeric attributes, how many "
+        "rank positions the masked record nearest to each original lies from it, larger = "
+        "safer) | expected-reidentifications | global-risk | violations (of the "
         "categorical --keys as released, smaller = safer; methods ranked by information "
         "loss)."),
     target_utility: str | None = typer.Option(None, "--target-utility", help="Dual: the EMD "
@@ -51,7 +52,7 @@ def compare(
                                        "mdav, individual-ranking, correlated-noise, "
                                        "multiplicative-noise, rank-swap, dp-laplace, "
                                        "dp-individual-ranking (default: the first, and the "
-                                       "three masking methods: 003's four). Categorical "
+                                       "three masking methods). Categorical "
                                        "risks: local-suppression, recode-then-suppress, "
                                        "global-recoding, invariant-pram, mdav (default: "
                                        "those the data allow)."),
@@ -95,7 +96,8 @@ def compare(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Calibrate each method to the same risk (or utility), then rank by utility (or risk):
-    the rank risk of numeric attributes (003), or a risk of categorical keys."""
+    the rank risk of numeric attributes (how far, in rank positions, the masked record
+    nearest to each original lies from it), or a risk of categorical keys."""
     from microagg.evaluation.comparison import RAW_DATA_NOTICE
     from microagg.options import RiskKind, parse
 

@@ -90,8 +90,9 @@ def dp(
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
-    """ε-differentially private release (insensitive: 000 Alg. 3; individual-ranking: 001
-    Alg. 1; cross-moment: 004 Alg. 1-3; laplace: noise on every record)."""
+    """ε-differentially private release (insensitive: noisy means of clusters fixed by the
+    declared domains; individual-ranking: noisy group means, attribute by attribute;
+    cross-moment: noisy cluster means and covariances; laplace: noise on every record)."""
     from microagg.release.functions import make_method
 
     if seed is not None and seed < 0:

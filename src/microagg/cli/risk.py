@@ -144,6 +144,7 @@ def lines(report: dict[str, Any]) -> list[str]:
     """The measures (the JSON form of :class:`~microagg.risk.CategoricalRisk` or
     :class:`~microagg.at_scale.risk.ScaleRisk`) as the command prints them: a short table."""
     from microagg.core.frequencies import all_missing_note
+    from microagg.recipe.risk import percent
 
     n = report["n"]
     weighted = report["weighted_violations"]
@@ -154,8 +155,8 @@ def lines(report: dict[str, Any]) -> list[str]:
             f" ({_percent(report['sample_uniques'], n)})",
             f"  expected re-identifications   {report['expected_reidentifications']:,.2f}"
             f" ({_percent(report['expected_reidentifications'], n)})",
-            f"  global risk (mean)            {report['global_risk']:.6g}",
-            f"  largest individual risk       {report['largest_risk']:.6g}"]
+            f"  global risk (mean)            {percent(report['global_risk'])}",
+            f"  largest individual risk       {percent(report['largest_risk'])}"]
     if report.get("all_missing") and report["missing"] == "matches-any":
         text.append("  " + all_missing_note(report["all_missing"]))
     household = report["household_risk"]

@@ -130,6 +130,8 @@ def _print(report: dict, written: list[Path]) -> None:
 def _risk(risk: dict) -> str:
     if "not_measured" in risk:
         return f"risk not measured ({risk['not_measured']})"
-    return (f"global risk {risk['global_risk']:.4f}, expected re-identifications "
+    from microagg.recipe.risk import percent
+
+    return (f"global risk {percent(risk['global_risk'])}, expected re-identifications "
             f"{risk['expected_reidentifications']:,.1f}, records in classes < 5: "
             f"{risk['violations']['5']:,}")

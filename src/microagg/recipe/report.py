@@ -22,6 +22,7 @@ from typing import Any
 
 from microagg.evaluation.html import STYLE
 from microagg.options import ReportKind
+from microagg.recipe.risk import percent
 from microagg.recipe.runner import RecipeRun, StepResult
 from microagg.release.disclosure import (
     PRIVACY_FORMAT,
@@ -197,7 +198,9 @@ def privacy_of(run: RecipeRun) -> dict[str, Any] | None:
 
 def _risk_cells(r: dict[str, Any]) -> list[str]:
     """A measured risk in the summary's cells (dashes when it could not be measured)."""
-    return [_number(r.get("global_risk")), _number(r.get("expected_reidentifications")),
+    share = r.get("global_risk")
+    return [percent(share) if isinstance(share, float) else _number(share),
+            _number(r.get("expected_reidentifications")),
             _number((r.get("violations") or {}).get("5")), _number(r.get("unique_percent"))]
 
 

@@ -85,9 +85,12 @@ class KeyReport:
     def guarantee(self) -> tuple[str, bool, str]:
         """The guarantee in a sentence, whether it holds on the table as written, and its
         semantics."""
+        over = ", ".join(self.keys)
         return (f"No ex-ante guarantee: {self.method} changes {', '.join(self.changed)}; the "
-                f"frequencies of the keys are measured (smallest f_k after: "
-                f"{self.after.smallest_class}), not bounded.", False,
+                f"frequencies of its keys ({over}) are measured, not bounded: after it, "
+                f"{self.after.sample_uniques:,} records are unique on {over} and the "
+                f"smallest f_k over them is {self.after.smallest_class:,}"
+                f"{' (within each stratum)' if self.strata else ''}.", False,
                 "none: the risk of the keys is measured, not bounded")
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from microagg.ui.data_tab import data_server
 from microagg.ui.layout import page
 from microagg.ui.limits import DEFAULT, Limits
 from microagg.ui.output_tab import output_server
+from microagg.ui.resume import resume_server
 from microagg.ui.risk_tab import risk_server
 from microagg.ui.session import State
 from microagg.ui.steps_tab import steps_server
@@ -30,6 +31,7 @@ def _server(input: Inputs, output: Outputs, session: Session, limits: Limits) ->
     steps_server(input, state)
     compare_server(input, state)
     output_server(input, state)
+    resume_server(input, state)
 
 
 def _load_kernels() -> None:

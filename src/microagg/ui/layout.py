@@ -13,6 +13,7 @@ from microagg.options import CompareMethod, LDiversityKind, RiskKind, TargetMatc
 from microagg.recipe.families import ADAPTERS
 from microagg.release.methods import family
 from microagg.ui.limits import DEFAULT, Limits
+from microagg.ui.resume import recipe_card
 
 __all__ = ["page"]
 
@@ -26,6 +27,7 @@ table.steps td, table.steps th, table.columns td, table.columns th {
 table.columns .form-group, table.columns .shiny-input-container { margin: 0; width: 11em; }
 iframe.report { width: 100%; height: 75vh; border: 1px solid #ccc; }
 div.records { overflow-x: auto; font-size: 0.9em; }
+#steps_table { display: block; overflow-x: auto; }  /* a wide table of steps scrolls */
 """
 
 FORMATS = {"csv": "CSV", "parquet": "Parquet", "sav": "SPSS .sav", "dta": "Stata .dta",
@@ -79,6 +81,7 @@ def _data(limits: Limits) -> Any:
             ),
             col_widths=(8, 4),
         ),
+        recipe_card(),
         ui.card(ui.card_header("Columns: roles read off the data, to check and edit"),
                 ui.output_ui("columns"), _slot("roles")),
         value="data",
@@ -223,7 +226,8 @@ def _keys_inputs() -> Any:
         ui.input_select("key_match", "A method matches at its least protective value with "
                         "a risk",
                         choices={TargetMatch.AT_MOST.value: "at most the target",
-                                 TargetMatch.WITHIN.value: "within the tolerance (003)"}),
+                                 TargetMatch.WITHIN.value: "within the tolerance of the "
+                                 "target, above or below"}),
         _slot("key_match"),
         ui.output_ui("key_missing_text"))
 

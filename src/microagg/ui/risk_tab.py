@@ -27,7 +27,7 @@ from microagg.risk import LDiversity, Suda, l_diversity, suda2
 from microagg.ui.plots import dis_histogram, l_histogram, percent, risk_histogram
 from microagg.ui.session import Pending, State, clear_error, show_error
 
-__all__ = ["TOP_RECORDS", "risk_server"]
+__all__ = ["TOP_RECORDS", "risk_explained", "risk_server"]
 
 TOP_RECORDS = 20
 SETTLE = 1.0
@@ -63,6 +63,40 @@ def _sensitive_default(schema: Schema | None, choices: list[str]) -> str | None:
         if confidential:
             return confidential[0].name
     return choices[0]
+
+
+def _count(expected: float) -> str:
+    """An expected number of records: three significant digits below 10 (a weighted risk's
+    sum is often a fraction of one record)."""
+    return f"{expected:,.1f}" if expected >= 10 else f"{expected:.3g}"
+
+
+def risk_explained(risk: RiskSummary) -> str:
+    """What the boxes mean together: how the records unique in the sample relate to the
+    expected re-identifications (the sum of the record risks) and the global risk (their
+    mean, a percentage), under 1/f_k or under the sampling weight's individual risk."""
+    uniques = risk.fk == 1
+    count = int(uniques.sum())
+    carried = float(risk.record_risk[uniques].sum())
+    total = (f"The expected re-identifications are the sum of every record's risk "
+             f"({_count(risk.expected_reidentifications)}); the global risk is their mean over "
+             f"the {risk.n:,} records ({percent(risk.global_risk)}).")
+    if risk.weight is None:
+        return (f"A record's risk is 1/f_k: an intruder who knows its keys and that it is in "
+                f"the file picks it among the f_k records that share them. Each of the "
+                f"{count:,} records unique on the keys (f_k = 1) is then re-identified for "
+                f"sure, so they alone count {carried:,.0f}. " + total)
+    if not count:
+        return (f"A record's risk is its individual risk under the sampling weight "
+                f"{risk.weight}: about 1/F_k, F_k the people of the population who share "
+                "its keys (estimated from the weights). " + total)
+    typical = float(np.median(risk.record_risk[uniques]))
+    return (f"A record's risk is its individual risk under the sampling weight {risk.weight}: "
+            f"about 1/F_k, F_k the people of the population who share its keys (estimated "
+            f"from the weights), not 1/f_k in the sample. The {count:,} records unique in "
+            f"the sample (f_k = 1) each stand for many people (median risk "
+            f"{percent(typical)}, about 1 in {1 / typical:,.0f}), so together they count "
+            f"only {carried:,.2f} expected re-identifications. " + total)
 
 
 def risk_server(input: Inputs, state: State) -> None:
@@ -121,11 +155,12 @@ def _record_risk_panel(input: Inputs, state: State,
                  ("records in classes smaller than 2 (unique)", f"{risk.violations[2]:,}"),
                  ("records in classes smaller than 3", f"{risk.violations[3]:,}"),
                  ("records in classes smaller than 5", f"{risk.violations[5]:,}"),
-                 ("expected re-identifications", f"{risk.expected_reidentifications:,.1f}"),
+                 ("expected re-identifications", _count(risk.expected_reidentifications)),
                  (f"global risk (mean {risk.risk_label})", percent(risk.global_risk))]
-        return ui.layout_column_wrap(*(ui.value_box(title, value, id=f"box_{i}")
-                                       for i, (title, value) in enumerate(boxes)),
-                                     width=1 / 3)
+        return ui.TagList(
+            ui.layout_column_wrap(*(ui.value_box(title, value, id=f"box_{i}")
+                                    for i, (title, value) in enumerate(boxes)), width=1 / 3),
+            ui.p(risk_explained(risk), class_="text-muted", id="risk-explained"))
 
     @render.plot(alt="records by re-identification risk")
     def risk_plot() -> Any:

@@ -101,7 +101,7 @@ class CrossMoment(DPMethod):
     """
 
     name: ClassVar[str] = "cross-moment"
-    summary: ClassVar[str] = "cross-moment microaggregation + noise (004 Alg. 1-3)"
+    summary: ClassVar[str] = "cross-moment: noisy cluster means and covariances"
     uses_threads: ClassVar[bool] = True
 
     k: int = param(Interval(int, 1), help="Cluster size.")
@@ -109,7 +109,9 @@ class CrossMoment(DPMethod):
                          help="0 (means) | 1 (default; + covariance) | 2 (+ coskewness).")
     noise: MomentNoise | None = param(
         Optional(Choice(MomentNoise)), default=None,
-        help="joint (default; 004 Alg. 1) | separate (Alg. 2, see `strategy`).")
+        help="How the statistics of a cluster get their noise: joint (default; one noise "
+             "scale for mean and moments together) | separate (each statistic its own "
+             "share of epsilon, set by `strategy`).")
     strategy: tuple[float, ...] | None = param(
         Predicate(_shares, "shares of epsilon summing to 1"), default=None,
         help="With `noise` separate: shares of epsilon for mean, covariance[, coskewness], "
@@ -117,7 +119,8 @@ class CrossMoment(DPMethod):
     clustering: Clustering = param(
         Choice(Clustering), default=Clustering.INSENSITIVE,
         help="insensitive (default; epsilon-DP of the records) | mdav | ir-mdav "
-             "(epsilon-DP of the microaggregated data set only, as in paper 004).")
+             "(clusters read off the data, each attribute group apart for ir-mdav: then only "
+             "the microaggregated table is epsilon-DP, not the records).")
     variant: MomentVariant | None = param(
         Optional(Choice(MomentVariant)), default=None,
         help="pure (default; every covariance) | variances | kendall (variances and "

@@ -42,9 +42,10 @@ from microagg.release.report import NoiseLevel, NumericNoise, numeric_noise
 
 __all__ = ["LINKAGE_HELP", "DPIndividualRanking", "noisy_ranked_means"]
 
-LINKAGE_HELP = ("unlinked (default; each column or group in its own random order, epsilon-DP) "
-                "| linked (the paper's records; each column or group DP on its own, the table "
-                "NOT DP).")
+LINKAGE_HELP = ("How the columns, clustered one by one, are put into rows: unlinked (default; "
+                "each column or group in its own random order, the table epsilon-DP) | linked "
+                "(each record keeps its own values together: each column or group DP on its "
+                "own, the table NOT DP).")
 
 
 def noisy_ranked_means(means: np.ndarray, *, name: str, low: float, high: float, k: int,
@@ -84,7 +85,7 @@ class DPIndividualRanking(DPMethod):
     """
 
     name: ClassVar[str] = "individual-ranking"
-    summary: ClassVar[str] = "individual ranking + noise (001 Alg. 1-2)"
+    summary: ClassVar[str] = "individual ranking + noise: noisy group means per attribute"
 
     k: int = param(Interval(int, 1), help="Group size.")
     linkage: Linkage = param(Choice(Linkage), default=Linkage.UNLINKED, help=LINKAGE_HELP)

@@ -21,9 +21,11 @@ from microagg.release.report import NoiseLevel
 
 __all__ = ["CALIBRATION_HELP", "DPInsensitive"]
 
-CALIBRATION_HELP = ("correct (default; one epsilon for all numeric attributes, 000 §4) | "
-                    "per-attribute (epsilon/m each; better when widths differ a lot) | paper "
-                    "(000's experiments: (m epsilon)-DP, for reproduction only).")
+CALIBRATION_HELP = ("How epsilon is shared by the numeric attributes: correct (default; one "
+                    "noise scale for all of them together, epsilon-DP) | per-attribute "
+                    "(epsilon/m each with its own width; better when widths differ a lot, "
+                    "epsilon-DP) | paper (every attribute spends the whole epsilon: only "
+                    "(m epsilon)-DP, to reproduce published experiments).")
 
 
 @release_method
@@ -49,7 +51,7 @@ class DPInsensitive(DPMethod):
     """
 
     name: ClassVar[str] = "insensitive"
-    summary: ClassVar[str] = "insensitive microaggregation + noise (000 Alg. 3-4)"
+    summary: ClassVar[str] = "insensitive microaggregation + noise: noisy cluster means"
     uses_threads: ClassVar[bool] = True
 
     k: int = param(Interval(int, 1), help="Cluster size.")

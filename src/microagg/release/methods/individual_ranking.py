@@ -42,7 +42,7 @@ class IndividualRanking(KAnonymityMethod):
     """
 
     name: ClassVar[str] = "individual-ranking"
-    summary: ClassVar[str] = "individual ranking (001): each attribute on its own"
+    summary: ClassVar[str] = "individual ranking: each attribute microaggregated on its own"
     univariate: ClassVar[bool] = True
 
     def labels(self, table: Table, columns: Sequence[str], *, threads: int | None = None,

@@ -62,7 +62,7 @@ class Insensitive(KAnonymityMethod):
     """
 
     name: ClassVar[str] = "insensitive"
-    summary: ClassVar[str] = "insensitive (000 Alg. 2): orders fixed by the declared domains"
+    summary: ClassVar[str] = "insensitive: clusters in orders fixed by the declared domains"
     uses_threads: ClassVar[bool] = True
 
     reference: Reference = param(Choice(Reference), default=Reference.CORNERS,

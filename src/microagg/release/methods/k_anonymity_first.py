@@ -33,6 +33,6 @@ class KAnonymityFirst(TCloseMethod):
     """
 
     name: ClassVar[str] = "k-anonymity-first"
-    summary: ClassVar[str] = "k-anonymity first (002 Alg. 2): swaps records into clusters"
+    summary: ClassVar[str] = "k-anonymity first: k-anonymous clusters, swaps until t-close"
     algorithm: ClassVar[TClosenessMethod] = TClosenessMethod.K_ANONYMITY_FIRST
     uses_threads: ClassVar[bool] = False

@@ -25,8 +25,11 @@ from microagg.release.params import Choice, param
 
 __all__ = ["MDAV"]
 
-SCALING_HELP = ("Scaling of the numeric attributes in distances: auto (z-scores for numeric "
-                "data, domain widths, 000 eq. 8, for mixed data) | zscore | range | none.")
+SCALING_HELP = ("How numeric attributes are scaled before record distances are measured: "
+                "auto (default: zscore when every attribute is numeric, range when some are "
+                "categories) | zscore (each value in standard deviations from its mean) | "
+                "range (each value divided by its domain's width, so that it weighs like a "
+                "category) | none (raw units: a wide attribute dominates).")
 
 
 @release_method
@@ -50,7 +53,7 @@ class MDAV(KAnonymityMethod):
     """
 
     name: ClassVar[str] = "mdav"
-    summary: ClassVar[str] = "MDAV (000 Alg. 1): fixed-size clusters, sdcMicro's partitions"
+    summary: ClassVar[str] = "MDAV: clusters of k similar records, the same as sdcMicro's"
     uses_threads: ClassVar[bool] = True
     takes_missing: ClassVar[bool] = True
 

@@ -40,7 +40,7 @@ class Merge(TCloseMethod):
     """
 
     name: ClassVar[str] = "merge"
-    summary: ClassVar[str] = "merge (002 Alg. 1): microaggregate, then merge classes"
+    summary: ClassVar[str] = "merge: microaggregate, then merge classes until t-close"
     algorithm: ClassVar[TClosenessMethod] = TClosenessMethod.MERGE
 
     microaggregation: Method = param(

@@ -33,5 +33,5 @@ class TClosenessFirst(TCloseMethod):
     """
 
     name: ClassVar[str] = "t-closeness-first"
-    summary: ClassVar[str] = "t-closeness first (002 Alg. 3): t-close clusters by construction"
+    summary: ClassVar[str] = "t-closeness first: clusters t-close by construction"
     algorithm: ClassVar[TClosenessMethod] = TClosenessMethod.T_CLOSENESS_FIRST

@@ -42,7 +42,9 @@ class VMDAV(MDAV):
     takes_missing: ClassVar[bool] = False
 
     gamma: float = param(Interval(float, 0), default=0.2,
-                         help="V-MDAV group extension parameter (default 0.2).")
+                         help="How readily a cluster grows past k records: the nearest record "
+                              "outside joins while it is closer than gamma times its "
+                              "distance to the rest (default 0.2; 0: clusters of k).")
 
     def labels(self, table: Table, columns: Sequence[str], *, threads: int | None = None,
                progress: Progress | None = None) -> np.ndarray:

@@ -1,0 +1,50 @@
+"""The help of every method parameter and family option says what the option does, in
+words a data owner reads: the command line, the web app's forms and the docstrings all show
+it, and none of them has the papers at hand."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from microagg.recipe.families import ADAPTERS
+from microagg.release.methods import METHODS
+from microagg.release.params import method_fields
+
+CITATION = re.compile(r"\b00[0-4]\b|\bpapers?\s+\d|the paper's|§|\bAlg\.|\beq\.",
+                      re.IGNORECASE)
+"""A reference to one of the papers (000-004) by number, section, algorithm or equation."""
+
+TEXTS = sorted({(f"{m.name}: summary", m.summary) for m in METHODS}
+               | {(f"{m.name}.{f.name}", f.metadata["help"]) for m in METHODS
+                  for f in method_fields(m)}
+               | {(f"{family.value} option {o.name}", o.help) for family, a in ADAPTERS.items()
+                  for o in a.options})
+
+
+def test_the_citation_pattern_finds_what_it_looks_for() -> None:
+    assert CITATION.search("correct (default; one epsilon, 000 §4)")
+    assert CITATION.search("joint (default; Alg. 1)")
+    assert CITATION.search("as in paper 004") and CITATION.search("the paper's records")
+    assert not CITATION.search("a window of 0.05 = 5 % of the records")
+    assert not CITATION.search("paper (every attribute spends the whole epsilon)")
+
+
+@pytest.mark.parametrize(("where", "text"), TEXTS, ids=[w for w, _ in TEXTS])
+def test_help_says_what_the_option_does(where: str, text: str) -> None:
+    assert text and text.strip() == text
+    assert not CITATION.search(text), f"{where} cites a paper instead of explaining: {text}"
+
+
+COMMANDS = ["microaggregate", "tclose", "dp", "mask", "compare", "recode", "suppress",
+            "pram", "topcode", "risk", "run"]
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_the_commands_help_cites_no_paper(run_cli, command: str | None) -> None:
+    result = run_cli(*([command] if command else []), "--help")
+    assert result.code == 0 and "Usage" in result.stdout
+    text = " ".join(result.stdout.replace("│", " ").split())
+    found = CITATION.search(text)
+    assert found is None, f"microagg {command} --help: {text[found.start() - 60:found.end()]}"
