@@ -109,5 +109,29 @@ def test_the_guide_has_every_section_of_the_readme(built):
     assert len(sections) >= 8
     for title, body in sections.items():
         assert _words(title) in pages, f"no page of the guide has the README's {title!r}"
-        opening = " ".join(_words(body.split("\n\n")[0]).split()[:12])
+        paragraph = re.sub(r"```\w*", "", body.strip().split("\n\n")[0])
+        opening = " ".join(_words(paragraph).split()[:12])
         assert opening in pages[_words(title)], (title, opening)
+
+
+@pytest.mark.slow
+def test_the_project_pages_are_built(built):
+    pages = [path.stem for path in (ROOT / "docs").glob("*.md")]
+    pages += ["changelog", "contributing", "security"]
+    assert all((built / f"{page}.html").is_file() for page in pages), pages
+
+
+def test_the_version_is_the_same_wherever_it_is_stated():
+    """pyproject.toml defines the version; the citation and the changelog's newest entry
+    state the same (``microagg --version`` reads the installed metadata: tests/test_cli.py)."""
+    import tomllib
+
+    import yaml
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["version"]
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text("utf-8"))
+    newest = re.search(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text("utf-8"), re.M)
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version)
+    assert str(citation["version"]) == version
+    assert newest and newest.group(1) == version
+    assert citation["cff-version"] == "1.2.0" and citation["title"] and citation["authors"]
