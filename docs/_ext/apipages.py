@@ -108,7 +108,8 @@ def _entry(module: str, name: str, value: Any, shadowed: bool) -> list[str]:
     if inspect.getdoc(value) == inspect.getdoc(type(value)):
         # an instance without a docstring of its own: its type says what it is
         kind = f"{type(value).__module__}.{type(value).__qualname__}"
-        return [f".. py:data:: {target}", f"   :type: {kind}", *index, ""]
+        return [f".. py:data:: {name}", f"   :module: {module}", f"   :type: {kind}", *index,
+                ""]
     return [f".. autodata:: {target}", "   :no-value:", *index, ""]
 
 
