@@ -5,14 +5,14 @@ in an equivalence class with its distribution Q in the whole table, by the EMD u
 distance between values (002 §2.2; Li, Li & Venkatasubramanian 2007, §4):
 
 * **ordered** (numeric and ordinal attributes): with v_1 < ... < v_m the distinct values of
-  the attribute in the table, d(v_i, v_j) = |i - j| / (m - 1), and
-  EMD(P, Q) = 1/(m-1) · Σ_i |Σ_{j<=i} (p_j - q_j)|;
-* **equal** (nominal): every pair of distinct values at distance 1, EMD = ½ Σ_i |p_i - q_i|;
+  the attribute in the table, ``d(v_i, v_j) = |i - j| / (m - 1)``, and
+  ``EMD(P, Q) = 1/(m-1) · Σ_i |Σ_{j<=i} (p_j - q_j)|``;
+* **equal** (nominal): every pair of distinct values at distance 1, ``EMD = ½ Σ_i |p_i - q_i|``;
 * **hierarchical** (nominal with a taxonomy): d(u, v) = h(lca(u, v)) / H, the height of the
   lowest common ancestor over the height of the taxonomy (Li et al. §4.2). The height h(N) of
   a concept is the longest path from N down to a leaf, so h grows strictly towards the root
   and d is an ultrametric. Li et al.'s formula EMD = Σ_N h(N)/H · min(pos_extra(N),
-  neg_extra(N)) then equals Σ_{C ≠ root} w(C) · |extra(C)|, the flow across each tree edge,
+  neg_extra(N)) then equals ``Σ_{C ≠ root} w(C) · |extra(C)|``, the flow across each tree edge,
   with w(C) = (h(parent(C)) - h(C)) / (2H) and extra(C) = Σ_{leaves under C} (p - q).
   The equal distance is the hierarchical one of a flat taxonomy (H = 1, w = ½).
 

@@ -8,7 +8,7 @@ masked matrix with the same rows in the same order:
   PEARNVAL + POTHVAL exactly) is handled: the noise lives in the span of the data, and exact
   linear relations between attributes survive.
 * :func:`multiplicative_noise`: Höhne's variant (003 §5; Hundepool et al. 2012 §3.4). Every
-  value is multiplied by 1 + b_i·|e_ij|, e_ij ~ N(0, s²), with one random sign b_i = ±1 per
+  value is multiplied by ``1 + b_i·|e_ij|``, e_ij ~ N(0, s²), with one random sign b_i = ±1 per
   record (all the attributes of a record move in the same direction, the "1 ± N(0, s)" of the
   paper), then the linear transformation that restores the mean vector and the covariance
   matrix of X exactly: Y = x̄ + (Y' − ȳ') Σ_Y'^(-1/2) Σ_X^(1/2), with symmetric square roots
@@ -80,7 +80,7 @@ def correlated_noise(X: np.ndarray, gamma: float, *,
 
 def multiplicative_noise(X: np.ndarray, s: float, *,
                          rng: np.random.Generator | int | None = None) -> np.ndarray:
-    """Höhne's multiplicative noise (003 §5): x_ij · (1 + b_i |e_ij|), e_ij ~ N(0, s²), one sign
+    """Höhne's multiplicative noise (003 §5): ``x_ij · (1 + b_i |e_ij|)``, e_ij ~ N(0, s²), one sign
     b_i per record; then the means and the covariance matrix of X are restored exactly."""
     x = _matrix(X, "multiplicative noise")
     s = _nonnegative(s, "the noise deviation s")

@@ -7,7 +7,7 @@ sensitivity Δ, released with ε, is
 
 1. snapped to a grid: every component is rounded to an integer number of steps γ above its
    domain's lower bound, with γ a power of two far below the noise scale Δ/ε;
-2. perturbed by *discrete* Laplace noise Z, P(Z = z) ∝ exp(−|z| / t), on that grid. The integer
+2. perturbed by *discrete* Laplace noise Z, ``P(Z = z) ∝ exp(−|z| / t)``, on that grid. The integer
    query has L1 sensitivity at most Δ_int = ⌈Δ/γ⌉ + (number of components), since rounding
    moves each component by less than one step more than f itself; and t = ⌈Δ_int / ε⌉ ≥
    Δ_int/ε, so the integer release is ε-DP;

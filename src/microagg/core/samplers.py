@@ -96,7 +96,7 @@ def _bernoulli_exp(rng: np.random.Generator, block: np.ndarray, cursor: np.ndarr
 
 @numba.njit(cache=True, nogil=True)
 def _discrete_laplace_fill(rng: np.random.Generator, scale: int, out: np.ndarray) -> None:
-    """Discrete Laplace variables, P(z) ∝ exp(-|z| / scale), into ``out``: CKS 2020,
+    """Discrete Laplace variables, ``P(z) ∝ exp(-|z| / scale)``, into ``out``: CKS 2020,
     Algorithm 2 with s = 1, t = scale, and Algorithm 1 for every Bernoulli(exp(-γ)).
 
     1. U uniform below t, sign uniform (one uniform integer below 2t: its half and its parity);
@@ -162,7 +162,7 @@ _PARALLEL_DRAWS = 200_000
 
 
 def discrete_laplace(scale: int, size: int, rng: np.random.Generator | int | None) -> np.ndarray:
-    """``size`` exact draws of discrete Laplace noise with P(z) ∝ exp(-|z| / scale).
+    """``size`` exact draws of discrete Laplace noise with ``P(z) ∝ exp(-|z| / scale)``.
 
     Large requests are split between threads, each drawing from its own child Generator
     spawned from ``rng`` (so a seed still fixes the result)."""

@@ -44,7 +44,7 @@ _BISECTIONS = 40
 
 
 def covariance_bound(sizes: np.ndarray) -> np.ndarray:
-    """The largest |coefficient| of the unbiased sample covariance of k values in [0, 1]:
+    """The largest ``|coefficient|`` of the unbiased sample covariance of k values in [0, 1]:
     ⌊k/2⌋ ⌈k/2⌉ / (k (k − 1)), reached by half the values at each end (a variance; a
     covariance is bounded by the geometric mean of two variances). For every k it is at least
     the 1/4 of 004 §4.3 (footnote 2), which bounds the population variance."""

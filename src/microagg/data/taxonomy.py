@@ -6,7 +6,7 @@ numbered leaves first, in the attribute's category order, then inner concepts in
 are met, the root last.
 
 * Semantic distance (000 eq. 7), with φ(a) the ancestors of a including a itself:
-  δ(a, b) = log2(1 + (|φ(a) ∪ φ(b)| − |φ(a) ∩ φ(b)|) / |φ(a) ∪ φ(b)|), a metric in [0, 1].
+  ``δ(a, b) = log2(1 + (|φ(a) ∪ φ(b)| − |φ(a) ∩ φ(b)|) / |φ(a) ∪ φ(b)|)``, a metric in [0, 1].
 * Marginality of a concept towards a sample S (000 eq. 2): m(S, a) = Σ_{s in S} δ(s, a).
 * Domain boundaries (000 eq. 3-4): a_b, the leaf most marginal towards all leaves; a_t, the
   leaf farthest from a_b. δ(a_b, a_t) normalizes the attribute in record distances (eq. 8).
@@ -261,8 +261,8 @@ class Taxonomy:
 def semantic_distances(taxonomy: Taxonomy) -> np.ndarray:
     """The matrix of 000 eq. 7 over all concepts of the taxonomy.
 
-    φ(a) is a's path to the root, so |φ(a) ∩ φ(b)| is the depth of their lowest common ancestor
-    and |φ(a) ∪ φ(b)| = |φ(a)| + |φ(b)| − |φ(a) ∩ φ(b)|.
+    φ(a) is a's path to the root, so ``|φ(a) ∩ φ(b)|`` is the depth of their lowest common
+    ancestor and ``|φ(a) ∪ φ(b)| = |φ(a)| + |φ(b)| − |φ(a) ∩ φ(b)|``.
     """
     n = taxonomy.n_concepts
     paths = [taxonomy.path_to_root(i) for i in range(n)]

@@ -3,7 +3,7 @@
 Numeric and categorical attributes are compared together, as in papers 000 §5.2 and 001 §4.2:
 a categorical value's error is the semantic (or rank) distance δ between the original category
 and the released concept, which may be an inner concept of the taxonomy. SSE adds δ² for
-categorical values; the relative error averages |x − x'| / max(|x|, s_j) over numeric values
+categorical values; the relative error averages ``|x − x'| / max(|x|, s_j)`` over numeric values
 and δ over categorical ones; record linkage uses the distance of 000 eq. 8; the JSD of a
 categorical attribute has one bin per concept. SSE/SST and the variations of means and
 variances concern numeric attributes only.
@@ -13,7 +13,7 @@ Missing values (NaN, empty cells) are kept, and each measure says how it treats 
 any; the counts per column in ``missing_values``): SSE, SSE/SST and the relative error
 compare the values present in both tables; variances, means and histograms (JSD) use each
 table's own values present; record linkage measures distances over the attributes both
-records have, rescaled by p / |O_xy| (as MDAV with missing values); the rank risk and the
+records have, rescaled by ``p / |O_xy|`` (as MDAV with missing values); the rank risk and the
 EMD, which compare whole records, use the records complete in the numeric columns.
 
 A release whose rows are not those of the original in the same order (a DP release writes them

@@ -2,12 +2,12 @@
 record-linkage risk of paper 003 (eq. 2, with the permutation distance of §2.1).
 
 An intruder links each masked record y_j to the original records G_j at minimum distance from
-it; the link is right with probability 1/|G_j| if the true original x_j is in G_j, else 0.
+it; the link is right with probability ``1/|G_j|`` if the true original x_j is in G_j, else 0.
 RL = 100 · Σ_j Pr(y_j) / n is the percentage of expected correct links.
 
 Records with missing values (NaN, concept -1) are compared with the rule of
 :mod:`microagg.partition.mdav_missing`: over the attributes both records have, rescaled by
-p / |O_xy| (+∞ when they share none).
+``p / |O_xy|`` (+∞ when they share none).
 
 The computation is exact (ties are detected with bit-identical distance evaluations) and runs
 in O(n) memory: each distinct masked record is compared with the distinct original records in a
@@ -375,6 +375,6 @@ def rank_risk(original: np.ndarray, masked: np.ndarray, *,
 
 def permutation_distances(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
     """The permutation distance of 003 §2.1 between each original record and its own masked
-    record (same row): max over attributes of |rank(x^i) − rank(y^i)|, ranks 1..n."""
+    record (same row): max over attributes of ``|rank(x^i) − rank(y^i)|``, ranks 1..n."""
     x, y = paired_matrices(original, masked, finite_for="the permutation distance")
     return np.max(np.abs(ranks(x) - ranks(y)), axis=1)

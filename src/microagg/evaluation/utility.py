@@ -7,9 +7,9 @@ rows in the same order. They are the measures of the papers:
 * SSE/SST in percent on standardized data, the usual "IL" of the microaggregation literature:
   100 · Σ_j SSE_j / s_j² / Σ_j SST_j / s_j², with s_j the standard deviation of original column
   j and SST_j = Σ_i (x_ij - mean_j)²;
-* relative error RE (001 §4.2): mean over all values of |x - y| / max(|x|, s_j), with the sanity
+* relative error RE (001 §4.2): mean over all values of ``|x - y| / max(|x|, s_j)``, with the sanity
   bound s_j = (b_j - a_j) / 100 tied to the attribute domain [a_j, b_j];
-* variation of variances and of means (000 §5.4, 001 §4.2): |Θ' - Θ| / |Θ| per attribute;
+* variation of variances and of means (000 §5.4, 001 §4.2): ``|Θ' - Θ| / |Θ|`` per attribute;
 * Jensen-Shannon divergence (001 §4.2), base 2 so it lies in [0, 1], between histograms of
   original and masked values with 100 equal bins over the attribute domain;
 * the earth mover's distance of 003 eq. 1 between the original and the masked distributions
@@ -116,7 +116,7 @@ def sse_percent(original: np.ndarray, masked: np.ndarray) -> float:
 
 def relative_errors(original: np.ndarray, masked: np.ndarray, widths: np.ndarray
                     ) -> np.ndarray:
-    """|x - y| / max(|x|, width_j / 100) for every value present in both (001 §4.2),
+    """``|x - y| / max(|x|, width_j / 100)`` for every value present in both (001 §4.2),
     flattened."""
     x, y = paired_matrices(original, masked)
     widths = np.broadcast_to(np.asarray(widths, dtype=np.float64), (x.shape[1],))
@@ -128,7 +128,7 @@ def relative_errors(original: np.ndarray, masked: np.ndarray, widths: np.ndarray
 
 
 def relative_error(original: np.ndarray, masked: np.ndarray, widths: np.ndarray) -> float:
-    """Mean of |x - y| / max(|x|, width_j / 100) over all values (001 §4.2)."""
+    """Mean of ``|x - y| / max(|x|, width_j / 100)`` over all values (001 §4.2)."""
     return float(np.mean(relative_errors(original, masked, widths)))
 
 
@@ -142,7 +142,7 @@ def _moment(values: np.ndarray, moment: str) -> np.ndarray:
 
 
 def variance_variation(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
-    """|Var(y) - Var(x)| / Var(x) per attribute (NaN where Var(x) = 0), each variance over
+    """``|Var(y) - Var(x)| / Var(x)`` per attribute (NaN where Var(x) = 0), each variance over
     the values present; the rows of the two need not be the same ones."""
     x, y = paired_matrices(original, masked, aligned=False)
     vx, vy = _moment(x, "var"), _moment(y, "var")
@@ -151,7 +151,7 @@ def variance_variation(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
 
 
 def mean_variation(original: np.ndarray, masked: np.ndarray) -> np.ndarray:
-    """|mean(y) - mean(x)| / |mean(x)| per attribute (NaN where mean(x) = 0), each mean over
+    """``|mean(y) - mean(x)| / |mean(x)|`` per attribute (NaN where mean(x) = 0), each mean over
     the values present; the rows of the two need not be the same ones."""
     x, y = paired_matrices(original, masked, aligned=False)
     mx, my = _moment(x, "mean"), _moment(y, "mean")

@@ -1,6 +1,6 @@
 """MDAV and V-MDAV: multivariate fixed- and variable-size microaggregation.
 
-MDAV (Domingo-Ferrer & Torra 2005; paper 000, Algorithm 1). On the rows not yet clustered:
+MDAV (Domingo-Ferrer & Torra 2005; paper 000, Algorithm 1). On the rows not yet clustered::
 
     while at least 3k rows remain:
         c   <- centroid (mean) of the remaining rows

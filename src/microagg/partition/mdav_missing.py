@@ -4,7 +4,7 @@ taken over the attributes both records have).
 A missing value contributes nothing to a distance, and the distance is rescaled by the number
 of attributes both records have, so that records with gaps are neither nearer nor farther
 than complete ones on average. With p attributes (numeric and categorical), O_x the
-attributes record x has, and O_xy = O_x ∩ O_y:
+attributes record x has, and O_xy = O_x ∩ O_y::
 
     d²(x, y) = p / |O_xy| · Σ_{j ∈ O_xy} δ_j(x_j, y_j)²      (+∞ when O_xy is empty)
 

@@ -18,7 +18,7 @@ for every confidential attribute.
   floor of the text, which reproduces Table III; the listing prints a ceiling), k subsets by
   the rank of the first confidential attribute, and each cluster takes the record nearest its
   seed in every subset, plus one of the n mod k extra records of the central subset(s) while
-  any is left. (The listing's test |S_i| > |S_1| means the same when S_1 is not central; for
+  any is left. (The listing's test ``|S_i| > |S_1|`` means the same when S_1 is not central; for
   k = 2 it is, and the test would leave the extra records alone in a last, too small class.)
   Its bound (Prop. 2) is proved only when k divides n and the values are distinct, so
   :func:`t_close_partition` verifies every class and repairs with Alg. 1's merging. Each
@@ -32,7 +32,7 @@ distances; centroids are means and marginality centroids (000 eq. 5). Ties go to
 
 Missing quasi-identifier values (NaN in ``X``, code -1 in ``categorical``) are taken by all
 three with the rule of :mod:`microagg.partition.mdav_missing`: the distance of two records (or
-centroids) runs over the attributes both have, rescaled by p / |O_xy| (+∞ when they share
+centroids) runs over the attributes both have, rescaled by ``p / |O_xy|`` (+∞ when they share
 none); centroids take each mean and marginality centroid over the values present, and a
 coordinate no record of a class has stays missing. Alg. 3 then scans the remaining records
 (O(n²p/k)) instead of searching its subsets' blocks; Alg. 2 and the merging of Alg. 1 scan

@@ -17,7 +17,7 @@ __all__ = ["category_sensitivity", "marginality_quality", "private_centroids",
 
 def category_sensitivity(metric: CategoryMetric) -> float:
     """Largest distance between two categories. Replacing one value v by v' changes the
-    marginality of any concept a by |δ(v, a) − δ(v', a)| ≤ δ(v, v') (triangle inequality), so
+    marginality of any concept a by ``|δ(v, a) − δ(v', a)| ≤ δ(v, v')`` (triangle inequality), so
     this bounds the sensitivity of a cluster's marginality. It is at least δ(a_b, a_t), the
     paper's choice, which does not bound it in every taxonomy."""
     leaves = metric.n_leaves

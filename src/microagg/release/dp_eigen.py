@@ -8,7 +8,7 @@ Every statistic is computed on the unit domain (as in :mod:`microagg.release.mom
 on neighbouring clusters every entry of a covariance changes by at most e = 1/k (Prop. 6) and
 every entry of a coskewness slice by at most e = 1/k (Prop. 8; 2/k when k = 3). The change ΔM
 of a d × d matrix statistic is then dominated entrywise by e·J (J all ones), hence
-‖ΔM‖_F <= d e and ‖ΔM‖_2 <= ‖e J‖_2 = d e (a nonnegative matrix dominating |ΔM| has the
+‖ΔM‖_F <= d e and ‖ΔM‖_2 <= ‖e J‖_2 = d e (a nonnegative matrix dominating ``|ΔM|`` has the
 larger spectral norm, Perron-Frobenius).
 
 - **Eigenvalues** (Prop. 9-10, a global bound): sorted in nonincreasing order they move by

@@ -3,10 +3,10 @@
 A *sample unique* of a record r over a set S of key variables is its combination of values on
 S when no other record shares it; it is *minimal* (an MSU) when no proper subset of S is
 unique for r. Only records unique on all the keys have MSUs. The SUDA score of a record sums
-over its MSUs the weight (M − |S|)! (M keys): small MSUs, the easiest to spot, weigh most
+over its MSUs the weight ``(M − |S|)!`` (M keys): small MSUs, the easiest to spot, weigh most
 (Elliot et al. 2002; sdcMicro ``suda2(original_scores = TRUE)``, its default). A key
 variable's contribution is the percentage of all the scores carried by the MSUs it is in
-(sdcMicro's ``attribute_contributions``): 100 · Σ_r Σ_{S ∋ v} (M − |S|)! / Σ_r score_r.
+(sdcMicro's ``attribute_contributions``): ``100 · Σ_r Σ_{S ∋ v} (M − |S|)! / Σ_r score_r``.
 Each is out of 100 on its own and they are not shares: an MSU of several keys counts for
 each, so they sum to 100 times the score-weighted mean size of the MSUs (331 % on a file
 whose MSUs hold 3.31 keys on average). The DIS score (Elliot 2000; sdcMicro's formula) turns the

@@ -17,7 +17,7 @@ __all__ = ["MultiplicativeNoise"]
 @release_method
 class MultiplicativeNoise(MaskingMethod):
     """Multiplicative noise, Höhne's variant (003 §5): every value multiplied by
-    1 + b_i |e_ij|, e_ij ~ N(0, s²), one random sign per record, then the means and the
+    ``1 + b_i |e_ij|``, e_ij ~ N(0, s²), one random sign per record, then the means and the
     covariance matrix of the data restored exactly. No ex-ante guarantee: measure the risk.
 
     References
