@@ -118,8 +118,8 @@ class KeyMethod(ReleaseMethod):
             raise ParameterError("rng", f"applies to randomized methods, not {self.name}, "
                                  "which is deterministic")
         require_rows_and_columns(frame)
-        # the columns named, undeclared ones are read as they come: text among numbers in
-        # a column no key names stops nothing
+        # once the columns are named, an undeclared column is read leniently: text among
+        # the numbers of a column no step reads stops nothing
         schema, declared = resolve_schema(frame, schema, roles,
                                           strict=not (keys or self.named_columns()))
         chosen = (list(dict.fromkeys(keys)) if keys
