@@ -121,9 +121,9 @@ def _after(flow: _Flow, index: int, step: Step) -> tuple[_Flow, DPContext | None
             raise PrivacyError(
                 f"a differentially private step after {flow.mixed} would protect the masked "
                 "table, not the input: one changed input record can change many records of "
-                f"the masked table. {RECORD_BY_RECORD} Move the DP step first, or set "
-                "`protects` to step-input to release a DP version of the masked table, and "
-                "the report will say so")
+                f"the masked table. {RECORD_BY_RECORD} Move the DP step first, or give the "
+                "step 'protects: step-input' to release a DP version of the masked table, "
+                "and the report will say so")
         context = DPContext(False, (
             "the guarantee of this step holds for the table as the steps before it left it "
             f"(the masked table), NOT for the recipe's input: {flow.mixed} reads other "

@@ -171,16 +171,26 @@ def read_form(cls: type[ReleaseMethod], adapter: Adapter, read: Read
     return spec
 
 
-_NAMED = re.compile(r"`([a-z][a-z0-9_]*)`")
+_NAMED = re.compile(r"`([a-z][a-z0-9_]*)`|'([a-z][a-z0-9_]*): ")
+"""A parameter named in a message (`k`), or a recipe step's key with its value
+('protects: step-input')."""
 
 
 def field_at_fault(error: Exception, names: Sequence[str]) -> str | None:
     """The field among ``names`` that ``error`` is about: the parameter of a
-    :class:`~microagg.errors.ParameterError`, else the first parameter its message names."""
+    :class:`~microagg.errors.ParameterError`, else the first parameter or recipe key its
+    message names.
+
+    Examples
+    --------
+    >>> field_at_fault(ValueError("give the step 'protects: step-input'"), ["k", "protects"])
+    'protects'
+    """
     parameter = getattr(error, "parameter", None)
     if parameter in names:
         return parameter
     for match in _NAMED.finditer(str(error)):
-        if match.group(1) in names:
-            return match.group(1)
+        name = match.group(1) or match.group(2)
+        if name in names:
+            return name
     return None
