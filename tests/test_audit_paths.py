@@ -8,6 +8,9 @@ A new path or a new output is caught here by being added to ``PATHS`` or written
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -31,6 +34,10 @@ SCHEMA = Schema((
     Attribute("country", Role.QUASI, Kind.NOMINAL, domain=("NA", "ZA", "BW")),
     Attribute("w", Role.WEIGHT, Kind.NUMERIC),
 ))
+
+TAXONOMY_SCHEMA = Schema(tuple(
+    replace(a, taxonomy=Path(__file__).parent / "data" / "abc_taxonomy.csv")
+    if a.name == "c" else a for a in SCHEMA))
 
 
 def _table(rows: int = 24) -> pd.DataFrame:
@@ -118,6 +125,12 @@ CASES = [
     Case("top coding that changes one neighbour only, then DP", SCHEMA, (
         {"family": "mask", "method": "top-bottom-coding", "top": 99.95, "columns": ["y"]},
         LAPLACE)),
+    Case("intervals from -inf to inf, then DP on them", SCHEMA, (
+        {"family": "keys", "method": "global-recoding",
+         "breaks": {"y": [-np.inf, 50.0, np.inf]}},
+        {**INSENSITIVE, "columns": ["x", "y"]})),
+    Case("a level of a declared taxonomy, then DP on it", TAXONOMY_SCHEMA, (
+        {"family": "keys", "method": "global-recoding", "levels": {"c": 1}}, INSENSITIVE)),
 ]
 
 

@@ -255,25 +255,44 @@ def test_an_xlsx_output_refuses_a_text_a_cell_cannot_hold(run_cli, tmp_path):
 
 
 @pytest.mark.parametrize("suffix", [".sav", ".dta"])
-def test_a_write_spss_or_stata_refuses_names_the_column(run_cli, tmp_path, suffix):
-    """pyreadstat's own messages do not always name the column ("A provided name is too
-    long for the file format"): every refusal does, in one line, and nothing is written."""
-    fmt = "SPSS" if suffix == ".sav" else "Stata"
-    limit = "64 bytes" if suffix == ".sav" else "32 characters"
-    long_name = "n" * 70
-    cases = {"a b": "contains a space", long_name: f"longer than {fmt} allows ({limit})",
-             "a\nb": "illegal character"}
-    for name, reason in cases.items():
-        source = tmp_path / "in.parquet"
-        pd.DataFrame({"age": range(20, 32), name: np.arange(12.0)}).to_parquet(source)
-        out = tmp_path / f"out{suffix}"
-        result = run_cli("microaggregate", source, "-o", out, "--k", "3", "--columns", "age")
-        lines = result.stderr.strip().splitlines()
-        assert result.code == 2 and len(lines) == 1, result.stderr
-        shown = name.replace("\n", "\\n")
-        assert f"cannot write column '{shown}' to {fmt} data" in lines[0], lines[0]
-        assert reason in lines[0], lines[0]
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+def test_names_spss_or_stata_does_not_take_are_written_legal_with_the_original_as_label(
+        run_cli, tmp_path, suffix):
+    """UCI Adult's ``education-num``, a space, a newline, a name too long, one beginning
+    with a digit, a reserved word and two names that become one: each column is written
+    under a name its format takes, every name distinct, with its original name as its
+    variable label and its values unchanged; a name no label holds whole is refused in one
+    line naming the column, and nothing is written."""
+    from microagg.data.varnames import RULES
+
+    rules = RULES[suffix[1:]]
+    names = ["age", "education-num", "education_num", "a b", "a\nb", "n" * 70, "1st", "with",
+             "AND", "é" * 40]
+    source = tmp_path / "in.parquet"
+    frame = pd.DataFrame({name: np.arange(12.0) + i for i, name in enumerate(names)})
+    frame.to_parquet(source)
+    out = tmp_path / f"out{suffix}"
+    result = run_cli("mask", source, "-o", out, "--method", "top-bottom-coding",
+                     "--top", "5", "--columns", "age")
+    assert result.code == 0, result.stderr
+    back = read_table(out)
+    written = [str(c) for c in back.columns]
+    assert len({rules.key(c) for c in written}) == len(names)
+    assert all(rules.legal(c) for c in written), written
+    assert "age" in written and "education_num" in written  # a legal name is kept
+    labels = back.attrs[LABELS_KEY]["variables"]
+    by_label = {labels.get(c, {}).get("label") or c: c for c in written}
+    assert set(by_label) == set(names)
+    for i, name in enumerate(names[1:], start=1):  # age is top-coded
+        assert back[by_label[name]].tolist() == (np.arange(12.0) + i).tolist()
+    longest = "x" * (rules.label_longest + 1) + "-"
+    pd.DataFrame({"age": range(20, 32), longest: np.arange(12.0)}).to_parquet(source)
+    out.unlink()
+    result = run_cli("mask", source, "-o", out, "--method", "top-bottom-coding",
+                     "--top", "5", "--columns", "age")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert f"cannot write column '{longest}' to {rules.format_name} data" in lines[0]
+    assert "rename the column" in lines[0] and not out.exists()
 
 
 @pytest.mark.parametrize("suffix", [".sav", ".dta"])

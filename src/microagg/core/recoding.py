@@ -27,7 +27,7 @@ from microagg.options import Closed, parse
 __all__ = ["interval_labels", "to_intervals", "to_level"]
 
 
-def to_level(labels: Sequence[str], taxonomy: Taxonomy, level: int, *, name: str = "column"
+def to_level(labels: Sequence[str | None], taxonomy: Taxonomy, level: int, *, name: str = "column"
              ) -> tuple[np.ndarray, list[str]]:
     """The concept ``level`` steps above each category of ``labels`` (None: missing), as an
     index into the returned list of concepts (-1 for a missing value), the concepts in the

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.data.io import quoted
+from microagg.data.varnames import RULES, legal_names
 from microagg.errors import InputError
 
 __all__ = ["EXCEL_CELL_CHARACTERS", "FORMAT_NAMES", "LABELS_KEY", "READ_ONLY", "as_declared",
@@ -319,34 +320,39 @@ def _check_excel_cells(frame: pd.DataFrame) -> None:
 
 
 def _write_statistical(frame: pd.DataFrame, path: Path, fmt: str) -> None:
+    """Write ``frame`` as SPSS or Stata data, each column under a legal name
+    (:mod:`microagg.data.varnames`) with its original name as its label when it had none."""
     pyreadstat = _module("pyreadstat", Path(f"x.{fmt}"))
     known = {name: _with_codes(info) for name, info in
              frame.attrs.get(LABELS_KEY, {}).get("variables", {}).items()}
+    legal = legal_names([str(c) for c in frame.columns], fmt)
     data: dict[str, Any] = {}
     value_labels: dict[str, dict[Any, str]] = {}
     measures: dict[str, str] = {}
     formats: dict[str, str] = {}
-    for name in frame.columns:
-        info = known.get(name, {})
-        series = frame[name]
+    labels = _variable_labels(legal, known, fmt)
+    for position, original in enumerate(frame.columns):
+        info = known.get(original, {})
+        series = frame.iloc[:, position]
+        name = legal[str(original)]
         if _categorical(series, info):
             data[name], value_labels[name] = _to_codes(series, info.get("value_labels"), fmt)
             if fmt == "sav":
-                _check_value_labels(name, value_labels[name])
+                _check_value_labels(str(original), value_labels[name])
             ordered = (getattr(series.dtype, "ordered", False)
                        or info.get("measure") == "ordinal")
             measures[name] = "ordinal" if ordered else "nominal"
             formats[name] = "F8.0"  # codes are whole numbers
             continue
-        data[name] = _numeric_or_text(series, fmt, formats, name)
+        shown: dict[str, str] = {}  # its display format, under its original name
+        data[name] = _numeric_or_text(series, fmt, shown, str(original))
+        if shown:
+            formats[name] = shown[str(original)]
         if info.get("value_labels") and pd.api.types.is_numeric_dtype(series):
             value_labels[name] = dict(info["value_labels"])
         if info.get("measure"):
             measures[name] = info["measure"]
-    options: dict[str, Any] = {
-        "column_labels": {n: i["label"] for n, i in known.items()
-                          if i.get("label") and n in data},
-        "variable_value_labels": value_labels}
+    options: dict[str, Any] = {"column_labels": labels, "variable_value_labels": value_labels}
     if fmt == "sav":
         options.update(variable_measure=measures, variable_format=formats)
     writer = pyreadstat.write_sav if fmt == "sav" else pyreadstat.write_dta
@@ -354,9 +360,32 @@ def _write_statistical(frame: pd.DataFrame, path: Path, fmt: str) -> None:
         writer(pd.DataFrame(data), str(path), **options)
     except Exception as exc:  # pyreadstat's own error types, and ValueError
         fault = _column_at_fault(writer, data, options, path)
-        where = f"column {quoted(fault)} to " if fault is not None else ""
+        named = {v: k for k, v in legal.items()}
+        where = f"column {quoted(named[fault])} to " if fault is not None else ""
         raise InputError(f"cannot write {where}{FORMAT_NAMES[fmt]} data: "
                          f"{_reason(exc, fmt)}") from None
+
+
+def _variable_labels(legal: Mapping[str, str], known: Mapping[str, Mapping[str, Any]],
+                     fmt: str) -> dict[str, str]:
+    """The variable label of each column written, by its legal name: the label it was read
+    with, else its original name when it is written under another; a name the label cannot
+    hold whole is refused."""
+    rules = RULES[fmt]
+    labels = {}
+    for original, name in legal.items():
+        label = known.get(original, {}).get("label")
+        if not label and name != original:
+            if rules.size(original) > rules.label_longest:
+                raise InputError(
+                    f"cannot write column {quoted(original)} to {rules.format_name} data: its "
+                    f"name is not a legal {rules.format_name} name, and it is longer than a "
+                    f"variable label holds to keep it ({rules.label_longest} {rules.unit}); "
+                    "rename the column")
+            label = original
+        if label:
+            labels[name] = label
+    return labels
 
 
 def _column_at_fault(writer: Any, data: Mapping[str, Any], options: Mapping[str, Any],

@@ -10,7 +10,11 @@ records breaks the neighbouring relation):
 
 1. **Before any DP step** every column is raw. Steps that transform each record on its own by
    public parameters (top coding at a declared value) keep two tables that differ in one
-   record one record apart, so the first DP step is ε-DP with respect to the input. A step
+   record one record apart, so the first DP step is ε-DP with respect to the input. Global
+   recoding is such a map when it is fixed in advance and total: a level of a declared
+   taxonomy (a value that is no leaf lies outside the declared universe), or intervals whose
+   outer breaks are -inf and inf (finite outer breaks refuse a value beyond them, so whether
+   the step runs would follow one record's value). A step
    that reads other records (a partition, a quantile, a frequency:
    :meth:`~microagg.release.methods.base.ReleaseMethod.reads_other_records`) mixes them: a DP
    step after it protects the masked table, not the input, and is refused unless it says
@@ -75,6 +79,13 @@ class _Flow:
     unnamed: str | None = None  # a step before any DP step that does not name its columns
 
 
+RECORD_BY_RECORD = (
+    "Only a step that maps each record on its own by parameters fixed in advance keeps the "
+    "guarantee for the input: top or bottom coding at a value, global recoding to a level "
+    "of a declared taxonomy or to intervals whose outer breaks are -inf and inf.")
+"""The rule a refusal states: which steps before a DP step are record-by-record maps."""
+
+
 def _dp(step: Step) -> bool:
     return adapter(step.family).private
 
@@ -110,9 +121,9 @@ def _after(flow: _Flow, index: int, step: Step) -> tuple[_Flow, DPContext | None
             raise PrivacyError(
                 f"a differentially private step after {flow.mixed} would protect the masked "
                 "table, not the input: one changed input record can change many records of "
-                "the masked table. Move the DP step first, or give the step 'protects: "
-                "step-input' to release a DP version of the masked table, and the report "
-                "will say so")
+                f"the masked table. {RECORD_BY_RECORD} Move the DP step first, or give the "
+                "step 'protects: step-input' to release a DP version of the masked table, "
+                "and the report will say so")
         context = DPContext(False, (
             "the guarantee of this step holds for the table as the steps before it left it "
             f"(the masked table), NOT for the recipe's input: {flow.mixed} reads other "
@@ -147,6 +158,8 @@ def _names(step: Step) -> bool:
     columns, carried columns apart)."""
     from microagg.recipe.families import OptionKind
 
+    if step.method().named_columns():
+        return True
     wanted = [o.name for o in adapter(step.family).options
               if o.kind is OptionKind.COLUMNS and o.name != "carry"]
     return all(step.options.get(name) for name in wanted)

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from microagg.data.schema import Schema
 from microagg.errors import InputError
 from microagg.recipe.composition import (
     DPContext,
@@ -60,7 +61,8 @@ class StepResult:
     """One step applied: the step, the release it made (table and typed report), its record
     (``OUT.report.json`` or, for a DP step, ``OUT.privacy.json`` content), the risk of its
     output over the key variables, how the steps before it affect a DP guarantee, the
-    warnings the release raised and the seconds it took."""
+    warnings the release raised, the seconds it took and the schema of its output
+    (:meth:`~microagg.release.methods.base.ReleaseMethod.output_schema`)."""
 
     step: Step
     release: Release[Any]
@@ -69,6 +71,7 @@ class StepResult:
     context: DPContext | None
     warnings: tuple[str, ...]
     seconds: float
+    schema: Schema | None = None  # the schema of its output, which the next step reads
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -140,16 +143,23 @@ class RecipeRun:
             progress(f"step {index + 1}: {step.describe()}")
         family = adapter(step.family)
         source = self.source if index == 0 else InputFile(f"the output of step {index}")
+        method = step.method()
         started = time.perf_counter()
-        applied = family.apply(step.method(), self._step_input(), self.recipe.schema,
-                               step.options, step_seed(self.recipe.seed, index), source,
-                               records)
+        applied = family.apply(method, self._step_input(), self.schema, step.options,
+                               step_seed(self.recipe.seed, index), source, records)
         seconds = time.perf_counter() - started
-        measured = Measured(applied.release.frame, self.recipe.schema, self.recipe.missing)
+        schema = method.output_schema(self.schema) if self.schema is not None else None
+        measured = Measured(applied.release.frame, schema, self.recipe.missing)
         result = StepResult(step, applied.release, applied.record, measured, context,
-                            applied.warnings, seconds)
+                            applied.warnings, seconds, schema)
         return replace(self, recipe=replace(self.recipe, steps=(*before, step)),
                        results=(*self.results, result))
+
+    @property
+    def schema(self) -> Schema | None:
+        """The schema of :attr:`frame`: the recipe's, as the steps so far changed its kinds
+        (a column recoded to intervals is ordinal from then on)."""
+        return self.results[-1].schema if self.results else self.recipe.schema
 
     def _step_input(self) -> pd.DataFrame:
         """:attr:`frame` with what the input file said about how its cells are written (its

@@ -82,6 +82,8 @@ class KeyMethod(ReleaseMethod):
     command: ClassVar[str]
     report_type: ClassVar[type[KeyReport]]
     randomized: ClassVar[bool] = False  # takes `rng`; its report says whether it was seeded
+    # reads the sampling weights (checked, one rule for every command that reads them)
+    reads_weights: ClassVar[bool] = True
 
     def protect(self, data: KeyData, rng: np.random.Generator) -> KeyStep:
         """The method's step on ``data``."""
@@ -116,15 +118,18 @@ class KeyMethod(ReleaseMethod):
             raise ParameterError("rng", f"applies to randomized methods, not {self.name}, "
                                  "which is deterministic")
         require_rows_and_columns(frame)
-        schema, declared = resolve_schema(frame, schema, roles)
+        # once the columns are named, an undeclared column is read leniently: text among
+        # the numbers of a column no step reads stops nothing
+        schema, declared = resolve_schema(frame, schema, roles,
+                                          strict=not (keys or self.named_columns()))
         chosen = (list(dict.fromkeys(keys)) if keys
                   else self.default_keys(schema, declared))
         if not chosen:
             raise InputError("name the key variables with `keys` (or declare "
                              "quasi-identifiers in a schema)")
         require_known(schema, chosen, "`keys`")
-        data = KeyData(frame, schema, chosen, *_design(frame, schema,
-                                                      self.smallest_stratum()))
+        data = KeyData(frame, schema, chosen, *_design(frame, schema, self.smallest_stratum(),
+                                                      weights=self.reads_weights))
         step = self.protect(data, make_rng(rng))
         identifiers = [a.name for a in schema if a.role is Role.IDENTIFIER]
         written = frame.drop(columns=identifiers).copy()
@@ -155,17 +160,21 @@ def plain_parameters(method: ReleaseMethod) -> dict[str, Any]:
     return {k: v.value if isinstance(v, StrEnum) else v for k, v in method.parameters().items()}
 
 
-def _design(frame: pd.DataFrame, schema: Schema, least: int) -> tuple[Design, list[str]]:
+def _design(frame: pd.DataFrame, schema: Schema, least: int, *, weights: bool = True
+            ) -> tuple[Design, list[str]]:
     """The survey design of the schema (its checks: one positive weight per row, every
-    stratum of at least ``least`` records) and the name of each stratum."""
-    columns = [a.name for a in schema if a.role in (Role.WEIGHT, Role.STRATUM)]
+    stratum of at least ``least`` records) and the name of each stratum; without
+    ``weights`` the weight column is named but not read."""
+    roles = (Role.WEIGHT, Role.STRATUM) if weights else (Role.STRATUM,)
+    columns = [a.name for a in schema if a.role in roles]
     households = schema.names_with_role(Role.HOUSEHOLD)
+    declared = next(iter(schema.names_with_role(Role.WEIGHT)), None)
     if not columns:
-        return Design(None, None, (), None, households), []
+        return Design(declared, None, (), None, households), []
     part = frame[columns]
     design = Design.of(part, encode(part, schema.select(columns), missing=True), least)
-    design = Design(design.weight, design.weights, design.strata_columns, design.strata,
-                    households)
+    design = Design(design.weight or declared, design.weights, design.strata_columns,
+                    design.strata, households)
     names = []
     if design.strata is not None:
         for s in range(design.n_strata):

@@ -1,7 +1,7 @@
-"""The web app's step forms, written from the method objects' fields and the family's
-options (:mod:`microagg.recipe.families`): a method registered in ``METHODS`` gets its form
-with no code here. Each field is ``f_<name>``; an error about it is shown in the element
-``err-<name>`` beside it (:func:`field_at_fault`)."""
+"""The web app's step forms, written from the method objects' fields, the family's
+options (:mod:`microagg.recipe.families`) and the step's own fields (``protects``): a method
+registered in ``METHODS`` gets its form with no code here. Each field is ``f_<name>``; an
+error about it is shown in the element ``err-<name>`` beside it (:func:`field_at_fault`)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from typing import Any, cast
 from shiny import ui
 
 from microagg.recipe.families import Adapter, Option, OptionKind
+from microagg.recipe.model import Protects
 from microagg.release.methods import ReleaseMethod
 from microagg.release.params import Choice, Constraint, Interval, Optional, method_fields
 
-__all__ = ["field_at_fault", "field_id", "method_form", "parse_bounds_text", "read_form"]
+__all__ = ["PROTECTS", "field_at_fault", "field_id", "method_form", "parse_bounds_text",
+           "read_form", "step_field_names"]
 
 Read = Callable[[str], Any]
 
@@ -83,13 +85,35 @@ def _option_field(option: Option, columns: Sequence[str]) -> Any:
     return _with_error(option.name, field, option.help)
 
 
+PROTECTS = "protects"
+"""The field of what a DP step's guarantee is about (a recipe step's ``protects``)."""
+
+
+def step_field_names(adapter: Adapter) -> list[str]:
+    """The fields a recipe step of ``adapter``'s family has beyond its method's parameters
+    and its family's options: ``protects`` for a DP step."""
+    return [PROTECTS] if adapter.private else []
+
+
+def _protects_field() -> Any:
+    field = ui.input_select(field_id(PROTECTS), _label(PROTECTS, False),
+                            choices=[p.value for p in Protects],
+                            selected=Protects.ORIGINAL.value)
+    return _with_error(PROTECTS, field, (
+        "original (default): the guarantee is about the table as uploaded, and the step is "
+        "refused after a step that reads other records | step-input: about the table the "
+        "steps before it left, said in the report"))
+
+
 def method_form(cls: type[ReleaseMethod], adapter: Adapter, columns: Sequence[str]) -> Any:
-    """The form of a step by ``cls``: its parameters, then the family's options."""
+    """The form of a step by ``cls``: its parameters, then the family's options, then the
+    step's own fields (:func:`step_field_names`)."""
     fields = [f for f in method_fields(cls) if f.metadata.get("cli", True)]
     return ui.TagList(
         ui.p(cls.summary, class_="text-muted"),
         *(_parameter_field(f) for f in fields),
-        *(_option_field(o, columns) for o in adapter.options))
+        *(_option_field(o, columns) for o in adapter.options),
+        *(_protects_field() for _ in step_field_names(adapter)))
 
 
 def parse_bounds_text(text: str) -> dict[str, list[float]]:
@@ -140,19 +164,33 @@ def read_form(cls: type[ReleaseMethod], adapter: Adapter, read: Read
             value = parse_bounds_text(raw) if raw else None
         if value is not None:
             spec[option.name] = value
+    for name in step_field_names(adapter):
+        raw = read(field_id(name))
+        if raw and raw != Protects.ORIGINAL.value:
+            spec[name] = raw
     return spec
 
 
-_NAMED = re.compile(r"`([a-z][a-z0-9_]*)`")
+_NAMED = re.compile(r"`([a-z][a-z0-9_]*)`|'([a-z][a-z0-9_]*): ")
+"""A parameter named in a message (`k`), or a recipe step's key with its value
+('protects: step-input')."""
 
 
 def field_at_fault(error: Exception, names: Sequence[str]) -> str | None:
     """The field among ``names`` that ``error`` is about: the parameter of a
-    :class:`~microagg.errors.ParameterError`, else the first parameter its message names."""
+    :class:`~microagg.errors.ParameterError`, else the first parameter or recipe key its
+    message names.
+
+    Examples
+    --------
+    >>> field_at_fault(ValueError("give the step 'protects: step-input'"), ["k", "protects"])
+    'protects'
+    """
     parameter = getattr(error, "parameter", None)
     if parameter in names:
         return parameter
     for match in _NAMED.finditer(str(error)):
-        if match.group(1) in names:
-            return match.group(1)
+        name = match.group(1) or match.group(2)
+        if name in names:
+            return name
     return None

@@ -5,7 +5,9 @@ After a differentially private step, what the tab offers as the release (the tab
 privacy report, its report and the recipe) holds public figures only
 (:mod:`microagg.release.disclosure`); the owner's report, with every figure, is offered apart
 and named as the owner's. The files are written in one of the session's workers, once for
-a run, a format and a report kind; the buttons show when they are written."""
+a run, a format and a report kind; the buttons show when they are written. A file that could
+not be written is said in one line beside the format (gone once another is written), and a
+button clicked then gives that line as text, never a server error."""
 
 from __future__ import annotations
 
@@ -19,10 +21,14 @@ from microagg.errors import InputError, MicroaggError
 from microagg.recipe.runner import RecipeRun
 from microagg.recipe.write import RunFiles
 from microagg.ui.compare_tab import iframe
-from microagg.ui.session import Pending, State, show_error
+from microagg.ui.session import Pending, State, clear_error, show_error
 from microagg.ui.state import write_downloads
 
-__all__ = ["output_server"]
+__all__ = ["NOT_WRITTEN", "output_server"]
+
+NOT_WRITTEN = "not-written.txt"
+"""The name of what a download button gives when its file could not be written: one line
+saying why (the same line is shown beside the format)."""
 
 
 def output_server(input: Inputs, state: State) -> None:
@@ -30,9 +36,11 @@ def output_server(input: Inputs, state: State) -> None:
     once for a run, format and report kind, are offered when they are written."""
 
     @reactive.calc
-    def written() -> tuple[RunFiles, str] | Pending | None:
+    def written() -> tuple[RunFiles, str] | Pending | MicroaggError | None:
         """The files of the current run and its HTML report's text (read in the worker
-        too); ``None`` before a step has run."""
+        too); the error that stopped them, shown beside the format (and gone once another
+        format or run is written); ``None`` before a step has run."""
+        clear_error("download")
         run, source = state.run(), state.source()
         if run is None or source is None:
             return None
@@ -48,7 +56,7 @@ def output_server(input: Inputs, state: State) -> None:
                                     what="Writing the release and its reports…")
         except MicroaggError as exc:
             show_error("download", exc)
-            return None
+            return exc
 
     @render.ui
     def downloads() -> Any:
@@ -60,38 +68,49 @@ def output_server(input: Inputs, state: State) -> None:
             return ui.p(done.what if isinstance(done, Pending) else "", class_="text-muted")
         return _files_html(run)
 
-    def serve(pick: str) -> str:
+    def ready(pick: str) -> Path | str:
+        """The written file ``pick``, or the one line that says why there is none (shown
+        beside the format too): a download is never answered with a server error."""
         with reactive.isolate():
             done = written()
-        if not isinstance(done, tuple):
-            error = InputError("the files are being written: try again in a moment"
-                               if isinstance(done, Pending) else "run at least one step first")
-            show_error("download", error)
-            raise error
-        return str(getattr(done[0], pick))
+        if isinstance(done, tuple):
+            return Path(getattr(done[0], pick))
+        error = (done if isinstance(done, MicroaggError) else InputError(
+            "the files are being written: try again in a moment"
+            if isinstance(done, Pending) else "run at least one step first"))
+        show_error("download", error)
+        return str(error)
 
-    @render.download_button(filename=lambda: Path(serve("table")).name)
-    def dl_release() -> str:
+    def name(pick: str) -> str:
+        found = ready(pick)
+        return found.name if isinstance(found, Path) else NOT_WRITTEN
+
+    def serve(pick: str) -> str | list[str]:
+        found = ready(pick)
+        return str(found) if isinstance(found, Path) else [f"not written: {found}\n"]
+
+    @render.download_button(filename=lambda: name("table"))
+    def dl_release() -> str | list[str]:
         return serve("table")
 
-    @render.download_button(filename=lambda: Path(serve("report")).name)
-    def dl_report_json() -> str:
+    @render.download_button(filename=lambda: name("report"))
+    def dl_report_json() -> str | list[str]:
         return serve("report")
 
-    @render.download_button(filename=lambda: Path(serve("html")).name)
-    def dl_report_html() -> str:
+    @render.download_button(filename=lambda: name("html"))
+    def dl_report_html() -> str | list[str]:
         return serve("html")
 
-    @render.download_button(filename=lambda: Path(serve("recipe")).name)
-    def dl_recipe() -> str:
+    @render.download_button(filename=lambda: name("recipe"))
+    def dl_recipe() -> str | list[str]:
         return serve("recipe")
 
-    @render.download_button(filename=lambda: Path(serve("privacy")).name)
-    def dl_privacy() -> str:
+    @render.download_button(filename=lambda: name("privacy"))
+    def dl_privacy() -> str | list[str]:
         return serve("privacy")
 
-    @render.download_button(filename=lambda: Path(serve("owner")).name)
-    def dl_owner() -> str:
+    @render.download_button(filename=lambda: name("owner"))
+    def dl_owner() -> str | list[str]:
         return serve("owner")
 
     @render.ui

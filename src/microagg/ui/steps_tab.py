@@ -22,7 +22,13 @@ from microagg.recipe.runner import RecipeRun
 from microagg.release.methods import Family, family, lookup
 from microagg.release.params import method_fields
 from microagg.release.sidecar import ReleaseRecord
-from microagg.ui.forms import field_at_fault, field_id, method_form, read_form
+from microagg.ui.forms import (
+    field_at_fault,
+    field_id,
+    method_form,
+    read_form,
+    step_field_names,
+)
 from microagg.ui.plots import correlation_change, distribution, percent, risk_histogram
 from microagg.ui.progress import Feed, follow
 from microagg.ui.session import State, clear_errors, show_error
@@ -100,8 +106,10 @@ def _chosen(input: Inputs) -> Chosen | None:
 
 
 def _names(cls: Any, of: Family) -> list[str]:
-    """The fields of a method's form: its parameters and its family's options."""
-    return [f.name for f in method_fields(cls)] + [o.name for o in adapter(of).options]
+    """The fields of a method's form: its parameters, its family's options and the step's
+    own fields."""
+    return ([f.name for f in method_fields(cls)] + [o.name for o in adapter(of).options]
+            + step_field_names(adapter(of)))
 
 
 def _fault(input: Inputs, exc: MicroaggError, fallback: str) -> str:
@@ -301,7 +309,7 @@ def _preview_panel(input: Inputs, state: State,
         def work() -> previews.Preview:
             current = planned.run()
             seed = step_seed(current.recipe.seed, len(current.recipe.steps))
-            return previews.dp_preview(planned.step, current.frame, current.recipe.schema,
+            return previews.dp_preview(planned.step, current.frame, current.schema,
                                        seed)
 
         return await state.jobs.run(work)

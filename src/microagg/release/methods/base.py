@@ -24,6 +24,7 @@ __all__ = ["Family", "ReleaseMethod", "build", "release_method"]
 if TYPE_CHECKING:
     import pandas as pd
 
+    from microagg.data.schema import Schema
     from microagg.release.base import Release
 
 M = TypeVar("M", bound=type)
@@ -68,6 +69,19 @@ class ReleaseMethod:
         (:mod:`microagg.recipe.composition`); methods state this capability for themselves,
         and the cautious default is that they do read other records."""
         return "its output for one record depends on the other records"
+
+    def named_columns(self) -> tuple[str, ...]:
+        """The columns the method changes when its own parameters name them (global
+        recoding: those of its breaks and levels), else ``()``: a step before a DP step
+        then names them with its family's option (``columns``, ``keys``)."""
+        return ()
+
+    def output_schema(self, schema: Schema) -> Schema:
+        """The schema of the table this method writes, from the schema of its input: the
+        kinds, categories and declared missing values the next step of a recipe reads. A
+        function of the declarations and the parameters alone, never of the data; the
+        methods that keep every column's kind (all but global recoding) return ``schema``."""
+        return schema
 
     def at_scale_refusal(self) -> str | None:
         """Why the Dask engine (:mod:`microagg.at_scale`) cannot run this method with these

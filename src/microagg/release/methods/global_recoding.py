@@ -6,16 +6,17 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from microagg.core.recoding import interval_labels, to_intervals, to_level
-from microagg.data.schema import Schema
+from microagg.data.schema import Attribute, Kind, Schema
 from microagg.data.table import category_labels, missing_mask
 from microagg.data.taxonomy import Taxonomy
-from microagg.errors import InputError, ParameterError
+from microagg.errors import InputError, ParameterError, SchemaError
 from microagg.options import Closed
 from microagg.release.inputs import require_known
 from microagg.release.key_reports import Recoded, RecodingReport
@@ -123,6 +124,7 @@ class GlobalRecoding(KeyMethod):
     summary: ClassVar[str] = "global recoding: taxonomy levels or intervals"
     command: ClassVar[str] = "recode"
     report_type: ClassVar[type[RecodingReport]] = RecodingReport
+    reads_weights: ClassVar[bool] = False  # every record is recoded the same way
 
     levels: tuple[tuple[str, int], ...] = param(
         Predicate(_levels, "COLUMN=LEVEL pairs"), default=(),
@@ -150,6 +152,34 @@ class GlobalRecoding(KeyMethod):
         return {"levels": dict(self.levels),
                 "breaks": {c: list(b) for c, b in self.breaks}, "closed": self.closed}
 
+    def reads_other_records(self) -> str | None:
+        """``None``: each record is recoded on its own by the declared breaks and taxonomy,
+        unless a break at a finite end leaves values that are refused, so that whether the
+        step runs follows one record's value."""
+        bounded = [c for c, edges in self.breaks
+                   if math.isfinite(edges[0]) or math.isfinite(edges[-1])]
+        if bounded:
+            return (f"the breaks of '{bounded[0]}' end at a finite value and a value beyond "
+                    "them is refused, so whether it runs follows one record; make the "
+                    "outer breaks -inf and inf")
+        return None
+
+    def named_columns(self) -> tuple[str, ...]:
+        return tuple(self.recoded_columns())
+
+    def output_schema(self, schema: Schema) -> Schema:
+        """The schema of the recoded table: a column cut by ``breaks`` is ordinal, its
+        categories the intervals' labels; a column recoded to a level of its taxonomy is
+        nominal, its categories the taxonomy's concepts at that level (every one, whatever
+        the data hold); a declared missing value is recoded with the column. The categories
+        are declared by the parameters and the taxonomy, so a DP step may read them."""
+        changed: dict[str, Attribute | None] = {
+            name: _interval_attribute(schema[name], edges, self.closed)
+            for name, edges in self.breaks if name in schema and schema[name].is_numeric}
+        changed |= {name: _level_attribute(schema[name], level) for name, level in self.levels
+                    if name in schema and schema[name].taxonomy is not None}
+        return Schema(tuple(changed.get(a.name) or a for a in schema))
+
     def recoded_columns(self) -> list[str]:
         return [c for c, _ in self.levels] + [c for c, _ in self.breaks]
 
@@ -169,6 +199,34 @@ class GlobalRecoding(KeyMethod):
         if data.design.strata is not None:
             notes.append("global recoding recodes every stratum the same way")
         return KeyStep(columns, {"recoded": recoded}, notes)
+
+
+def _interval_attribute(attribute: Attribute, edges: tuple[float, ...], closed: Closed
+                        ) -> Attribute:
+    """``attribute`` cut at ``edges``: ordinal, the intervals' labels its categories."""
+    labels = interval_labels(edges, closed)
+    missing = None
+    if attribute.missing is not None:
+        number = np.array([float(attribute.missing)])
+        inside = edges[0] <= number[0] <= edges[-1]
+        missing = labels[int(to_intervals(number, edges, closed=closed)[0])] if inside else None
+    return replace(attribute, kind=Kind.ORDINAL, domain=tuple(labels), taxonomy=None,
+                   missing=missing, observed=False, inferred=False)
+
+
+def _level_attribute(attribute: Attribute, level: int) -> Attribute | None:
+    """``attribute`` recoded to ``level`` of its taxonomy: nominal, the concepts at that
+    level its categories (``None`` when the taxonomy cannot be read: the step says why)."""
+    try:
+        taxonomy = Taxonomy.load(attribute.taxonomy)  # type: ignore[arg-type]
+    except SchemaError:
+        return None
+    declared = attribute.missing if attribute.missing in taxonomy.leaves else None
+    codes, concepts = to_level([*taxonomy.leaves, declared], taxonomy, level,
+                               name=attribute.name)
+    missing = concepts[int(codes[-1])] if declared is not None else None
+    return replace(attribute, kind=Kind.NOMINAL, domain=tuple(concepts), taxonomy=None,
+                   missing=missing, observed=False, inferred=False)
 
 
 def _to_level(data: KeyData, name: str, level: int) -> tuple[pd.Series, Recoded]:
