@@ -61,3 +61,14 @@ def test_a_stopped_measure_ends_at_its_next_check_and_begins_again_when_asked():
         assert state.memory[(id(frame), "suda")].future is not first
     finally:
         state.close()
+
+
+def test_a_running_comparison_offers_its_stop_and_a_stopped_one_says_so():
+    from microagg.ui.compare_tab import comparison_view
+
+    running = str(comparison_view(None, running=True, stopped=False))
+    assert 'id="stop_compare"' in running
+    stopped = str(comparison_view(None, running=False, stopped=True))
+    assert 'id="compare-stopped"' in stopped and "stop_compare" not in stopped
+    idle = str(comparison_view(None, running=False, stopped=False))
+    assert "compare-stopped" not in idle and "stop_compare" not in idle
