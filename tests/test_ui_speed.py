@@ -72,3 +72,25 @@ def test_a_running_comparison_offers_its_stop_and_a_stopped_one_says_so():
     assert 'id="compare-stopped"' in stopped and "stop_compare" not in stopped
     idle = str(comparison_view(None, running=False, stopped=False))
     assert "compare-stopped" not in idle and "stop_compare" not in idle
+
+
+def test_a_search_writes_how_far_it_is_and_stops_when_its_check_raises():
+    import numpy as np
+
+    from microagg.risk import suda2
+    from microagg.ui.risk_tab import _counted
+    from microagg.ui.session import Cancelled
+
+    codes = np.random.default_rng(0).integers(0, 4, (300, 6))
+    searched: dict = {}
+    suda2(codes, progress=_counted(lambda: None, searched, ("t",)))
+    assert 0 < searched[("t",)] <= search_cost(300, 6).subsets
+
+    def check():
+        if searched[("u",)] >= 5:
+            raise Cancelled
+
+    searched[("u",)] = 0
+    with pytest.raises(Cancelled):
+        suda2(codes, progress=_counted(check, searched, ("u",)))
+    assert searched[("u",)] == 5

@@ -185,18 +185,34 @@ def _begins_ahead(state: State, request: SudaRequest) -> bool:
 
 
 def _suda_waiting(result: Pending | SearchCost | str,
-                  suda_request: Callable[[], SudaRequest | str]) -> Any:
+                  suda_request: Callable[[], SudaRequest | str],
+                  searched: dict[tuple[Any, ...], int]) -> Any:
     """What the SUDA2 view says before its result: the cost of a search not begun, with the
-    button that begins it; a costly search running, with the button that stops it."""
+    button that begins it; a costly search running, with the subsets it has searched (read
+    again every second) and the button that stops it."""
     with reactive.isolate():
         request = suda_request()
     cost = None if isinstance(request, str) else _costly(request)
     if isinstance(result, SearchCost):
         return ui.div(ui.p(result.describe() + ".", id="suda-cost"),
                       ui.input_action_button("suda_start", "Search the special uniques"))
-    if isinstance(result, Pending) and cost is not None:
-        return ui.div(_said(result), ui.input_action_button("suda_stop", "Stop the search"))
+    if isinstance(result, Pending) and cost is not None and not isinstance(request, str):
+        reactive.invalidate_later(1.0)
+        done = searched.get(_said_key(request), 0)
+        return ui.div(_said(result), ui.p(f"{done:,} of up to {cost.subsets:,} subsets of the "
+                                          "keys searched", id="suda-searched"),
+                      ui.input_action_button("suda_stop", "Stop the search"))
     return _said(result)
+
+
+def _counted(check: Callable[..., None], searched: dict[tuple[Any, ...], int],
+             key: tuple[Any, ...]) -> Callable[[int], None]:
+    """SUDA2's progress callback: ``check`` (which stops it), and the subsets searched so
+    far written under ``key`` (read by the view on the event loop)."""
+    def progress(done: int) -> None:
+        check()
+        searched[key] = done
+    return progress
 
 
 def _suda_controls(input: Inputs, state: State,
@@ -229,6 +245,7 @@ def _suda_panel(input: Inputs, state: State,
     """SUDA2's special uniques: the search begun ahead, the summary, each key's share, the
     histogram of the DIS scores and the records with the highest."""
     session = require_active_session(None)
+    searched: dict[tuple[Any, ...], int] = {}  # subsets searched so far, by search
 
     def suda_request() -> SudaRequest | str:
         """The table, the settings and the SUDA2 search of the current view (at the default
@@ -241,10 +258,13 @@ def _suda_panel(input: Inputs, state: State,
             return "No key variable: declare quasi-identifiers on the Data tab."
         missing = input.missing_semantics()
 
-        def search(check: Callable[..., None]) -> Suda:
-            return suda2(key_codes(frame, keys), keys, missing, progress=check)
+        key = ("suda", tuple(keys), missing)
 
-        return frame, ("suda", tuple(keys), missing), search
+        def search(check: Callable[..., None]) -> Suda:
+            return suda2(key_codes(frame, keys), keys, missing,
+                         progress=_counted(check, searched, (id(frame), *key)))
+
+        return frame, key, search
 
     asked = _suda_controls(input, state, suda_request)
     waiting: list[tuple[asyncio.TimerHandle | None, Any]] = [(None, None)]
@@ -297,7 +317,7 @@ def _suda_panel(input: Inputs, state: State,
     def suda_summary() -> Any:
         result = suda_now()
         return (_suda_summary(result) if isinstance(result, Suda)
-                else _suda_waiting(result, suda_request))
+                else _suda_waiting(result, suda_request, searched))
 
     @render.ui
     def suda_contributions() -> Any:
