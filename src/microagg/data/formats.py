@@ -276,6 +276,11 @@ def write_format(frame: pd.DataFrame, path: Path, fmt: str) -> None:
     if fmt == "xlsx":
         _module("openpyxl", Path(f"x.{fmt}"))
         _check_excel_cells(frame)
+        from microagg.data.xlsxwrite import writable, write_xlsx
+
+        if writable(frame):
+            write_xlsx(frame, path)
+            return
         try:
             with open(path, "wb") as handle:
                 frame.to_excel(handle, index=False, engine="openpyxl")

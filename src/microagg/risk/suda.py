@@ -69,13 +69,58 @@ from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 from microagg.risk import _suda_kernels as kernels
 
-__all__ = ["Suda", "suda2"]
+__all__ = ["SearchCost", "Suda", "search_cost", "suda2"]
 
 MAX_KEYS = 62
 """Subsets of the keys are int64 bit masks."""
 
 _SCRATCH = 1 << 22
 """The largest table (entries, 32 MiB) of the dense renumbering; beyond it a hash does it."""
+
+
+SECONDS_PER_VISIT = 1e-7
+"""Seconds of one core per record and subset of the keys visited (UCI Adult, 9 to 14 keys,
+docs/benchmarks.md): the search's cost grows with both."""
+
+
+@dataclass(frozen=True)
+class SearchCost:
+    """What a SUDA2 search may cost before it begins: the subsets of the ``keys`` it may
+    visit (2^M − 1; prunings skip some), the ``records`` each may look at, and the
+    ``seconds`` of one core that takes at most, roughly (:data:`SECONDS_PER_VISIT`)."""
+
+    keys: int
+    records: int
+    subsets: int
+    seconds: float
+
+    def describe(self) -> str:
+        """The cost in one sentence, as the web app states it."""
+        return (f"SUDA2 over {self.keys} keys searches up to {self.subsets:,} subsets of "
+                f"the keys, each over up to {self.records:,} records: up to about "
+                f"{_duration(self.seconds)} of computing")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return "a second"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min"
+
+
+def search_cost(records: int, keys: int) -> SearchCost:
+    """The cost of a SUDA2 search over ``keys`` key variables and ``records`` records, before
+    it begins (an upper bound: every subset visited with every record).
+
+    Examples
+    --------
+    >>> cost = search_cost(32_561, 14)
+    >>> cost.subsets, cost.seconds > 10 * search_cost(32_561, 9).seconds
+    (16383, True)
+    """
+    subsets = (1 << keys) - 1
+    return SearchCost(keys, records, subsets, subsets * records * SECONDS_PER_VISIT)
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,14 @@
 (record-linkage) risk (:func:`~microagg.evaluation.compare.compare`), or methods for
 categorical keys at a categorical risk, the expected re-identifications, the global risk or
 the violations of k (:func:`~microagg.evaluation.key_compare.compare_keys`, ``--target-risk-
-kind``). The comparison runs in a worker thread with a progress bar; its report is shown in
-the page, under a summary of each method's calibrated value."""
+kind``). The comparison runs in a worker thread with a progress bar and a button that stops
+it before its next evaluation; its report is shown in the page, under a summary of each
+method's calibrated value."""
 
 from __future__ import annotations
 
 import base64
+import threading
 from collections.abc import Callable
 from html import escape
 from typing import Any
@@ -23,9 +25,9 @@ from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
 from microagg.options import MatchStatus
 from microagg.ui.forms import field_at_fault
 from microagg.ui.progress import Calibration, Feed, follow
-from microagg.ui.session import State, clear_errors, show_error
+from microagg.ui.session import Cancelled, State, clear_errors, show_error
 
-__all__ = ["compare_server", "iframe"]
+__all__ = ["compare_server", "comparison_view", "iframe"]
 
 RANK_FIELDS = {"target_risk": "target_risk", "methods": "methods", "columns": "columns",
                "seeds": "seeds"}
@@ -73,6 +75,8 @@ def _fault(exc: MicroaggError, fields: dict[str, str], fallback: str) -> str:
 def compare_server(input: Inputs, state: State) -> None:
     """Register the outputs and effects of the comparison tab."""
     compared: reactive.Value[tuple[Comparison, str] | None] = reactive.value(None)
+    stopping = threading.Event()  # set by the Stop button: the comparison running ends
+    stopped: reactive.Value[bool] = reactive.value(False)
 
     @reactive.effect
     def _columns() -> None:
@@ -97,19 +101,24 @@ def compare_server(input: Inputs, state: State) -> None:
     @ui.bind_task_button(button_id="run_compare")
     @reactive.extended_task
     async def compare_task(run: Callable[[Callable[[str], None]], Comparison], order: list[str],
-                           target_first: bool, bar: ui.Progress) -> tuple[Comparison, str]:
+                           target_first: bool, bar: ui.Progress
+                           ) -> tuple[Comparison, str] | None:
         from microagg.evaluation.html import comparison_html
 
         feed = Feed("comparing")
-        check = state.checker()  # the session ended: the comparison stops
+        stopping.clear()
+        check = state.checker(stopping)  # stopped, or the session ended: it ends there
         calibration = Calibration(feed, order, target_first)
 
         def progress(text: str) -> None:
             check()
             calibration(text)
 
-        def work() -> tuple[Comparison, str]:
-            result = run(progress)
+        def work() -> tuple[Comparison, str] | None:
+            try:
+                result = run(progress)
+            except Cancelled:
+                return None
             feed.set(1.0, "writing the report")
             return result, comparison_html(result)
 
@@ -185,13 +194,31 @@ def compare_server(input: Inputs, state: State) -> None:
             return
         with reactive.isolate():
             compared.set(done)
+            stopped.set(done is None)
+
+    @reactive.effect
+    @reactive.event(input.stop_compare)
+    def _stop() -> None:
+        stopping.set()  # the comparison ends before its next evaluation
 
     @render.ui
     def comparison() -> Any:
-        done = compared()
-        if done is None:
-            return ui.p("Choose what to compare, a target risk and the methods, then compare: "
-                        "each method's parameter is calibrated to the target and the methods "
-                        "are ranked by the utility they keep (paper 003).")
-        result, html = done
-        return ui.TagList(summary_html(result), iframe(html, "comparison-report"))
+        return comparison_view(compared(), running=compare_task.status() == "running",
+                               stopped=stopped())
+
+
+def comparison_view(done: tuple[Comparison, str] | None, *, running: bool,
+                    stopped: bool) -> Any:
+    """The comparison tab's result: while a comparison runs, the button that stops it; then
+    its summary and report, or that it was stopped."""
+    if running:
+        return ui.div(ui.p("Comparing: the progress bar says how far (bottom right)."),
+                      ui.input_action_button("stop_compare", "Stop the comparison"))
+    if done is None and stopped:
+        return ui.p("The comparison was stopped; nothing was compared.", id="compare-stopped")
+    if done is None:
+        return ui.p("Choose what to compare, a target risk and the methods, then compare: "
+                    "each method's parameter is calibrated to the target and the methods "
+                    "are ranked by the utility they keep (paper 003).")
+    result, html = done
+    return ui.TagList(summary_html(result), iframe(html, "comparison-report"))

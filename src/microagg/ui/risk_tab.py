@@ -24,6 +24,7 @@ from microagg.errors import InputError, MicroaggError
 from microagg.options import LDiversityKind
 from microagg.recipe.risk import RiskSummary
 from microagg.risk import LDiversity, Suda, l_diversity, suda2
+from microagg.risk.suda import SearchCost, search_cost
 from microagg.ui.plots import dis_histogram, l_histogram, percent, risk_histogram
 from microagg.ui.session import Pending, State, clear_error, show_error
 
@@ -32,6 +33,9 @@ __all__ = ["TOP_RECORDS", "risk_explained", "risk_server"]
 TOP_RECORDS = 20
 SETTLE = 1.0
 """Seconds the keys stay the same before their SUDA2 search begins in the background."""
+ASKED_SECONDS = 5.0
+"""A SUDA2 search that may cost more (:func:`~microagg.risk.suda.search_cost`) waits until
+the user asks for it, its cost stated, and can be stopped."""
 
 
 def _records(frame: pd.DataFrame, keys: list[str], order: np.ndarray,
@@ -188,11 +192,95 @@ def _record_risk_panel(input: Inputs, state: State,
 SudaRequest = tuple[pd.DataFrame, tuple[Any, ...], Callable[[Callable[..., None]], Suda]]
 
 
+def _costly(request: SudaRequest) -> SearchCost | None:
+    """The cost of a SUDA2 search the user must ask for (``None``: it begins by itself)."""
+    frame, key = request[0], request[1]
+    cost = search_cost(len(frame), len(key[1]))
+    return cost if cost.seconds > ASKED_SECONDS else None
+
+
+def _said_key(request: SudaRequest) -> tuple[Any, ...]:
+    """The search a user asked for: its table and settings."""
+    return (id(request[0]), *request[1])
+
+
+def _waits(state: State, request: SudaRequest,
+           asked: frozenset[tuple[Any, ...]]) -> SearchCost | None:
+    """The cost of a search that waits for the user to ask for it (``None``: it runs or
+    is done, or begins by itself)."""
+    cost = _costly(request)
+    if cost is None or _said_key(request) in asked or state.has(*request[:2]):
+        return None
+    return cost
+
+
+def _begins_ahead(state: State, request: SudaRequest) -> bool:
+    """Whether the search is to begin in the background: not begun, and not costly."""
+    return not state.has(*request[:2]) and _costly(request) is None
+
+
+def _suda_waiting(result: Pending | SearchCost | str,
+                  suda_request: Callable[[], SudaRequest | str],
+                  searched: dict[tuple[Any, ...], int]) -> Any:
+    """What the SUDA2 view says before its result: the cost of a search not begun, with the
+    button that begins it; a costly search running, with the subsets it has searched (read
+    again every second) and the button that stops it."""
+    with reactive.isolate():
+        request = suda_request()
+    cost = None if isinstance(request, str) else _costly(request)
+    if isinstance(result, SearchCost):
+        return ui.div(ui.p(result.describe() + ".", id="suda-cost"),
+                      ui.input_action_button("suda_start", "Search the special uniques"))
+    if isinstance(result, Pending) and cost is not None and not isinstance(request, str):
+        reactive.invalidate_later(1.0)
+        done = searched.get(_said_key(request), 0)
+        return ui.div(_said(result), ui.p(f"{done:,} of up to {cost.subsets:,} subsets of the "
+                                          "keys searched", id="suda-searched"),
+                      ui.input_action_button("suda_stop", "Stop the search"))
+    return _said(result)
+
+
+def _counted(check: Callable[..., None], searched: dict[tuple[Any, ...], int],
+             key: tuple[Any, ...]) -> Callable[[int], None]:
+    """SUDA2's progress callback: ``check`` (which stops it), and the subsets searched so
+    far written under ``key`` (read by the view on the event loop)."""
+    def progress(done: int) -> None:
+        check()
+        searched[key] = done
+    return progress
+
+
+def _suda_controls(input: Inputs, state: State,
+                   suda_request: Callable[[], SudaRequest | str]
+                   ) -> reactive.Value[frozenset[tuple[Any, ...]]]:
+    """The searches the user asked for (begun by the button that states their cost), and
+    the button that stops one: it ends at its next subset of the keys and is forgotten."""
+    asked: reactive.Value[frozenset[tuple[Any, ...]]] = reactive.value(frozenset())
+
+    @reactive.effect
+    @reactive.event(input.suda_start)
+    def _suda_start() -> None:
+        request = suda_request()
+        if not isinstance(request, str):
+            asked.set(asked() | {_said_key(request)})
+
+    @reactive.effect
+    @reactive.event(input.suda_stop)
+    def _suda_stop() -> None:
+        request = suda_request()
+        if not isinstance(request, str):
+            state.stop(*request[:2])
+            asked.set(asked() - {_said_key(request)})
+
+    return asked
+
+
 def _suda_panel(input: Inputs, state: State,
                 keyed: Callable[[], tuple[pd.DataFrame, list[str]] | None]) -> None:
     """SUDA2's special uniques: the search begun ahead, the summary, each key's share, the
     histogram of the DIS scores and the records with the highest."""
     session = require_active_session(None)
+    searched: dict[tuple[Any, ...], int] = {}  # subsets searched so far, by search
 
     def suda_request() -> SudaRequest | str:
         """The table, the settings and the SUDA2 search of the current view (at the default
@@ -205,11 +293,15 @@ def _suda_panel(input: Inputs, state: State,
             return "No key variable: declare quasi-identifiers on the Data tab."
         missing = input.missing_semantics()
 
+        key = ("suda", tuple(keys), missing)
+
         def search(check: Callable[..., None]) -> Suda:
-            return suda2(key_codes(frame, keys), keys, missing, progress=check)
+            return suda2(key_codes(frame, keys), keys, missing,
+                         progress=_counted(check, searched, (id(frame), *key)))
 
-        return frame, ("suda", tuple(keys), missing), search
+        return frame, key, search
 
+    asked = _suda_controls(input, state, suda_request)
     waiting: list[tuple[asyncio.TimerHandle | None, Any]] = [(None, None)]
 
     @reactive.effect
@@ -224,7 +316,7 @@ def _suda_panel(input: Inputs, state: State,
         if handle is not None and (pending != key or input.tabs() == "risk"):
             handle.cancel()  # the keys changed again, or the search begins now
             waiting[0] = (None, None)
-        if isinstance(request, str) or state.has(*request[:2]):
+        if isinstance(request, str) or not _begins_ahead(state, request):
             return
         if input.tabs() == "risk":
             session.on_flushed(lambda: state.begin(*request), once=True)
@@ -233,12 +325,15 @@ def _suda_panel(input: Inputs, state: State,
                 SETTLE, state.begin, *request), key)
 
     @reactive.calc
-    def suda_now() -> Suda | Pending | str:
+    def suda_now() -> Suda | Pending | SearchCost | str:
         """SUDA2 of the current table at the DIS fraction asked; a string says why there is
-        none."""
+        none, a cost that the search waits to be asked for."""
         request = suda_request()
         if isinstance(request, str):
             return request
+        cost = _waits(state, request, asked())
+        if cost is not None:
+            return cost
         fraction = input.dis_fraction()
         try:
             if fraction is None:
@@ -256,7 +351,8 @@ def _suda_panel(input: Inputs, state: State,
     @render.ui
     def suda_summary() -> Any:
         result = suda_now()
-        return _suda_summary(result) if isinstance(result, Suda) else _said(result)
+        return (_suda_summary(result) if isinstance(result, Suda)
+                else _suda_waiting(result, suda_request, searched))
 
     @render.ui
     def suda_contributions() -> Any:
@@ -271,13 +367,18 @@ def _suda_panel(input: Inputs, state: State,
     @render.ui
     def top_dis() -> Any:
         result, found = suda_now(), keyed()
-        if not isinstance(result, Suda) or found is None:
-            return None
-        order = result.dis_scores.argsort(kind="stable")[::-1][:TOP_RECORDS]
-        order = order[result.scores[order] > 0]
-        return _records(found[0], found[1], order, {
-            "SUDA score": [f"{v:,.0f}" for v in result.scores[order]],
-            "DIS score": [f"{v:.4g}" for v in result.dis_scores[order]]})
+        return _top_dis(result, found) if isinstance(result, Suda) else None
+
+
+def _top_dis(result: Suda, found: tuple[pd.DataFrame, list[str]] | None) -> Any:
+    """The records with the highest DIS scores."""
+    if found is None:
+        return None
+    order = result.dis_scores.argsort(kind="stable")[::-1][:TOP_RECORDS]
+    order = order[result.scores[order] > 0]
+    return _records(found[0], found[1], order, {
+        "SUDA score": [f"{v:,.0f}" for v in result.scores[order]],
+        "DIS score": [f"{v:.4g}" for v in result.dis_scores[order]]})
 
 
 def _sensitive_select(input: Inputs, state: State,

@@ -68,9 +68,15 @@ def serve(*, host: str = "127.0.0.1", port: int = 8000, token: str | None = None
     folder = server_folder()
     tempfile.tempdir = str(folder)  # the sessions' folders and Shiny's uploads go there
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    from microagg.ui.warm import start
+
+    warming = start()  # the first step's kernels compiled apart, if numba has not cached them
     try:
         app = Guard(make_app(limits), bound=host, allow_hosts=allow_hosts, token=token,
                     max_upload=limits.upload_bytes)
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:
+        if warming is not None and warming.poll() is None:
+            warming.terminate()
+            warming.wait(timeout=10)
         shutil.rmtree(folder, ignore_errors=True)

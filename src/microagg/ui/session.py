@@ -245,6 +245,19 @@ class State:
         """Whether a measure of ``frame`` under ``key`` is remembered (or begun)."""
         return (id(frame), *key) in self.memory
 
+    def running(self, frame: Any, key: tuple[Any, ...]) -> bool:
+        """Whether a measure of ``frame`` under ``key`` is begun and not done."""
+        entry = self.memory.get((id(frame), *key))
+        return entry is not None and not entry.future.done()
+
+    def stop(self, frame: Any, key: tuple[Any, ...]) -> None:
+        """Stop the measure of ``frame`` under ``key`` (at its next check) and forget it:
+        asked for again, it begins again."""
+        entry = self.memory.pop((id(frame), *key), None)
+        if entry is not None:
+            entry.stop.set()
+            entry.future.cancel()
+
     def begin(self, frame: Any, key: tuple[Any, ...],
               measure: Callable[[Callable[..., None]], Any]) -> None:
         """Begin ``measure(check)`` of ``frame`` in a worker (a view the user is likely to

@@ -1,0 +1,96 @@
+"""What the app computes and how long it takes: a SUDA2 search states its cost before it
+begins and can be stopped (microagg/risk/suda.py, ui/session.py, ui/risk_tab.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("shiny", reason="the web app needs the extra ui (shiny)")
+
+from shiny import reactive
+
+from microagg.risk.suda import search_cost
+
+
+def test_the_stated_cost_counts_the_subsets_and_grows_with_keys_and_records():
+    for keys in (1, 5, 14):
+        assert search_cost(1000, keys).subsets == 2**keys - 1
+    assert search_cost(1000, 10).seconds < search_cost(1000, 11).seconds
+    assert search_cost(1000, 10).seconds < search_cost(2000, 10).seconds
+    said = search_cost(32_561, 14).describe()
+    assert "14 keys" in said and "16,383 subsets" in said and "32,561 records" in said
+
+
+def test_adults_nine_keys_are_searched_at_once_its_fourteen_when_asked():
+    from microagg.ui.risk_tab import ASKED_SECONDS
+
+    assert search_cost(32_561, 9).seconds < ASKED_SECONDS < search_cost(32_561, 14).seconds
+
+
+def test_a_stopped_measure_ends_at_its_next_check_and_begins_again_when_asked():
+    from microagg.ui.session import Cancelled, Pending, State
+
+    state = State.new()
+    frame = pd.DataFrame({"a": [1, 2, 3]})
+    began = threading.Semaphore(0)
+
+    def endless(check):
+        began.release()
+        while True:
+            check()
+            time.sleep(0.01)
+
+    try:
+        with reactive.isolate():
+            assert isinstance(state.remembered(frame, ("suda",), endless), Pending)
+        assert began.acquire(timeout=10)
+        first = state.memory[(id(frame), "suda")].future
+        assert state.running(frame, ("suda",))
+        state.stop(frame, ("suda",))
+        with pytest.raises(Cancelled):
+            first.result(timeout=10)
+        assert not state.has(frame, ("suda",)) and not state.running(frame, ("suda",))
+        assert not state.jobs.stop.is_set()  # the session goes on
+        with reactive.isolate():
+            assert isinstance(state.remembered(frame, ("suda",), endless), Pending)
+        assert began.acquire(timeout=10)
+        assert state.memory[(id(frame), "suda")].future is not first
+    finally:
+        state.close()
+
+
+def test_a_running_comparison_offers_its_stop_and_a_stopped_one_says_so():
+    from microagg.ui.compare_tab import comparison_view
+
+    running = str(comparison_view(None, running=True, stopped=False))
+    assert 'id="stop_compare"' in running
+    stopped = str(comparison_view(None, running=False, stopped=True))
+    assert 'id="compare-stopped"' in stopped and "stop_compare" not in stopped
+    idle = str(comparison_view(None, running=False, stopped=False))
+    assert "compare-stopped" not in idle and "stop_compare" not in idle
+
+
+def test_a_search_writes_how_far_it_is_and_stops_when_its_check_raises():
+    import numpy as np
+
+    from microagg.risk import suda2
+    from microagg.ui.risk_tab import _counted
+    from microagg.ui.session import Cancelled
+
+    codes = np.random.default_rng(0).integers(0, 4, (300, 6))
+    searched: dict = {}
+    suda2(codes, progress=_counted(lambda: None, searched, ("t",)))
+    assert 0 < searched[("t",)] <= search_cost(300, 6).subsets
+
+    def check():
+        if searched[("u",)] >= 5:
+            raise Cancelled
+
+    searched[("u",)] = 0
+    with pytest.raises(Cancelled):
+        suda2(codes, progress=_counted(check, searched, ("u",)))
+    assert searched[("u",)] == 5
