@@ -160,7 +160,8 @@ def write_release(method: Any, *, input: Path, schema_path: Path | None, output:
     all or nothing; then print the method's report as JSON or by ``show``."""
     from microagg.data.formats import carry_labels
     from microagg.data.io import json_text
-    from microagg.release.sidecar import release_record, sidecar_path
+    from microagg.evaluation.release_record import release_record
+    from microagg.release.sidecar import sidecar_path
 
     kind = check_report(report, report_kind)
     schema = schema_of(schema_path)

@@ -20,7 +20,7 @@ from typing import Any
 import typer
 
 from microagg.cli.app import app
-from microagg.cli.flags import render
+from microagg.release.flags import render
 from microagg.data.schema import Role
 from microagg.errors import InputError
 from microagg.release.methods import Family, ReleaseMethod, family

@@ -24,7 +24,7 @@ import typer
 import microagg.interrupts as interrupts
 from microagg.cli.app import app, datasets_app
 from microagg.cli.common import warn as _warn
-from microagg.cli.flags import render
+from microagg.release.flags import render
 from microagg.errors import MicroaggError
 
 __all__ = ["INTERNAL", "INTERRUPTED", "app", "entry", "finish", "main"]
