@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 
 from microagg.errors import InputError
 
@@ -346,6 +345,7 @@ def progress_bar(total: int, description: str) -> Iterator[Callable[[int], None]
     if total < PROGRESS_MIN_ROWS or not sys.stderr.isatty():
         yield None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(),
@@ -361,6 +361,7 @@ def steps(description: str) -> Iterator[Callable[[str], None] | None]:
     if not sys.stderr.isatty():
         yield None
         return
+    from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"),

@@ -11,8 +11,6 @@ import numpy as np
 from microagg.core.distance import Categorical, scale
 from microagg.data.table import Table
 from microagg.options import Scaling
-from microagg.partition.mdav import mdav
-from microagg.partition.mdav_missing import mdav_missing
 from microagg.release.kanonymity import (
     KAnonymityMethod,
     Progress,
@@ -88,6 +86,10 @@ class MDAV(KAnonymityMethod):
     def _partition(self, X: np.ndarray, categorical: Categorical, threads: int | None,
                    progress: Progress | None) -> np.ndarray:
         """MDAV, or MDAV over the values present where some are missing."""
+
+        from microagg.partition.mdav import mdav
+        from microagg.partition.mdav_missing import mdav_missing
+
         if np.isnan(X).any() or (categorical.codes < 0).any():
             return mdav_missing(X, self.k, categorical=categorical, progress=progress,
                                 threads=threads)
