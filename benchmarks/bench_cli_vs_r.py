@@ -2,7 +2,8 @@
 n × 10 uniform values in [0, 1] (6 decimals), read from CSV and written to CSV, each timed
 from the shell (process start-up, reading, the partition, writing; microagg's also writes its
 report, OUT.report.json). Both run warm: microagg's kernels compiled and cached, R's package
-installed; the median of ``--repeat`` runs of each.
+installed; the median of ``--repeat`` runs of each, alternated; wall-clock and CPU seconds
+(user + system: the steadier figure on a machine shared with other work).
 
 The R side is ``sdcMicro::microaggregation(x, variables=names(x), aggr=5, method="mdav")``
 and ``write.csv`` of its masked table. It needs ``Rscript`` with sdcMicro installed (built
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -34,9 +36,18 @@ write.csv(m$mx, args[2], row.names=FALSE)
 
 
 def _seconds(command: list[str]) -> float:
+    return _timed(command)[0]
+
+
+def _timed(command: list[str]) -> tuple[float, float]:
+    """The wall-clock and CPU seconds (user + system) of one run of ``command``: on a
+    machine shared with other work, the CPU seconds are the steadier figure."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -60,26 +71,36 @@ def main() -> None:
             pd.DataFrame(rng.uniform(0, 1, (n, 10)).round(6),
                          columns=[f"a{j}" for j in range(10)]).to_csv(data, index=False)
             sys_cli(microagg, data, base / "m.csv")  # warm-up (kernels cached)
-            ours = [sys_cli(microagg, data, base / "m.csv") for _ in range(args.repeat)]
+            ours: list[tuple[float, float]] = []
+            theirs: list[tuple[float, float]] = []
+            for _ in range(args.repeat):  # alternated, so that both meet the same load
+                ours.append(sys_cli(microagg, data, base / "m.csv"))
+                if rscript is not None:
+                    theirs.append(_timed([rscript, str(script), str(data),
+                                          str(base / "r.csv")]))
             result = {"rows": n, "columns": 10, "k": 5,
-                      "microagg_seconds": round(statistics.median(ours), 3),
-                      "microagg_runs": [round(s, 3) for s in ours]}
+                      "microagg_seconds": round(statistics.median(w for w, _ in ours), 3),
+                      "microagg_runs": [round(w, 3) for w, _ in ours],
+                      "microagg_cpu_seconds": round(statistics.median(c for _, c in ours), 3)}
             start_up = [_seconds([microagg, "--version"]) for _ in range(args.repeat)]
             result["microagg_version_seconds"] = round(statistics.median(start_up), 3)
-            if rscript is not None:
-                theirs = [_seconds([rscript, str(script), str(data), str(base / "r.csv")])
-                          for _ in range(args.repeat)]
-                result["rscript_sdcmicro_seconds"] = round(statistics.median(theirs), 3)
-                result["rscript_runs"] = [round(s, 3) for s in theirs]
+            if theirs:
+                result["rscript_sdcmicro_seconds"] = round(
+                    statistics.median(w for w, _ in theirs), 3)
+                result["rscript_runs"] = [round(w, 3) for w, _ in theirs]
+                result["rscript_sdcmicro_cpu_seconds"] = round(
+                    statistics.median(c for _, c in theirs), 3)
                 result["speedup"] = round(result["rscript_sdcmicro_seconds"]
                                           / result["microagg_seconds"], 2)
+                result["cpu_speedup"] = round(result["rscript_sdcmicro_cpu_seconds"]
+                                              / result["microagg_cpu_seconds"], 2)
             print(json.dumps(result), flush=True)
 
 
-def sys_cli(microagg: str, data: Path, output: Path) -> float:
+def sys_cli(microagg: str, data: Path, output: Path) -> tuple[float, float]:
     for stale in (output, output.with_name(output.name + ".report.json")):
         stale.unlink(missing_ok=True)
-    return _seconds([microagg, "microaggregate", str(data), "-o", str(output), "--k", "5"])
+    return _timed([microagg, "microaggregate", str(data), "-o", str(output), "--k", "5"])
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from _harness import measure, run_cases
 
 
 def one(case: dict) -> dict:
-    from microagg.core.mechanisms import discrete_laplace
+    from microagg.core.samplers import discrete_laplace
     from microagg.release import dp_individual_ranking, dp_insensitive, dp_laplace
 
     if case["benchmark"] == "discrete-laplace":

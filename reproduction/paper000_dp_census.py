@@ -181,6 +181,16 @@ def main() -> None:
             record(PER_RECORD, epsilon, k, [per_record_noise(X, epsilon, k, widths, seed)
                                             for seed in range(runs)])
 
+    _print_crossovers(results, len(X))
+    _print_tables_1_2(results)
+    _print_table_7(results)
+
+
+Results = dict[tuple[str, float | None, int | None], dict]
+
+
+def _print_crossovers(results: Results, n: int) -> None:
+    """From which k every k of the grid beats plain Laplace noise, per calibration and ε."""
     for calibration in CALIBRATIONS:
         for epsilon in EPSILONS:
             baseline = results[(f"plain Laplace ({calibration})", epsilon, None)]["sse"]
@@ -189,7 +199,12 @@ def main() -> None:
             above = [k for k in KS if k > max(worse, default=0)]
             print(json.dumps({"crossover": calibration, "epsilon": epsilon,
                               "k_from_which_every_k_beats_plain_dp": min(above, default=None),
-                              "sqrt_n": round(len(X) ** 0.5, 1)}), flush=True)
+                              "sqrt_n": round(n ** 0.5, 1)}), flush=True)
+
+
+def _print_tables_1_2(results: Results) -> None:
+    """The paper's tables 1 and 2: SSE and record-linkage factors against MDAV and plain
+    Laplace noise."""
     for k in TABLE_KS:
         for i, epsilon in enumerate(EPSILONS):
             against = {"1": results[("MDAV", None, k)],
@@ -202,6 +217,10 @@ def main() -> None:
                         ("insensitive + DP (paper)", epsilon, k)]),
                     "ours_per_record": factors(against[table], results[(PER_RECORD, epsilon,
                                                                          k)])}), flush=True)
+
+
+def _print_table_7(results: Results) -> None:
+    """The paper's table 7: the variation of means and variances, against the paper's."""
     misfit: dict[str, list[float]] = {"insensitive + DP (paper)": [], PER_RECORD: []}
     for (statistic, name), rows in PAPER_TABLE_7.items():
         j = COLUMNS.index(name)

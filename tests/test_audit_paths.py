@@ -1,5 +1,5 @@
 """A DP release judged by everything each path writes or prints beside it: ``microagg dp``,
-``microagg run`` and the web app's own calls (microagg.evaluation.audit_paths), on two kinds of
+``microagg run`` and the web app's own calls (microagg.audit_paths), on two kinds of
 neighbours: one record replaced, and one cell missing where the schema declares what a
 missing cell is read as. Everything but the table must be the same on both (files, stdout,
 stderr, exit status); the table must keep the ε its privacy report claims.
@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from microagg.audit_paths import PATHS, Case, side_outputs, table_audit
 from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.evaluation.audit import epsilon_lower_bound
-from microagg.evaluation.audit_paths import PATHS, Case, side_outputs, table_audit
 
 pytest.importorskip("shiny")  # the app's path imports the app's modules
 

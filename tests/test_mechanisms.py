@@ -3,12 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from microagg.core.mechanisms import (
-    Budget,
-    discrete_laplace,
-    exponential_mechanism,
-    laplace_mechanism,
-)
+from microagg.core.mechanisms import Budget, exponential_mechanism, laplace_mechanism
+from microagg.core.samplers import discrete_laplace
 from microagg.errors import InputError, PrivacyError
 
 
@@ -96,7 +92,7 @@ def test_exponential_mechanism_probabilities():
 
 @pytest.mark.parametrize(("numerator", "denominator"), [(0, 3), (1, 3), (3, 3), (7, 2), (1, 1)])
 def test_bernoulli_exp_is_exact(numerator, denominator):
-    from microagg.core.mechanisms import _bernoulli_exp
+    from microagg.core.samplers import _bernoulli_exp
 
     rng = np.random.default_rng(numerator * 10 + denominator)
     block = np.empty(4096, dtype=np.int64)

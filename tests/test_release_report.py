@@ -89,7 +89,7 @@ def test_the_report_agrees_with_evaluate(run_cli, data, tmp_path):
 
 def test_record_linkage_and_rank_risk_are_skipped_above_the_row_limit():
     from microagg import MDAV
-    from microagg.release.sidecar import release_record
+    from microagg.evaluation.release_record import release_record
 
     synthetic = datasets.synthetic(60, 2, seed=0)
     method = MDAV(k=3)
@@ -106,7 +106,7 @@ def test_record_linkage_and_rank_risk_are_skipped_above_the_row_limit():
 
 def test_rows_dropped_as_incomplete_are_compared_with_their_own_input_rows():
     from microagg import MDAV
-    from microagg.release.sidecar import release_record
+    from microagg.evaluation.release_record import release_record
 
     frame = pd.DataFrame({"a": [1.0, 2.0, np.nan, 4.0, 5.0, 6.0, 7.0],
                           "b": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 70.0]}, index=list(range(7)))
@@ -227,7 +227,7 @@ def test_a_dp_html_report_shows_the_ledger_domains_and_unit_and_nothing_else(run
 
 def _record(frame: pd.DataFrame, schema):
     from microagg import MDAV
-    from microagg.release.sidecar import release_record
+    from microagg.evaluation.release_record import release_record
 
     method = MDAV(k=3)
     release = method.release(frame, schema=schema)

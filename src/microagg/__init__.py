@@ -102,7 +102,9 @@ __all__ = ["__version__", *sorted(_EXPORTS, key=str.lower)]
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":  # read on first use: the command line's start-up needs no metadata
-        globals()[name] = _installed_version()
+        from microagg.version import installed_version
+
+        globals()[name] = installed_version()
         return globals()[name]
     module = _EXPORTS.get(name)
     if module is None:
@@ -116,15 +118,6 @@ def __getattr__(name: str) -> Any:
     value = loaded if name in _SUBMODULES else getattr(loaded, name)
     globals()[name] = value
     return value
-
-
-def _installed_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("microagg")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without install
-        return "0+unknown"
 
 
 def _method_class(name: str) -> Any:

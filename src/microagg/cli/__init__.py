@@ -1,7 +1,7 @@
 """The ``microagg`` command line: one module per command, each thin (parse, call the
 library, print); the method options are generated from the method objects' fields
 (:mod:`microagg.cli.methods`) and library messages name flags through one table
-(:mod:`microagg.cli.flags`).
+(:mod:`microagg.release.flags`).
 
 ``microagg --version`` is answered here, before the commands (and with them pandas, numpy and
 numba) are imported; everything else goes to :mod:`microagg.cli.program`, imported on first
@@ -35,9 +35,9 @@ def entry() -> None:
 
 def _start() -> None:
     if sys.argv[1:] == ["--version"]:
-        from microagg import __version__
+        from microagg.version import installed_version
 
-        sys.stdout.write(f"microagg {__version__}\n")
+        sys.stdout.write(f"microagg {installed_version()}\n")
         raise SystemExit(0)
     for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
         if getattr(sys, name) is None:  # started with that stream closed: it goes nowhere

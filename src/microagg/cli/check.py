@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from microagg.cli.app import app, out
+from microagg.cli.app import command, out
 from microagg.cli.common import (
     DECIMAL,
     READS,
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from microagg.evaluation.check import TableCheck
 
 
-@app.command(short_help="Verify k-anonymity, l-diversity and/or t-closeness of a table.")
+@command("check")
 def check(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to verify ({READS})."),
     k: int | None = typer.Option(None, "--k", help="Required smallest equivalence class."),

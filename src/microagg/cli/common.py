@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 
 from microagg.errors import InputError
 
@@ -160,7 +159,8 @@ def write_release(method: Any, *, input: Path, schema_path: Path | None, output:
     all or nothing; then print the method's report as JSON or by ``show``."""
     from microagg.data.formats import carry_labels
     from microagg.data.io import json_text
-    from microagg.release.sidecar import release_record, sidecar_path
+    from microagg.evaluation.release_record import release_record
+    from microagg.release.sidecar import sidecar_path
 
     kind = check_report(report, report_kind)
     schema = schema_of(schema_path)
@@ -345,6 +345,7 @@ def progress_bar(total: int, description: str) -> Iterator[Callable[[int], None]
     if total < PROGRESS_MIN_ROWS or not sys.stderr.isatty():
         yield None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(),
@@ -360,6 +361,7 @@ def steps(description: str) -> Iterator[Callable[[str], None] | None]:
     if not sys.stderr.isatty():
         yield None
         return
+    from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"),

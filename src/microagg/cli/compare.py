@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from microagg.cli.app import app, out
+from microagg.cli.app import command, out
 from microagg.cli.common import (
     DECIMAL,
     READS,
@@ -31,8 +31,7 @@ KEYS_ONLY = {"keys": "--keys", "weight": "--weight", "k": "--k", "missing": "--m
              "match": "--match"}
 
 
-@app.command(short_help="Compare methods at equal risk (or equal utility) and rank them "
-                        "by the utility they keep (numeric columns or categorical keys).")
+@command("compare")
 def compare(
     input: Path = typer.Argument(..., metavar="IN", help=f"Original table ({READS})."),
     target_risk: str | None = typer.Option(None, "--target-risk", help="Risk to reach: a "

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from microagg.cli.app import app, out
+from microagg.cli.app import command, out
 from microagg.cli.common import (
     compile_notice,
     progress_bar,
 )
 
 
-@app.command(short_help="End-to-end run on embedded synthetic data.")
+@command("demo")
 def demo(
     n: int = typer.Option(2000, "--n", help="Records of the synthetic data."),
     k: int = typer.Option(5, "--k", help="Smallest cluster size."),

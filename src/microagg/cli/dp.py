@@ -42,8 +42,7 @@ def parse_bounds(value: str | None) -> dict[str, tuple[float, float]]:
     return found
 
 
-@family_command(Family.DIFFERENTIAL_PRIVACY, short_help="ε-differential privacy "
-                "(insensitive, individual-ranking, cross-moment, laplace).")
+@family_command(Family.DIFFERENTIAL_PRIVACY)
 def dp(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to protect ({common.READS})."),
     output: Path = typer.Option(..., "-o", "--output", help=f"Released table ({common.WRITES}); "

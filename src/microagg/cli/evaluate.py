@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from microagg.cli.app import app, out
+from microagg.cli.app import command, out
 from microagg.cli.common import (
     DECIMAL,
     READS,
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from microagg.evaluation.evaluate import Evaluation
 
 
-@app.command(short_help="Utility loss and disclosure risk of a masked table.")
+@command("evaluate")
 def evaluate(
     original: Path = typer.Argument(..., metavar="ORIGINAL",
                                     help=f"Original table ({READS})."),

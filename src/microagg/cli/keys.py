@@ -47,8 +47,7 @@ def _run(cls: type[ReleaseMethod], options: dict[str, Any] | None, **given: Any)
                   **given)
 
 
-@method_command(GlobalRecoding, "recode", short_help="Recode key variables: to a level of "
-                "their taxonomy, or numbers to intervals.", after="output")
+@method_command(GlobalRecoding, "recode", after="output")
 def recode(
     input: Path = INPUT,
     output: Path = OUTPUT,
@@ -69,9 +68,7 @@ def recode(
          keys=names(keys, "--keys"), roles=roles)
 
 
-@method_command(LocalSuppression, "suppress", short_help="Suppress key values to "
-                "k-anonymity (local suppression, as sdcMicro's localSuppression).",
-                after="keys")
+@method_command(LocalSuppression, "suppress", after="keys")
 def suppress(
     input: Path = INPUT,
     output: Path = OUTPUT,
@@ -91,8 +88,7 @@ def suppress(
          keys=names(keys, "--keys"), roles=roles)
 
 
-@method_command(InvariantPram, "pram", short_help="Post-randomize key variables (invariant "
-                "PRAM: the expected marginal kept).", after="keys")
+@method_command(InvariantPram, "pram", after="keys")
 def pram(
     input: Path = INPUT,
     output: Path = OUTPUT,
@@ -113,8 +109,7 @@ def pram(
          keys=names(keys, "--keys"), roles=roles, rng=seed)
 
 
-@method_command(TopBottomCoding, "topcode", short_help="Top and bottom coding of numeric "
-                "columns, at a value or a quantile.", after="columns")
+@method_command(TopBottomCoding, "topcode", after="columns")
 def topcode(
     input: Path = INPUT,
     output: Path = OUTPUT,

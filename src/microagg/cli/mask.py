@@ -28,8 +28,7 @@ METHODS_HELP = " | ".join(f"{m.name} (--{m.parameter})"  # type: ignore[attr-def
                           for m in family(Family.MASKING))
 
 
-@family_command(Family.MASKING, short_help="Mask numeric columns: correlated noise, "
-                "multiplicative noise, rank swapping, no ex-ante guarantee.")
+@family_command(Family.MASKING)
 def mask(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to mask ({READS})."),
     output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES}); its "

@@ -19,10 +19,10 @@ from typing import Any
 
 import typer
 
-from microagg.cli.app import app
-from microagg.cli.flags import render
+from microagg.cli.app import command as app_command
 from microagg.data.schema import Role
 from microagg.errors import InputError
+from microagg.release.flags import render
 from microagg.release.methods import Family, ReleaseMethod, family
 from microagg.release.params import (
     Choice,
@@ -106,16 +106,16 @@ def roles_given(given: dict[str, Any]) -> dict[str, Role]:
     return roles
 
 
-def family_command(of: Family, *, short_help: str, after: str = "method"
+def family_command(of: Family, *, after: str = "method"
                    ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Register the command of family ``of``: the template's own options, with the method
     options of the family placed after its option ``after``, and the role options
     (:data:`ROLE_OPTIONS`) after ``--schema``. The template receives the method options as
     ``options`` (name -> value, ``None`` when not given) and the roles as ``roles``."""
-    return _command(of.value, family_fields(of), len(family(of)), short_help, after)
+    return _command(of.value, family_fields(of), len(family(of)), after)
 
 
-def method_command(method: type[ReleaseMethod], name: str, *, short_help: str, after: str
+def method_command(method: type[ReleaseMethod], name: str, *, after: str
                    ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Register the command ``name`` of one method (a method with a command of its own):
     the template's own options, the method's options (from its fields) after the option
@@ -123,11 +123,10 @@ def method_command(method: type[ReleaseMethod], name: str, *, short_help: str, a
     ``options`` and ``roles``, like a family's command."""
     fields = {f.name: (f, [method.name]) for f in method_fields(method)
               if f.metadata.get("cli", True)}
-    return _command(name, fields, 1, short_help, after)
+    return _command(name, fields, 1, after)
 
 
-def _command(name: str, fields: dict[str, tuple[Field, list[str]]], everyone: int,
-             short_help: str, after: str
+def _command(name: str, fields: dict[str, tuple[Field, list[str]]], everyone: int, after: str
              ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def register(template: Callable[..., None]) -> Callable[..., None]:
         generated = [_option(f, takers, everyone) for f, takers in fields.values()]
@@ -147,7 +146,8 @@ def _command(name: str, fields: dict[str, tuple[Field, list[str]]], everyone: in
         command.__annotations__ = {p.name: p.annotation for p in parameters}
         command.__doc__ = template.__doc__
         command.__name__ = name
-        app.command(name, short_help=short_help)(command)
+        command.__module__ = template.__module__
+        app_command(name)(command)
         return template
 
     return register

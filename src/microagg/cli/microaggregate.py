@@ -37,8 +37,7 @@ __all__ = ["microaggregate"]
 METHODS_HELP = " | ".join(m.name for m in family(Family.K_ANONYMITY))
 
 
-@family_command(Family.K_ANONYMITY,
-                short_help="k-anonymity: replace quasi-identifiers by cluster means.")
+@family_command(Family.K_ANONYMITY)
 def microaggregate(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS})."),
     output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES}); its "

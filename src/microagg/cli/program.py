@@ -1,5 +1,5 @@
-"""The ``microagg`` program: every command registered on the app, and the one place where
-errors become a line and an exit code.
+"""The ``microagg`` program: the app (whose commands are imported one at a time, when they run:
+:mod:`microagg.cli.app`), and the one place where errors become a line and an exit code.
 
 Exit codes: 0 success; 1 a ``check`` found the property violated; 2 bad input (a one-line
 message on stderr names the file, column, value or option at fault, and no output is
@@ -22,20 +22,11 @@ from typing import Any
 import typer
 
 import microagg.interrupts as interrupts
-from microagg.cli.app import app, datasets_app
+from microagg.cli.app import app
 from microagg.cli.common import warn as _warn
-from microagg.cli.flags import render
 from microagg.errors import MicroaggError
 
 __all__ = ["INTERNAL", "INTERRUPTED", "app", "entry", "finish", "main"]
-
-COMMANDS = ("check", "risk", "evaluate", "schema", "microaggregate", "tclose", "dp", "mask",
-            "keys", "compare", "run", "ui", "demo", "datasets")
-"""The command modules, in the order ``--help`` lists them; each registers its command."""
-
-for _module in COMMANDS:
-    importlib.import_module(f"microagg.cli.{_module}")
-app.add_typer(datasets_app, name="datasets")
 
 INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
 INTERNAL = 3
@@ -103,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
 @functools.cache
 def _click_command() -> Any:
-    """The app as one Click command, built once (about 25 ms)."""
+    """The app as one Click group, built once; its commands are built when looked up."""
     return typer.main.get_command(app)
 
 
@@ -136,6 +127,8 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
 
 
 def _error(message: str) -> None:
+    from microagg.release.flags import render
+
     text = " ".join(render(str(message)).split())
     sys.stderr.write(f"microagg: error: {text}\n")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from microagg.cli.app import app, out
+from microagg.cli.app import command, out
 from microagg.cli.common import (
     DECIMAL,
     READS,
@@ -28,8 +28,7 @@ from microagg.cli.common import (
 from microagg.errors import InputError
 
 
-@app.command(short_help="Risk of categorical keys: frequencies, individual risk, SUDA2, "
-             "l-diversity.")
+@command("risk")
 def risk(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to measure ({READS})."),
     keys: str | None = typer.Option(None, "--keys", help="Key variables (quasi-identifiers), "

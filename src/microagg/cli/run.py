@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from microagg.cli.app import app, out
+from microagg.cli.app import command, out
 from microagg.cli.common import (
     OWNER_NOTICES_HELP,
     REPORT_HELP,
@@ -28,7 +28,7 @@ from microagg.errors import InputError
 __all__ = ["run"]
 
 
-@app.command("run", short_help="Apply a recipe: its steps in order, risk after each.")
+@command("run")
 def run(
     recipe: Path = typer.Argument(..., metavar="RECIPE", help="Recipe file (YAML): the "
                                   "input, its schema and the steps, as `microagg ui` "

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import typer
 
-from microagg.cli.app import app, out
+from microagg.cli.app import command, out
 from microagg.cli.common import outputs, sources
 from microagg.errors import InputError
 
 __all__ = ["schema"]
 
 
-@app.command(short_help="Write the roles and kinds read off a table as a schema to edit.")
+@command("schema")
 def schema(
     input: Path = typer.Argument(..., metavar="IN", help="Table to describe."),
     output: Path = typer.Option(..., "-o", "--output", help="Schema file to write (YAML)."),

@@ -29,8 +29,7 @@ __all__ = ["tclose"]
 METHODS_HELP = " | ".join(f"{m.name}" for m in family(Family.T_CLOSENESS))
 
 
-@family_command(Family.T_CLOSENESS, short_help="k-anonymous t-closeness: merge, "
-                "k-anonymity-first, t-closeness-first.")
+@family_command(Family.T_CLOSENESS)
 def tclose(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS})."),
     output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES}); its "

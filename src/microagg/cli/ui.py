@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import typer
 
-from microagg.cli.app import app, out
+from microagg.cli.app import command, out
 
 __all__ = ["ui"]
 
 
-@app.command("ui", short_help="Serve the web application on this machine (a browser page).")
+@command("ui")
 def ui(
     port: int = typer.Option(8000, "--port", help="The port to serve on."),
     host: str = typer.Option("127.0.0.1", "--host", help="The address to bind: 127.0.0.1 "

@@ -40,7 +40,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from microagg.core._row_hash import first_appearance_ids
 from microagg.data.table import missing_mask
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
@@ -109,6 +108,9 @@ def combination_ids(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
     """One int64 id per row of ``codes`` (codes ≥ -1) for its combination of values on
     ``columns``: ids 0, 1, … in order of first appearance (one hashed pass over the rows,
     :func:`microagg.core._row_hash.first_appearance_ids`)."""
+
+    from microagg.core._row_hash import first_appearance_ids
+
     words = np.ascontiguousarray(np.asarray(codes, dtype=np.int64)[:, list(columns)].T)
     return first_appearance_ids(words.view(np.uint64))
 
@@ -127,6 +129,9 @@ def value_ids(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     >>> value_ids(frame, ["age", "sex"]).tolist()
     [0, 1, 0, 2, 2]
     """
+
+    from microagg.core._row_hash import first_appearance_ids
+
     words = np.empty((len(columns), len(frame)), dtype=np.uint64)
     for j, name in enumerate(columns):
         column = frame[name]

@@ -37,8 +37,9 @@ neighbour's e^-36.5 gets 2^-53, an infinite privacy loss. So, like the Laplace r
 
 **Budget.** Every split of ε (attributes, statistics, groups) is made by a :class:`Budget`
 (:mod:`microagg.core.budget`), which records it for the privacy report and never hands out
-more than the total. The exact samplers are in :mod:`microagg.core.samplers`; this module
-re-exports the names of both, so ``from microagg.core.mechanisms import Budget`` still works.
+more than the total. The exact samplers are in :mod:`microagg.core.samplers`, imported when a
+mechanism runs; this module re-exports the budget's names and :func:`make_rng`
+(:mod:`microagg.core.rng`), so ``from microagg.core.mechanisms import Budget`` still works.
 """
 
 from __future__ import annotations
@@ -50,10 +51,7 @@ from typing import Any
 import numpy as np
 
 from microagg.core.budget import MAX_EPSILON, Budget, attribute_budgets, check_epsilon
-
-# Re-exported: the tests of the exact Bernoulli sampler import it from here.
-from microagg.core.samplers import _bernoulli_exp as _bernoulli_exp
-from microagg.core.samplers import discrete_laplace, exponential_choices, make_rng
+from microagg.core.rng import make_rng
 from microagg.errors import InputError, PrivacyError
 
 __all__ = [
@@ -62,7 +60,6 @@ __all__ = [
     "ExponentialRelease",
     "LaplaceRelease",
     "attribute_budgets",
-    "discrete_laplace",
     "exponential_mechanism",
     "laplace_mechanism",
     "make_rng",
@@ -141,6 +138,9 @@ def laplace_mechanism(values: np.ndarray, *, sensitivity: float, epsilon: float,
     Values are first clipped into their domain: a mean of values at the upper bound may exceed
     it by an ulp, and clipping is 1-Lipschitz, so it cannot raise the sensitivity (whether a
     release succeeds must not depend on the data)."""
+
+    from microagg.core.samplers import discrete_laplace
+
     epsilon = check_epsilon(epsilon)
     sensitivity = _check_sensitivity(sensitivity)
     values = np.asarray(values, dtype=np.float64)
@@ -185,6 +185,9 @@ def exponential_mechanism(quality: np.ndarray, *, sensitivity: float, epsilon: f
     """One choice per row of ``quality`` (rows: independent selections; columns: candidates),
     with P(t) ∝ exp(ε' q(t) / (2 Δq)), ε' <= ε, sampled exactly (module docstring). Returns
     the chosen column indices and what was done."""
+
+    from microagg.core.samplers import exponential_choices
+
     epsilon = check_epsilon(epsilon)
     sensitivity = _check_sensitivity(sensitivity)
     quality = np.atleast_2d(np.asarray(quality, dtype=np.float64))

@@ -6,8 +6,8 @@ choices of the exponential mechanism by rejection from uniform proposals with ex
 Bernoulli(exp(−a/b)) trials: only integer comparisons against uniform integers, each made from
 a 62-bit word of the caller's numpy Generator by mask-and-reject (exactly uniform). The
 mechanisms built on them, and why they are sampled this way, are in
-:mod:`microagg.core.mechanisms` (which re-exports :func:`make_rng` and
-:func:`discrete_laplace`).
+:mod:`microagg.core.mechanisms`; the generator they draw from is made by
+:func:`microagg.core.rng.make_rng`.
 """
 
 from __future__ import annotations
@@ -17,21 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
+from microagg.core.rng import make_rng
 from microagg.core.threads import most_threads
 from microagg.errors import InputError
 
-__all__ = ["discrete_laplace", "exponential_choices", "make_rng"]
-
-
-def make_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
-    """A numpy Generator from a Generator, a seed, or None (fresh OS entropy)."""
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, (int, np.integer)) and rng < 0:
-        raise InputError(f"the seed must be a non-negative integer, got {rng}")
-    if rng is None or isinstance(rng, (int, np.integer)):
-        return np.random.default_rng(rng)
-    raise InputError(f"rng must be a numpy Generator, a seed or None, got {rng!r}")
+__all__ = ["discrete_laplace", "exponential_choices"]
 
 
 # Uniform words: 62 random bits each, drawn from the Generator in blocks (a power-of-two range,

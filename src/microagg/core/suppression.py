@@ -217,8 +217,10 @@ def _popcount(m: int) -> int:
     return count
 
 
+# C901 waived: a numba kernel; its branches share the loop's local state, and a split
+# into functions would pass that state through calls in the innermost loop.
 @numba.njit(cache=True)
-def _greedy(X: np.ndarray, f: np.ndarray, k: int, mask: int, order: np.ndarray,
+def _greedy(X: np.ndarray, f: np.ndarray, k: int, mask: int, order: np.ndarray,  # noqa: C901
             cost: np.ndarray) -> None:
     """Pass 1 for one constraint (module docstring); ``f`` holds its frequencies."""
     q, n = X.shape
@@ -277,8 +279,10 @@ def _greedy(X: np.ndarray, f: np.ndarray, k: int, mask: int, order: np.ndarray,
                     X[c, j] = -1
 
 
+# C901 waived: a numba kernel; its branches share the loop's local state, and a split
+# into functions would pass that state through calls in the innermost loop.
 @numba.njit(cache=True)
-def _restore(X: np.ndarray, X0: np.ndarray, F: np.ndarray, ks: np.ndarray,
+def _restore(X: np.ndarray, X0: np.ndarray, F: np.ndarray, ks: np.ndarray,  # noqa: C901
              masks: np.ndarray, rows: np.ndarray, keys: np.ndarray) -> tuple[int, bool]:
     """Pass 2 (module docstring): put back each suppressed value (rows[t], keys[t]) whose
     restoration keeps every constraint holding its key k-anonymous; ``F`` holds every

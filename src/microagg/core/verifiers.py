@@ -24,16 +24,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from microagg.core.emd import GroundModel, emd_by_class, emd_of_counts
 from microagg.core.frequencies import combinations, key_codes, matching_pairs, value_ids
 from microagg.data.schema import Kind
 from microagg.data.table import Table, missing_mask
 from microagg.errors import InputError
 from microagg.options import GroundDistance, MissingValues, parse
+
+if TYPE_CHECKING:
+    from microagg.core.emd import GroundModel
 
 __all__ = [
     "KAnonymity",
@@ -148,6 +151,9 @@ def emd_by_written_class(frame: pd.DataFrame, quasi: Sequence[str], model: Groun
     class of ``frame`` over ``quasi``, a missing value being treated by ``missing``: its own
     value (``category``), or matching any value (``matches-any``), in which case the EMD is
     that of the matching set of every combination of values written (module docstring)."""
+
+    from microagg.core.emd import emd_by_class, emd_of_counts
+
     missing = parse(MissingValues, missing, "missing")
     _require_columns(frame, list(quasi))
     codes = key_codes(frame, quasi)
@@ -218,6 +224,8 @@ def _missing_values(values: np.ndarray) -> int:
 
 def _model(name: str, values: np.ndarray, distance: GroundDistance,
            parent: np.ndarray | None) -> GroundModel:
+    from microagg.core.emd import GroundModel
+
     gaps = _missing_values(values)
     if gaps and distance is GroundDistance.ORDERED:
         raise InputError(

@@ -40,10 +40,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from microagg.data.column_checks import refuse_numbers_read_as_text
-from microagg.data.yamlfile import load_yaml
 from microagg.errors import InputError, SchemaError
 
 __all__ = ["Attribute", "Kind", "Role", "Schema"]
@@ -444,6 +442,8 @@ class Schema:
     @classmethod
     def load(cls, path: str | Path) -> Schema:
         """Read a schema from a YAML file; taxonomy paths are relative to the file's folder."""
+        from microagg.data.yamlfile import load_yaml
+
         path = Path(path)
         data = load_yaml(path, "schema file")
         try:
@@ -452,6 +452,9 @@ class Schema:
             raise SchemaError(f"schema file {path}: {exc}") from None
 
     def dumps(self, base_dir: Path | None = None) -> str:
+        """The schema as YAML text (taxonomy paths relative to ``base_dir``)."""
+        import yaml
+
         return yaml.safe_dump(
             self.to_dict(base_dir), sort_keys=False, allow_unicode=True, default_flow_style=None
         )

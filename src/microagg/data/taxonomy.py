@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from microagg.data.yamlfile import load_yaml
 from microagg.errors import SchemaError
 
 __all__ = [
@@ -220,6 +219,8 @@ class Taxonomy:
         """A taxonomy file: ARX hierarchy CSV (``.csv``) or nested YAML (``.yaml``/``.yml``)."""
         path = Path(path)
         if path.suffix.lower() in (".yaml", ".yml"):
+            from microagg.data.yamlfile import load_yaml
+
             data = load_yaml(path, "taxonomy file")
             try:
                 return cls.from_mapping(data, leaf_order)

@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg import __version__
 from microagg.core.aggregate import replace_by_means
 from microagg.core.masking import correlated_noise, multiplicative_noise, rank_swap
 from microagg.data.schema import Schema
@@ -78,6 +77,7 @@ from microagg.options import (
 )
 from microagg.partition.mdav import mdav
 from microagg.partition.univariate import individual_ranking
+from microagg.version import installed_version
 
 __all__ = ["DEFAULT_METHODS", "DP_RANKING_K", "GRID_POINTS", "MAX_SEEDS", "MAX_STEPS",
            "RESOLUTION", "SCATTER_EMD_POINTS", "UTILITY_SEEDS", "Candidate", "Comparison",
@@ -239,5 +239,5 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
          "domains": _domains(names, lows, highs, sources)},
         results, ranking(results, target),
         {"input": source, "created": datetime.now(UTC).isoformat(timespec="seconds"),
-         "microagg": __version__,
+         "microagg": installed_version(),
          "columns_left_out": [str(c) for c in frame.columns if c not in names]})

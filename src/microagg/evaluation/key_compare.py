@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg import __version__
 from microagg.data.schema import Role, Schema
 from microagg.data.weights import sampling_weights
 from microagg.errors import InputError
@@ -70,6 +69,7 @@ from microagg.release.design import Design
 from microagg.release.inputs import resolve_schema
 from microagg.release.keys import KeyData
 from microagg.risk.categorical import categorical_risk
+from microagg.version import installed_version
 
 __all__ = ["DEFAULT_KEY_METHODS", "KeyCalibrator", "compare_keys"]
 
@@ -296,7 +296,7 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
         measure.definition(weight), _data(inp, measure, reasons, chosen), results,
         ranking(results, Target.RISK),
         {"input": source, "created": datetime.now(UTC).isoformat(timespec="seconds"),
-         "microagg": __version__,
+         "microagg": installed_version(),
          "columns_left_out": [str(c) for c in frame.columns
                               if c not in keys and c != weight]},
         dict(UTILITY_DEFINITION), measure.kind, match)

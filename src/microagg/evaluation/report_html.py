@@ -233,7 +233,7 @@ def release_html(record: ReleaseRecord, kind: ReportKind | str = ReportKind.INTE
     Examples
     --------
     >>> import microagg
-    >>> from microagg.release.sidecar import release_record
+    >>> from microagg.evaluation.release_record import release_record
     >>> data = microagg.datasets.synthetic(200, 2, seed=0)
     >>> method = microagg.MDAV(k=5)
     >>> release = method.release(data.frame, schema=data.schema)

@@ -63,8 +63,10 @@ def categories(categorical: Categorical) -> Categories:
         squared=categorical.squared() if q else np.zeros((0, 1, 1)))
 
 
+# C901 waived: a numba kernel; its branches share the loop's local state, and a split
+# into functions would pass that state through calls in the innermost loop.
 @numba.njit(cache=True)
-def category_centroid(counts, delta, parent, ordinal):
+def category_centroid(counts, delta, parent, ordinal):  # noqa: C901
     """Marginality centroid (000 eq. 5) of the sample with ``counts`` per concept: among the
     concepts of the minimal sub-taxonomy covering it (for an ordinal chain, the levels between
     its smallest and largest), the least marginal; ties to the lowest concept number.

@@ -74,8 +74,10 @@ def _largest_emd(codes, c, tables, scratch):
     return worst
 
 
+# C901 waived: a numba kernel; its branches share the loop's local state, and a split
+# into functions would pass that state through calls in the innermost loop.
 @numba.njit(cache=True)
-def merge_classes(X, concepts, cats, labels, classes, t, tables, scratch, stack):
+def merge_classes(X, concepts, cats, labels, classes, t, tables, scratch, stack):  # noqa: C901
     """Alg. 1's loop on the partition ``labels`` (0..classes-1, relabelled in place);
     returns the merges made. ``cats`` is a :class:`._concepts.Categories`, ``tables`` and
     ``scratch`` the EMD tables of the confidential attributes, ``stack`` the k-d tree's

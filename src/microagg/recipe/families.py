@@ -23,6 +23,7 @@ import pandas as pd
 
 from microagg.data.schema import Schema
 from microagg.errors import InputError, MicroaggError, ParameterError
+from microagg.evaluation.release_record import release_record
 from microagg.release.base import Release
 from microagg.release.methods import Family, ReleaseMethod
 from microagg.release.sidecar import (
@@ -31,7 +32,6 @@ from microagg.release.sidecar import (
     PrivacyRecord,
     ReleaseRecord,
     privacy_record,
-    release_record,
 )
 
 __all__ = ["ADAPTERS", "Adapter", "Applied", "Option", "OptionKind", "adapter", "step_seed"]

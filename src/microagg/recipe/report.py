@@ -139,14 +139,14 @@ def recipe_report(run: RecipeRun, measured: bool = True) -> RecipeReport:
     >>> report["format"], report["steps"][0]["risk_after"]["violations"]["5"]
     ('microagg-recipe-report/1', 0)
     """
-    from microagg import __version__
+    from microagg.version import installed_version
 
     first = before = _risk_of(lambda: run.risk_before) if measured else None
     entries = []
     for index, result in enumerate(run.results):
         entries.append(StepEntry.of(index, result, before))
         before = entries[-1].risk_after
-    return RecipeReport(run.recipe.to_dict(), run.source, __version__,
+    return RecipeReport(run.recipe.to_dict(), run.source, installed_version(),
                         datetime.now(UTC).isoformat(timespec="seconds"), len(run.frame),
                         run.rows_aligned, run.guarantee, privacy_of(run), first, entries)
 
@@ -169,7 +169,7 @@ def privacy_of(run: RecipeRun) -> dict[str, Any] | None:
     >>> report["differentially_private"], report["epsilon"], report["steps"][0]["step"]
     (True, 1.0, 1)
     """
-    from microagg import __version__
+    from microagg.version import installed_version
 
     privacy = run.privacy
     if privacy is None:
@@ -187,7 +187,7 @@ def privacy_of(run: RecipeRun) -> dict[str, Any] | None:
         **privacy.to_dict(), "records": len(run.frame),
         "columns": [str(c) for c in run.frame.columns], "rows_aligned": False,
         "input": InputFile(run.source.name, withheld=WITHHELD).to_dict(),
-        "microagg_version": __version__,
+        "microagg_version": installed_version(),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "risk_and_utility": NO_FIGURES, "steps": steps,
         "post_processing": [f"step {i + 1}: {r.step.describe()}"

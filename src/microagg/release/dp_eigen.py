@@ -44,13 +44,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import permutations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from microagg.core.aggregate import ClusterMoments
 from microagg.core.mechanisms import laplace_mechanism
 from microagg.core.synthesis import covariance_bound
+
+if TYPE_CHECKING:
+    from microagg.core.aggregate import ClusterMoments
 
 __all__ = ["EigenPairs", "coefficients_of", "eigen_pairs", "eigenvalue_sensitivity",
            "eigenvector_bounds", "entry_bound", "perturb_eigen", "symmetric_matrices"]

@@ -9,10 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from microagg.core.aggregate import cluster_sizes, replace_by_centroids, replace_by_means
 from microagg.core.distance import Categorical
 from microagg.core.frequencies import all_missing_note
-from microagg.core.threads import check_threads
 from microagg.core.verifiers import k_anonymity
 from microagg.data.schema import Role, Schema
 from microagg.data.table import (
@@ -83,6 +81,9 @@ def replace_by_clusters(table: Table, columns: Sequence[str], labels: np.ndarray
     centroids are over the values present; a missing value stays missing, or with
     ``fill_missing`` (one partition only) takes its cluster's value, so that every record of
     a cluster is written alike (a value missing in the whole cluster stays missing)."""
+
+    from microagg.core.aggregate import replace_by_centroids, replace_by_means
+
     numeric_chosen = [c for c in columns if table.schema[c].is_numeric]
     categorical_chosen = [c for c in columns if table.schema[c].is_categorical]
     numeric = table.numeric.copy()
@@ -173,6 +174,9 @@ class KAnonymityMethod(ReleaseMethod):
         values into their declared domains; ``threads`` caps the partitioner's threads;
         ``progress`` is called with the records clustered so far.
         """
+
+        from microagg.core.threads import check_threads
+
         if threads is not None and not self.uses_threads:
             raise ParameterError("threads", f"applies to methods that split their passes "
                                  f"between threads, not {self.name}")
@@ -294,6 +298,8 @@ def _anonymity(frame: pd.DataFrame, columns: Sequence[str], k: int) -> Anonymity
 
 
 def _histogram(labels: np.ndarray) -> dict[str, int]:
+    from microagg.core.aggregate import cluster_sizes
+
     sizes = cluster_sizes(labels)
     values, counts = np.unique(sizes, return_counts=True)
     return {str(int(v)): int(c) for v, c in zip(values, counts, strict=True)}
@@ -301,6 +307,9 @@ def _histogram(labels: np.ndarray) -> dict[str, int]:
 
 def clusters_of(labels: np.ndarray) -> Clusters:
     """The clusters of a partition (1-D labels): count, smallest, largest, size histogram."""
+
+    from microagg.core.aggregate import cluster_sizes
+
     sizes = cluster_sizes(labels)
     return Clusters(count=int(sizes.size), size_histogram=_histogram(labels),
                     smallest=int(sizes.min()), largest=int(sizes.max()))

@@ -1,5 +1,6 @@
 """The reports of the methods for categorical keys (global recoding, local suppression, PRAM)
-and the parts of ``OUT.report.json`` they give (:func:`record_parts`).
+(the parts of ``OUT.report.json`` they give are made by
+:mod:`microagg.evaluation.release_record`).
 
 Every report holds what the family shares (:class:`KeyReport`: the keys, the columns
 changed, the sample frequencies of the keys before and after, the survey design) and the
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,11 +23,8 @@ from microagg.data.table import missing_mask
 from microagg.options import MissingValues
 from microagg.release.report import Anonymity, Entry, plain
 
-if TYPE_CHECKING:
-    from microagg.release.sidecar import ColumnRoles, Guarantee, Risk, Utility
-
 __all__ = ["RISK_KS", "KeyReport", "KeyRisk", "PramMatrix", "PramReport", "Recoded",
-           "RecodingReport", "SuppressionReport", "key_risk", "record_parts"]
+           "RecodingReport", "SuppressionReport", "key_risk"]
 
 RISK_KS = (2, 3, 5)
 """The k for which every report counts the records below k (and the method's own k)."""
@@ -167,61 +165,3 @@ class PramReport(KeyReport):
     marginal: str  # which marginal is kept (counts, or weighted by the weight column)
     matrices: list[PramMatrix]
     changed_values: dict[str, int]
-
-
-def record_parts(report: KeyReport, original: pd.DataFrame, written: pd.DataFrame
-                 ) -> tuple[ColumnRoles, Guarantee, dict[str, Risk], Utility, str]:
-    """The columns, guarantee, risk, utility and measures of ``OUT.report.json`` for a
-    release of this family (:func:`~microagg.release.sidecar.release_record`): risk over
-    the keys with a missing value matching any value; utility per changed column."""
-    from microagg.evaluation.utility import js_divergence
-    from microagg.release.sidecar import ColumnRoles, Guarantee, Utility
-
-    roles = ColumnRoles(masked=list(report.changed), confidential=[],
-                        released_unchanged=report.released_unchanged,
-                        identifiers_dropped=report.identifiers_dropped)
-    statement, holds, semantics = report.guarantee()
-    guarantee = Guarantee(statement, holds, list(report.keys), semantics)
-    risk = {"before": _risk(report.before, len(original)),
-            "after": _risk(report.after, len(written))}
-    per: dict[str, Any] = {}
-    for column in report.changed:
-        a, b = _labels(original[column]), _labels(written[column])
-        bins = sorted(set(a) | set(b))
-        p = pd.Series(a).value_counts().reindex(bins, fill_value=0).to_numpy(float)
-        r = pd.Series(b).value_counts().reindex(bins, fill_value=0).to_numpy(float)
-        changed = int((a != b).sum())
-        per[column] = {"changed": changed, "changed_percent": 100.0 * changed / len(a),
-                       "missing_before": int((a == _MISSING).sum()),
-                       "missing_after": int((b == _MISSING).sum()),
-                       "categories_before": len(set(a) - {_MISSING}),
-                       "categories_after": len(set(b) - {_MISSING}),
-                       "jsd": js_divergence(p / p.sum(), r / r.sum())}
-    mean_jsd = float(np.mean([v["jsd"] for v in per.values()])) if per else 0.0
-    utility = Utility(None, None, mean_jsd, None, None, None, None, per)
-    measures = ("risk: the sample frequencies f_k of the keys, a missing value matching any "
-                "value, within each stratum when there are strata (unique_percent: records "
-                "with f_k = 1; smallest_class: the smallest f_k). Utility, per changed "
-                "column: the values changed, the missing values and categories before and "
-                "after, and the Jensen-Shannon divergence (base 2) "
-                "of its marginal, a missing value counted as a category; jsd is their mean")
-    return roles, guarantee, risk, utility, measures
-
-
-_MISSING = "\x00missing"
-
-
-def _labels(series: pd.Series) -> np.ndarray:
-    from microagg.data.table import category_labels
-
-    labels = category_labels(series).to_numpy(dtype=object)
-    labels[missing_mask(series)] = _MISSING
-    return labels
-
-
-def _risk(frequencies: KeyRisk, records: int) -> Risk:
-    from microagg.release.sidecar import Risk
-
-    return Risk(records=records,
-                unique_percent=float(100.0 * frequencies.sample_uniques / records),
-                smallest_class=frequencies.smallest_class, classes=frequencies.classes)

@@ -46,12 +46,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from microagg.core.aggregate import ClusterMoments, moment_indices
 from microagg.core.mechanisms import laplace_mechanism
 from microagg.core.synthesis import (
     covariance_bound,
@@ -64,6 +63,9 @@ from microagg.options import (
     CoskewnessTerms,
     MomentVariant,
 )
+
+if TYPE_CHECKING:
+    from microagg.core.aggregate import ClusterMoments
 
 __all__ = [
     "EIGEN_NOISE_NOTE",
@@ -114,6 +116,9 @@ def statistic_blocks(d: int, moments: int, variant: MomentVariant,
     """The statistics an m-microaggregation of d attributes releases (004 §4.1, §5.1); the
     ``kendall`` variant releases the variances and Kendall's τ_a of every pair instead of
     the covariances (:data:`KENDALL_SENSITIVITY`)."""
+
+    from microagg.core.aggregate import moment_indices
+
     blocks = [StatisticBlock("mean", moment_indices(d, 1, marginal=True))]
     if moments >= 1:
         blocks.append(StatisticBlock("covariance", moment_indices(
@@ -261,6 +266,9 @@ def post_process(blocks: Sequence[StatisticBlock], noisy: Mapping[str, np.ndarra
                   sizes: np.ndarray, d: int) -> Released:
     """004 §4.3 line 12 / §5.2: a PSD covariance within reach of a sample covariance, and a
     marginal skewness the skew-normal accepts."""
+
+    from microagg.core.aggregate import moment_indices
+
     means = noisy["mean"]
     covariance = coskewness = index = skewness = pairs = None
     by_name = {b.statistic: b for b in blocks}
@@ -328,6 +336,9 @@ def statistics_frame(released: Released, names: Sequence[str], group: str,
     numbered in a random order: group, cluster, size, statistic (mean, covariance,
     coskewness, and the dimensionless marginal skewness the sampler used), a, b, c (the
     attributes of the coefficient), value."""
+
+    from microagg.core.aggregate import moment_indices
+
     c, d = released.means.shape
     order = rng.permutation(c)  # cluster order[i] is written as cluster i
     parts = []

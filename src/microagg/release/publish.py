@@ -24,7 +24,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +34,6 @@ from microagg.data.table import declared_dtypes, decode
 from microagg.errors import PrivacyLeakWarning
 from microagg.options import Calibration, Linkage
 from microagg.release.base import Release
-from microagg.release.dp import DPStep
 from microagg.release.inputs import DPInput
 from microagg.release.report import (
     Domain,
@@ -46,6 +45,9 @@ from microagg.release.report import (
     noise_warnings,
 )
 from microagg.release.unit import PrivacyUnit
+
+if TYPE_CHECKING:  # the DP base calls this module when it releases
+    from microagg.release.dp import DPStep
 
 __all__ = ["caller_stacklevel", "privacy_report", "publish_dp"]
 

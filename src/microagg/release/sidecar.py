@@ -5,8 +5,9 @@ A :class:`ReleaseRecord` says, in one format (:data:`REPORT_FORMAT`), what was r
 how: the method and its parameters, the input (file name, size, SHA-256), the version of
 microagg and the date, the columns by role, the guarantee in a sentence with its scope, the
 disclosure risk before and after, the utility kept, and the method's own report
-(``report.to_dict()``). The risk and utility figures come from
-:func:`~microagg.evaluation.evaluate.evaluate` and are chosen to cost a few seconds on 10⁵
+(``report.to_dict()``). The risk and utility figures are measured by
+:func:`~microagg.evaluation.release_record.release_record` (with
+:func:`~microagg.evaluation.evaluate.evaluate`) and are chosen to cost a few seconds on 10⁵
 rows (:data:`MEASURES`): record linkage and the EMD, whose cost grows with the square of the
 rows, are computed up to :data:`COSTLY_MAX_ROWS` rows and said to be skipped above.
 
@@ -22,35 +23,27 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from microagg.core.frequencies import value_ids
-from microagg.data.schema import Schema
 from microagg.errors import InputError
-from microagg.release.base import Release
 from microagg.release.disclosure import PRIVACY_FORMAT, REPORT_FORMAT, Audience, public, view
-from microagg.release.key_reports import KeyReport, record_parts
 from microagg.release.methods.base import ReleaseMethod
 from microagg.release.report import (
     Entry,
-    KAnonymityReport,
-    MaskingReport,
     PrivacyReport,
-    TClosenessReport,
     plain,
 )
+from microagg.version import installed_version
 
-__all__ = ["COSTLY_MAX_ROWS", "MEASURES", "PRIVACY_FORMAT", "REPORT_FORMAT", "ColumnRoles",
-           "Guarantee", "InputFile", "PrivacyRecord", "ReleaseRecord", "Risk", "Utility",
-           "privacy_record", "release_record", "rows_aligned", "sidecar_path"]
+__all__ = ["COSTLY_MAX_ROWS", "EMD_SKIPPED", "MEASURES", "PRIVACY_FORMAT", "REPORT_FORMAT",
+           "ColumnRoles", "Guarantee", "InputFile", "PrivacyRecord", "ReleaseRecord", "Risk",
+           "Utility", "block_record", "created_now", "plain_parameters",
+           "privacy_record", "rows_aligned", "sidecar_path"]
 
 
 COSTLY_MAX_ROWS = 20_000
@@ -212,17 +205,13 @@ class PrivacyRecord:
         return public({**self.report.to_dict(), **extra})
 
 
-def _now() -> str:
+def created_now() -> str:
+    """The date and time a record is made, to the second (UTC)."""
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _version() -> str:
-    from microagg import __version__
-
-    return __version__
-
-
-def _plain_parameters(method: ReleaseMethod) -> dict[str, Any]:
+def plain_parameters(method: ReleaseMethod) -> dict[str, Any]:
+    """The parameters of ``method`` as a record writes them (enumerations by value)."""
     return {k: v.value if isinstance(v, StrEnum) else v
             for k, v in method.parameters().items()}
 
@@ -242,127 +231,8 @@ def privacy_record(method: ReleaseMethod, report: PrivacyReport, source: Path | 
     >>> record["rows_aligned"], record["format"], "sha256" in record["input"]
     (False, 'microagg-privacy/1', False)
     """
-    return PrivacyRecord(report, _plain_parameters(method), InputFile.of(source, private=True),
-                         _version(), _now())
-
-
-def _risk(frame: pd.DataFrame, columns: Sequence[str], **after: float | None) -> Risk:
-    sizes = np.bincount(value_ids(frame, list(columns)))
-    return Risk(records=len(frame), unique_percent=float(100.0 * (sizes == 1).sum() / len(frame)),
-                smallest_class=int(sizes.min()), classes=int(sizes.size), **after)
-
-
-def _roles(report: KAnonymityReport | TClosenessReport | MaskingReport) -> ColumnRoles:
-    if isinstance(report, TClosenessReport):
-        return ColumnRoles(masked=report.quasi_identifiers, confidential=report.confidential,
-                           released_unchanged=[c for c in report.released_unchanged
-                                               if c not in report.confidential],
-                           identifiers_dropped=report.identifiers_dropped)
-    return ColumnRoles(masked=report.columns, confidential=[],
-                       released_unchanged=report.released_unchanged,
-                       identifiers_dropped=report.identifiers_dropped)
-
-
-def _guarantee(report: KAnonymityReport | TClosenessReport | MaskingReport) -> Guarantee:
-    if isinstance(report, MaskingReport):
-        return Guarantee(f"No ex-ante guarantee: {report.method} perturbs "
-                         f"{', '.join(report.columns)}; the risk below is measured, not "
-                         "bounded.", False, report.columns, "none (masking, 003 §5)")
-    if isinstance(report, TClosenessReport):
-        holds = bool(report.k_anonymity.holds and report.t_closeness_holds)
-        return Guarantee(
-            f"Every combination of the quasi-identifiers ({', '.join(report.quasi_identifiers)}) "
-            f"is shared by at least {report.k} records, and in every such class the "
-            f"distribution of {', '.join(report.confidential)} lies within EMD t = {report.t:g} "
-            f"of its distribution in the whole table{'' if holds else ' (does NOT hold)'}."
-            + (" A missing value matches any value: the class of a record is the set of "
-               "records that agree with it on every quasi-identifier both have."
-               if any(c in report.missing_values for c in report.quasi_identifiers) else ""),
-            holds, report.quasi_identifiers + report.confidential,
-            "k-anonymous t-closeness (002): identity and attribute disclosure over the "
-            "quasi-identifiers; no protection against knowledge outside these columns")
-    holds = bool(report.k_anonymity.holds)
-    unchanged = (f" The table as written, with {', '.join(report.released_unchanged)}, has a "
-                 f"smallest class of {report.k_anonymity_as_written.smallest_class}."
-                 if report.released_unchanged else "")
-    return Guarantee(
-        f"Every combination of the masked columns ({', '.join(report.columns)}) is shared by "
-        f"at least {report.k} records{'' if holds else ' (does NOT hold)'}.{unchanged}",
-        holds, report.columns,
-        "k-anonymity (000): identity disclosure over the masked columns; the values of other "
-        "columns and attribute disclosure inside a class are not protected")
-
-
-def release_record(release: Release[Any], original: pd.DataFrame, *, method: ReleaseMethod,
-                   source: Path | None = None, schema: Schema | None = None,
-                   costly_max_rows: int | None = COSTLY_MAX_ROWS,
-                   measure: bool = True) -> ReleaseRecord:
-    """The report of ``release``, made by ``method`` from ``original`` (read from the file
-    ``source``, hashed here) with ``schema``: provenance, columns by role, guarantee, risk
-    before and after, utility (not with ``measure`` False), and the method's own report. A
-    DP release has :func:`privacy_record` instead.
-
-    Examples
-    --------
-    >>> import microagg
-    >>> data = microagg.datasets.synthetic(300, 2, seed=0)
-    >>> method = microagg.MDAV(k=5)
-    >>> release = method.release(data.frame, schema=data.schema)
-    >>> record = release_record(release, data.frame, method=method, schema=data.schema)
-    >>> record.risk["after"].smallest_class >= 5, record.to_dict()["format"]
-    (True, 'microagg-report/1')
-    """
-    report = release.report
-    if isinstance(report, PrivacyReport):
-        raise InputError("a DP release publishes no figure computed from the raw data: use "
-                         "privacy_record")
-    if isinstance(report, KeyReport):  # categorical keys: frequencies, changes per column
-        roles, guarantee, risk, gained, measures = record_parts(report, original,
-                                                                release.frame)
-        return ReleaseRecord(
-            method=report.method, family=str(method.family),
-            parameters=_plain_parameters(method), input=InputFile.of(source),
-            microagg_version=_version(), created=_now(), records=len(release.frame),
-            rows_aligned=True, columns=roles, guarantee=guarantee,
-            risk=risk if measure else {}, utility=gained if measure else None,
-            measures=measures, skipped={}, report=report.to_dict())
-    roles = _roles(report)
-    if not measure:
-        return ReleaseRecord(
-            method=report.method, family=str(method.family),
-            parameters=_plain_parameters(method), input=InputFile.of(source),
-            microagg_version=_version(), created=_now(), records=len(release.frame),
-            rows_aligned=True, columns=roles, guarantee=_guarantee(report), risk={},
-            utility=None, measures=MEASURES, skipped={}, report=report.to_dict())
-    before = original.loc[release.frame.index] if len(release.frame) != len(original) \
-        else original
-    from microagg.evaluation.evaluate import evaluate
-
-    # missing values count as evaluate's rules say (the values present; missing_rule)
-    measured = evaluate(before, release.frame, schema, roles.masked,
-                        costly_max_rows=costly_max_rows, skip={"emd": EMD_SKIPPED})
-    skipped = dict(measured.skipped)
-    if measured.missing_values:
-        skipped["missing_values"] = (
-            "utility and record-level risk use the values present ("
-            + ", ".join(f"{c}: {m.original:,} missing in the input, {m.masked:,} in the "
-                        f"release" for c, m in measured.missing_values.items())
-            + "): SSE, SSE/SST and relative error over the values present in both, means, "
-            "variances and JSD over each table's, record linkage with distances over the "
-            "attributes both records have, the EMD and the rank risk on complete records")
-    utility = Utility(measured.sse_percent, measured.relative_error, measured.jsd,
-                      measured.mean_variation, measured.variance_variation, measured.emd,
-                      measured.emd_bound, plain(measured.per_attribute))
-    risk = {"before": _risk(before, roles.masked),
-            "after": _risk(release.frame, roles.masked,
-                           record_linkage_percent=measured.record_linkage_percent,
-                           rank_risk=measured.rank_risk)}
-    return ReleaseRecord(
-        method=report.method, family=str(method.family), parameters=_plain_parameters(method),
-        input=InputFile.of(source), microagg_version=_version(), created=_now(),
-        records=len(release.frame), rows_aligned=True, columns=roles,
-        guarantee=_guarantee(report), risk=risk, utility=utility, measures=MEASURES,
-        skipped=skipped, report=report.to_dict())
+    return PrivacyRecord(report, plain_parameters(method), InputFile.of(source, private=True),
+                         installed_version(), created_now())
 
 
 AT_SCALE_SKIPPED = ("risk and utility are not measured by the Dask engine (they would need the "
@@ -386,8 +256,8 @@ def block_record(method: ReleaseMethod, report: Any, source: Path) -> ReleaseRec
                         released_unchanged=list(report.released_unchanged),
                         identifiers_dropped=list(report.identifiers_dropped))
     return ReleaseRecord(
-        method=report.method, family=str(method.family), parameters=_plain_parameters(method),
-        input=InputFile(source.name), microagg_version=_version(), created=_now(),
+        method=report.method, family=str(method.family), parameters=plain_parameters(method),
+        input=InputFile(source.name), microagg_version=installed_version(), created=created_now(),
         records=int(report.records), rows_aligned=True, columns=roles, guarantee=guarantee,
         risk={}, utility=None, measures=MEASURES, skipped={"risk_and_utility": AT_SCALE_SKIPPED},
         report=report.to_dict())

@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from microagg.core.distance import scale
-from microagg.core.emd import GroundModel
-from microagg.core.threads import check_threads
 from microagg.core.verifiers import emd_by_written_class, ground_model, k_anonymity
 from microagg.data.roles import NEVER_MASKED
 from microagg.data.schema import Kind, Role, Schema
@@ -38,7 +36,6 @@ from microagg.data.table import (
 from microagg.errors import InputError, ParameterError
 from microagg.options import GroundDistance, MissingValues, Scaling, TClosenessMethod
 from microagg.partition._validate import check_k
-from microagg.partition.tcloseness import TClosePartition, t_close_partition
 from microagg.release.base import Release
 from microagg.release.design import Design
 from microagg.release.inputs import check_clamp, refuse_suspects, require_known, resolve_schema
@@ -53,6 +50,10 @@ from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.methods.mdav import SCALING_HELP
 from microagg.release.params import Choice, Interval, Optional, param
 from microagg.release.report import Anonymity, TClosenessReport
+
+if TYPE_CHECKING:
+    from microagg.core.emd import GroundModel
+    from microagg.partition.tcloseness import TClosePartition
 
 __all__ = ["TCloseMethod"]
 
@@ -161,6 +162,10 @@ class TCloseMethod(ReleaseMethod):
         with missing values is refused. ``drop_incomplete`` drops the rows with a missing
         value first.
         """
+
+        from microagg.core.threads import check_threads
+        from microagg.partition.tcloseness import t_close_partition
+
         if threads is not None and not self.uses_threads:
             raise ParameterError("threads", f"applies to methods that split their passes "
                                  f"between threads, not {self.name} (it runs on one thread)")

@@ -26,10 +26,10 @@ from typing import Any, TypeVar
 import pandas as pd
 from shiny import reactive, ui
 
-from microagg.cli.flags import render
 from microagg.data.schema import Role, Schema
 from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys, risk_weight
 from microagg.recipe.runner import RecipeRun
+from microagg.release.flags import render
 from microagg.ui.limits import DEFAULT, Limits
 from microagg.ui.state import ColumnEdit, Workspace, build_schema
 

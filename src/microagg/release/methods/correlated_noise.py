@@ -6,7 +6,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from microagg.core.masking import correlated_noise
 from microagg.release.masking import MaskingMethod
 from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
@@ -41,4 +40,6 @@ class CorrelatedNoise(MaskingMethod):
                          help="The noise's covariance as a multiple of the data's (> 0).")
 
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        from microagg.core.masking import correlated_noise
+
         return correlated_noise(values, self.gamma, rng=rng)

@@ -15,12 +15,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from microagg.core.aggregate import cluster_kendall, cluster_moments
 from microagg.core.mechanisms import Budget
 from microagg.errors import InputError, ParameterError
 from microagg.options import Clustering, CoskewnessTerms, Linkage, MomentNoise, MomentVariant
-from microagg.partition.insensitive import insensitive
-from microagg.partition.mdav import mdav
 from microagg.release.dp import DPMethod, DPStep, Progress
 from microagg.release.dp_eigen import INDIVIDUAL, perturb_eigen
 from microagg.release.inputs import DPInput
@@ -263,6 +260,9 @@ class _Run:
 
     def partition(self, columns: list[int], threads: int | None,
                   progress: Progress | None) -> np.ndarray:
+        from microagg.partition.insensitive import insensitive
+        from microagg.partition.mdav import mdav
+
         data, method = self.data, self.method
         if method.clustering is Clustering.INSENSITIVE:
             return insensitive(data.X, method.k, data.lows, data.highs, threads=threads,
@@ -283,6 +283,8 @@ class _Run:
 
     def group(self, g: int, group: list[str], name: str, epsilon: float,
               threads: int | None, progress: Progress | None) -> None:
+        from microagg.core.aggregate import cluster_kendall, cluster_moments
+
         data, method = self.data, self.method
         columns = [data.numeric.index(c) for c in group]
         d = len(columns)

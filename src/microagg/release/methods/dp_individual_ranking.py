@@ -29,10 +29,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from microagg.core.aggregate import cluster_means
 from microagg.core.mechanisms import Budget, laplace_mechanism
 from microagg.options import Linkage
-from microagg.partition.univariate import individual_ranking
 from microagg.release.categorical import private_centroids
 from microagg.release.dp import DPMethod, DPStep, Progress
 from microagg.release.inputs import DPInput
@@ -101,6 +99,9 @@ class DPIndividualRanking(DPMethod):
 
     def step(self, data: DPInput, budget: Budget, rng: np.random.Generator, *,
              threads: int | None, progress: Progress | None) -> DPStep:
+        from microagg.core.aggregate import cluster_means
+        from microagg.partition.univariate import individual_ranking
+
         shares = budget.split({name: 1.0 for name in data.columns},
                               "sequential composition over the m protected attributes (001 "
                               "Lemma 2)")

@@ -6,10 +6,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from microagg.core.aggregate import cluster_means
 from microagg.core.mechanisms import Budget, attribute_budgets
 from microagg.options import Calibration, Reference
-from microagg.partition.insensitive import insensitive
 from microagg.release.categorical import private_centroids
 from microagg.release.dp import DPMethod, DPStep, Progress, small_k_warnings
 from microagg.release.inputs import DPInput
@@ -71,6 +69,9 @@ class DPInsensitive(DPMethod):
 
     def step(self, data: DPInput, budget: Budget, rng: np.random.Generator, *,
              threads: int | None, progress: Progress | None) -> DPStep:
+        from microagg.core.aggregate import cluster_means
+        from microagg.partition.insensitive import insensitive
+
         numeric_epsilon, category_epsilon = attribute_budgets(
             budget, data.numeric, data.categorical, self.calibration,
             "sequential composition over attributes")

@@ -8,7 +8,6 @@ from typing import ClassVar
 import numpy as np
 
 from microagg.data.table import Table
-from microagg.partition.univariate import individual_ranking
 from microagg.release.kanonymity import (
     KAnonymityMethod,
     Progress,
@@ -47,5 +46,7 @@ class IndividualRanking(KAnonymityMethod):
 
     def labels(self, table: Table, columns: Sequence[str], *, threads: int | None = None,
                progress: Progress | None = None) -> np.ndarray:
+        from microagg.partition.univariate import individual_ranking
+
         X, _ = numeric_part(table, columns)
         return individual_ranking(X, self.k, categorical=categorical_part(table, columns))

@@ -10,7 +10,6 @@ import numpy as np
 from microagg.data.table import Table
 from microagg.errors import InputError
 from microagg.options import Reference
-from microagg.partition.insensitive import insensitive
 from microagg.release.kanonymity import (
     KAnonymityMethod,
     Progress,
@@ -70,6 +69,8 @@ class Insensitive(KAnonymityMethod):
 
     def labels(self, table: Table, columns: Sequence[str], *, threads: int | None = None,
                progress: Progress | None = None) -> np.ndarray:
+        from microagg.partition.insensitive import insensitive
+
         X, _ = numeric_part(table, columns)
         lows, highs = declared_bounds(table, columns)
         return insensitive(X, self.k, lows, highs, categorical=categorical_part(table, columns),

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from microagg.core.frequencies import key_codes
-from microagg.core.suppression import Constraint, default_importance, local_suppression
 from microagg.core.verifiers import k_anonymity
 from microagg.data.table import missing_mask
 from microagg.errors import InputError, ParameterError
@@ -20,6 +19,9 @@ from microagg.release.keys import KeyData, KeyMethod, KeyStep, column_names, wit
 from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, Optional, Predicate, param
 from microagg.release.report import Anonymity
+
+if TYPE_CHECKING:
+    from microagg.core.suppression import Constraint
 
 __all__ = ["LocalSuppression"]
 
@@ -98,6 +100,9 @@ class LocalSuppression(KeyMethod):
 
     def _rank(self, codes: np.ndarray, keys: list[str]) -> np.ndarray:
         """Each key's rank (0: the least important), from ``importance`` and the default."""
+
+        from microagg.core.suppression import default_importance
+
         default = default_importance(codes)
         listed = list(self.importance or ())
         for name in listed:
@@ -110,6 +115,8 @@ class LocalSuppression(KeyMethod):
         return np.array([len(keys) - 1 - order.index(k) for k in keys], dtype=np.int64)
 
     def _constraints(self, q: int) -> list[Constraint] | None:
+        from microagg.core.suppression import Constraint
+
         if not self.combinations:
             return None
         too_large = [s for s in self.combinations if s > q]
@@ -120,6 +127,8 @@ class LocalSuppression(KeyMethod):
                 for columns in itertools.combinations(range(q), size)]
 
     def protect(self, data: KeyData, rng: np.random.Generator) -> KeyStep:
+        from microagg.core.suppression import local_suppression
+
         keys = data.keys
         codes = key_codes(data.frame, keys)
         rank = self._rank(codes, keys)

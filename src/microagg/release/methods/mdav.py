@@ -11,8 +11,6 @@ import numpy as np
 from microagg.core.distance import Categorical, scale
 from microagg.data.table import Table
 from microagg.options import Scaling
-from microagg.partition.mdav import mdav
-from microagg.partition.mdav_missing import mdav_missing
 from microagg.release.kanonymity import (
     KAnonymityMethod,
     Progress,
@@ -90,10 +88,15 @@ class MDAV(KAnonymityMethod):
 
     def _partition(self, X: np.ndarray, categorical: Categorical, threads: int | None,
                    progress: Progress | None) -> np.ndarray:
-        """MDAV, or MDAV over the values present where some are missing."""
+        """MDAV, or MDAV over the values present where some are missing (each imported with
+        its kernels when it runs)."""
         if np.isnan(X).any() or (categorical.codes < 0).any():
+            from microagg.partition.mdav_missing import mdav_missing
+
             return mdav_missing(X, self.k, categorical=categorical, progress=progress,
                                 threads=threads)
+        from microagg.partition.mdav import mdav
+
         return mdav(X, self.k, categorical=categorical, threads=threads, progress=progress)
 
     def reported(self, has_categories: bool) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from microagg.core.masking import multiplicative_noise
 from microagg.release.masking import MaskingMethod
 from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
@@ -40,4 +39,6 @@ class MultiplicativeNoise(MaskingMethod):
                      help="Standard deviation of the random factor 1 +- N(0, s) (> 0).")
 
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        from microagg.core.masking import multiplicative_noise
+
         return multiplicative_noise(values, self.s, rng=rng)

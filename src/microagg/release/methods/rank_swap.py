@@ -6,7 +6,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from microagg.core.masking import rank_swap
 from microagg.release.masking import MaskingMethod
 from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
@@ -43,4 +42,6 @@ class RankSwap(MaskingMethod):
                                  "= 5 %).")
 
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        from microagg.core.masking import rank_swap
+
         return rank_swap(values, self.fraction, rng=rng)

@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from microagg.data.table import Table
-from microagg.partition.mdav import vmdav
 from microagg.release.kanonymity import Progress, categorical_part
 from microagg.release.methods.base import release_method
 from microagg.release.methods.mdav import MDAV
@@ -48,6 +47,8 @@ class VMDAV(MDAV):
 
     def labels(self, table: Table, columns: Sequence[str], *, threads: int | None = None,
                progress: Progress | None = None) -> np.ndarray:
+        from microagg.partition.mdav import vmdav
+
         return vmdav(self.scaled(table, columns), self.k, self.gamma,
                      categorical=categorical_part(table, columns), threads=threads,
                      progress=progress)

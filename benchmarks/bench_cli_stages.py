@@ -1,0 +1,104 @@
+"""Where a small command's time goes: ``microagg microaggregate IN -o OUT --k 5`` (MDAV on
+n × 10 uniform values with 6 decimals, CSV in and out, with its report), split into the stages
+a fresh process goes through, each timed in CPU seconds (``time.process_time``: the figure
+the machine's other load disturbs least).
+
+The stages, in the order the command meets them: the interpreter's start (a child process
+that does nothing), typer and the program, pandas, numba, the command's module (the release
+methods and what they import), numba's runtime (its first compiled call loads its
+registries: :func:`microagg.core.numba_runtime.load_blas`, then ``refresh``), then the
+command itself; the command is run twice in the same process, so the second run is the work
+alone (reading, MDAV, the report, writing) and the difference is what the first run loads
+(the kernels from numba's cache, the report's modules). ``--help`` and ``microaggregate
+--help`` are timed as whole processes. Medians of ``--repeat`` fresh processes.
+
+Usage: python benchmarks/bench_cli_stages.py [--rows 10000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+STAGES = r"""
+import json, sys, time
+from pathlib import Path
+data, folder = Path(sys.argv[1]), Path(sys.argv[2])
+marks = {}
+last = time.process_time()
+def mark(name):
+    global last
+    now = time.process_time()
+    marks[name] = round(now - last, 4)
+    last = now
+import microagg.cli.program as program
+mark("typer_and_program")
+import pandas
+mark("pandas")
+import numba
+mark("numba_import")
+import microagg.cli.microaggregate
+mark("command_module")
+from microagg.core.numba_runtime import load_blas
+load_blas()
+from numba.core.registry import cpu_target
+cpu_target.target_context.refresh()
+mark("numba_runtime")
+for run in ("first_run", "second_run"):
+    out = folder / f"{run}.csv"
+    code = program.main(["microaggregate", str(data), "-o", str(out), "--k", "5"])
+    assert code == 0
+    mark(run)
+print(json.dumps(marks))
+"""
+
+
+def _child_cpu(command: list[str]) -> tuple[float, str]:
+    """The CPU seconds (user + system) of one child process, and its standard output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, done.stdout
+
+
+def main() -> None:
+    import pandas as pd
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        data = folder / "u.csv"
+        rng = np.random.default_rng(0)
+        pd.DataFrame(rng.uniform(0, 1, (args.rows, 10)).round(6),
+                     columns=[f"a{j}" for j in range(10)]).to_csv(data, index=False)
+        program = "from microagg.cli import entry; import sys; sys.argv[0] = 'microagg'; entry()"
+        runs: dict[str, list[float]] = {}
+        _child_cpu([sys.executable, "-c", STAGES, str(data), str(folder)])  # kernels cached
+        for _ in range(args.repeat):
+            cpu, _ = _child_cpu([sys.executable, "-c", "pass"])
+            runs.setdefault("interpreter", []).append(cpu)
+            _, out = _child_cpu([sys.executable, "-c", STAGES, str(data), str(folder)])
+            for stage, seconds in json.loads(out.strip().splitlines()[-1]).items():
+                runs.setdefault(stage, []).append(seconds)
+            for label, argv in (("help", ["--help"]),
+                                ("command_help", ["microaggregate", "--help"])):
+                cpu, _ = _child_cpu([sys.executable, "-c", program, *argv])
+                runs.setdefault(label, []).append(cpu)
+        print(json.dumps({"rows": args.rows, "columns": 10, "k": 5, "cpu_seconds": {
+            stage: round(statistics.median(values), 3) for stage, values in runs.items()}}))
+
+
+if __name__ == "__main__":
+    main()
