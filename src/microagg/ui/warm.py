@@ -62,14 +62,16 @@ def start() -> subprocess.Popen[bytes] | None:
     """:func:`main` in a separate process at the lowest priority (``None`` where it cannot
     start: the first step then compiles what it needs)."""
     def lower() -> None:  # pragma: no cover - runs in the child
-        with contextlib.suppress(OSError):
-            os.nice(19)
+        if hasattr(os, "nice"):
+            with contextlib.suppress(OSError):
+                os.nice(19)
 
     try:
         return subprocess.Popen([sys.executable, "-m", "microagg.ui.warm"],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL,
-                                preexec_fn=lower if os.name == "posix" else None)
+                                preexec_fn=lower if hasattr(os, "nice") else None,
+                                creationflags=getattr(subprocess, "IDLE_PRIORITY_CLASS", 0))
     except OSError:
         return None
 
