@@ -528,8 +528,11 @@ def test_recoded_kinds_flow_dp_after_a_recoding_and_spss_stata_downloads(app_url
 
         page.click("text=5 · Download")
         page.select_option("#release_format", "sav")
-        page.wait_for_selector("#dl_release")
+        page.wait_for_function(  # the link's address is set once the server has drawn it
+            "(document.querySelector('#dl_release')?.getAttribute('href') || '')"
+            ".includes('/download/')")
         stale = page.get_attribute("#dl_release", "href")
+        assert stale is not None
         with page.expect_download() as download:
             page.click("#dl_release")
         saved = tmp_path / download.value.suggested_filename
