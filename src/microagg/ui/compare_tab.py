@@ -265,7 +265,7 @@ def _apply_panel(input: Inputs, state: State,
             show_error("apply_compare", exc)
             return
         run_step(planned)
-        ui.update_navs("tabs", selected="steps")
+        ui.update_navset("tabs", selected="steps")
 
 
 def comparison_view(done: tuple[Comparison, str] | None, *, running: bool,
