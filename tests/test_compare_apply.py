@@ -100,14 +100,56 @@ def test_the_app_applies_the_winner_through_the_steps_tabs_plan(compared):
     assert done.recipe.seed == SEED and len(done.recipe.steps) == 1
 
 
-def test_a_key_comparison_offers_no_step_to_apply():
+KEY_METHODS = ["local-suppression", "invariant-pram", "mdav"]
+
+
+@pytest.fixture(scope="module")
+def keys_compared():
     from microagg.evaluation.key_compare import compare_keys
-    from microagg.ui.compare_tab import apply_choices
 
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.choice(list("pqrs"), 80), "b": rng.choice(list("xy"), 80)})
-    result = compare_keys(frame, target_risk=2.0, keys=["a", "b"],
-                          methods=["local-suppression"], seeds=2)
-    assert apply_choices(result) == {}
-    with pytest.raises(InputError, match="equal rank risk"):
-        step_spec(result, "local-suppression")
+    n = 200
+    frame = pd.DataFrame({"a": rng.choice(list("pqrstu"), n), "b": rng.choice(list("xyz"), n),
+                          "c": rng.choice(list("lmno"), n), "other": rng.normal(size=n)})
+    frame["a"] = frame["a"].where(rng.random(n) > 0.05)  # a missing key value or two
+    schema = Schema.infer(frame, strict=False)
+    result = compare_keys(frame, target_risk=2.0, risk_kind="expected-reidentifications",
+                          keys=["a", "b", "c"],
+                          schema=schema, methods=KEY_METHODS, seeds=2)
+    return frame, schema, result
+
+
+@pytest.mark.parametrize("method", KEY_METHODS)
+def test_the_applied_key_step_releases_the_compared_candidate(keys_compared, method):
+    from microagg.evaluation.key_candidates import key_candidates
+    from microagg.evaluation.key_compare import _input
+    from microagg.evaluation.key_measures import released_codes
+    from microagg.ui.compare_tab import apply_choices
+
+    frame, schema, result = keys_compared
+    assert method in apply_choices(result)
+    keys = ["a", "b", "c"]
+    inp = _input(frame, keys, None, schema, None, None, 1)
+    chosen = result.by_method()[CompareMethod(method)]
+    candidate = key_candidates(inp)[0][CompareMethod(method)]
+    expected = candidate.mask(inp.coding.codes, chosen.value,
+                              np.random.default_rng(step_seed(SEED, 0)))
+    run = RecipeRun.start(Recipe(schema=schema, seed=SEED), frame)
+    done = run.then(Step.of(step_spec(result, method)), records=lambda _: None)
+    released = released_codes(inp.coding, {k: done.frame[k] for k in keys})
+    assert not np.array_equal(released, inp.coding.codes)  # the step protected the keys
+    assert np.array_equal(released, expected)
+
+
+def test_a_recoding_compared_at_a_level_of_every_key_is_not_one_step(keys_compared):
+    from dataclasses import replace
+
+    from microagg.ui.compare_tab import apply_choices
+
+    result = keys_compared[2]
+    recoded = replace(result, methods=(replace(
+        result.methods[0], method=CompareMethod.GLOBAL_RECODING, parameter="level"),),
+        ranking=(CompareMethod.GLOBAL_RECODING,))
+    assert apply_choices(recoded) == {}
+    with pytest.raises(InputError, match="Steps tab"):
+        step_spec(recoded, "global-recoding")

@@ -1,12 +1,15 @@
 """A compared method as a recipe step: the method a comparison at equal rank risk
-(:func:`~microagg.evaluation.compare.compare`) calibrated, with its calibrated value and the
-columns compared, as the mapping a recipe step is made from
+(:func:`~microagg.evaluation.compare.compare`) or at a categorical risk
+(:func:`~microagg.evaluation.key_compare.compare_keys`) calibrated, with its calibrated
+value and the columns (or keys) compared, as the mapping a recipe step is made from
 (:meth:`~microagg.recipe.model.Step.of`), so that the step releases what the comparison
-measured (the same partition, the same mask given the same random stream).
+measured (the same partition, suppression or mask given the same random stream).
 
 A differentially private candidate is a step only when the domains of its columns are
 declared: the comparison took undeclared domains from the data, and a step doing so would
-not be differentially private."""
+not be differentially private. Global recoding, alone or before local suppression, is
+compared at a level of every recoded key at once (taxonomies and interval widths), which no
+single step says: it is set on the Steps tab."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from microagg.evaluation.compare import DP_RANKING_K
 from microagg.evaluation.comparison import Comparison, MethodResult
 from microagg.options import CompareMethod, RiskKind
 
-__all__ = ["step_spec"]
+__all__ = ["applicable", "step_spec"]
 
 _STEPS: dict[CompareMethod, tuple[str, str]] = {
     CompareMethod.MDAV: ("microaggregate", "mdav"),
@@ -28,7 +31,22 @@ _STEPS: dict[CompareMethod, tuple[str, str]] = {
     CompareMethod.DP_LAPLACE: ("dp", "laplace"),
     CompareMethod.DP_INDIVIDUAL_RANKING: ("dp", "individual-ranking"),
 }
-"""The family and method of the step that releases as each compared candidate does."""
+"""The family and method of the step that releases as each candidate at the rank risk
+does."""
+
+_KEY_STEPS: dict[CompareMethod, tuple[str, str, str]] = {
+    CompareMethod.LOCAL_SUPPRESSION: ("keys", "local-suppression", "keys"),
+    CompareMethod.INVARIANT_PRAM: ("keys", "invariant-pram", "keys"),
+    CompareMethod.MDAV: ("microaggregate", "mdav", "columns"),
+}
+"""The family, method and option naming the keys of the step that releases as each
+candidate at a categorical risk does."""
+
+
+def applicable(result: Comparison, method: CompareMethod) -> bool:
+    """Whether :func:`step_spec` makes a step of ``method`` as ``result`` compared it (a DP
+    method on undeclared domains aside)."""
+    return method in (_STEPS if result.risk_kind is RiskKind.RANK else _KEY_STEPS)
 
 
 def _result(result: Comparison, method: CompareMethod | str) -> MethodResult:
@@ -54,13 +72,14 @@ def step_spec(result: Comparison, method: CompareMethod | str) -> dict[str, Any]
     Returns
     -------
     dict
-        ``family``, ``method``, the calibrated parameter and ``columns``.
+        ``family``, ``method``, the calibrated parameter and ``columns`` (``keys`` for the
+        keys family).
 
     Raises
     ------
     InputError
-        The method was not compared, the comparison is of categorical keys, or a
-        differentially private method's domains were read off the data.
+        The method was not compared, is a recoding, or is differentially private and its
+        domains were read off the data.
 
     Examples
     --------
@@ -71,13 +90,16 @@ def step_spec(result: Comparison, method: CompareMethod | str) -> dict[str, Any]
     >>> step_spec(done, "mdav")
     {'family': 'microaggregate', 'method': 'mdav', 'k': 4, 'columns': ['a', 'b']}
     """
-    if result.risk_kind is not RiskKind.RANK:
-        raise InputError("only a comparison at equal rank risk can be applied as a step; "
-                         "apply a method for categorical keys from the Steps tab")
     chosen = _result(result, method)
-    family, name = _STEPS[chosen.method]
     columns = [str(c) for c in result.data["columns"]]
     value: float | int = int(chosen.value) if chosen.parameter == "k" else float(chosen.value)
+    if result.risk_kind is not RiskKind.RANK:
+        if chosen.method not in _KEY_STEPS:
+            raise InputError(f"{chosen.method.value} is compared at a level of every recoded "
+                             "key at once: set the recoding on the Steps tab (family keys)")
+        family, name, option = _KEY_STEPS[chosen.method]
+        return {"family": family, "method": name, chosen.parameter: value, option: columns}
+    family, name = _STEPS[chosen.method]
     spec: dict[str, Any] = {"family": family, "method": name, chosen.parameter: value}
     if family == "dp":
         domains = result.data.get("domains", {})

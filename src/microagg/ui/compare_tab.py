@@ -22,10 +22,10 @@ from shiny import Inputs, reactive, render, ui
 from microagg.data.coverage import check_covered
 from microagg.data.schema import Role
 from microagg.errors import InputError, MicroaggError
-from microagg.evaluation.as_step import step_spec
+from microagg.evaluation.as_step import applicable, step_spec
 from microagg.evaluation.comparison import Comparison
 from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
-from microagg.options import MatchStatus, RiskKind
+from microagg.options import MatchStatus
 from microagg.recipe.model import Step
 from microagg.ui.forms import field_at_fault
 from microagg.ui.progress import Calibration, Feed, follow
@@ -78,16 +78,16 @@ def _fault(exc: MicroaggError, fields: dict[str, str], fallback: str) -> str:
 
 
 def apply_choices(result: Comparison) -> dict[str, str]:
-    """The methods a comparison at equal rank risk offers to apply, the ranked first (best
-    first), each labelled with its calibrated value and outcome; none for categorical keys."""
-    if result.risk_kind is not RiskKind.RANK:
-        return {}
+    """The methods a comparison offers to apply as a step (:func:`applicable`), the ranked
+    first (best first), each labelled with its calibrated value and outcome."""
     by = result.by_method()
     order = [*result.ranking, *(m.method for m in result.methods
                                 if m.method not in result.ranking)]
     labels = {}
     for place, method in enumerate(order):
         m = by[method]
+        if not applicable(result, method):
+            continue
         said = ("best" if place == 0 else f"ranked {place + 1}") if m.ranked else "not ranked"
         labels[method.value] = f"{method.value} ({m.parameter} = {m.value:.4g}; {said})"
     return labels
@@ -290,12 +290,12 @@ def _apply_row(result: Comparison) -> Any:
     """The method to apply as the next step (the winner first), and the button."""
     choices = apply_choices(result)
     if not choices:
-        return ui.p("Apply the method chosen from the Steps tab (family keys, or "
-                    "microaggregate for MDAV).", class_="text-muted", id="apply-keys")
+        return ui.p("No method compared here is one step: set it on the Steps tab.",
+                    class_="text-muted", id="apply-none")
     return ui.div(
         ui.input_select("apply_method", "Apply as the next step", choices=choices),
         ui.input_action_button("apply_compare", "Apply this method"),
         ui.div(id="err-apply_compare", class_="field-error-slot"),
-        ui.p("The step masks the compared columns with the value above (the Steps tab's "
-             "seed); after other steps it applies to the table they left.",
+        ui.p("The step protects the compared columns (or keys) with the value above (the "
+             "Steps tab's seed); after other steps it applies to the table they left.",
              class_="text-muted"), id="apply-row", class_="mb-2")
