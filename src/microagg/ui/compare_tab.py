@@ -260,11 +260,10 @@ def _apply_panel(input: Inputs, state: State,
         try:
             seed = typed_seed(input, state.run())
             step = Step.of(step_spec(done[0], input.apply_method()))
-            planned = plan(state, step, seed, input.missing_semantics())
+            run_step(plan(state, step, seed, input.missing_semantics()))
         except MicroaggError as exc:
             show_error("apply_compare", exc)
             return
-        run_step(planned)
         ui.update_navset("tabs", selected="steps")
 
 

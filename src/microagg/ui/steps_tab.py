@@ -135,7 +135,8 @@ class Planned:
 def steps_server(input: Inputs, state: State) -> Callable[[Planned], None]:
     """Register the outputs and effects of the steps tab: the method's form, running and
     undoing a step, the DP preview, the table of steps and the figures. Returns what runs a
-    planned step as the Run button does (for a step another tab adds)."""
+    planned step as the Run button does (for a step another tab adds); it raises
+    :class:`~microagg.errors.InputError` while a step runs."""
     preview: reactive.Value[previews.Preview | None] = reactive.value(None)
     _form_panel(input, state, preview)
     run = _run_panel(input, state, preview)
@@ -308,6 +309,9 @@ def _run_panel(input: Inputs, state: State,
         return steps_html(run)
 
     def run(planned: Planned) -> None:
+        with reactive.isolate():
+            if step_task.status() == "running":  # it would follow a run that is no more
+                raise InputError("a step is running: apply this one once it has ended")
         step_task(planned, ui.Progress())
 
     return run
