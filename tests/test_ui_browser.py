@@ -1,8 +1,8 @@
 """The web app end to end in headless Chromium: load Adult-like data, set roles, measure the
 risk, add steps (local suppression, MDAV, top coding), see an error beside its field, undo a
-step, compare methods at equal risk, download the release and the recipe, and check that
-``microagg run`` on the downloaded recipe writes the same release; the session's folder is
-removed when the page closes.
+step, compare methods at equal risk and apply the winner as a step, download the release
+and the recipe, and check that ``microagg run`` on the downloaded recipe writes the same
+release; the session's folder is removed when the page closes.
 
 Playwright drives Debian's Chromium (``apt-get install chromium``); without a browser, or
 without the extra ``ui``, the test is skipped and says why."""
@@ -178,6 +178,11 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
         page.fill("#compare_seeds", "2")
         page.click("#run_compare")
         page.wait_for_selector("#comparison-report", timeout=300_000)
+        winner = page.input_value("#apply_method")  # the winner, offered first
+        assert page.inner_text("#comparison-target").split("ranking: ")[1].startswith(winner)
+        page.click("#apply_compare")  # the recipe downloaded below repeats it
+        page.wait_for_selector("#step-3")
+        assert f" {winner} (" in page.inner_text("#step-3")
 
         page.click("text=5 · Download")
         page.wait_for_selector("#dl_recipe")

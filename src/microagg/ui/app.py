@@ -28,8 +28,8 @@ def _server(input: Inputs, output: Outputs, session: Session, limits: Limits) ->
     session.on_ended(state.close)
     data_server(input, state)
     risk_server(input, state)
-    steps_server(input, state)
-    compare_server(input, state)
+    run_step = steps_server(input, state)
+    compare_server(input, state, run_step)
     output_server(input, state)
     resume_server(input, state)
 

@@ -5,7 +5,9 @@ categorical keys at a categorical risk, the expected re-identifications, the glo
 the violations of k (:func:`~microagg.evaluation.key_compare.compare_keys`, ``--target-risk-
 kind``). The comparison runs in a worker thread with a progress bar and a button that stops
 it before its next evaluation; its report is shown in the page, under a summary of each
-method's calibrated value."""
+method's calibrated value. A method compared at equal rank risk (the winner by default) is
+applied as the next step with the value and columns the comparison used
+(:func:`~microagg.evaluation.as_step.step_spec`), run as the Steps tab runs a step."""
 
 from __future__ import annotations
 
@@ -20,14 +22,17 @@ from shiny import Inputs, reactive, render, ui
 from microagg.data.coverage import check_covered
 from microagg.data.schema import Role
 from microagg.errors import InputError, MicroaggError
+from microagg.evaluation.as_step import applicable, step_spec
 from microagg.evaluation.comparison import Comparison
 from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
 from microagg.options import MatchStatus
+from microagg.recipe.model import Step
 from microagg.ui.forms import field_at_fault
 from microagg.ui.progress import Calibration, Feed, follow
 from microagg.ui.session import Cancelled, State, clear_errors, show_error
+from microagg.ui.steps_tab import Planned, plan, typed_seed
 
-__all__ = ["compare_server", "comparison_view", "iframe"]
+__all__ = ["apply_choices", "compare_server", "comparison_view", "iframe"]
 
 RANK_FIELDS = {"target_risk": "target_risk", "methods": "methods", "columns": "columns",
                "seeds": "seeds"}
@@ -72,9 +77,28 @@ def _fault(exc: MicroaggError, fields: dict[str, str], fallback: str) -> str:
     return fields["target_risk"] if "target" in str(exc) else fallback
 
 
-def compare_server(input: Inputs, state: State) -> None:
-    """Register the outputs and effects of the comparison tab."""
+def apply_choices(result: Comparison) -> dict[str, str]:
+    """The methods a comparison offers to apply as a step (:func:`applicable`), the ranked
+    first (best first), each labelled with its calibrated value and outcome."""
+    by = result.by_method()
+    order = [*result.ranking, *(m.method for m in result.methods
+                                if m.method not in result.ranking)]
+    labels = {}
+    for place, method in enumerate(order):
+        m = by[method]
+        if not applicable(result, method):
+            continue
+        said = ("best" if place == 0 else f"ranked {place + 1}") if m.ranked else "not ranked"
+        labels[method.value] = f"{method.value} ({m.parameter} = {m.value:.4g}; {said})"
+    return labels
+
+
+def compare_server(input: Inputs, state: State,
+                   run_step: Callable[[Planned], None]) -> None:
+    """Register the outputs and effects of the comparison tab; ``run_step`` runs a step
+    applied from the comparison as the Steps tab runs one."""
     compared: reactive.Value[tuple[Comparison, str] | None] = reactive.value(None)
+    compared_on: list[Any] = [None]  # the table the shown comparison measured
     stopping = threading.Event()  # set by the Stop button: the comparison running ends
     stopped: reactive.Value[bool] = reactive.value(False)
 
@@ -169,13 +193,9 @@ def compare_server(input: Inputs, state: State) -> None:
             show_error("seeds", InputError(f"`seeds` must be an integer >= 2, got {seeds}"))
             return
         schema = state.usable_schema()
-        if input.compare_mode() == "keys" and schema is not None:
-            try:  # the declarations of the keys cover the table: refused now, not at the end
-                check_covered(frame, schema, list(input.key_keys())
-                              or list(schema.quasi_identifiers))
-            except MicroaggError as exc:
-                show_error("key_keys", exc)
-                return
+        if input.compare_mode() == "keys" and not _keys_covered(input, frame, schema):
+            return
+        compared_on[0] = frame
         common = {"frame": frame, "schema": schema, "seeds": int(seeds),
                   "source": source.name if source else None}
         made = keys_run(common) if input.compare_mode() == "keys" else rank_run(common)
@@ -196,6 +216,8 @@ def compare_server(input: Inputs, state: State) -> None:
             compared.set(done)
             stopped.set(done is None)
 
+    _apply_panel(input, state, compared, compared_on, run_step)
+
     @reactive.effect
     @reactive.event(input.stop_compare)
     def _stop() -> None:
@@ -205,6 +227,44 @@ def compare_server(input: Inputs, state: State) -> None:
     def comparison() -> Any:
         return comparison_view(compared(), running=compare_task.status() == "running",
                                stopped=stopped())
+
+
+def _keys_covered(input: Inputs, frame: Any, schema: Any) -> bool:
+    """Whether the declarations of the keys compared cover the table (refused now, beside
+    the keys, not at the end of the comparison)."""
+    if schema is None:
+        return True
+    try:
+        check_covered(frame, schema, list(input.key_keys()) or list(schema.quasi_identifiers))
+    except MicroaggError as exc:
+        show_error("key_keys", exc)
+        return False
+    return True
+
+
+def _apply_panel(input: Inputs, state: State,
+                 compared: reactive.Value[tuple[Comparison, str] | None],
+                 compared_on: list[Any], run_step: Callable[[Planned], None]) -> None:
+    """Applying the method chosen (the winner by default) as the next step, as the Steps tab
+    plans and runs one; the page then shows the Steps tab."""
+
+    @reactive.effect
+    @reactive.event(input.apply_compare)
+    def _apply() -> None:
+        clear_errors()
+        done = compared()
+        if done is None or state.frame() is not compared_on[0]:
+            show_error("apply_compare", InputError("the table changed since the comparison: "
+                                                   "compare again"))
+            return
+        try:
+            seed = typed_seed(input, state.run())
+            step = Step.of(step_spec(done[0], input.apply_method()))
+            run_step(plan(state, step, seed, input.missing_semantics()))
+        except MicroaggError as exc:
+            show_error("apply_compare", exc)
+            return
+        ui.update_navset("tabs", selected="steps")
 
 
 def comparison_view(done: tuple[Comparison, str] | None, *, running: bool,
@@ -221,4 +281,20 @@ def comparison_view(done: tuple[Comparison, str] | None, *, running: bool,
                     "each method's parameter is calibrated to the target and the methods "
                     "are ranked by the utility they keep (paper 003).")
     result, html = done
-    return ui.TagList(summary_html(result), iframe(html, "comparison-report"))
+    return ui.TagList(summary_html(result), _apply_row(result),
+                      iframe(html, "comparison-report"))
+
+
+def _apply_row(result: Comparison) -> Any:
+    """The method to apply as the next step (the winner first), and the button."""
+    choices = apply_choices(result)
+    if not choices:
+        return ui.p("No method compared here is one step: set it on the Steps tab.",
+                    class_="text-muted", id="apply-none")
+    return ui.div(
+        ui.input_select("apply_method", "Apply as the next step", choices=choices),
+        ui.input_action_button("apply_compare", "Apply this method"),
+        ui.div(id="err-apply_compare", class_="field-error-slot"),
+        ui.p("The step protects the compared columns (or keys) with the value above (the "
+             "Steps tab's seed); after other steps it applies to the table they left.",
+             class_="text-muted"), id="apply-row", class_="mb-2")

@@ -128,7 +128,7 @@ def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> No
 
     @reactive.extended_task
     async def load_task(work: Callable[[], Loaded]) -> Loaded:
-        return await state.jobs.run(work)
+        return await state.jobs.read(work)
 
     @reactive.effect
     @reactive.event(input.upload)
@@ -138,6 +138,7 @@ def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> No
         if upload:
             datapath, name = upload[0]["datapath"], upload[0]["name"]
             reading.set(Path(name).name)
+            state.retire()  # the measures of the table shown stop: it is being replaced
             load_task(lambda: read_loaded(state.space, datapath, name, state.limits, how))
 
     @reactive.effect
@@ -153,6 +154,7 @@ def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> No
                                             "every step to read it again"))
             return
         reading.set(path.name)
+        state.retire()
         load_task(lambda: read_again(path, state.limits, how))
 
     @reactive.effect
@@ -166,6 +168,7 @@ def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> No
             with reactive.isolate():
                 if load_task.status() != "running":
                     reading.set(None)
+                    state.resume()
         with reactive.isolate():
             shown.set(shown() + 1)
             state.reading.set(loaded.notes)

@@ -4,10 +4,12 @@ errors shown beside the field at fault.
 
 No computation runs on the server's event loop, which every session shares: reading an
 upload, the measures, the steps, the comparisons and the downloads' files run in the
-session's worker threads (:class:`Jobs`). A view whose measure is not done yet shows
-:class:`Pending`, and is drawn again when it is. A long computation checks
-:meth:`Jobs.check` as it goes (a method's progress callback, SUDA2's): when the session ends
-it stops there, and the session's tables and measures are let go."""
+session's worker threads (:class:`Jobs`); an upload is read in a lane of its own, so that it
+never waits behind a measure, and once a new upload is being read the measures of the
+tables it replaces stop and none begins until it is read (:meth:`State.retire`). A view
+whose measure is not done yet shows :class:`Pending`, and is drawn again when it is. A long
+computation checks :meth:`Jobs.check` as it goes (a method's progress callback, SUDA2's):
+when the session ends it stops there, and the session's tables and measures are let go."""
 
 from __future__ import annotations
 
@@ -87,6 +89,7 @@ class Jobs:
 
     def __init__(self, workers: int = WORKERS) -> None:
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="microagg-session")
+        self.reader = ThreadPoolExecutor(1, thread_name_prefix="microagg-read")
         self.tick: reactive.Value[int] = reactive.value(0)
         self.stop = threading.Event()
         try:
@@ -110,6 +113,11 @@ class Jobs:
         """``work()`` in a worker, awaited (for an extended task)."""
         return await asyncio.wrap_future(self.pool.submit(work))
 
+    async def read(self, work: Callable[[], T]) -> T:
+        """``work()`` (reading an upload) in the reading lane, awaited: it begins at once,
+        whatever the measures and steps in the workers."""
+        return await asyncio.wrap_future(self.reader.submit(work))
+
     def _ended(self, future: Future[Any]) -> None:
         if self._loop is not None and not self.stop.is_set() and not future.cancelled():
             with contextlib.suppress(RuntimeError):  # the loop closed: the server stops
@@ -130,6 +138,7 @@ class Jobs:
         """Stop: queued work is dropped, running work stops at its next check."""
         self.stop.set()
         self.pool.shutdown(wait=False, cancel_futures=True)
+        self.reader.shutdown(wait=False, cancel_futures=True)
 
 
 @dataclass(frozen=True)
@@ -168,6 +177,7 @@ class State:
     upload: reactive.Value[Upload | None]
     limits: Limits = DEFAULT
     closed: bool = False
+    retiring: bool = False  # a new upload is being read: no measure begins
 
     @classmethod
     def new(cls, limits: Limits = DEFAULT) -> State:
@@ -185,6 +195,23 @@ class State:
         self.memory.clear()
         self.jobs.close()
         self.space.close()
+
+    def retire(self) -> None:
+        """A new upload is being read: every measure (of the tables it replaces) stops at
+        its next check and is forgotten, those not begun are dropped, and none begins until
+        :meth:`resume` (a view meanwhile says it is pending)."""
+        self.retiring = True
+        for entry in self.memory.values():
+            entry.stop.set()
+            entry.future.cancel()
+        self.memory.clear()
+
+    def resume(self) -> None:
+        """The upload is read (or refused): measures begin again when the views ask, and
+        the views are drawn again."""
+        self.retiring = False
+        with reactive.isolate():
+            self.jobs.tick.set(self.jobs.tick() + 1)
 
     def schema(self) -> Schema | None:
         inferred = self.inferred()
@@ -229,6 +256,8 @@ class State:
         (a search no one waits for)."""
         self.jobs.tick()  # drawn again when a computation ends
         entry = self.memory.get((id(frame), *key))
+        if entry is None and self.retiring:
+            return Pending(what)  # the table is being replaced
         if entry is None:
             if exclusive:
                 self._stop_others(key)
@@ -263,7 +292,7 @@ class State:
         """Begin ``measure(check)`` of ``frame`` in a worker (a view the user is likely to
         open next), remembered under ``key`` like :meth:`remembered`; measures begun
         earlier and not started yet are dropped."""
-        if self.closed or (id(frame), *key) in self.memory:
+        if self.closed or self.retiring or (id(frame), *key) in self.memory:
             return
         for stale in [k for k, e in self.memory.items() if e.future.cancel()]:
             del self.memory[stale]

@@ -34,7 +34,7 @@ from microagg.ui.progress import Feed, follow
 from microagg.ui.session import State, clear_errors, show_error
 from microagg.ui.state import begin_run
 
-__all__ = ["Planned", "plan_step", "steps_html", "steps_server"]
+__all__ = ["Planned", "plan", "plan_step", "steps_html", "steps_server", "typed_seed"]
 
 
 def _number(value: Any, digits: int = 4) -> str:
@@ -132,14 +132,17 @@ class Planned:
         return self.current if self.current is not None else self.begin()
 
 
-def steps_server(input: Inputs, state: State) -> None:
+def steps_server(input: Inputs, state: State) -> Callable[[Planned], None]:
     """Register the outputs and effects of the steps tab: the method's form, running and
-    undoing a step, the DP preview, the table of steps and the figures."""
+    undoing a step, the DP preview, the table of steps and the figures. Returns what runs a
+    planned step as the Run button does (for a step another tab adds); it raises
+    :class:`~microagg.errors.InputError` while a step runs."""
     preview: reactive.Value[previews.Preview | None] = reactive.value(None)
     _form_panel(input, state, preview)
-    _run_panel(input, state, preview)
+    run = _run_panel(input, state, preview)
     _preview_panel(input, state, preview)
     _figures_panel(input, state)
+    return run
 
 
 def _form_panel(input: Inputs, state: State,
@@ -179,8 +182,9 @@ def _form_panel(input: Inputs, state: State,
                 ui.update_selectize(field_id(option.name), choices=columns)
 
 
-def _seed(input: Inputs, current: RecipeRun | None) -> int | None:
-    """The seed typed (``None``: fresh randomness); raises when it cannot be."""
+def typed_seed(input: Inputs, current: RecipeRun | None) -> int | None:
+    """The seed typed on the Steps tab (``None``: fresh randomness); raises when it cannot
+    be."""
     seed = input.seed()
     if seed is not None and (not float(seed).is_integer() or seed < 0):
         raise InputError(f"the seed must be a non-negative integer, got {seed}")
@@ -208,27 +212,43 @@ def plan_step(input: Inputs, state: State) -> Planned | None:
 
     current = state.run()
     try:
-        seed = _seed(input, current)
+        seed = typed_seed(input, current)
     except MicroaggError as exc:
         show_error("seed", exc)
         return None
     try:
         step = Step.of({"family": of.value, "method": cls.name,
                         **read_form(cls, adapter(of), read)})
-        dp_context(step, current.recipe.steps if current is not None else ())
-        source, frame, schema = state.source(), state.frame(), state.schema()
-        if current is None and frame is not None and schema is not None:  # it covers it
-            check_covered(frame, schema)
+        return plan(state, step, seed, input.missing_semantics())
     except MicroaggError as exc:
         show_error(field_at_fault(exc, _names(cls, of)) or "run", exc)
         return None
-    missing = input.missing_semantics()
+
+
+def plan(state: State, step: Step, seed: int | None, missing: str) -> Planned:
+    """``step`` as the next step of the session's run, checked (quickly, on the event loop):
+    its DP context after the steps before it, and, for a first step, that the schema covers
+    the table; the first step's run begins from the upload with ``seed`` and ``missing``
+    (what a missing key matches).
+
+    Raises
+    ------
+    MicroaggError
+        The step cannot follow the steps before it, or the schema does not cover the table.
+    """
+    current = state.run()
+    dp_context(step, current.recipe.steps if current is not None else ())
+    source, frame, schema = state.source(), state.frame(), state.schema()
+    if current is None and frame is not None and schema is not None:  # it covers it
+        check_covered(frame, schema)
     return Planned(current, step, lambda: begin_run(source, frame, schema, seed, missing))
 
 
 def _run_panel(input: Inputs, state: State,
-               preview: reactive.Value[previews.Preview | None]) -> None:
-    """Running a step in a worker (with its progress bar), and undoing the last."""
+               preview: reactive.Value[previews.Preview | None]
+               ) -> Callable[[Planned], None]:
+    """Running a step in a worker (with its progress bar), and undoing the last; returns
+    what runs a planned step."""
 
     @ui.bind_task_button(button_id="run_step")
     @reactive.extended_task
@@ -287,6 +307,14 @@ def _run_panel(input: Inputs, state: State,
             return ui.p("No step yet: choose a family and a method on the left, then run.",
                         id="no-steps")
         return steps_html(run)
+
+    def run(planned: Planned) -> None:
+        with reactive.isolate():
+            if step_task.status() == "running":  # it would follow a run that is no more
+                raise InputError("a step is running: apply this one once it has ended")
+        step_task(planned, ui.Progress())
+
+    return run
 
 
 def _preview_panel(input: Inputs, state: State,

@@ -1,0 +1,113 @@
+"""A compared method as a recipe step: the method a comparison at equal rank risk
+(:func:`~microagg.evaluation.compare.compare`) or at a categorical risk
+(:func:`~microagg.evaluation.key_compare.compare_keys`) calibrated, with its calibrated
+value and the columns (or keys) compared, as the mapping a recipe step is made from
+(:meth:`~microagg.recipe.model.Step.of`), so that the step releases what the comparison
+measured (the same partition, suppression or mask given the same random stream).
+
+A differentially private candidate is a step only when the domains of its columns are
+declared: the comparison took undeclared domains from the data, and a step doing so would
+not be differentially private. Global recoding, alone or before local suppression, is
+compared at a level of every recoded key at once (taxonomies and interval widths), which no
+single step says: it is set on the Steps tab."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from microagg.errors import InputError
+from microagg.evaluation.compare import DP_RANKING_K
+from microagg.evaluation.comparison import Comparison, MethodResult
+from microagg.options import CompareMethod, RiskKind
+
+__all__ = ["applicable", "step_spec"]
+
+_STEPS: dict[CompareMethod, tuple[str, str]] = {
+    CompareMethod.MDAV: ("microaggregate", "mdav"),
+    CompareMethod.INDIVIDUAL_RANKING: ("microaggregate", "individual-ranking"),
+    CompareMethod.CORRELATED_NOISE: ("mask", "correlated-noise"),
+    CompareMethod.MULTIPLICATIVE_NOISE: ("mask", "multiplicative-noise"),
+    CompareMethod.RANK_SWAP: ("mask", "rank-swap"),
+    CompareMethod.DP_LAPLACE: ("dp", "laplace"),
+    CompareMethod.DP_INDIVIDUAL_RANKING: ("dp", "individual-ranking"),
+}
+"""The family and method of the step that releases as each candidate at the rank risk
+does."""
+
+_KEY_STEPS: dict[CompareMethod, tuple[str, str, str]] = {
+    CompareMethod.LOCAL_SUPPRESSION: ("keys", "local-suppression", "keys"),
+    CompareMethod.INVARIANT_PRAM: ("keys", "invariant-pram", "keys"),
+    CompareMethod.MDAV: ("microaggregate", "mdav", "columns"),
+}
+"""The family, method and option naming the keys of the step that releases as each
+candidate at a categorical risk does."""
+
+
+def applicable(result: Comparison, method: CompareMethod) -> bool:
+    """Whether :func:`step_spec` makes a step of ``method`` as ``result`` compared it (a DP
+    method on undeclared domains aside)."""
+    return method in (_STEPS if result.risk_kind is RiskKind.RANK else _KEY_STEPS)
+
+
+def _result(result: Comparison, method: CompareMethod | str) -> MethodResult:
+    for m in result.methods:
+        if m.method.value == str(method):
+            return m
+    raise InputError(f"'{method}' was not compared (compared: "
+                     f"{', '.join(m.method.value for m in result.methods)})")
+
+
+def step_spec(result: Comparison, method: CompareMethod | str) -> dict[str, Any]:
+    """The recipe step (a mapping for :meth:`~microagg.recipe.model.Step.of`) that applies
+    ``method`` as ``result`` calibrated it: its parameter at the chosen value, over the
+    columns compared.
+
+    Parameters
+    ----------
+    result
+        A comparison at equal rank risk.
+    method
+        One of the methods it compared.
+
+    Returns
+    -------
+    dict
+        ``family``, ``method``, the calibrated parameter and ``columns`` (``keys`` for the
+        keys family).
+
+    Raises
+    ------
+    InputError
+        The method was not compared, is a recoding, or is differentially private and its
+        domains were read off the data.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from microagg.evaluation.compare import compare
+    >>> frame = pd.DataFrame(np.random.default_rng(0).normal(size=(40, 2)), columns=["a", "b"])
+    >>> done = compare(frame, target_risk="mdav=4", methods=["mdav"], seeds=2)
+    >>> step_spec(done, "mdav")
+    {'family': 'microaggregate', 'method': 'mdav', 'k': 4, 'columns': ['a', 'b']}
+    """
+    chosen = _result(result, method)
+    columns = [str(c) for c in result.data["columns"]]
+    value: float | int = int(chosen.value) if chosen.parameter == "k" else float(chosen.value)
+    if result.risk_kind is not RiskKind.RANK:
+        if chosen.method not in _KEY_STEPS:
+            raise InputError(f"{chosen.method.value} is compared at a level of every recoded "
+                             "key at once: set the recoding on the Steps tab (family keys)")
+        family, name, option = _KEY_STEPS[chosen.method]
+        return {"family": family, "method": name, chosen.parameter: value, option: columns}
+    family, name = _STEPS[chosen.method]
+    spec: dict[str, Any] = {"family": family, "method": name, chosen.parameter: value}
+    if family == "dp":
+        domains = result.data.get("domains", {})
+        if any(domains.get(c, {}).get("source") != "schema" for c in columns):
+            raise InputError(f"{chosen.method.value} was compared on domains read off the "
+                             "data: declare the domains of the columns (Data tab) to apply "
+                             "it as a differentially private step")
+        if chosen.method is CompareMethod.DP_INDIVIDUAL_RANKING:
+            spec["k"] = min(DP_RANKING_K, int(result.data["rows"]))
+    spec["columns"] = columns
+    return spec
