@@ -20,7 +20,7 @@ ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 @numba.njit(cache=True, nogil=True)
 def record_search(rows: np.ndarray, gap: np.ndarray, candidates: np.ndarray,
-                  weight: np.ndarray, state: np.ndarray
+                  weight: np.ndarray, agree: np.ndarray, state: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The MSUs of every candidate: scores, contributions (candidates × keys) and the MSUs
     by size.
@@ -28,7 +28,8 @@ def record_search(rows: np.ndarray, gap: np.ndarray, candidates: np.ndarray,
     ``rows`` (M, n) holds the codes of the distinct rows a candidate may match, key by key;
     ``gap[k]`` key k's code for a missing value that matches any value (−1: none);
     ``candidates`` the rows of the sample uniques; ``weight[s]`` the score of an MSU of s
-    keys. ``state[0]`` counts the candidates done as it goes; a nonzero ``state[1]`` (set
+    keys; ``agree`` room for a bit per key and row (uint16 up to 16 keys, else uint32).
+    ``state[0]`` counts the candidates done as it goes; a nonzero ``state[1]`` (set
     by another thread) stops the search before the next one.
     """
     m, n = rows.shape
@@ -38,7 +39,6 @@ def record_search(rows: np.ndarray, gap: np.ndarray, candidates: np.ndarray,
     score = np.zeros(n_cand)
     contribution = np.zeros((n_cand, m))
     by_size = np.zeros(m, dtype=np.int64)
-    agree = np.empty(n, dtype=np.int64)
     shared = np.zeros(words, dtype=np.uint64)
     minimal = np.zeros(words, dtype=np.uint64)
     holding = _holding()
@@ -53,7 +53,8 @@ def record_search(rows: np.ndarray, gap: np.ndarray, candidates: np.ndarray,
         shared[:] = 0
         for j in range(n):
             if j != r:
-                shared[agree[j] >> 6] |= one << np.uint64(agree[j] & 63)
+                a = np.int64(agree[j])
+                shared[a >> 6] |= one << np.uint64(a & 63)
         _close_downward(shared, holding, m)
         _minimal_outside(shared, minimal, holding, m)
         minimal[words - 1] &= valid
@@ -76,11 +77,13 @@ def _holding() -> np.ndarray:
 
 @numba.njit(cache=True, nogil=True)
 def _agreement(rows: np.ndarray, gap: np.ndarray, r: int, agree: np.ndarray) -> None:
-    """The keys on which each row agrees with row ``r``, as bits."""
+    """The keys on which each row agrees with row ``r``, as bits (``agree``'s integers as
+    narrow as the keys allow: the passes over every row are most of the search)."""
     m, n = rows.shape
-    agree[:] = 0
+    nothing = agree.dtype.type(0)
+    agree[:] = nothing
     for k in range(m):
-        bit = 1 << k
+        bit = agree.dtype.type(1 << k)
         value = rows[k, r]
         column = rows[k]
         missing = gap[k]
@@ -89,12 +92,10 @@ def _agreement(rows: np.ndarray, gap: np.ndarray, r: int, agree: np.ndarray) -> 
                 agree[j] |= bit
         elif missing >= 0:
             for j in range(n):
-                if column[j] == value or column[j] == missing:
-                    agree[j] |= bit
+                agree[j] |= bit if (column[j] == value) | (column[j] == missing) else nothing
         else:
             for j in range(n):
-                if column[j] == value:
-                    agree[j] |= bit
+                agree[j] |= bit if column[j] == value else nothing
 
 
 @numba.njit(cache=True, nogil=True)

@@ -106,7 +106,7 @@ SECONDS_PER_VISIT = 5e-8
 """Seconds of one core per record and subset of the keys visited by the compiled subset
 search (UCI Adult, 9 to 14 keys, docs/benchmarks.md); twice that node by node."""
 
-SECONDS_PER_COMPARISON = 4e-10
+SECONDS_PER_COMPARISON = 2.2e-10
 """Seconds of one core per pair of records and key compared by the record search (UCI
 Adult, 9 and 14 keys, docs/benchmarks.md)."""
 
@@ -400,10 +400,13 @@ class _Search:
         _, first = np.unique(ids, return_index=True)
         position = np.zeros(int(ids.max()) + 1, dtype=np.int64)
         position[ids[first]] = np.arange(first.size)
-        rows = np.ascontiguousarray(self.table[first].T, dtype=np.int32)
+        narrow = int(self.radix.max()) <= np.iinfo(np.int16).max  # codes up to radix − 1
+        code_type = np.int16 if narrow else np.int32
+        rows = np.ascontiguousarray(self.table[first].T, dtype=code_type)
         candidates = position[ids[self.candidate_row]]
+        agree = np.empty(first.size, dtype=np.uint16 if m <= 16 else np.uint32)
         state = np.zeros(2, dtype=np.int64)
-        arguments = (rows, self.gap, candidates, self.weight, state)
+        arguments = (rows, self.gap.astype(code_type), candidates, self.weight, agree, state)
         self.score, self.contribution, self.by_size = (
             records.record_search(*arguments) if self.progress is None
             else _polled(lambda: records.record_search(*arguments), state, self.progress))
