@@ -26,7 +26,10 @@ def extend(real: np.ndarray, owner: np.ndarray, zero: np.ndarray, ids: np.ndarra
     with the key (id · radix + code), records first."""
     n_real = real.size
     spawn = np.zeros(owner.size, dtype=np.bool_)
-    wanted = np.zeros(n_real + owner.size, dtype=np.bool_)  # by combination id (< rows)
+    top = 0
+    for i in range(ids.size):
+        top = max(top, ids[i] + 1)
+    wanted = np.zeros(top, dtype=np.bool_)  # by combination id (kept from before pruning)
     size = 0
     for k in range(owner.size):
         if chosen[owner[k]]:
