@@ -83,7 +83,7 @@ from microagg.options import MissingValues, parse
 from microagg.risk import _suda_kernels as kernels
 from microagg.risk import _suda_records as records
 
-__all__ = ["SearchCost", "Suda", "search_cost", "suda2"]
+__all__ = ["SearchCost", "Suda", "load_kernels", "search_cost", "suda2"]
 
 MAX_KEYS = 62
 """Subsets of the keys are int64 bit masks."""
@@ -313,6 +313,25 @@ def suda2(codes: np.ndarray, keys: list[str] | None = None,
     return Suda(names, scores, dis_scores, shares,
                 {name: float(p) for name, p in zip(names, percent, strict=True)},
                 search.by_size.tolist(), int(uniques.size), pairs, float(dis_fraction), dis)
+
+
+def load_kernels() -> None:
+    """Compile the kernels of the compiled searches, or load them from numba's cache: the
+    record search with 16- and 32-bit agreement bits, and the compiled subset search (the
+    web app loads them ahead, as compiling holds the interpreter's lock).
+
+    Examples
+    --------
+    >>> load_kernels()
+    """
+    for m in (2, 17):
+        codes = np.zeros((3, m), dtype=np.int64)
+        codes[1, 0] = codes[2, 1] = 1
+        fk = matching_counts(codes, MissingValues.MATCHES_ANY)
+        for run in ("run_records", "run_compiled"):
+            search = _Search.prepare(codes, np.flatnonzero(fk == 1),
+                                     MissingValues.MATCHES_ANY)
+            getattr(search, run)()
 
 
 def _check_fraction(dis_fraction: float) -> None:
