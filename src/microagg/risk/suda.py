@@ -24,7 +24,7 @@ ways, whichever :func:`search_cost` finds cheaper for n records and M keys:
 * the *record search* (:mod:`microagg.risk._suda_records`): for each sample unique, the keys
   on which every other distinct row agrees with it, as a bit set of the 2^M subsets the two
   share; closed downward, its complement's minimal members are the MSUs. O(n M + 2^M M/64)
-  per sample unique: on UCI Adult's fourteen keys 4.4 s where the subset search took 60 s;
+  per sample unique: on UCI Adult's fourteen keys 1.6-2.0 s of CPU, the subset search 57 s;
 * the *subset search*, for few keys on many records (or more keys than the record search's
   bit sets take). Subsets S of the keys are visited depth first in increasing order of their
   bit masks, the children of S adding a key below its lowest one, so that every subset of S
