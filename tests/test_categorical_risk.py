@@ -136,6 +136,54 @@ def test_suda_finds_every_minimal_sample_unique(codes, missing):
     assert result.msus_by_size == sizes
 
 
+SEARCHES = ("records", "subsets", "nodes")  # risk.suda: _suda_records, _suda_kernels, Python
+
+
+def _searched(codes, missing, way):
+    """The MSUs' scores, contributions and counts by size as one way of searching finds
+    them, whichever :func:`~microagg.risk.suda.search_cost` would take."""
+    from microagg.options import MissingValues
+    from microagg.risk.suda import _Search
+
+    fk = matching_counts(codes, missing)
+    search = _Search.prepare(codes, np.flatnonzero(fk == 1), MissingValues(missing))
+    {"records": search.run_records, "subsets": search.run_compiled, "nodes": search.run}[way]()
+    return fk, search.score, search.contribution, search.by_size
+
+
+@settings(max_examples=100, deadline=None)
+@given(key_tables(max_rows=18, max_keys=5), st.sampled_from(SEMANTICS))
+def test_every_search_finds_the_minimal_sample_uniques_of_the_exhaustive_one(codes, missing):
+    # the record search and both subset searches against every subset tried on every record
+    _, _, _, msus = reference.suda_direct(codes.tolist(), missing)
+    m = codes.shape[1]
+    for way in SEARCHES:
+        fk, score, contribution, by_size = _searched(codes, missing, way)
+        uniques = np.flatnonzero(fk == 1)
+        expected = [[frozenset(s) for s in msus[r]] for r in uniques]
+        assert score.tolist() == [sum(math.factorial(m - len(s)) for s in found)
+                                  for found in expected], way
+        assert contribution.tolist() == [[sum(math.factorial(m - len(s)) for s in found
+                                              if v in s) for v in range(m)]
+                                         for found in expected], way
+        assert by_size.tolist() == [sum(len(s) == size for found in expected for s in found)
+                                    for size in range(1, m + 1)], way
+    assert all(not msus[r] for r in np.flatnonzero(fk != 1))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2 ** 31), st.sampled_from(SEMANTICS))
+def test_the_searches_agree_on_larger_tables(seed, missing):
+    # beyond brute force: 300 records, 9 keys of 2 to 5 values, some missing
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, rng.integers(2, 6, 9), (300, 9))
+    codes[rng.random(codes.shape) < 0.03] = -1
+    found = [_searched(codes, missing, way) for way in SEARCHES]
+    for other in found[1:]:
+        for mine, theirs in zip(found[0], other, strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2 ** 31), st.sampled_from(SEMANTICS))
 def test_suda_on_larger_tables_with_many_keys(seed, missing):

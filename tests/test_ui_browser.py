@@ -571,7 +571,7 @@ def test_a_second_session_stays_responsive_while_the_first_uploads_and_runs_suda
     url, _ = app_url
     rng = np.random.default_rng(0)
     n = 150_000
-    big = pd.DataFrame({f"k{j}": rng.integers(0, 12 + 3 * j, n) for j in range(8)})
+    big = pd.DataFrame({f"k{j}": rng.integers(0, 12 + 3 * j, n) for j in range(9)})
     big["label"] = rng.choice(["alpha", "beta", "gamma"], n)
     large = tmp_path / "large.csv"
     big.to_csv(large, index=False)

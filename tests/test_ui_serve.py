@@ -419,9 +419,10 @@ def test_a_measure_that_fails_raises_each_time_it_is_asked():
 
 
 def test_suda2_stops_when_its_progress_callback_raises():
+    from microagg.core.frequencies import matching_counts
     from microagg.risk import suda2
 
-    codes = np.random.default_rng(0).integers(0, 4, (300, 5))
+    codes = np.random.default_rng(0).integers(0, 4, (12_000, 14))  # 0.5 s or more of searching
     calls = []
 
     def progress(done):
@@ -431,6 +432,9 @@ def test_suda2_stops_when_its_progress_callback_raises():
 
     with pytest.raises(KeyboardInterrupt):
         suda2(codes, progress=progress)
+    uniques = int((matching_counts(codes, "matches-any") == 1).sum())
+    assert calls[0] == 0 and calls[2] < uniques  # stopped before its end
     full = []
-    suda2(codes, progress=full.append)
-    assert full == list(range(len(full))) and len(full) > 3
+    result = suda2(codes[:300], progress=full.append)
+    # before the search, while it runs, and once at its end with every unique searched
+    assert full[0] == 0 and full == sorted(full) and full[-1] == result.sample_uniques

@@ -18,21 +18,32 @@ Dis = U d / (U d + P (1 − d)) and Q = 1 + (8 − M)/20,
 
 over the records with a positive score (0 for the others).
 
-The search (this module's own; the result is SUDA2's, the set of all MSUs). Subsets S of the
-keys are visited depth first in increasing order of their bit masks, the children of S adding
-a key below its lowest one, so that every subset of S is visited (or pruned) before S. At S
-the records still *active* are the sample uniques with no MSU inside S; an active record
-unique on S has S as an MSU (every proper subset is known not unique). Three prunings keep
-the search small:
+The search (this module's own; the result is SUDA2's, the set of all MSUs) takes one of two
+ways, whichever :func:`search_cost` finds cheaper for n records and M keys:
 
-* a subset with no active record is not visited, nor anything above it in the tree (an active
-  record of a superset is active on the subset);
-* the records a subtree looks at shrink with it: a record that shares no combination on S
-  with an active record cannot match one on a superset of S;
-* records in classes of three or more identical ones are kept twice (a count of 1 stays 1,
-  a count of 2 or more stays 2 or more), as SUDA2 does.
+* the *record search* (:mod:`microagg.risk._suda_records`): for each sample unique, the keys
+  on which every other distinct row agrees with it, as a bit set of the 2^M subsets the two
+  share; closed downward, its complement's minimal members are the MSUs. O(n M + 2^M M/64)
+  per sample unique: on UCI Adult's fourteen keys 1.6-2.0 s of CPU, the subset search 57 s;
+* the *subset search*, for few keys on many records (or more keys than the record search's
+  bit sets take). Subsets S of the keys are visited depth first in increasing order of their
+  bit masks, the children of S adding a key below its lowest one, so that every subset of S
+  is visited (or pruned) before S. At S the records still *active* are the sample uniques
+  with no MSU inside S; an active record unique on S has S as an MSU (every proper subset is
+  known not unique). Three prunings keep the search small:
 
-Each visited subset costs O(m + a) numpy work for the m records still looked at and the a
+  * a subset with no active record is not visited, nor anything above it in the tree (an active
+    record of a superset is active on the subset);
+  * the records a subtree looks at shrink with it: a record that shares no combination on S
+    with an active record cannot match one on a superset of S;
+  * records in classes of three or more identical ones are kept twice (a count of 1 stays 1,
+    a count of 2 or more stays 2 or more), as SUDA2 does.
+
+The compiled subset search (:func:`microagg.risk._suda_kernels.search`) keeps, for each
+subset visited, a bit per sample unique live there (active and not unique): a record is
+active on S when it is live on every S minus one key. Node by node from Python (more keys
+than that table holds), the MSUs found so far tell it instead.
+Each visited subset costs O(m + a) work for the m records still looked at and the a
 active ones: the worst case, every subset visited with every record, is O(2^M · n) time, and
 O(n M + number of MSUs) memory; sdcMicro's SUDA2 is exponential in M too. Missing key
 values follow ``missing``: under ``category`` a missing value is a value like any other;
@@ -43,7 +54,8 @@ number of records matching r on S is the sum over Z ⊆ S of the records equal t
 row Z on S, missing on Z. A record whose keys are all missing counts for no record that has
 every key (as in f_k, :mod:`microagg.core.frequencies`), and a record that has some keys
 missing counts it; so where there is one, every sample unique has every key, and the search
-leaves such records out.
+leaves such records out. The record search needs no virtual rows: two rows agree on a key
+where either misses it.
 
 References
 ----------
@@ -58,6 +70,7 @@ statistical disclosure assessment. Data Mining and Knowledge Discovery 16(2), 16
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -68,8 +81,9 @@ from microagg.core.frequencies import combination_ids, matching_counts
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 from microagg.risk import _suda_kernels as kernels
+from microagg.risk import _suda_records as records
 
-__all__ = ["SearchCost", "Suda", "search_cost", "suda2"]
+__all__ = ["SearchCost", "Suda", "load_kernels", "search_cost", "suda2"]
 
 MAX_KEYS = 62
 """Subsets of the keys are int64 bit masks."""
@@ -77,28 +91,61 @@ MAX_KEYS = 62
 _SCRATCH = 1 << 22
 """The largest table (entries, 32 MiB) of the dense renumbering; beyond it a hash does it."""
 
+_POLL = 0.05
+"""Seconds between two calls of a compiled search's progress callback."""
 
-SECONDS_PER_VISIT = 1e-7
-"""Seconds of one core per record and subset of the keys visited (UCI Adult, 9 to 14 keys,
-docs/benchmarks.md): the search's cost grows with both."""
+_Found = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""A compiled search's result: scores, contributions, MSUs by size."""
+
+_LIVE_BYTES = 1 << 28
+"""The largest table (256 MiB) of live candidates by subset of the keys the compiled search
+keeps; beyond it the search runs node by node from Python."""
+
+
+SECONDS_PER_VISIT = 5e-8
+"""Seconds of one core per record and subset of the keys visited by the compiled subset
+search (UCI Adult, 9 to 14 keys, docs/benchmarks.md); twice that node by node."""
+
+SECONDS_PER_COMPARISON = 2.2e-10
+"""Seconds of one core per pair of records and key compared by the record search (UCI
+Adult, 9 and 14 keys, docs/benchmarks.md)."""
+
+RECORD_SEARCH_KEYS = 24
+"""The most keys the record search takes (its bit sets hold 2^M bits per record)."""
 
 
 @dataclass(frozen=True)
 class SearchCost:
-    """What a SUDA2 search may cost before it begins: the subsets of the ``keys`` it may
-    visit (2^M − 1; prunings skip some), the ``records`` each may look at, and the
-    ``seconds`` of one core that takes at most, roughly (:data:`SECONDS_PER_VISIT`)."""
+    """What a SUDA2 search may cost before it begins: the ``search`` it takes, the
+    ``steps`` it counts its progress in (records, or subsets of the ``keys``: prunings
+    skip some), the ``records`` each step may look at, and the ``seconds`` of one core that
+    takes at most, roughly (:data:`SECONDS_PER_VISIT`, :data:`SECONDS_PER_COMPARISON`)."""
 
     keys: int
     records: int
-    subsets: int
+    search: str
+    steps: int
     seconds: float
+
+    @property
+    def unit(self) -> str:
+        """What a step is."""
+        return "records" if self.search == "records" else "subsets of the keys"
 
     def describe(self) -> str:
         """The cost in one sentence, as the web app states it."""
-        return (f"SUDA2 over {self.keys} keys searches up to {self.subsets:,} subsets of "
+        if self.search == "records":
+            return (f"SUDA2 over {self.keys} keys compares each of up to {self.records:,} "
+                    f"records with every other and looks through the {1 << self.keys:,} "
+                    f"subsets of the keys for each: up to about {_duration(self.seconds)} "
+                    "of computing")
+        return (f"SUDA2 over {self.keys} keys searches up to {self.steps:,} subsets of "
                 f"the keys, each over up to {self.records:,} records: up to about "
                 f"{_duration(self.seconds)} of computing")
+
+    def searched(self, done: int) -> str:
+        """How far a search is, as the web app states it."""
+        return f"{done:,} of up to {self.steps:,} {self.unit} searched"
 
 
 def _duration(seconds: float) -> str:
@@ -111,16 +158,36 @@ def _duration(seconds: float) -> str:
 
 def search_cost(records: int, keys: int) -> SearchCost:
     """The cost of a SUDA2 search over ``keys`` key variables and ``records`` records, before
-    it begins (an upper bound: every subset visited with every record).
+    it begins (an upper bound), and the search :func:`suda2` takes: the cheaper of the
+    record search (every record compared with every other; its bit sets of 2^M subsets
+    per record) and the subset search (every subset visited with every record; compiled
+    while its table of live records fits in :data:`_LIVE_BYTES`, else node by node).
 
     Examples
     --------
-    >>> cost = search_cost(32_561, 14)
-    >>> cost.subsets, cost.seconds > 10 * search_cost(32_561, 9).seconds
-    (16383, True)
+    >>> search_cost(32_561, 14).search, search_cost(32_561, 14).steps
+    ('records', 32561)
+    >>> search_cost(32_561, 9).search, search_cost(32_561, 9).steps
+    ('subsets', 511)
     """
     subsets = (1 << keys) - 1
-    return SearchCost(keys, records, subsets, subsets * records * SECONDS_PER_VISIT)
+    compiled = _fits(records, keys)
+    subset_seconds = subsets * records * SECONDS_PER_VISIT * (1 if compiled else 2)
+    subset_cost = SearchCost(keys, records, "subsets" if compiled else "nodes", subsets,
+                             subset_seconds)
+    if keys > RECORD_SEARCH_KEYS:
+        return subset_cost
+    record_seconds = (records * records * keys * SECONDS_PER_COMPARISON
+                      + records * (subsets // 64 + 1) * keys * 5 * SECONDS_PER_COMPARISON)
+    if record_seconds < subset_seconds:
+        return SearchCost(keys, records, "records", records, record_seconds)
+    return subset_cost
+
+
+def _fits(records: int, keys: int) -> bool:
+    """Whether the compiled subset search's table of live records (a bit per record and
+    subset of the keys) stays within :data:`_LIVE_BYTES`."""
+    return keys <= 40 and (8 * ((records + 63) // 64)) << keys <= _LIVE_BYTES
 
 
 @dataclass(frozen=True)
@@ -193,8 +260,11 @@ def suda2(codes: np.ndarray, keys: list[str] | None = None,
         The records' sample frequencies over the keys under ``missing``, when known
         (:func:`microagg.core.frequencies.key_frequencies`).
     progress
-        Called with the number of key subsets searched so far, before each one; an
-        exception it raises stops the search (a caller's way to cancel it).
+        Called with the steps searched so far (records, or subsets of the keys:
+        :func:`search_cost` says which): with 0 before the search, every 0.05 s while it
+        runs (on the calling thread; the search runs on a thread of its own) and once at
+        its end. An exception it raises stops the search before its next step and goes on
+        (a caller's way to cancel it).
 
     Returns
     -------
@@ -223,7 +293,13 @@ def suda2(codes: np.ndarray, keys: list[str] | None = None,
     uniques = np.flatnonzero(fk == 1)
     search = _Search.prepare(codes, uniques, missing)
     search.progress = progress
-    search.run()
+    plan = search_cost(n, m).search
+    if plan == "records":
+        search.run_records()
+    elif plan == "subsets":
+        search.run_compiled()
+    else:
+        search.run()
     scores = np.zeros(n)
     scores[uniques] = search.score
     shares = np.zeros((n, m))
@@ -237,6 +313,25 @@ def suda2(codes: np.ndarray, keys: list[str] | None = None,
     return Suda(names, scores, dis_scores, shares,
                 {name: float(p) for name, p in zip(names, percent, strict=True)},
                 search.by_size.tolist(), int(uniques.size), pairs, float(dis_fraction), dis)
+
+
+def load_kernels() -> None:
+    """Compile the kernels of the compiled searches, or load them from numba's cache: the
+    record search with 16- and 32-bit agreement bits, and the compiled subset search (the
+    web app loads them ahead, as compiling holds the interpreter's lock).
+
+    Examples
+    --------
+    >>> load_kernels()
+    """
+    for m in (2, 17):
+        codes = np.zeros((3, m), dtype=np.int64)
+        codes[1, 0] = codes[2, 1] = 1
+        fk = matching_counts(codes, MissingValues.MATCHES_ANY)
+        for run in ("run_records", "run_compiled"):
+            search = _Search.prepare(codes, np.flatnonzero(fk == 1),
+                                     MissingValues.MATCHES_ANY)
+            getattr(search, run)()
 
 
 def _check_fraction(dis_fraction: float) -> None:
@@ -281,6 +376,7 @@ class _Search:
     by_size: np.ndarray
     weight: np.ndarray
     scratch: np.ndarray
+    gap: np.ndarray
     progress: Callable[[int], None] | None = None
     visited: int = 0
 
@@ -304,13 +400,57 @@ class _Search:
         else:
             present = ((1 << m) - 1) & ~missing_mask[uniques]
             zero_sets = _downward_closure(np.unique(missing_mask[real]))
+        gaps = ((codes < 0).any(axis=0) if missing is MissingValues.MATCHES_ANY
+                else np.zeros(m, dtype=bool))
         factorial = np.array([math.factorial(m - s) if s else 0 for s in range(m + 1)],
                              dtype=np.float64)
         return cls(np.asfortranarray(coded[real]), radix, np.searchsorted(real, uniques),
                    present, zero_sets, np.zeros(uniques.size), np.zeros((uniques.size, m)),
-                   np.zeros(m, dtype=np.int64), factorial, np.zeros(0, dtype=np.int64))
+                   np.zeros(m, dtype=np.int64), factorial, np.zeros(0, dtype=np.int64),
+                   np.where(gaps, radix - 1, -1).astype(np.int32))
+
+    def run_records(self) -> None:
+        """The record search (:mod:`microagg.risk._suda_records`) over the distinct rows
+        of the table, progress as in :meth:`run_compiled` (counting candidates)."""
+        if self.present.size == 0 or self.table.shape[0] <= 1:
+            return
+        m = self.radix.size
+        ids = combination_ids(self.table, range(m))
+        _, first = np.unique(ids, return_index=True)
+        position = np.zeros(int(ids.max()) + 1, dtype=np.int64)
+        position[ids[first]] = np.arange(first.size)
+        narrow = int(self.radix.max()) <= np.iinfo(np.int16).max  # codes up to radix − 1
+        code_type = np.int16 if narrow else np.int32
+        rows = np.ascontiguousarray(self.table[first].T, dtype=code_type)
+        candidates = position[ids[self.candidate_row]]
+        agree = np.empty(first.size, dtype=np.uint16 if m <= 16 else np.uint32)
+        state = np.zeros(2, dtype=np.int64)
+        arguments = (rows, self.gap.astype(code_type), candidates, self.weight, agree, state)
+        self.score, self.contribution, self.by_size = (
+            records.record_search(*arguments) if self.progress is None
+            else _polled(lambda: records.record_search(*arguments), state, self.progress))
+        self.visited = int(state[0])
+
+    def run_compiled(self) -> None:
+        """The search in one compiled call (:func:`microagg.risk._suda_kernels.search`).
+        With a progress callback the call runs on a thread of its own and the callback is
+        called here, first with 0 and then every :data:`_POLL` seconds with the subsets
+        searched so far; what it raises stops the search before its next subset."""
+        bound = (self.table.shape[0] + self.present.size) * int(self.radix.max(initial=1))
+        scratch = np.full(max(1, min(bound, _SCRATCH)), -1, dtype=np.int64)
+        state = np.zeros(2, dtype=np.int64)  # subsets visited; nonzero: stop
+        arguments = (self.table, self.radix, self.candidate_row, self.present,
+                     self.zero_sets, self.weight, scratch, state)
+        if self.progress is None:
+            self.score, self.contribution, self.by_size = kernels.search(*arguments)
+        else:
+            self.score, self.contribution, self.by_size = _polled(
+                lambda: kernels.search(*arguments), state, self.progress)
+        self.visited = int(state[0])
 
     def run(self) -> None:
+        """The search driven from Python, node by node (for key sets too many for the
+        compiled search's table)."""
         n_real = self.table.shape[0]
         if self.present.size == 0 or n_real <= 1:
             return  # no sample unique, or one record: unique on no key at all
@@ -339,13 +479,13 @@ class _Search:
             if child_active.size == 0:
                 continue
             radix = int(self.radix[v])
-            owner, zero, keys = kernels.extend(
+            real, owner, zero, keys = kernels.extend(
                 rows.real, rows.owner, rows.zero, rows.ids, self.table[:, v],
                 self.candidate_row, radix, 1 << v, self.zero_sets,
                 _members(child_active, self.present.size))
             ids, top = self._compact(keys, (int(rows.ids.max()) + 1) * radix)
             relevant = (masks & ~(child | ((1 << v) - 1))) == 0
-            new_owner, new_mask = self._visit(child, _Rows(rows.real, owner, zero, ids), top,
+            new_owner, new_mask = self._visit(child, _Rows(real, owner, zero, ids), top,
                                               child_active, owners[relevant], masks[relevant])
             found_owner.append(new_owner)
             found_mask.append(new_mask)
@@ -396,6 +536,40 @@ class _Search:
         self.score[owners] += weight
         self.contribution[np.ix_(owners, columns)] += weight
         self.by_size[size - 1] += owners.size
+
+
+def _polled(work: Callable[[], _Found], state: np.ndarray,
+            progress: Callable[[int], None]) -> _Found:
+    """``work()`` on a thread of its own, ``progress`` called on this one with
+    ``state[0]`` before it begins, every :data:`_POLL` seconds while it runs and once when
+    it has ended; when
+    ``progress`` raises, ``state[1]`` is set (``work`` stops soon after) and the exception
+    goes on once it has stopped."""
+    progress(0)
+    outcome: list[_Found] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            outcome.append(work())
+        except BaseException as error:  # raised again on the caller's thread
+            failure.append(error)
+
+    worker = threading.Thread(target=target, name="suda2-search", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(_POLL)
+            if worker.is_alive():
+                progress(int(state[0]))
+    except BaseException:
+        state[1] = 1
+        worker.join()
+        raise
+    if failure:
+        raise failure[0]
+    progress(int(state[0]))
+    return outcome[0]
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ def _suda_waiting(result: Pending | SearchCost | str,
                   suda_request: Callable[[], SudaRequest | str],
                   searched: dict[tuple[Any, ...], int]) -> Any:
     """What the SUDA2 view says before its result: the cost of a search not begun, with the
-    button that begins it; a costly search running, with the subsets it has searched (read
+    button that begins it; a costly search running, with the steps it has searched (read
     again every second) and the button that stops it."""
     with reactive.isolate():
         request = suda_request()
@@ -234,15 +234,14 @@ def _suda_waiting(result: Pending | SearchCost | str,
     if isinstance(result, Pending) and cost is not None and not isinstance(request, str):
         reactive.invalidate_later(1.0)
         done = searched.get(_said_key(request), 0)
-        return ui.div(_said(result), ui.p(f"{done:,} of up to {cost.subsets:,} subsets of the "
-                                          "keys searched", id="suda-searched"),
+        return ui.div(_said(result), ui.p(cost.searched(done), id="suda-searched"),
                       ui.input_action_button("suda_stop", "Stop the search"))
     return _said(result)
 
 
 def _counted(check: Callable[..., None], searched: dict[tuple[Any, ...], int],
              key: tuple[Any, ...]) -> Callable[[int], None]:
-    """SUDA2's progress callback: ``check`` (which stops it), and the subsets searched so
+    """SUDA2's progress callback: ``check`` (which stops it), and the steps searched so
     far written under ``key`` (read by the view on the event loop)."""
     def progress(done: int) -> None:
         check()
@@ -280,7 +279,7 @@ def _suda_panel(input: Inputs, state: State,
     """SUDA2's special uniques: the search begun ahead, the summary, each key's share, the
     histogram of the DIS scores and the records with the highest."""
     session = require_active_session(None)
-    searched: dict[tuple[Any, ...], int] = {}  # subsets searched so far, by search
+    searched: dict[tuple[Any, ...], int] = {}  # steps searched so far, by search
 
     def suda_request() -> SudaRequest | str:
         """The table, the settings and the SUDA2 search of the current view (at the default

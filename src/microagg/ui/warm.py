@@ -42,6 +42,7 @@ def main() -> None:
     from microagg.recipe.model import Recipe, Step
     from microagg.recipe.runner import RecipeRun
     from microagg.risk import l_diversity, suda2
+    from microagg.risk.suda import load_kernels
     from microagg.ui.state import ColumnEdit, build_schema
 
     frame = _table()
@@ -55,6 +56,7 @@ def main() -> None:
         _ = done.results[-1].risk, done.risk_before
     codes = key_codes(frame, ["y", "group"])
     suda2(codes)
+    load_kernels()
     l_diversity(codes, codes[:, 1])
 
 
