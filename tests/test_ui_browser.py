@@ -87,6 +87,15 @@ def app_url(tmp_path):
     server.wait(timeout=20)
 
 
+def _attach_taxonomy(page: Any, path: Path) -> None:
+    """Upload ``path`` as the taxonomy of the column chosen in the details form and wait for
+    this upload (not an earlier one) to complete."""
+    page.evaluate("document.querySelector('#detail_taxonomy_progress .progress-bar')"
+                  "?.replaceChildren()")
+    page.set_input_files("#detail_taxonomy", str(path))
+    page.wait_for_selector("#detail_taxonomy_progress:has-text('Upload complete')")
+
+
 @contextlib.contextmanager
 def _loaded(url: str, data: Path) -> Iterator[Any]:
     """A page of the app in headless Chromium with ``data`` uploaded (its columns shown)."""
@@ -294,17 +303,13 @@ def test_the_schema_the_risk_measures_and_the_comparison_of_key_methods(app_url,
         assert "domain [17, 95]" in said and "a missing cell stands for 40" in said
         # an ARX hierarchy as the taxonomy of education; refused for a numeric column
         page.select_option("#detail_column", "education")
-        page.set_input_files("#detail_taxonomy", str(hierarchy))
-        page.wait_for_selector("#detail_taxonomy_progress:has-text('Upload complete')")
+        _attach_taxonomy(page, hierarchy)
         page.click("#detail_apply")
         page.wait_for_selector("#declared li[data-column='education']")
         assert "taxonomy of 3 level(s) above its 16 categories" in page.inner_text(
             "#declared li[data-column='education']")
         page.select_option("#detail_column", "age")
-        page.evaluate("document.querySelector('#detail_taxonomy_progress .progress-bar')"
-                      ".innerText = ''")  # so that the next upload's completion is seen
-        page.set_input_files("#detail_taxonomy", str(hierarchy))
-        page.wait_for_selector("#detail_taxonomy_progress:has-text('Upload complete')")
+        _attach_taxonomy(page, hierarchy)
         page.click("#detail_apply")
         page.wait_for_selector("#err-taxonomy .field-error")
         assert "only meaningful for a nominal attribute" in page.inner_text("#err-taxonomy")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.test_ui_browser import _loaded, adult_like, app_url  # noqa: F401 (a fixture)
+from tests.test_ui_browser import _attach_taxonomy, _loaded, adult_like, app_url  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -54,8 +54,7 @@ def test_missing_tokens_taxonomy_coverage_and_a_second_table(app_url, tmp_path):
         assert f"value of {tokens['workclass']:,} cells of 'workclass', which are not " \
             "missing" in page.inner_text("#err-missing")
         page.fill("#detail_missing", "")
-        page.set_input_files("#detail_taxonomy", str(taxonomy))
-        page.wait_for_selector("#detail_taxonomy_progress:has-text('Upload complete')")
+        _attach_taxonomy(page, taxonomy)
         page.click("#detail_apply")
         page.wait_for_selector("#err-taxonomy .field-error")
         said = page.inner_text("#err-taxonomy")
@@ -71,10 +70,7 @@ def test_missing_tokens_taxonomy_coverage_and_a_second_table(app_url, tmp_path):
         for column in ("workclass", "native-country", "age"):
             assert page.inner_text(f"td[data-missing='{column}']") == f"{tokens[column]:,}"
         page.select_option("#detail_column", "workclass")
-        page.evaluate("document.querySelector('#detail_taxonomy_progress .progress-bar')"
-                      ".innerText = ''")  # so that the next upload's completion is seen
-        page.set_input_files("#detail_taxonomy", str(taxonomy))
-        page.wait_for_selector("#detail_taxonomy_progress:has-text('Upload complete')")
+        _attach_taxonomy(page, taxonomy)
         page.click("#detail_apply")
         page.wait_for_selector("#declared li[data-column='workclass']")
         assert page.locator("#err-taxonomy .field-error").count() == 0
