@@ -218,6 +218,27 @@ def test_with_a_weight_the_risk_is_the_individual_risk_of_microagg_risk():
     assert "Benedetti-Franconi" in run.risk_before.measure
 
 
+def test_without_a_schema_the_risk_is_over_the_keys_the_steps_name():
+    """Without a schema, a recipe's risk figures are over the keys its steps name, before and
+    after every step (every column as a key would make each record unique); a recipe that
+    names no key measures over every column."""
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"sex": rng.choice(["m", "f"], 400),
+                          "region": rng.choice(list("abcdefgh"), 400),
+                          "income": rng.lognormal(10, 1, 400)})
+    suppress = {"family": "keys", "method": "local-suppression", "k": 3,
+                "keys": ["region", "sex"]}
+    run = Recipe.from_dict({"steps": [suppress]}).run(frame)
+    assert run.risk_before.keys == ["region", "sex"]
+    assert run.risk_before.global_risk == pytest.approx(
+        measure_risk(frame, ["region", "sex"]).global_risk, rel=1e-12)
+    assert run.results[0].measured.value().keys == ["region", "sex"]
+    assert run.risk_before.global_risk < measure_risk(frame, list(frame.columns)).global_risk
+    unnamed = Recipe.from_dict({"steps": [{"family": "mask", "method": "top-bottom-coding",
+                                           "columns": ["income"], "top": 1e5}]}).run(frame)
+    assert unnamed.risk_before.keys == list(frame.columns)
+
+
 def test_a_step_counts_its_records_up_to_the_table_across_strata(data):
     """``then(records=)`` hears the records a k-anonymity step has clustered, rising to every
     record of the table even when each stratum is clustered on its own; a family that does

@@ -95,11 +95,13 @@ class RiskSummary:
                 "classes": self.classes, "measure": self.measure}
 
 
-def risk_keys(schema: Schema | None, frame: pd.DataFrame) -> list[str]:
-    """The key variables of ``frame``: the schema's quasi-identifiers it holds (without a
-    schema, every column)."""
+def risk_keys(schema: Schema | None, frame: pd.DataFrame,
+              named: Sequence[str] = ()) -> list[str]:
+    """The key variables of ``frame``: the schema's quasi-identifiers it holds; without a
+    schema, the keys ``named`` by the recipe's steps that it holds, else every column."""
     if schema is None:
-        return [str(c) for c in frame.columns]
+        held = [key for key in named if key in frame.columns]
+        return held or [str(c) for c in frame.columns]
     return [a.name for a in schema if a.role is Role.QUASI and a.name in frame.columns]
 
 

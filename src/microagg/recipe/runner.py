@@ -44,15 +44,16 @@ class Measured:
     owner's figure, which a DP recipe never publishes, so that whether it can be measured on
     this data never decides whether the release is made."""
 
-    def __init__(self, frame: pd.DataFrame, schema: Any, missing: Any) -> None:
-        self._args = (frame, schema, missing)
+    def __init__(self, frame: pd.DataFrame, schema: Any, missing: Any,
+                 named: tuple[str, ...] = ()) -> None:
+        self._args = (frame, schema, missing, named)
         self._value: RiskSummary | None = None
 
     def value(self) -> RiskSummary:
         if self._value is None:
-            frame, schema, missing = self._args
-            self._value = measure_risk(frame, risk_keys(schema, frame), missing=missing,
-                                       weight=risk_weight(schema, frame))
+            frame, schema, missing, named = self._args
+            self._value = measure_risk(frame, risk_keys(schema, frame, named),
+                                       missing=missing, weight=risk_weight(schema, frame))
         return self._value
 
 
@@ -97,6 +98,7 @@ class RecipeRun:
     source: InputFile
     measured: Measured
     results: tuple[StepResult, ...] = ()
+    named_keys: tuple[str, ...] = ()  # the keys the recipe's steps name, for its risk
 
     @property
     def risk_before(self) -> RiskSummary:
@@ -121,9 +123,12 @@ class RecipeRun:
             warnings.warn(f"{entry.name} is not the file the recipe was made on (its SHA-256 "
                           "differs): the release will differ from the one the recipe "
                           "reproduces", UserWarning, stacklevel=2)
+        named = tuple(dict.fromkeys(str(key) for step in recipe.steps
+                                    for key in step.options.get("keys") or ()))
         recipe = replace(recipe, steps=(), input=source or recipe.input,
                          input_sha256=entry.sha256 or recipe.input_sha256)
-        return cls(recipe, frame, entry, Measured(frame, recipe.schema, recipe.missing))
+        return cls(recipe, frame, entry, Measured(frame, recipe.schema, recipe.missing, named),
+                   named_keys=named)
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -149,7 +154,8 @@ class RecipeRun:
                                step_seed(self.recipe.seed, index), source, records)
         seconds = time.perf_counter() - started
         schema = method.output_schema(self.schema) if self.schema is not None else None
-        measured = Measured(applied.release.frame, schema, self.recipe.missing)
+        measured = Measured(applied.release.frame, schema, self.recipe.missing,
+                            self.named_keys)
         result = StepResult(step, applied.release, applied.record, measured, context,
                             applied.warnings, seconds, schema)
         return replace(self, recipe=replace(self.recipe, steps=(*before, step)),
