@@ -48,3 +48,39 @@ def test_the_commands_help_cites_no_paper(run_cli, command: str | None) -> None:
     text = " ".join(result.stdout.replace("│", " ").split())
     found = CITATION.search(text)
     assert found is None, f"microagg {command} --help: {text[found.start() - 60:found.end()]}"
+
+
+PAPER_NUMBER = re.compile(r"\bpapers? 00[0-4]\b|(?<![\d.])00[0-4](\)| §| eq\.|, Alg\.|'s)")
+"""One of the papers named by the project's own number (000-004), which no reader has."""
+
+
+def _shown_strings() -> list[tuple[str, str]]:
+    """Every string literal of the package that is not a docstring (the texts of reports,
+    errors, the command line and the web app), with where it is."""
+    import ast
+    from pathlib import Path
+
+    import microagg
+
+    found = []
+    for path in sorted(Path(microagg.__file__).parent.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                           ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        found += [(f"{path.name}:{node.lineno}", node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and id(node) not in docstrings]
+    return found
+
+
+def test_no_text_shown_to_a_user_names_a_paper_by_its_number() -> None:
+    """Reports, errors and the app cite a paper by its authors and year, if at all."""
+    assert PAPER_NUMBER.search("record linkage (000 §5.2)")
+    assert PAPER_NUMBER.search("k-anonymity (000): identity")
+    assert PAPER_NUMBER.search("(paper 004, Alg. 1)") and PAPER_NUMBER.search("paper 000's")
+    assert not PAPER_NUMBER.search("epsilon = 0.001 (Soria-Comas et al. 2014, §4)")
+    texts = _shown_strings()
+    assert len(texts) > 1000
+    assert [(where, text) for where, text in texts if PAPER_NUMBER.search(text)] == []

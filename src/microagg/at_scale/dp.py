@@ -225,8 +225,8 @@ def _noisy_groups(ranking: bool, sums: list[np.ndarray], *, data: DPInput, k: in
                 epsilon=shares[name], rng=rng)
             sets.append(([name], noisy[:, None]))
             sensitivities.append(entry)
-        described = ("individual-ranking microaggregation + Laplace mechanism (paper 001, "
-                     "Alg. 1), on a Dask cluster")
+        described = ("individual-ranking microaggregation + Laplace mechanism (Sánchez et "
+                     "al. 2016, Alg. 1), on a Dask cluster")
         linkage_used: Linkage | None = Linkage.UNLINKED
         calibration_used = None
         warnings_: list[str] = []
@@ -241,7 +241,8 @@ def _noisy_groups(ranking: bool, sums: list[np.ndarray], *, data: DPInput, k: in
             noisy, sensitivities, noise = private_numeric(
                 sums[0][:, :p] / sizes[:, None], data=data, factor=groups / k,
                 epsilon=numeric_epsilon, calibration=calibration_used, rng=rng,
-                statistic="cluster means", formula="c / k  (000 §4; L1 over the matrix)")
+                statistic="cluster means",
+                formula="c / k  (Soria-Comas et al. 2014, §4; L1 over the matrix)")
             columns = [noisy]
         start = p
         for name, metric in zip(data.categorical, data.part.metrics, strict=True):
@@ -257,7 +258,7 @@ def _noisy_groups(ranking: bool, sums: list[np.ndarray], *, data: DPInput, k: in
             columns.append(chosen[:, None].astype(np.float64))
         sets = [([*names, *data.categorical], np.hstack(columns))]
         described = ("insensitive microaggregation (single reference) + Laplace / exponential "
-                     "mechanism (paper 000, Alg. 2-4), on a Dask cluster")
+                     "mechanism (Soria-Comas et al. 2014, Alg. 2-4), on a Dask cluster")
         linkage_used = None
         warnings_ = small_k_warnings(k, n)
     return _NoisyGroups(budget, sets, sensitivities, noise, described, linkage_used,

@@ -89,7 +89,7 @@ def evaluate(
         ("jsd", "JSD (mean)"), ("variance_variation", "variance variation (mean)"),
         ("mean_variation", "mean variation (mean)"))
     if not aligned:
-        measures += (("emd", "EMD (003 eq. 1)"),)
+        measures += (("emd", "EMD (earth mover's distance)"),)
     width = max(len(label) for _, label in measures)
     for key, label in measures:
         value = result[key]

@@ -76,7 +76,8 @@ def _print_report(report: Any, output: Path) -> None:
     out.print(f"{report.method} k={report.k} t={report.t:g}: {report.records:,} records, "
               f"quasi-identifiers {', '.join(report.quasi_identifiers)} -> {output}")
     if report.effective_k != report.k:
-        out.print(f"  cluster size raised to {report.effective_k} by 002 eq. (3)-(4)")
+        out.print(f"  cluster size raised to {report.effective_k}, the smallest at which t can "
+                  "be met")
     out.print(f"  {clusters_text(clusters, report.k_anonymity['classes'])} (k-anonymity "
               f"{'holds' if report.k_anonymity['holds'] else 'does NOT hold'})")
     for name, value in report.largest_emd.items():

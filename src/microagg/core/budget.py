@@ -175,7 +175,8 @@ def attribute_budgets(budget: Budget, numeric: Sequence[str], categorical: Seque
     calibration = parse(Calibration, calibration, "calibration")
     if calibration is Calibration.PAPER:
         full = budget.reuse("every attribute, in full (paper calibration)",
-                            len(numeric) + len(categorical), "paper 000's experiments")
+                            len(numeric) + len(categorical),
+                            "as in the experiments of Soria-Comas et al. (2014)")
         return full, {name: full for name in categorical}
     if calibration is Calibration.PER_ATTRIBUTE:
         shares = budget.split({name: 1.0 for name in (*numeric, *categorical)}, reason)

@@ -247,12 +247,12 @@ _REFERENCE: dict[str, _Reference] = {
     "adult": _Reference("adult.csv", "UCI Adult (training part), mixed; '?' marks missing",
                         "32,561 x 15 (30,162 complete)", _adult),
     "adult-categorical": _Reference(
-        "adult.csv", "Adult's complete rows, occupation and native-country (paper 000's "
-        "Adult-Categorical), with ARX taxonomies", "30,162 x 2",
+        "adult.csv", "Adult's complete rows, occupation and native-country (the "
+        "Adult-Categorical of Soria-Comas et al. 2014), with ARX taxonomies", "30,162 x 2",
         _adult_view(["occupation", "native-country"])),
     "adult-mixed": _Reference(
         "adult.csv", "Adult's complete rows, age, hours-per-week, occupation, native-country "
-        "(paper 000's Adult-Numerical-Categorical)", "30,162 x 4",
+        "(the Adult-Numerical-Categorical of Soria-Comas et al. 2014)", "30,162 x 4",
         _adult_view(["age", "hours-per-week", "occupation", "native-country"])),
 }
 

@@ -86,7 +86,7 @@ __all__ = ["DEFAULT_METHODS", "DP_RANKING_K", "GRID_POINTS", "MAX_SEEDS", "MAX_S
 
 DEFAULT_METHODS = (CompareMethod.MDAV, CompareMethod.CORRELATED_NOISE,
                    CompareMethod.MULTIPLICATIVE_NOISE, CompareMethod.RANK_SWAP)
-"""The four methods of 003 §5."""
+"""The four methods compared by Domingo-Ferrer, Ricci and Soria-Comas (2016), §5."""
 
 DP_RANKING_K = 10
 """Cluster size of the ``dp-individual-ranking`` candidate, whose calibrated parameter is ε."""
@@ -232,7 +232,7 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
     require_reach(results, target, target_value)
     return Comparison(
         target, float(target_value), target_source, band, int(seeds),
-        {"measure": "rank-based record-linkage risk, 003 eq. 2 (larger = safer)",
+        {"measure": "rank-based record-linkage risk (larger = safer)",
          "label": "rank risk", "scale": cal.scale.value, "aggregate": cal.aggregate.value,
          "ties": RankTies.INTERVALS.value},
         {"rows": int(X.shape[0]), "columns": names,

@@ -52,7 +52,7 @@ parameter means something else for that method)."""
 
 
 EMD_DEFINITION = {
-    "measure": "earth mover's distance between the original and masked records, 003 eq. 1 "
+    "measure": "earth mover's distance between the original and masked records "
                "(smaller = better)",
     "label": "EMD",
     "scale": "attributes scaled to [0, 1] by their domain"}
@@ -315,5 +315,5 @@ class Comparison:
         flagged = [m for m in self.methods if m.warning]
         flags = "".join(f" Warning: {m.method.value}: {m.warning}." for m in flagged)
         return (text + tail + flags + " The ranking holds for this data set and these "
-                "attributes only (003 §5): repeat the comparison on your own data before "
+                "attributes only: repeat the comparison on your own data before "
                 "choosing.")

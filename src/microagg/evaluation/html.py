@@ -61,14 +61,14 @@ def figure_html(fig: Figure, caption: str, name: str) -> str:
 
 
 def _measure_label(c: Comparison) -> str:
-    return ("EMD, 003 eq. 1 (smaller = better)" if c.target is Target.UTILITY
+    return ("earth mover's distance (smaller = better)" if c.target is Target.UTILITY
             else _risk_axis(c))
 
 
 def _risk_axis(c: Comparison) -> str:
     """The risk held, as an axis says it."""
     if c.risk_kind is RiskKind.RANK:
-        return "rank risk, 003 eq. 2 (larger = safer)"
+        return "rank-based record-linkage risk (larger = safer)"
     return f"{c.risk_label} (smaller = safer)"
 
 
@@ -273,7 +273,7 @@ def _risk_text(c: Comparison) -> str:
 def _utility_text(c: Comparison) -> str:
     d = c.utility_definition
     if c.risk_kind is RiskKind.RANK:
-        return "EMD of 003 eq. 1, attributes scaled to [0, 1] by their domain"
+        return "earth mover's distance, attributes scaled to [0, 1] by their domain"
     return "; ".join(f"{k}: {v}" if k != "measure" else v for k, v in d.items()
                      if k != "label")
 

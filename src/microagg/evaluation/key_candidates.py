@@ -245,7 +245,7 @@ def key_candidates(inp: KeyInput) -> tuple[dict[CompareMethod, Candidate],
                   "suppressed first, as sdcMicro's default", log=True),
         Candidate(CompareMethod.MDAV, "k", 2, top, True, False, True, True, _mdav(inp),
                   "MDAV on the keys: numbers replaced by cluster means, categories by the "
-                  "cluster's marginality centroid (000 eq. 5); missing values stay missing",
+                  "cluster's marginality centroid; missing values stay missing",
                   log=True),
         Candidate(CompareMethod.INVARIANT_PRAM, "retention", 0.0, PRAM_RETENTION_MAX, False,
                   True, False, True, _pram(inp), "alpha = 0.5 (the method's default); a "

@@ -196,7 +196,7 @@ def _measure(kind: RiskKind | str, k: int | None, weights: np.ndarray | None,
              missing: MissingValues) -> KeyRiskMeasure:
     kind = parse(RiskKind, kind, "risk kind")
     if kind is RiskKind.RANK:
-        raise InputError("the rank risk (003) is a risk of numeric attributes: compare them "
+        raise InputError("the rank risk is a risk of numeric attributes: compare them "
                          "with compare, not compare_keys")
     if kind is not RiskKind.VIOLATIONS and k is not None:
         raise InputError(f"`k` counts the violations of k; it applies to the risk kind "

@@ -70,7 +70,7 @@ def _guarantee(report: KAnonymityReport | TClosenessReport | MaskingReport) -> G
     if isinstance(report, MaskingReport):
         return Guarantee(f"No ex-ante guarantee: {report.method} perturbs "
                          f"{', '.join(report.columns)}; the risk below is measured, not "
-                         "bounded.", False, report.columns, "none (masking, 003 §5)")
+                         "bounded.", False, report.columns, "none (a masking)")
     if isinstance(report, TClosenessReport):
         holds = bool(report.k_anonymity.holds and report.t_closeness_holds)
         return Guarantee(
@@ -82,7 +82,7 @@ def _guarantee(report: KAnonymityReport | TClosenessReport | MaskingReport) -> G
                "records that agree with it on every quasi-identifier both have."
                if any(c in report.missing_values for c in report.quasi_identifiers) else ""),
             holds, report.quasi_identifiers + report.confidential,
-            "k-anonymous t-closeness (002): identity and attribute disclosure over the "
+            "k-anonymous t-closeness: identity and attribute disclosure over the "
             "quasi-identifiers; no protection against knowledge outside these columns")
     holds = bool(report.k_anonymity.holds)
     unchanged = (f" The table as written, with {', '.join(report.released_unchanged)}, has a "
@@ -92,7 +92,7 @@ def _guarantee(report: KAnonymityReport | TClosenessReport | MaskingReport) -> G
         f"Every combination of the masked columns ({', '.join(report.columns)}) is shared by "
         f"at least {report.k} records{'' if holds else ' (does NOT hold)'}.{unchanged}",
         holds, report.columns,
-        "k-anonymity (000): identity disclosure over the masked columns; the values of other "
+        "k-anonymity: identity disclosure over the masked columns; the values of other "
         "columns and attribute disclosure inside a class are not protected")
 
 

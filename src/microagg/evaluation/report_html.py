@@ -125,8 +125,9 @@ def _risk(r: ReleaseRecord) -> str:
     measures = (("records unique over the masked columns (%)", "unique_percent"),
                 ("smallest class of equal values", "smallest_class"),
                 ("classes", "classes"),
-                ("record linkage (% of correct links, 000 §5.2)", "record_linkage_percent"),
-                ("rank risk (003 eq. 2, larger = safer)", "rank_risk"))
+                ("record linkage (% of records linked to their original)",
+                 "record_linkage_percent"),
+                ("rank risk (larger = safer)", "rank_risk"))
     rows = [[escape(label)] + [number_cell(r.risk[when].get(key)) for when in ("before", "after")]
             for label, key in measures]
     return grid_table(["measure", "before (input)", "after (release)"], rows, "risk")
@@ -142,7 +143,8 @@ def _utility(r: ReleaseRecord) -> str:
                      ("JSD (mean)", number_cell(u.jsd)),
                      ("mean variation (mean)", number_cell(u.mean_variation)),
                      ("variance variation (mean)", number_cell(u.variance_variation)),
-                     ("EMD (003 eq. 1)", f"{number_cell(u.emd)} ± {number_cell(u.emd_bound, 2)}")],
+                     ("EMD (earth mover's distance)",
+                      f"{number_cell(u.emd)} ± {number_cell(u.emd_bound, 2)}")],
                     "utility")
     keys = ("sse", "jsd", "variance_variation", "mean_variation", "mean_semantic_distance")
     rows = [[escape(name)] + [number_cell(detail.get(k)) for k in keys]

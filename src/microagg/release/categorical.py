@@ -47,7 +47,7 @@ def private_concepts(quality: np.ndarray, metric: CategoryMetric, *, budget: Bud
     clusters = quality.shape[0]
     diameter = category_sensitivity(metric)
     per_cluster = budget.per_group(part, epsilon, clusters,
-                                   f"one exponential mechanism per {groups} (000 eq. 6)")
+                                   f"one exponential mechanism per {groups}")
     chosen, info = exponential_mechanism(quality, sensitivity=diameter, epsilon=per_cluster,
                                          rng=rng)
     entry = {

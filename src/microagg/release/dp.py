@@ -45,7 +45,7 @@ def small_k_warnings(k: int, n: int) -> list[str]:
         return []
     return [f"k = {k} is below sqrt(n) = {n ** 0.5:.1f}: the centroids' sensitivity "
             "c * sum(width) / k exceeds a single record's, so plain Laplace noise on the "
-            "records would add less noise (000 §4)"]
+            "records would add less noise"]
 
 
 @dataclass(frozen=True)

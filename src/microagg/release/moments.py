@@ -225,7 +225,7 @@ def perturb(computed: ClusterMoments, members: Sequence[StatisticBlock], *, epsi
         entries.append({"statistic": f"{what}, all {sizes.size} clusters",
                         "mechanism": "Laplace",
                         "formula": f"sum over clusters of {_formula(members)} (insensitive "
-                                   "partition: every cluster may change, 000 §4)",
+                                   "partition: every cluster may change)",
                         **info.as_dict()})
     else:
         for size in np.unique(sizes):

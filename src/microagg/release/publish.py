@@ -132,7 +132,7 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
         report_warnings.append(
             f"paper calibration: each of the {multiplier} attributes spends the full epsilon, "
             f"so the release is only {multiplier * budget.epsilon:g}-differentially private; "
-            "use it to reproduce paper 000's figures, never to publish")
+            "use it to reproduce the figures of Soria-Comas et al. (2014), never to publish")
     report_warnings += noise_warnings(noise)
     if seeded:
         report_warnings.append(SEED_WARNING)

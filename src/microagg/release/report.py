@@ -114,7 +114,7 @@ def guarantee_sentence(*, epsilon: float, multiplier: int, columns: list[str],
     if microaggregated:
         target = (" It is NOT differentially private with respect to the original records: "
                   "the partition depends on the data, so one changed record can change every "
-                  "cluster (paper 004 §4.1).")
+                  "cluster.")
         neighbours = (f" with respect to {microaggregated}: for any two such data sets that "
                       "differ in one record of one cluster (the clusters otherwise the same)")
     if linked:

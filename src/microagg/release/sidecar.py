@@ -53,10 +53,10 @@ every record distinct costs n²; the rank risk took 2.8 s on 10⁵ rows, more th
 EMD is left to ``microagg evaluate``. Every other measure takes about 0.5 s on 10⁵ rows."""
 
 MEASURES = ("risk: the share of records unique over the masked columns and the smallest "
-            "class of equal values (before and after); after: record linkage (000 §5.2) and the "
-            f"rank risk (003 eq. 2), up to {COSTLY_MAX_ROWS:,} rows. Utility: SSE/SST %, "
+            "class of equal values (before and after); after: record linkage and the "
+            f"rank risk, up to {COSTLY_MAX_ROWS:,} rows. Utility: SSE/SST %, "
             "relative error, JSD, mean and variance variation (linear or n log n in the rows: "
-            "a few seconds on 10⁵ rows); the EMD (003 eq. 1) is left to microagg evaluate")
+            "a few seconds on 10⁵ rows); the EMD is left to microagg evaluate")
 
 EMD_SKIPPED = ("left to microagg evaluate: the EMD solves a transport problem (a second or more "
                "on 10⁴ rows, after loading the optimal-transport library), which would cost "
@@ -250,7 +250,7 @@ def block_record(method: ReleaseMethod, report: Any, source: Path) -> ReleaseRec
         f"Every combination of the masked columns ({', '.join(report.columns)}) is shared by "
         f"at least {report.k} records{'' if holds else ' (does NOT hold)'}.", holds,
         list(report.columns),
-        "k-anonymity (000), clusters inside blocks of the data set: identity disclosure over "
+        "k-anonymity, clusters inside blocks of the data set: identity disclosure over "
         "the masked columns")
     roles = ColumnRoles(masked=list(report.columns), confidential=[],
                         released_unchanged=list(report.released_unchanged),

@@ -279,7 +279,7 @@ def comparison_view(done: tuple[Comparison, str] | None, *, running: bool,
     if done is None:
         return ui.p("Choose what to compare, a target risk and the methods, then compare: "
                     "each method's parameter is calibrated to the target and the methods "
-                    "are ranked by the utility they keep (paper 003).")
+                    "are ranked by the utility they keep.")
     result, html = done
     return ui.TagList(summary_html(result), _apply_row(result),
                       iframe(html, "comparison-report"))

@@ -196,8 +196,8 @@ class CrossMoment(DPMethod):
     def column_sets(self, data: DPInput) -> list[list[str]]:
         """The attribute groups clustered separately (one group but with ir-mdav)."""
         if data.categorical:
-            raise InputError(f"cross-moment microaggregation is for numeric attributes (paper "
-                             f"004); '{data.categorical[0]}' is categorical: leave it out with "
+            raise InputError(f"cross-moment microaggregation is for numeric attributes; "
+                             f"'{data.categorical[0]}' is categorical: leave it out with "
                              "`columns`")
         if self.k < self.moments + 1:
             raise ParameterError("k", f"must be at least {self.moments + 1} with `moments` "
@@ -367,7 +367,7 @@ class _Run:
             numeric_values=data.lows + self.values * data.widths,
             concepts=np.empty((data.n, 0), dtype=np.int64),
             labels=self.labels[:, 0] if len(column_sets) == 1 else self.labels,
-            description=f"cross-moment microaggregation, m = {method.moments} (paper 004, "
+            description=f"cross-moment microaggregation, m = {method.moments} ("
                         f"{algorithm}; {method.clustering.value} clusters)",
             groups=self.clusters, sensitivities=self.sensitivities, noise=self.noise,
             linkage=linkage, column_groups=column_sets, parts=self.parts,

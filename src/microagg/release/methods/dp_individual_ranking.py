@@ -128,6 +128,6 @@ class DPIndividualRanking(DPMethod):
         return DPStep(
             numeric_values=numeric_values, concepts=concepts, labels=labels,
             description="individual-ranking microaggregation + Laplace / exponential "
-                        "mechanism (paper 001, Alg. 1-2)",
+                        "mechanism (Sánchez et al. 2016, Alg. 1-2)",
             groups=int(labels[:, 0].max()) + 1, sensitivities=sensitivities, noise=noise,
             linkage=self.linkage)

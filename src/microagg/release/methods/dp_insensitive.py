@@ -86,7 +86,8 @@ class DPInsensitive(DPMethod):
             noisy, entries, noise = private_numeric(
                 cluster_means(data.X, labels), data=data, factor=clusters / self.k,
                 epsilon=numeric_epsilon, calibration=self.calibration, rng=rng,
-                statistic="cluster means", formula="c / k  (000 §4; L1 over the matrix)")
+                statistic="cluster means",
+                formula="c / k  (Soria-Comas et al. 2014, §4; L1 over the matrix)")
             sensitivities += entries
             numeric_values = noisy[labels]
         concepts = np.empty((data.n, len(data.categorical)), dtype=np.int64)
@@ -101,7 +102,7 @@ class DPInsensitive(DPMethod):
         return DPStep(
             numeric_values=numeric_values, concepts=concepts, labels=labels,
             description="insensitive microaggregation + Laplace / exponential mechanism "
-                        "(paper 000, Alg. 3-4)",
+                        "(Soria-Comas et al. 2014, Alg. 3-4)",
             groups=clusters, sensitivities=sensitivities, noise=noise,
             calibration=self.calibration, reference=self.reference.value,
             warnings=small_k_warnings(self.k, data.n))
