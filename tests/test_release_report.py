@@ -38,6 +38,26 @@ def _commands(source: Path, schema: Path, out: Path) -> dict[str, list[str | Pat
     }
 
 
+def test_a_key_release_names_every_key_protected_even_those_it_left_unchanged(run_cli,
+                                                                              tmp_path):
+    """Local suppression protects all its keys, though it blanks cells of some only: the
+    report's columns say so, and no key is listed as released unprotected."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"age": rng.integers(17, 90, 300), "sex": rng.choice(["m", "f"], 300),
+                          "region": rng.choice(list("ab"), 300),
+                          "income": rng.lognormal(10, 1, 300).round(2)})
+    source, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    frame.to_csv(source, index=False)
+    result = run_cli("suppress", source, "-o", out, "--keys", "age,sex,region", "--k", "3")
+    assert result.code == 0, result.stderr
+    record = json.loads((tmp_path / "out.csv.report.json").read_text())
+    written = pd.read_csv(out, keep_default_na=False, na_values=[""])
+    changed = [c for c in ("age", "sex", "region") if written[c].isna().any()]
+    assert "age" in changed and len(changed) < 3  # the claim is about a key left unchanged
+    assert record["columns"]["masked"] == ["age", "sex", "region"]
+    assert record["columns"]["released_unchanged"] == ["income"]
+
+
 @pytest.mark.parametrize("command", ["microaggregate", "tclose", "mask"])
 def test_every_release_writes_its_report(run_cli, data, tmp_path, command):
     source, schema = data

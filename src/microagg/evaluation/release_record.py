@@ -173,8 +173,11 @@ def _key_parts(report: KeyReport, original: pd.DataFrame, written: pd.DataFrame
     """The columns, guarantee, risk, utility and measures of ``OUT.report.json`` for a
     release of this family (:func:`release_record`): risk over
     the keys with a missing value matching any value; utility per changed column."""
-    roles = ColumnRoles(masked=list(report.changed), confidential=[],
-                        released_unchanged=report.released_unchanged,
+    # every key is protected, whether or not the method changed its cells
+    protected = list(dict.fromkeys([*report.keys, *report.changed]))
+    roles = ColumnRoles(masked=protected, confidential=[],
+                        released_unchanged=[c for c in report.released_unchanged
+                                            if c not in protected],
                         identifiers_dropped=report.identifiers_dropped)
     statement, holds, semantics = report.guarantee()
     guarantee = Guarantee(statement, holds, list(report.keys), semantics)
