@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import microagg
 from microagg import datasets
 from microagg.release.sidecar import COSTLY_MAX_ROWS
 
@@ -56,6 +58,33 @@ def test_a_key_release_names_every_key_protected_even_those_it_left_unchanged(ru
     assert "age" in changed and len(changed) < 3  # the claim is about a key left unchanged
     assert record["columns"]["masked"] == ["age", "sex", "region"]
     assert record["columns"]["released_unchanged"] == ["income"]
+
+
+def test_the_html_report_of_a_key_release_counts_the_cells_it_changed():
+    """Suppressed cells per key (local suppression) and changed values per key (PRAM), in the
+    owner's HTML report, as the method's report counts them; the outsider's report has none."""
+    from microagg.evaluation.release_record import release_record
+    from microagg.evaluation.report_html import release_html
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"age": rng.integers(17, 90, 300).astype(str),
+                          "sex": rng.choice(["m", "f"], 300),
+                          "region": rng.choice(list("abcd"), 300)})
+    for method in (microagg.LocalSuppression(k=3), microagg.InvariantPram(retention=0.6)):
+        seeded = {} if isinstance(method, microagg.LocalSuppression) else {"rng": 4}
+        release = method.release(frame, keys=["age", "sex", "region"], **seeded)
+        record = release_record(release, frame, method=method)
+        html = release_html(record)
+        counts = release.report.suppressions if isinstance(method, microagg.LocalSuppression) \
+            else release.report.changed_values
+        assert sum(counts.values()) > 0
+        table = html.split('id="suppressions"' if "suppressions" in html
+                           else 'id="changed-values"')[1].split("</table>")[0]
+        for key, count in counts.items():
+            assert re.search(rf"<tr><td>{key}</td>(<td>[^<]*</td>)?<td>{count:,}</td></tr>",
+                             table), (key, count, table)
+        assert 'id="suppressions"' not in release_html(record, "external")
+        assert 'id="changed-values"' not in release_html(record, "external")
 
 
 @pytest.mark.parametrize("command", ["microaggregate", "tclose", "mask"])

@@ -143,7 +143,7 @@ def _utility(r: ReleaseRecord) -> str:
                      ("JSD (mean)", number_cell(u.jsd)),
                      ("mean variation (mean)", number_cell(u.mean_variation)),
                      ("variance variation (mean)", number_cell(u.variance_variation)),
-                     ("EMD (earth mover's distance)",
+                     ("EMD (earth mover's distance)", "—" if u.emd is None else
                       f"{number_cell(u.emd)} ± {number_cell(u.emd_bound, 2)}")],
                     "utility")
     keys = ("sse", "jsd", "variance_variation", "mean_variation", "mean_semantic_distance")
@@ -182,6 +182,24 @@ def _clusters(r: ReleaseRecord) -> str:
             + grid_table(["records per cluster", "clusters"], rows, "cluster-sizes"))
 
 
+def _cells_changed(r: ReleaseRecord) -> str | None:
+    """The cells a key method changed, per key: suppressed (local suppression) or given
+    another category (PRAM); ``None`` for a method that reports no such count."""
+    suppressed = r.report.get("suppressions")
+    if suppressed:
+        before = r.report.get("missing_before", {})
+        rows = [[escape(key), number_cell(before.get(key)), number_cell(count)]
+                for key, count in suppressed.items()]
+        rows.append(["all keys", number_cell(sum(before.values()) if before else None),
+                     number_cell(r.report.get("total_suppressions"))])
+        return grid_table(["key", "missing before", "suppressed"], rows, "suppressions")
+    changed = r.report.get("changed_values")
+    if changed:
+        rows = [[escape(key), number_cell(count)] for key, count in changed.items()]
+        return grid_table(["key", "values changed"], rows, "changed-values")
+    return None
+
+
 def _notes(r: ReleaseRecord) -> str:
     notes = [f"{name} generalized to {', '.join(concepts)}" for name, concepts in
              r.report.get("generalized_categories", {}).items()]
@@ -215,9 +233,11 @@ def release_sections(record: ReleaseRecord, audience: Audience,
                 ("Parameters", _parameters(record))]
     if shown("columns"):
         sections.append(("Columns", _columns(record)))
+    changed = _cells_changed(record)
     whole = [("Disclosure risk", _risk(record), ("risk",)),
              ("Utility", _utility(record), ("utility",)),
-             ("Clusters", _clusters(record), ("report", "clusters")),
+             *([("Cells changed", changed, ("report",))] if changed is not None else
+               [("Clusters", _clusters(record), ("report", "clusters"))]),
              ("Notes", _notes(record), ("report",))]
     sections += [(title, html) for title, html, keys in whole if shown(*keys)]
     if not shown("utility") and shown("utility", "sse_percent") \
