@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -26,6 +27,8 @@ from microagg.cli.common import (
 from microagg.errors import InputError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from microagg.evaluation.evaluate import Evaluation
 
 
@@ -52,12 +55,24 @@ def evaluate(
     sample: int | None = typer.Option(None, "--sample", help="With --engine dask: masked "
                                       "records linked against all originals (default 1000; "
                                       "0: no record linkage)."),
+    regression: str | None = typer.Option(
+        None, "--regression", metavar="FORMULA",
+        help="Also fit this regression ('y ~ a + b', C(a) for a categorical number, "
+        "Q(\"a-b\") for a name with symbols) on both tables and compare its coefficients: "
+        "confidence-interval overlap and standardized difference."),
+    propensity: bool = typer.Option(
+        False, "--pmse", help="Also measure how well a logistic model tells the release "
+        "from the original over the compared columns (pMSE and its ratio to what "
+        "indistinguishable tables give)."),
 ) -> None:
     """Measure the utility loss and disclosure risk of a masked table."""
     from microagg.evaluation.evaluate import evaluate as run_evaluation
 
     if engine_is_dask(engine, scheduler, workers, schema=schema, decimal=decimal,
                       thousands=thousands):
+        if regression is not None or propensity:
+            raise InputError("--regression and --pmse run on the local engine: leave out "
+                             "--engine dask, or evaluate a sample of the data sets")
         _evaluate_at_scale(original, masked, columns=names(columns, "--columns"),
                            sample=1000 if sample is None else sample, scheduler=scheduler,
                            workers=workers, json_out=json_out)
@@ -65,6 +80,7 @@ def evaluate(
     if sample is not None:
         raise InputError("--sample applies to --engine dask (the local engine links every "
                          "record)")
+    analysis = _analysis_request(regression, propensity)
 
     from microagg.release.sidecar import rows_aligned
 
@@ -78,8 +94,9 @@ def evaluate(
     with compile_notice():
         result = run_evaluation(original_frame, masked_frame, schema_obj,
                                 names(columns, "--columns"), aligned=aligned)
+    analysed = analysis(original_frame, masked_frame, result["columns"])
     if json_out:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), **analysed})
         return
     out.print(f"compared {result['rows']:,} rows on {', '.join(result['columns'])}")
     measures = ((("sse", "SSE (raw values; δ² for categories)"),
@@ -97,6 +114,49 @@ def evaluate(
         out.print(f"  {label:{width}s}  {fmt(value)}{why}", markup=False)
     for line in _missing_lines(result):
         out.print(line, markup=False)
+    for line in _analysis_lines(analysed):
+        out.print(line, markup=False)
+
+
+Analysis = Callable[["pd.DataFrame", "pd.DataFrame", list[str]], dict[str, Any]]
+
+
+def _analysis_request(regression: str | None, propensity: bool) -> Analysis:
+    """What ``--regression`` and ``--pmse`` ask of the two tables, as their JSON entries."""
+    def analyse(original: pd.DataFrame, masked: pd.DataFrame,
+                columns: list[str]) -> dict[str, Any]:
+        from microagg.evaluation.analysis import pmse, regression_utility
+
+        found: dict[str, Any] = {}
+        if regression is not None:
+            found["regression"] = regression_utility(original, masked, regression).to_dict()
+        if propensity:
+            found["pmse"] = pmse(original, masked, columns).to_dict()
+        return found
+
+    return analyse
+
+
+def _analysis_lines(analysed: dict[str, Any]) -> list[str]:
+    """The regression's and the pMSE's figures in words."""
+    lines = []
+    if "regression" in analysed:
+        fit = analysed["regression"]
+        lines.append(f"regression {fit['formula']} ({fit['n_original']:,} / "
+                     f"{fit['n_released']:,} complete rows): mean CI overlap "
+                     f"{fmt(fit['mean_ci_overlap'])} (1 = the same intervals, 0 = disjoint)")
+        width = max(len(c["term"]) for c in fit["coefficients"])
+        lines += [f"  {c['term']:{width}s}  {fmt(c['original'])} -> {fmt(c['released'])}"
+                  f"  overlap {fmt(c['ci_overlap'])}"
+                  f"  standardized difference {fmt(c['standardized_difference'])}"
+                  for c in fit["coefficients"]]
+    if "pmse" in analysed:
+        p = analysed["pmse"]
+        lines.append(f"pMSE {fmt(p['pmse'])}: {fmt(p['standardized_pmse'])} times what "
+                     "indistinguishable tables give (near 1: a logistic model cannot tell the "
+                     "release from the original)"
+                     + ("" if p["converged"] else "; the logistic fit did not converge"))
+    return lines
 
 
 _NONE = {
