@@ -130,3 +130,50 @@ def test_evaluate_adds_the_regression_and_the_pmse_to_its_json(run_cli, tmp_path
     assert said["pmse"]["pmse"] == pytest.approx(pmse(*read, ["age", "hours"]).pmse)
     bad = run_cli("evaluate", *paths, "--regression", "income ~ height")
     assert bad.code == 2 and len(bad.stderr.strip().splitlines()) == 1 and "height" in bad.stderr
+
+
+def _census_like(seed: int, n: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"age": rng.integers(18, 80, n).astype(float),
+                          "sector": rng.choice(["private", "public", "self"], n)})
+    score = (frame["age"] - 45) / 10 + frame["sector"].map({"private": 0, "public": 1,
+                                                             "self": -1})
+    frame["rich"] = np.where(score + rng.normal(0, 0.7, n) > 0, ">50K", "<=50K")
+    return frame
+
+
+def test_a_classifier_on_a_faithful_release_keeps_its_accuracy_and_loses_it_on_noise() -> None:
+    """Trained on the original or on an identical release: the same figures. Trained on a
+    release whose target was shuffled: no better than guessing the majority class."""
+    pytest.importorskip("sklearn")
+    from microagg.evaluation.analysis import classification_utility
+
+    table = _census_like(9, 2400)
+    train, holdout = table[:1600], table[1600:].reset_index(drop=True)
+    same = classification_utility(train, train.copy(), holdout, "rich")
+    assert same.on_original == same.on_released and same.accuracy_lost == 0.0
+    majority = float(holdout["rich"].value_counts(normalize=True).max())
+    assert same.on_original["accuracy"] > majority + 0.1
+    assert same.on_original["auc"] is not None and same.on_original["auc"] > 0.8
+    shuffled = train.assign(rich=np.random.default_rng(1).permutation(train["rich"].to_numpy()))
+    lost = classification_utility(train, shuffled, holdout, "rich")
+    assert lost.on_released["auc"] < 0.6 and lost.accuracy_lost > 0.1
+    assert lost.on_released["balanced_accuracy"] < 0.6
+
+
+def test_evaluate_classify_needs_its_holdout(run_cli, tmp_path) -> None:
+    import json
+
+    table = _census_like(10, 900)
+    paths = [tmp_path / f"{name}.csv" for name in ("train", "release", "holdout")]
+    table[:600].to_csv(paths[0], index=False)
+    table[:600].to_csv(paths[1], index=False)
+    table[600:].to_csv(paths[2], index=False)
+    alone = run_cli("evaluate", paths[0], paths[1], "--classify", "rich")
+    assert alone.code == 2 and "--holdout" in alone.stderr
+    result = run_cli("evaluate", paths[0], paths[1], "--columns", "age", "--classify", "rich",
+                     "--holdout", paths[2], "--json")
+    assert result.code == 0, result.stderr
+    said = json.loads(result.stdout)["classification"]
+    assert said["n_holdout"] == 300 and said["accuracy_lost"] == 0.0
+    assert said["features"] == ["age", "sector"]

@@ -64,15 +64,22 @@ def evaluate(
         False, "--pmse", help="Also measure how well a logistic model tells the release "
         "from the original over the compared columns (pMSE and its ratio to what "
         "indistinguishable tables give)."),
+    classify: str | None = typer.Option(
+        None, "--classify", metavar="COLUMN", help="Also train a classifier of COLUMN on "
+        "ORIGINAL and on MASKED and score both on --holdout (accuracy, balanced accuracy, "
+        "AUC)."),
+    holdout: Path | None = typer.Option(
+        None, "--holdout", help="With --classify: original records MASKED was not made "
+        "from, to score the classifiers on."),
 ) -> None:
     """Measure the utility loss and disclosure risk of a masked table."""
     from microagg.evaluation.evaluate import evaluate as run_evaluation
 
     if engine_is_dask(engine, scheduler, workers, schema=schema, decimal=decimal,
                       thousands=thousands):
-        if regression is not None or propensity:
-            raise InputError("--regression and --pmse run on the local engine: leave out "
-                             "--engine dask, or evaluate a sample of the data sets")
+        if regression is not None or propensity or classify is not None:
+            raise InputError("--regression, --pmse and --classify run on the local engine: "
+                             "leave out --engine dask, or evaluate a sample of the data sets")
         _evaluate_at_scale(original, masked, columns=names(columns, "--columns"),
                            sample=1000 if sample is None else sample, scheduler=scheduler,
                            workers=workers, json_out=json_out)
@@ -80,7 +87,11 @@ def evaluate(
     if sample is not None:
         raise InputError("--sample applies to --engine dask (the local engine links every "
                          "record)")
-    analysis = _analysis_request(regression, propensity)
+    if (classify is None) != (holdout is None):
+        raise InputError("--classify and --holdout go together: the classifiers are scored "
+                         "on original records the release was not made from")
+    held = None if holdout is None else read_input(holdout, decimal, thousands)
+    analysis = _analysis_request(regression, propensity, classify, held)
 
     from microagg.release.sidecar import rows_aligned
 
@@ -121,13 +132,22 @@ def evaluate(
 Analysis = Callable[["pd.DataFrame", "pd.DataFrame", list[str]], dict[str, Any]]
 
 
-def _analysis_request(regression: str | None, propensity: bool) -> Analysis:
-    """What ``--regression`` and ``--pmse`` ask of the two tables, as their JSON entries."""
+def _analysis_request(regression: str | None, propensity: bool, classify: str | None,
+                      holdout: pd.DataFrame | None) -> Analysis:
+    """What ``--regression``, ``--pmse`` and ``--classify`` ask of the two tables, as their
+    JSON entries."""
     def analyse(original: pd.DataFrame, masked: pd.DataFrame,
                 columns: list[str]) -> dict[str, Any]:
-        from microagg.evaluation.analysis import pmse, regression_utility
+        from microagg.evaluation.analysis import (
+            classification_utility,
+            pmse,
+            regression_utility,
+        )
 
         found: dict[str, Any] = {}
+        if classify is not None and holdout is not None:
+            found["classification"] = classification_utility(
+                original, masked, holdout, classify).to_dict()
         if regression is not None:
             found["regression"] = regression_utility(original, masked, regression).to_dict()
         if propensity:
@@ -150,6 +170,14 @@ def _analysis_lines(analysed: dict[str, Any]) -> list[str]:
                   f"  overlap {fmt(c['ci_overlap'])}"
                   f"  standardized difference {fmt(c['standardized_difference'])}"
                   for c in fit["coefficients"]]
+    if "classification" in analysed:
+        c = analysed["classification"]
+        for name, scores in (("original", c["on_original"]), ("release", c["on_released"])):
+            lines.append(f"classifier of {c['target']} trained on the {name}, scored on "
+                         f"{c['n_holdout']:,} held-out records: accuracy "
+                         f"{fmt(scores['accuracy'])}, balanced accuracy "
+                         f"{fmt(scores['balanced_accuracy'])}"
+                         + ("" if scores["auc"] is None else f", AUC {fmt(scores['auc'])}"))
     if "pmse" in analysed:
         p = analysed["pmse"]
         lines.append(f"pMSE {fmt(p['pmse'])}: {fmt(p['standardized_pmse'])} times what "

@@ -6,6 +6,11 @@ say what it says on the original, and can a classifier tell the release from the
   confidence intervals, the **CI overlap** ``J = ½ (w / (U_o − L_o) + w / (U_r − L_r))`` with
   ``w = max(0, min(U_o, U_r) − max(L_o, L_r))`` (1 when the intervals coincide, 0 when they are
   disjoint) and the **standardized difference** ``|β_r − β_o| / se_o``.
+* **Classification** (train on the release, test on held-out originals): a classifier of a
+  target column trained once on the original's training part and once on the release, both
+  scored on original records that the release was not made from; accuracy, balanced
+  accuracy and (for two classes) the area under the ROC curve of each, and their
+  differences. Needs scikit-learn.
 * **Propensity score mean squared error** (Woo, Reiter, Oganian and Karr 2009; Snoke, Raab,
   Nowok, Dibben and Slavkovic 2018): the two tables stacked, a logistic model of "this row is
   from the release" on every compared column, and ``pMSE = (1/N) Σ (p̂_i − c)²`` with
@@ -30,8 +35,8 @@ import pandas as pd
 
 from microagg.errors import InputError
 
-__all__ = ["Coefficient", "PropensityUtility", "RegressionUtility", "pmse",
-           "regression_utility"]
+__all__ = ["ClassificationUtility", "Coefficient", "PropensityUtility", "RegressionUtility",
+           "classification_utility", "pmse", "regression_utility"]
 
 _TERM = re.compile(r'^(?:C\((?P<cat>.+)\)|Q\((?P<q>["\'])(?P<quoted>.+)(?P=q)\)|(?P<name>.+))$')
 
@@ -307,3 +312,119 @@ def pmse(original: pd.DataFrame, released: pd.DataFrame,
     expected = (k - 1) * (1 - c) ** 2 * c / n
     return PropensityUtility(value, expected, value / expected, k, n_o, n_r, tuple(chosen),
                              converged)
+
+
+@dataclass(frozen=True)
+class ClassificationUtility:
+    """A classifier trained on the original and on the release, scored on held-out original
+    records (module docstring)."""
+
+    target: str
+    features: tuple[str, ...]
+    model: str
+    n_train: int
+    n_released: int
+    n_holdout: int
+    on_original: dict[str, float | None]  # accuracy, balanced_accuracy, auc
+    on_released: dict[str, float | None]
+
+    @property
+    def accuracy_lost(self) -> float:
+        """Accuracy of the model trained on the original minus that of the release's."""
+        return float(self.on_original["accuracy"] or 0.0) - float(
+            self.on_released["accuracy"] or 0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figures as plain JSON values (``evaluate --json``'s ``classification``)."""
+        return {**asdict(self), "features": list(self.features),
+                "accuracy_lost": self.accuracy_lost}
+
+
+def _scores(model: Any, X: np.ndarray, y: np.ndarray) -> dict[str, float | None]:
+    from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
+
+    predicted = model.predict(X)
+    auc = None
+    if len(model.classes_) == 2 and len(np.unique(y)) == 2:
+        auc = float(roc_auc_score(y == model.classes_[1], model.predict_proba(X)[:, 1]))
+    return {"accuracy": float(accuracy_score(y, predicted)),
+            "balanced_accuracy": float(balanced_accuracy_score(y, predicted)), "auc": auc}
+
+
+def classification_utility(train: pd.DataFrame, released: pd.DataFrame,
+                           holdout: pd.DataFrame, target: str,
+                           features: Sequence[str] | None = None, *,
+                           seed: int = 0) -> ClassificationUtility:
+    """A classifier of ``target`` trained on ``train`` (the original the release was made
+    from) and on ``released``, both scored on ``holdout`` (original records the release was
+    not made from).
+
+    The classifier is scikit-learn's histogram gradient boosting, categories given to it as
+    categories, seeded with ``seed``: the same data give the same figures.
+
+    Parameters
+    ----------
+    train, released, holdout : pandas.DataFrame
+        The original's part the release protects, the release, and the held-out originals.
+    target : str
+        The column to predict (its values are the classes).
+    features : sequence of str, optional
+        The predictors (default: every other column of the three tables).
+    seed : int
+        The classifier's seed.
+
+    Returns
+    -------
+    ClassificationUtility
+        Accuracy, balanced accuracy and AUC (two classes) of both models on ``holdout``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=3000)
+    >>> table = pd.DataFrame({"x": x, "y": np.where(x + rng.normal(0, .5, 3000) > 0, "a", "b")})
+    >>> train, holdout = table[:2000], table[2000:]
+    >>> same = classification_utility(train, train, holdout, "y")
+    >>> same.accuracy_lost, same.on_original["accuracy"] > 0.8
+    (0.0, True)
+    """
+    try:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+    except ImportError:  # pragma: no cover - the optional dependency absent
+        raise InputError("the classification utility needs scikit-learn: pip install "
+                         "scikit-learn") from None
+    tables = (train, released, holdout)
+    chosen = list(features) if features is not None else [
+        c for c in train.columns if c != target and all(c in t.columns for t in tables)]
+    absent = [c for c in [target, *chosen] if any(c not in t.columns for t in tables)]
+    if absent or not chosen:
+        raise InputError(f"'{absent[0]}' is not a column of the three tables" if absent
+                         else "the classification needs at least one feature")
+    levels = {c: sorted(set().union(*(t[c].dropna().astype(str).unique() for t in tables)))
+              for c in chosen if not pd.api.types.is_numeric_dtype(train[c])}
+    # the classifier takes at most 255 categories a column; more are ordered codes to it
+    categorical = [c in levels and len(levels[c]) <= 255 for c in chosen]
+
+    def encode(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        rows = frame[frame[target].notna()]
+        columns = [pd.Categorical(rows[c].astype(str).where(rows[c].notna()),
+                                  categories=levels[c]).codes.astype(float)
+                   if c in levels else rows[c].to_numpy(dtype=float) for c in chosen]
+        X = np.column_stack(columns)
+        for j, c in enumerate(chosen):
+            if c in levels:
+                X[X[:, j] < 0, j] = np.nan  # a missing category is missing to the model
+        return X, rows[target].astype(str).to_numpy()
+
+    (X_t, y_t), (X_r, y_r), (X_h, y_h) = (encode(t) for t in tables)
+    found = []
+    for X, y in ((X_t, y_t), (X_r, y_r)):
+        if len(np.unique(y)) < 2:
+            raise InputError(f"'{target}' has one class in a training table: nothing to "
+                             "classify")
+        model = HistGradientBoostingClassifier(categorical_features=np.array(categorical),
+                                               random_state=seed)
+        found.append(_scores(model.fit(X, y), X_h, y_h))
+    return ClassificationUtility(target, tuple(chosen), "histogram gradient boosting",
+                                 len(y_t), len(y_r), len(y_h), found[0], found[1])
