@@ -187,7 +187,7 @@ def resume_server(input: Inputs, state: State) -> None:
     then set as the session's schema edits, seed, missing-value semantics and run."""
     said: reactive.Value[tuple[str, ...] | None] = reactive.value(None)
     session = require_active_session(None)
-    loading: list[pd.DataFrame | None] = [None]  # the table the recipe runs on
+    began = [0]  # the session's generation when the recipe began (State.fresh)
 
     @reactive.extended_task
     async def resume_task(datapath: str, name: str, source: Path | None,
@@ -216,7 +216,7 @@ def resume_server(input: Inputs, state: State) -> None:
                                                    "first (above), then the recipe"))
             return
         said.set(None)
-        loading[0] = frame
+        began[0] = state.generation
         resume_task(upload[0]["datapath"], Path(upload[0]["name"]).name, state.source(),
                     frame, ui.Progress())
 
@@ -228,10 +228,12 @@ def resume_server(input: Inputs, state: State) -> None:
             show_error("recipe_upload", exc)
             return
         with reactive.isolate():
-            if state.frame() is not loading[0]:
-                return  # another table was loaded meanwhile
+            if not state.fresh(began[0]):
+                show_error("recipe_upload", InputError(
+                    "the table or the steps changed while the recipe ran: load it again"))
+                return
             state.edits.set(done.edits)
-            state.run.set(done.run)
+            state.set_run(done.run)
             said.set(done.notes)
         recipe = done.run.recipe
         # the steps tab's seed is the recipe's (empty: fresh randomness), which
