@@ -41,7 +41,18 @@ def data_server(input: Inputs, state: State) -> Callable[[Loaded], None]:
     shown: reactive.Value[int] = reactive.value(0)  # the tables read in this session
 
     def adopt(loaded: Loaded) -> None:
-        adopt(loaded)
+        with reactive.isolate():
+            shown.set(shown() + 1)
+            state.reading.set(loaded.notes)
+            state.run.set(None)
+            state.edits.set({})
+            state.suggestions.set(loaded.suggestions)
+            state.inferred.set(loaded.inferred)
+            state.source.set(loaded.path)
+            state.upload.set(loaded.upload)
+            state.frame.set(loaded.frame)
+        ui.update_select("detail_column", choices=list(loaded.inferred.names))
+        ui.update_select("plot_column", choices=list(loaded.inferred.names))
 
     _upload_panel(input, state, adopt)
     _columns_panel(input, state, shown)
