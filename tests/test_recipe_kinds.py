@@ -11,6 +11,7 @@ import pytest
 
 from microagg.core.recoding import interval_labels
 from microagg.data.schema import Attribute, Kind, Role, Schema
+from microagg.data.taxonomy import Taxonomy
 from microagg.errors import PrivacyError
 from microagg.recipe import Recipe
 from microagg.recipe.composition import dp_context
@@ -94,3 +95,42 @@ def test_a_dp_step_on_recoded_intervals_is_dp_for_the_input():
     assert run.privacy is not None and run.privacy.differentially_private
     assert set(run.frame["age"].astype(str)) <= set(interval_labels(BREAKS))
     assert len(run.frame) == len(frame)
+
+
+OCCUPATIONS = """\
+Tech-support;Technical;Employed;*
+Craft-repair;Technical;Employed;*
+Sales;Nontechnical;Employed;*
+Exec-managerial;Nontechnical;Employed;*
+Other-service;Other;Not employed;*
+"""
+
+
+def test_a_coarser_level_follows_a_level_recoding_as_the_two_levels_at_once(tmp_path):
+    path = tmp_path / "occupation.csv"
+    path.write_text(OCCUPATIONS, encoding="utf-8")
+    leaves = [line.split(";")[0] for line in OCCUPATIONS.splitlines()]
+    schema = Schema((Attribute("occupation", Role.QUASI, Kind.NOMINAL, taxonomy=path,
+                               missing="Other-service"),
+                     Attribute("hours", Role.QUASI, Kind.NUMERIC, domain=(0, 99))))
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"occupation": rng.choice(leaves, 80), "hours": rng.integers(1, 99, 80)})
+    recode = {"family": "keys", "method": "global-recoding"}
+    once = Recipe(schema=schema).run(frame).then({**recode, "levels": {"occupation": 1}})
+    kept = once.schema["occupation"]
+    # the recoded column keeps the taxonomy above its level: its leaves are the categories
+    assert kept.taxonomy is not None and kept.taxonomy != path
+    assert Taxonomy.load(kept.taxonomy).leaves == kept.domain
+    assert kept.missing == "Other" and path.read_text(encoding="utf-8") == OCCUPATIONS
+    twice = once.then({**recode, "levels": {"occupation": 1}})
+    direct = Recipe(schema=schema).run(frame).then({**recode, "levels": {"occupation": 2}})
+    assert (twice.frame["occupation"].astype(str)
+            == direct.frame["occupation"].astype(str)).all()
+    assert twice.schema["occupation"].domain == direct.schema["occupation"].domain
+    assert twice.schema["occupation"].missing == direct.schema["occupation"].missing
+    top = twice.then({**recode, "levels": {"occupation": 1}}).schema["occupation"]
+    assert top.domain == ("*",) and top.taxonomy is None  # the root alone is no tree
+    # each recoding maps a record on its own: a DP step after both keeps the guarantee
+    steps = [Step.of({**recode, "levels": {"occupation": 1}})] * 2
+    context = dp_context(Step.of(LAPLACE), steps)
+    assert context is not None and context.holds_for_input

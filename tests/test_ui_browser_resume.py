@@ -1,7 +1,8 @@
 """The web app in headless Chromium: the risk tab explains its boxes, the steps table
 scrolls instead of being cut off, and a recipe downloaded from one session is loaded back in
-a fresh one (a reload): refused in one line when it names a column the table lacks, else its
-steps run again to the same figures and the user goes on with one more step."""
+a fresh one (a reload) with its data file: refused in one line when it names a column the
+table lacks, else the file becomes the session's table, the steps run again to the same
+figures and the user goes on with one more step."""
 
 from __future__ import annotations
 
@@ -67,8 +68,7 @@ def test_a_recipe_downloaded_is_loaded_back_after_a_reload(app_url, tmp_path):  
         download.value.save_as(recipe)
 
         page.goto(url)  # a reload: a new session, nothing of the first
-        page.set_input_files("#upload", str(data))
-        page.wait_for_selector("#role_0")
+        page.set_input_files("#recipe_data", str(data))  # the card's own data file
         wrong = tmp_path / "wrong.yaml"
         wrong.write_text(recipe.read_text().replace("sex]", "gender]"))
         assert wrong.read_text() != recipe.read_text()
@@ -81,6 +81,7 @@ def test_a_recipe_downloaded_is_loaded_back_after_a_reload(app_url, tmp_path):  
         page.wait_for_selector("#resumed-notes")
         assert "2 step(s) run again" in page.inner_text("#resumed-notes")
         assert page.input_value("#role_2") == "weight"
+        assert page.inner_text("#loaded-text").startswith("adult.csv:")  # the data tab's
         page.click("text=3 · Steps")
         page.wait_for_selector("#step-2")
         assert _rows(page) == before

@@ -83,3 +83,21 @@ def test_the_old_tables_measures_stop_and_none_begins_until_the_upload_is_read()
         assert state.memory[(id(new), "risk")].future.result(timeout=10) == 7
     finally:
         state.close()
+
+
+def test_a_result_begun_before_a_new_upload_or_step_is_dropped():
+    state = State.new()
+    try:
+        begun = state.generation  # a step (or preview, or recipe) begins on this table
+        assert state.fresh(begun)
+        state.retire()  # a new upload is being read
+        state.resume()
+        assert not state.fresh(begun)  # the step's result arrives: dropped
+        begun = state.generation  # a step begun on the new table
+        assert state.fresh(begun)
+        with reactive.isolate():
+            state.set_run(None)  # another step set or undone meanwhile
+        assert not state.fresh(begun)
+        assert state.fresh(state.generation)
+    finally:
+        state.close()

@@ -22,7 +22,11 @@ marginality centroid is a median.
 
 from __future__ import annotations
 
+import atexit
 import csv
+import hashlib
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +39,7 @@ from microagg.errors import SchemaError
 __all__ = [
     "CategoryMetric",
     "Taxonomy",
+    "level_file",
     "marginality",
     "semantic_distances",
 ]
@@ -257,6 +262,74 @@ class Taxonomy:
     def depth(self) -> np.ndarray:
         """Number of ancestors of each concept including itself (the root has depth 1)."""
         return np.array([len(self.path_to_root(i)) for i in range(self.n_concepts)])
+
+    def level_concepts(self, level: int) -> np.ndarray:
+        """The concept ``level`` steps above each leaf (the root where a leaf has fewer
+        ancestors), in leaf order."""
+        return np.array([path[min(level, len(path) - 1)] for path in
+                         (self.path_to_root(i) for i in range(self.n_leaves))], dtype=np.int64)
+
+    def cut(self, level: int) -> Taxonomy | None:
+        """The taxonomy above ``level``: its leaves the concepts ``level`` steps above the
+        leaves (in the taxonomy's order, as a recoding to that level writes them), each
+        with its ancestors; ``None`` when they are not leaves of one tree (a single
+        concept, or one above another where the branches have unequal depths).
+
+        Examples
+        --------
+        >>> tree = Taxonomy.from_paths([["cat", "pet", "animal", "*"],
+        ...                             ["dog", "pet", "animal", "*"],
+        ...                             ["oak", "tree", "plant", "*"]])
+        >>> above = tree.cut(1)
+        >>> above.leaves, above.cut(1).leaves
+        (('pet', 'tree'), ('animal', 'plant'))
+        >>> tree.cut(3) is None  # the root alone
+        True
+        """
+        used = [int(c) for c in np.unique(self.level_concepts(level))]
+        if len(used) < 2:
+            return None
+        chosen = set(used)
+        if any(chosen.intersection(self.path_to_root(c)[1:]) for c in used):
+            return None
+        paths = [[self.labels[i] for i in self.path_to_root(c)] for c in used]
+        return Taxonomy.from_paths(paths, leaf_order=[self.labels[c] for c in used])
+
+    def rows(self) -> list[list[str]]:
+        """The taxonomy as the rows of an ARX hierarchy file: ``leaf;parent;...;root``."""
+        return [[self.labels[i] for i in self.path_to_root(leaf)]
+                for leaf in range(self.n_leaves)]
+
+
+def level_file(path: Path, level: int) -> Path | None:
+    """The taxonomy file ``path`` cut at ``level`` (:meth:`Taxonomy.cut`), written as an
+    ARX hierarchy file named for it and ``level`` in a folder of the process's own (named by
+    the content: the same cut is the same file; removed when the process ends); ``None``
+    when the cut has no tree. The declared file is never written."""
+    above = Taxonomy.load(path).cut(level)
+    if above is None:
+        return None
+    text = "".join(";".join(row) + "\n" for row in above.rows())
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    target = _cuts_folder() / digest / f"{path.stem}-level-{level}.csv"
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(".partial")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(target)
+    return target
+
+
+_CUTS: list[Path] = []
+
+
+def _cuts_folder() -> Path:
+    """The process's folder of cut taxonomies, made on first use."""
+    if not _CUTS:
+        folder = Path(tempfile.mkdtemp(prefix="microagg-taxonomies-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _CUTS.append(folder)
+    return _CUTS[0]
 
 
 def semantic_distances(taxonomy: Taxonomy) -> np.ndarray:

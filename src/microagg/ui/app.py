@@ -26,12 +26,12 @@ __all__ = ["make_app"]
 def _server(input: Inputs, output: Outputs, session: Session, limits: Limits) -> None:
     state = State.new(limits)
     session.on_ended(state.close)
-    data_server(input, state)
+    adopt = data_server(input, state)
     risk_server(input, state)
     run_step = steps_server(input, state)
     compare_server(input, state, run_step)
     output_server(input, state)
-    resume_server(input, state)
+    resume_server(input, state, adopt)
 
 
 def _load_kernels() -> None:

@@ -25,14 +25,16 @@ from microagg.errors import InputError, MicroaggError
 from microagg.evaluation.as_step import applicable, step_spec
 from microagg.evaluation.comparison import Comparison
 from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
-from microagg.options import MatchStatus
+from microagg.options import MatchStatus, RiskKind
 from microagg.recipe.model import Step
 from microagg.ui.forms import field_at_fault
+from microagg.ui.plots import percent
 from microagg.ui.progress import Calibration, Feed, follow
 from microagg.ui.session import Cancelled, State, clear_errors, show_error
 from microagg.ui.steps_tab import Planned, plan, typed_seed
 
-__all__ = ["apply_choices", "compare_server", "comparison_view", "iframe"]
+__all__ = ["apply_choices", "compare_server", "comparison_view", "iframe", "shown_risk",
+           "typed_target"]
 
 RANK_FIELDS = {"target_risk": "target_risk", "methods": "methods", "columns": "columns",
                "seeds": "seeds"}
@@ -50,19 +52,49 @@ def iframe(html: str, name: str) -> Any:
                           id=name)
 
 
+def typed_target(text: str, kind: str) -> str | float:
+    """The target typed in the form, as the library takes it: the global risk is typed as a
+    percentage (as the app shows it everywhere) and held as a fraction; ``METHOD=VALUE`` (a
+    method's parameter) and the other risks as typed.
+
+    Examples
+    --------
+    >>> typed_target("2.5", "global-risk"), typed_target("mdav=5", "global-risk")
+    (0.025, 'mdav=5')
+    >>> typed_target("2.5", "expected-reidentifications")
+    '2.5'
+    """
+    text = text.strip()
+    if kind != RiskKind.GLOBAL_RISK.value or "=" in text:
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        return text  # the library says what a target may be
+    if not 0 <= value <= 100:
+        raise InputError(f"the target global risk is a percentage from 0 to 100, got {text}")
+    return value / 100
+
+
+def shown_risk(value: float, kind: RiskKind) -> str:
+    """A risk of a comparison as the app shows it: the global risk as a percentage."""
+    return percent(value) if kind is RiskKind.GLOBAL_RISK else f"{value:.6g}"
+
+
 def summary_html(result: Comparison) -> Any:
     """Each method at its calibrated value, as ``microagg compare`` prints it."""
     status = {MatchStatus.MATCHED: "matched", MatchStatus.EXCEEDS: "ranked at its closest "
               "value"}
     rows = "".join(
         f'<tr data-method="{m.method.value}"><td>{m.method.value}</td>'
-        f"<td>{escape(m.parameter)} = {m.value:.4g}</td><td>{m.risk:.6g}</td>"
+        f"<td>{escape(m.parameter)} = {m.value:.4g}</td>"
+        f"<td>{shown_risk(m.risk, result.risk_kind)}</td>"
         f"<td>{escape(m.utility.summary())}</td>"
         f"<td>{escape(status.get(m.status, 'left out: ' + m.reason))}</td></tr>"
         for m in result.methods)
     ranked = ", ".join(m.value for m in result.ranking) or "(none ranked)"
     return ui.TagList(
-        ui.p(f"Target: {result.risk_label} {result.target_value:.6g} "
+        ui.p(f"Target: {result.risk_label} {shown_risk(result.target_value, result.risk_kind)} "
              f"({result.target_source}); ranking: {ranked}.", id="comparison-target"),
         ui.HTML('<table class="steps" id="comparison-summary"><thead><tr><th>method</th>'
                 f"<th>calibrated value</th><th>{escape(result.risk_label)}</th><th>utility"
@@ -168,7 +200,8 @@ def compare_server(input: Inputs, state: State,
         methods = list(input.key_methods())
         target = input.key_target().strip()
         level, k = input.key_recode_level(), input.key_k()
-        arguments = {**common, "target_risk": target, "risk_kind": input.key_risk_kind(),
+        kind = input.key_risk_kind()
+        arguments = {**common, "risk_kind": kind,
                      "keys": list(input.key_keys()) or None,
                      "k": None if k is None else (int(k) if float(k).is_integer() else k),
                      "missing": input.missing_semantics(), "methods": methods or None,
@@ -178,7 +211,9 @@ def compare_server(input: Inputs, state: State,
                          int(level) if float(level).is_integer() else level),
                      "match": input.key_match()}
         order = methods or [m.value for m in DEFAULT_KEY_METHODS]
-        return lambda progress: compare_keys(**arguments, progress=progress), order, target
+        return (lambda progress: compare_keys(  # a target out of range: said beside it
+            **arguments, target_risk=typed_target(target, kind), progress=progress),
+            order, target)
 
     @reactive.effect
     @reactive.event(input.run_compare)

@@ -34,13 +34,30 @@ def _kind_select(i: int, kind: str) -> Any:
     return ui.input_select(f"kind_{i}", None, choices=[k.value for k in Kind], selected=kind)
 
 
-def data_server(input: Inputs, state: State) -> None:
+def data_server(input: Inputs, state: State) -> Callable[[Loaded], None]:
     """Register the outputs and effects of the data tab: the upload, the columns' roles and
-    kinds, and a column's details."""
+    kinds, and a column's details. Returns what makes a table read elsewhere (a recipe's
+    data file) the session's table, as an upload is."""
     shown: reactive.Value[int] = reactive.value(0)  # the tables read in this session
-    _upload_panel(input, state, shown)
+
+    def adopt(loaded: Loaded) -> None:
+        with reactive.isolate():
+            shown.set(shown() + 1)
+            state.reading.set(loaded.notes)
+            state.run.set(None)
+            state.edits.set({})
+            state.suggestions.set(loaded.suggestions)
+            state.inferred.set(loaded.inferred)
+            state.source.set(loaded.path)
+            state.upload.set(loaded.upload)
+            state.frame.set(loaded.frame)
+        ui.update_select("detail_column", choices=list(loaded.inferred.names))
+        ui.update_select("plot_column", choices=list(loaded.inferred.names))
+
+    _upload_panel(input, state, adopt)
     _columns_panel(input, state, shown)
     _detail_panel(input, state)
+    return adopt
 
 
 @dataclass(frozen=True)
@@ -119,10 +136,10 @@ def _refuse_large_uploads(limits: Limits) -> None:
     session.set_message_handler("uploadInit", upload_init)
 
 
-def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> None:
+def _upload_panel(input: Inputs, state: State, adopt: Callable[[Loaded], None]) -> None:
     """The upload, read in a worker as the fields say the file is written (and read again
-    with them on request, until a step has run); what was read, or why not. ``shown``
-    counts the tables read."""
+    with them on request, until a step has run); what was read, or why not. ``adopt``
+    makes a table read the session's."""
     _refuse_large_uploads(state.limits)
     reading: reactive.Value[str | None] = reactive.value(None)
 
@@ -169,18 +186,7 @@ def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> No
                 if load_task.status() != "running":
                     reading.set(None)
                     state.resume()
-        with reactive.isolate():
-            shown.set(shown() + 1)
-            state.reading.set(loaded.notes)
-            state.run.set(None)
-            state.edits.set({})
-            state.suggestions.set(loaded.suggestions)
-            state.inferred.set(loaded.inferred)
-            state.source.set(loaded.path)
-            state.upload.set(loaded.upload)
-            state.frame.set(loaded.frame)
-        ui.update_select("detail_column", choices=list(loaded.inferred.names))
-        ui.update_select("plot_column", choices=list(loaded.inferred.names))
+        adopt(loaded)
 
     @render.ui
     def loaded() -> Any:

@@ -202,8 +202,8 @@ def _keys_inputs() -> Any:
     return ui.panel_conditional(
         "input.compare_mode === 'keys'",
         ui.input_select("key_risk_kind", "Risk of the released keys", choices=kinds),
-        ui.input_text("key_target", "Target risk (a number, or METHOD=VALUE: the risk that "
-                      "method has)", value="local-suppression=5"),
+        ui.input_text("key_target", "Target risk (a number: the global risk in %; or "
+                      "METHOD=VALUE: the risk that method has)", value="local-suppression=5"),
         _slot("key_target"),
         ui.panel_conditional("input.key_risk_kind === 'violations'",
                              ui.input_numeric("key_k", "k of the violations (default 5)",

@@ -1,7 +1,12 @@
 """Continuing from a recipe: a recipe file (the one the download tab offers, or one
-``microagg run`` wrote or read) loaded back over the table on the data tab, its schema set
-as the columns' roles and kinds and its steps run again, so that the user goes on where the
-recipe stopped, as sdcApp reloads a problem instance.
+``microagg run`` wrote or read) loaded back with its data file, or over the table on the
+data tab, its schema set as the columns' roles and kinds and its steps run again, so that
+the user goes on where the recipe stopped, as sdcApp reloads a problem instance.
+
+The data are read as the recipe's ``read:`` says (missing-value tokens, separator,
+header): its data file given on the card is read so and becomes the session's table; the
+data tab's file is read again so when it was read otherwise, and when it cannot be (not a
+CSV file) the steps run on it as read, and that is said.
 
 The recipe must fit the table: every column its schema or a step names is one of the
 table's, or it is refused in one line before anything runs. A recipe made on another file
@@ -21,6 +26,7 @@ import pandas as pd
 from shiny import Inputs, reactive, render, ui
 from shiny.session import require_active_session
 
+from microagg.data.io import READ_KEY, table_format
 from microagg.data.schema import Schema
 from microagg.data.yamlfile import load_yaml
 from microagg.errors import InputError, MicroaggError, SchemaError
@@ -28,11 +34,13 @@ from microagg.recipe.families import OptionKind, adapter
 from microagg.recipe.model import Recipe, Step
 from microagg.recipe.runner import RecipeRun
 from microagg.release.sidecar import InputFile
+from microagg.ui.data_tab import Loaded, read_again, read_loaded
+from microagg.ui.limits import Limits
 from microagg.ui.progress import Feed, follow
 from microagg.ui.session import State, clear_errors, show_error
-from microagg.ui.state import ColumnEdit, begin_run
+from microagg.ui.state import ColumnEdit, Reading, Workspace, begin_run
 
-__all__ = ["Resumed", "column_edits", "read_recipe", "recipe_card", "replay",
+__all__ = ["Resumed", "column_edits", "read_recipe", "recipe_card", "recipe_table", "replay",
            "resume_server", "unknown_columns"]
 
 
@@ -40,9 +48,11 @@ def recipe_card() -> Any:
     """The card of the data tab that loads a recipe back."""
     return ui.card(
         ui.card_header("Continue from a recipe"),
-        ui.p("Load the table the recipe was made on above, then its recipe (YAML: the "
-             "download tab's, or one microagg run reads): its roles and kinds are set and "
-             "its steps run again, and you go on from the last.", class_="text-muted"),
+        ui.p("Load the data file the recipe was made on here (or above), then its recipe "
+             "(YAML: the download tab's, or one microagg run reads): the data are read as "
+             "the recipe's read: says, its roles and kinds are set and its steps run again, "
+             "and you go on from the last.", class_="text-muted"),
+        ui.input_file("recipe_data", "Its data file (optional: else the table above)"),
         ui.input_file("recipe_upload", "Recipe (.yaml)", accept=[".yaml", ".yml"]),
         ui.div(id="err-recipe_upload", class_="field-error-slot"),
         ui.output_ui("resumed"))
@@ -130,11 +140,51 @@ def column_edits(schema: Schema | None, folder: Path) -> dict[str, ColumnEdit]:
 @dataclass(frozen=True)
 class Resumed:
     """A recipe loaded back: the run of its steps on the table, the data tab's edits that
-    declare its schema, and what the user is told (its file, a different input)."""
+    declare its schema, what the user is told (its file, a different input), and the table
+    read for it (``None``: the data tab's, as it was read)."""
 
     run: RecipeRun
     edits: dict[str, ColumnEdit]
     notes: tuple[str, ...]
+    loaded: Loaded | None = None
+
+
+def _said(read: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} {v!r}" for k, v in dict(read).items()) or "the defaults"
+
+
+def recipe_table(recipe: Recipe, given: tuple[Path, str] | None, source: Path | None,
+                 frame: pd.DataFrame | None, space: Workspace, limits: Limits
+                 ) -> tuple[Loaded | None, list[str]]:
+    """The table ``recipe`` runs on, read as its ``read:`` says, and what the user is told:
+    its data file ``given`` (the upload's path and name; a path already in the session's
+    folder ``space`` is read again there), else the data tab's ``frame`` (read from
+    ``source``) as it is when it was read so, else ``source`` read again so (a CSV file),
+    else ``frame`` as it is, said. ``None`` for the table: ``frame`` as it is.
+
+    Raises
+    ------
+    MicroaggError
+        No table, or the file cannot be read as the recipe says (one line).
+    """
+    reading = Reading.of(recipe.read)
+    if given is not None:
+        path, name = given
+        loaded = (read_again(path, limits, reading) if path.parent == space.folder
+                  else read_loaded(space, str(path), name, limits, reading))
+        return loaded, ([f"{name} read as the recipe reads it: {_said(recipe.read)}"]
+                        if reading.options() else [])
+    if frame is None:
+        raise InputError("load the recipe's data file (here or above) first, then the recipe")
+    was = dict(frame.attrs.get(READ_KEY) or {})
+    if Reading.of(was).options() == reading.options():
+        return None, []
+    if source is not None and table_format(source) == "csv":
+        return read_again(source, limits, reading), [
+            f"{source.name} was read again as the recipe reads it ({_said(recipe.read)}), "
+            f"not as the data tab read it ({_said(was)})"]
+    return None, [f"the recipe reads its input with {_said(recipe.read)}, the table above "
+                  f"was read with {_said(was)}: the steps ran on it as read"]
 
 
 def replay(recipe: Recipe, source: Path | None, frame: pd.DataFrame, folder: Path,
@@ -153,10 +203,6 @@ def replay(recipe: Recipe, source: Path | None, frame: pd.DataFrame, folder: Pat
         notes.append(f"{given.name} is not the file the recipe was made on (its SHA-256 "
                      "differs): the steps ran on it, and their output differs from the "
                      "recipe's")
-    if dict(recipe.read):
-        notes.append("the recipe reads its input with " + ", ".join(
-            f"{k} '{v}'" for k, v in dict(recipe.read).items()) + ": the steps ran on the "
-            "table as the data tab read it")
     with warnings.catch_warnings():  # the file's hash: said above, once
         warnings.filterwarnings("ignore", message=".*is not the file the recipe was made on")
         run = begin_run(source, frame, recipe.schema, recipe.seed, recipe.missing.value)
@@ -182,43 +228,54 @@ def replay(recipe: Recipe, source: Path | None, frame: pd.DataFrame, folder: Pat
     return Resumed(run, column_edits(recipe.schema, folder), tuple(notes))
 
 
-def resume_server(input: Inputs, state: State) -> None:
-    """Register the recipe upload: read, checked against the table and run in a worker,
-    then set as the session's schema edits, seed, missing-value semantics and run."""
+def resume_server(input: Inputs, state: State, adopt: Callable[[Loaded], None]) -> None:
+    """Register the recipe upload (and its data file): read, checked against the table and
+    run in a worker, then set as the session's table (``adopt``, when its data were read
+    for it), schema edits, seed, missing-value semantics and run."""
     said: reactive.Value[tuple[str, ...] | None] = reactive.value(None)
     session = require_active_session(None)
-    loading: list[pd.DataFrame | None] = [None]  # the table the recipe runs on
+    began = [0]  # the session's generation when the recipe began (State.fresh)
+    taken: dict[str, Path] = {}  # a data file uploaded: where the session's folder holds it
+    retired = [False]  # the recipe's own data file is being read: measures wait
 
     @reactive.extended_task
-    async def resume_task(datapath: str, name: str, source: Path | None,
-                          frame: pd.DataFrame, bar: ui.Progress) -> Resumed:
+    async def resume_task(datapath: str, name: str, given: tuple[Path, str] | None,
+                          source: Path | None, frame: pd.DataFrame | None,
+                          bar: ui.Progress) -> Resumed:
         feed = Feed(f"the steps of {name}")
         check = state.checker()
 
         def work() -> Resumed:
             recipe = read_recipe(Path(datapath), name)
-            resumed = replay(recipe, source, frame, state.space.folder, feed, check)
+            loaded, notes = recipe_table(recipe, given, source, frame, state.space,
+                                         state.limits)
+            table, path = (frame, source) if loaded is None else (loaded.frame, loaded.path)
+            resumed = replay(recipe, path, table, state.space.folder,  # type: ignore[arg-type]
+                             feed, check)
             return Resumed(resumed.run, resumed.edits,
-                           (f"{name}: {len(recipe.steps)} step(s) run again",
-                            *resumed.notes))
+                           (f"{name}: {len(recipe.steps)} step(s) run again", *notes,
+                            *resumed.notes), loaded)
 
         return await follow(bar, feed, work)
 
     @reactive.effect
-    @reactive.event(input.recipe_upload)
+    @reactive.event(input.recipe_upload, input.recipe_data)
     def _load() -> None:
-        clear_errors()
-        upload, frame = input.recipe_upload(), state.frame()
+        upload, data = input.recipe_upload(), input.recipe_data()
         if not upload:
-            return
-        if frame is None:
-            show_error("recipe_upload", InputError("load the table the recipe was made on "
-                                                   "first (above), then the recipe"))
-            return
+            return  # a data file alone waits for its recipe
+        clear_errors()
+        given = None
+        if data:
+            datapath, name = data[0]["datapath"], Path(data[0]["name"]).name
+            given = (taken.get(datapath, Path(datapath)), name)
+            taken[datapath] = state.space.place(name)
+            state.retire()  # the measures of the table shown stop: it is being replaced
+            retired[0] = True
         said.set(None)
-        loading[0] = frame
-        resume_task(upload[0]["datapath"], Path(upload[0]["name"]).name, state.source(),
-                    frame, ui.Progress())
+        began[0] = state.generation
+        resume_task(upload[0]["datapath"], Path(upload[0]["name"]).name, given,
+                    state.source(), state.frame(), ui.Progress())
 
     @reactive.effect
     def _resumed() -> None:
@@ -227,11 +284,21 @@ def resume_server(input: Inputs, state: State) -> None:
         except MicroaggError as exc:
             show_error("recipe_upload", exc)
             return
+        finally:
+            with reactive.isolate():
+                if retired[0] and resume_task.status() != "running":
+                    retired[0] = False
+                    state.resume()
         with reactive.isolate():
-            if state.frame() is not loading[0]:
-                return  # another table was loaded meanwhile
+            if not state.fresh(began[0]):
+                show_error("recipe_upload", InputError(
+                    "the table or the steps changed while the recipe ran: load it again"))
+                return
+            if done.loaded is not None:
+                adopt(done.loaded)
+                _show_reading(done.run.recipe.read)
             state.edits.set(done.edits)
-            state.run.set(done.run)
+            state.set_run(done.run)
             said.set(done.notes)
         recipe = done.run.recipe
         # the steps tab's seed is the recipe's (empty: fresh randomness), which
@@ -248,3 +315,10 @@ def resume_server(input: Inputs, state: State) -> None:
         return ui.tags.ul(*(ui.tags.li(n) for n in notes), id="resumed-notes",
                           class_="context")
 
+
+def _show_reading(read: Mapping[str, Any]) -> None:
+    """The data tab's reading fields set to how the recipe's data were read."""
+    reading = Reading.of(read)
+    ui.update_text("upload_na", value=reading.na)
+    ui.update_text("upload_separator", value=reading.separator)
+    ui.update_checkbox("upload_header", value=reading.header)

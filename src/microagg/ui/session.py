@@ -178,6 +178,7 @@ class State:
     limits: Limits = DEFAULT
     closed: bool = False
     retiring: bool = False  # a new upload is being read: no measure begins
+    generation: int = 0  # the table and step list a result must have been computed on
 
     @classmethod
     def new(cls, limits: Limits = DEFAULT) -> State:
@@ -201,6 +202,7 @@ class State:
         its next check and is forgotten, those not begun are dropped, and none begins until
         :meth:`resume` (a view meanwhile says it is pending)."""
         self.retiring = True
+        self.advance()  # a step or preview of the tables it replaces is dropped when done
         for entry in self.memory.values():
             entry.stop.set()
             entry.future.cancel()
@@ -212,6 +214,33 @@ class State:
         self.retiring = False
         with reactive.isolate():
             self.jobs.tick.set(self.jobs.tick() + 1)
+
+    def advance(self) -> int:
+        """The table or the step list changed (a new upload, a step set or undone, a
+        recipe run again): a result computed before is dropped when it arrives
+        (:meth:`fresh`). Returns the new generation."""
+        self.generation += 1
+        return self.generation
+
+    def fresh(self, generation: int) -> bool:
+        """Whether a result computed on ``generation`` (read when its computation began)
+        was computed on the table and step list the session holds now.
+
+        Examples
+        --------
+        >>> state = State.new()
+        >>> began = state.generation
+        >>> state.fresh(began), state.fresh(began - 1)
+        (True, False)
+        >>> state.close()
+        """
+        return generation == self.generation
+
+    def set_run(self, run: RecipeRun | None) -> None:
+        """Set the session's run (the step list changed): results begun on the steps
+        before are dropped when they arrive."""
+        self.advance()
+        self.run.set(run)
 
     def schema(self) -> Schema | None:
         inferred = self.inferred()

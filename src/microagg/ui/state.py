@@ -50,10 +50,14 @@ class Workspace:
     def adopt(self, upload: str | Path, name: str) -> Path:
         """Move the uploaded file ``upload`` into the folder as ``name`` (its base name,
         made safe), replacing an earlier upload of that name."""
-        safe = re.sub(r"[^\w.\-]+", "_", Path(name).name).lstrip(".") or "upload"
-        target = self.folder / safe
+        target = self.place(name)
         shutil.move(str(upload), target)
         return target
+
+    def place(self, name: str) -> Path:
+        """Where :meth:`adopt` keeps a file uploaded as ``name``."""
+        return self.folder / (re.sub(r"[^\w.\-]+", "_", Path(name).name).lstrip(".")
+                              or "upload")
 
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -80,6 +84,33 @@ class Reading:
     na: str = ""
     separator: str = ""
     header: bool = True
+    decimal: str = ""  # a CSV file's decimal mark and thousands separator (a recipe's)
+    thousands: str = ""
+
+    @classmethod
+    def of(cls, read: Any) -> Reading:
+        """How a recipe's ``read:`` (or a table's, as it was read: ``READ_KEY``) says the
+        file is written; :meth:`options` gives it back. Raises
+        :class:`~microagg.errors.InputError` for a missing-value token that holds a comma
+        (the app's field separates the tokens by commas).
+
+        Examples
+        --------
+        >>> read = {"na": ["?", "-99"], "separator": "\\t", "header": False}
+        >>> Reading.of(read).options() == read
+        True
+        """
+        read = dict(read or {})
+        tokens = [str(t) for t in read.get("na") or ()]
+        if any("," in t for t in tokens):
+            raise InputError(f"the missing-value token '{next(t for t in tokens if ',' in t)}' "
+                             "holds a comma, which the app cannot read: run the recipe with "
+                             "microagg run")
+        separator = str(read.get("separator") or "")
+        return cls(na=", ".join(tokens), separator="tab" if separator == "\t" else separator,
+                   header=read.get("header") is not False,
+                   decimal=str(read.get("decimal") or ""),
+                   thousands=str(read.get("thousands") or ""))
 
     def tokens(self) -> list[str]:
         """The missing-value tokens typed, in order, once each.
@@ -104,6 +135,8 @@ class Reading:
             out["separator"] = separator
         if not self.header:
             out["header"] = False
+        out |= {k: v for k, v in (("decimal", self.decimal), ("thousands", self.thousands))
+                if v}
         return out
 
 

@@ -122,11 +122,14 @@ def _fault(input: Inputs, exc: MicroaggError, fallback: str) -> str:
 @dataclass(frozen=True)
 class Planned:
     """A step checked on the event loop and run in a worker: the run it extends (``None``:
-    the first step, whose run a worker begins from the upload)."""
+    the first step, whose run a worker begins from the upload) and the session's
+    generation then (:meth:`State.fresh`: a result arriving after a new upload, undo or
+    other step is dropped)."""
 
     current: RecipeRun | None
     step: Step
     begin: Callable[[], RecipeRun]
+    generation: int = 0
 
     def run(self) -> RecipeRun:
         return self.current if self.current is not None else self.begin()
@@ -241,7 +244,8 @@ def plan(state: State, step: Step, seed: int | None, missing: str) -> Planned:
     source, frame, schema = state.source(), state.frame(), state.schema()
     if current is None and frame is not None and schema is not None:  # it covers it
         check_covered(frame, schema)
-    return Planned(current, step, lambda: begin_run(source, frame, schema, seed, missing))
+    return Planned(current, step, lambda: begin_run(source, frame, schema, seed, missing),
+                   state.generation)
 
 
 def _run_panel(input: Inputs, state: State,
@@ -252,13 +256,13 @@ def _run_panel(input: Inputs, state: State,
 
     @ui.bind_task_button(button_id="run_step")
     @reactive.extended_task
-    async def step_task(planned: Planned, bar: ui.Progress) -> RecipeRun:
+    async def step_task(planned: Planned, bar: ui.Progress) -> tuple[int, RecipeRun]:
         step = planned.step
         feed = Feed(f"step {len(planned.current.results) + 1 if planned.current else 1}: "
                     f"{step.describe()}")
         check = state.checker()
 
-        def work() -> RecipeRun:
+        def work() -> tuple[int, RecipeRun]:
             current = planned.run()
             report = feed.records(len(current.frame))
 
@@ -266,7 +270,7 @@ def _run_panel(input: Inputs, state: State,
                 check()
                 report(done)
 
-            return current.then(step, records=records)
+            return planned.generation, current.then(step, records=records)
 
         return await follow(bar, feed, work)
 
@@ -281,12 +285,16 @@ def _run_panel(input: Inputs, state: State,
     @reactive.effect
     def _finished() -> None:
         try:
-            done = step_task.result()
+            began, done = step_task.result()
         except MicroaggError as exc:
             show_error(_fault(input, exc, "run"), exc)
             return
         with reactive.isolate():
-            state.run.set(done)
+            if not state.fresh(began):
+                show_error("run", InputError("the table or the steps changed while the step "
+                                             "ran: its result is dropped, run it again"))
+                return
+            state.set_run(done)
             preview.set(None)
 
     @reactive.effect
@@ -298,7 +306,7 @@ def _run_panel(input: Inputs, state: State,
             show_error("undo", InputError("no step to undo"))
             return
         after = current.undo()
-        state.run.set(after if after.results else None)
+        state.set_run(after if after.results else None)
 
     @render.ui
     def steps_table() -> Any:
@@ -333,12 +341,12 @@ def _preview_panel(input: Inputs, state: State,
             _preview_html(shown) if shown is not None else None, class_="mb-2")
 
     @reactive.extended_task
-    async def preview_task(planned: Planned) -> previews.Preview:
-        def work() -> previews.Preview:
+    async def preview_task(planned: Planned) -> tuple[int, previews.Preview]:
+        def work() -> tuple[int, previews.Preview]:
             current = planned.run()
             seed = step_seed(current.recipe.seed, len(current.recipe.steps))
-            return previews.dp_preview(planned.step, current.frame, current.schema,
-                                       seed)
+            return planned.generation, previews.dp_preview(planned.step, current.frame,
+                                                           current.schema, seed)
 
         return await state.jobs.run(work)
 
@@ -353,12 +361,13 @@ def _preview_panel(input: Inputs, state: State,
     @reactive.effect
     def _previewed() -> None:
         try:
-            done = preview_task.result()
+            began, done = preview_task.result()
         except MicroaggError as exc:
             show_error(_fault(input, exc, "preview"), exc)
             return
         with reactive.isolate():
-            preview.set(done)
+            if state.fresh(began):  # else the steps or table changed: a preview of no step
+                preview.set(done)
 
 
 def _figures_panel(input: Inputs, state: State) -> None:

@@ -15,7 +15,7 @@ import pandas as pd
 from microagg.core.recoding import interval_labels, to_intervals, to_level
 from microagg.data.schema import Attribute, Kind, Schema
 from microagg.data.table import category_labels, missing_mask
-from microagg.data.taxonomy import Taxonomy
+from microagg.data.taxonomy import Taxonomy, level_file
 from microagg.errors import InputError, ParameterError, SchemaError
 from microagg.options import Closed
 from microagg.release.inputs import require_known
@@ -171,7 +171,8 @@ class GlobalRecoding(KeyMethod):
         """The schema of the recoded table: a column cut by ``breaks`` is ordinal, its
         categories the intervals' labels; a column recoded to a level of its taxonomy is
         nominal, its categories the taxonomy's concepts at that level (every one, whatever
-        the data hold); a declared missing value is recoded with the column. The categories
+        the data hold), its taxonomy the declared one above that level (a coarser level can
+        follow); a declared missing value is recoded with the column. The categories
         are declared by the parameters and the taxonomy, so a DP step may read them."""
         changed: dict[str, Attribute | None] = {
             name: _interval_attribute(schema[name], edges, self.closed)
@@ -216,16 +217,19 @@ def _interval_attribute(attribute: Attribute, edges: tuple[float, ...], closed: 
 
 def _level_attribute(attribute: Attribute, level: int) -> Attribute | None:
     """``attribute`` recoded to ``level`` of its taxonomy: nominal, the concepts at that
-    level its categories (``None`` when the taxonomy cannot be read: the step says why)."""
+    level its categories and the taxonomy above them its taxonomy (:func:`level_file`), so
+    that a coarser level can follow (``None`` when the taxonomy cannot be read: the step
+    says why)."""
     try:
         taxonomy = Taxonomy.load(attribute.taxonomy)  # type: ignore[arg-type]
+        above = level_file(attribute.taxonomy, level)  # type: ignore[arg-type]
     except SchemaError:
         return None
     declared = attribute.missing if attribute.missing in taxonomy.leaves else None
     codes, concepts = to_level([*taxonomy.leaves, declared], taxonomy, level,
                                name=attribute.name)
     missing = concepts[int(codes[-1])] if declared is not None else None
-    return replace(attribute, kind=Kind.NOMINAL, domain=tuple(concepts), taxonomy=None,
+    return replace(attribute, kind=Kind.NOMINAL, domain=tuple(concepts), taxonomy=above,
                    missing=missing, observed=False, inferred=False)
 
 
