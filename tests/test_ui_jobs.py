@@ -83,3 +83,83 @@ def test_the_old_tables_measures_stop_and_none_begins_until_the_upload_is_read()
         assert state.memory[(id(new), "risk")].future.result(timeout=10) == 7
     finally:
         state.close()
+
+
+def test_a_view_that_has_its_result_is_not_drawn_again_when_another_measure_ends():
+    state = State.new()
+    frame = pd.DataFrame({"a": [1, 2, 3]})
+    release = threading.Event()
+    drawn = {"done": 0, "waiting": 0}
+    try:
+        with reactive.isolate():
+            state.remembered(frame, ("quick",), lambda _: 1)
+        state.memory[(id(frame), "quick")].future.result(timeout=10)
+
+        @reactive.effect
+        def _done() -> None:
+            drawn["done"] += 1
+            assert state.remembered(frame, ("quick",), lambda _: 1) == 1
+
+        @reactive.effect
+        def _waiting() -> None:
+            drawn["waiting"] += 1
+            state.remembered(frame, ("slow",), lambda _: release.wait(30))
+
+        asyncio.run(reactive.flush())
+        assert drawn == {"done": 1, "waiting": 1}
+        release.set()
+        assert state.memory[(id(frame), "slow")].future.result(timeout=10)
+        with reactive.isolate():  # what the session's workers do when one ends
+            state.jobs.tick.set(state.jobs.tick() + 1)
+        asyncio.run(reactive.flush())
+        assert drawn == {"done": 1, "waiting": 2}
+        _done.destroy()
+        _waiting.destroy()
+    finally:
+        release.set()
+        state.close()
+
+
+def test_a_measure_begun_ahead_starts_once_the_measures_running_end():
+    state = State.new()
+    frame = pd.DataFrame({"a": [1, 2, 3]})
+    began, release = threading.Semaphore(0), threading.Event()
+    started = threading.Event()
+
+    def ahead(_check):
+        started.set()
+        return "ahead"
+
+    try:
+        with reactive.isolate():
+            state.remembered(frame, ("risk",), _blocking(began, release))
+        assert began.acquire(timeout=10)
+        state.begin(frame, ("suda",), ahead)
+        assert not started.wait(0.3)  # the view shown has the processor
+        release.set()
+        assert state.memory[(id(frame), "suda")].future.result(timeout=10) == "ahead"
+        state.begin(frame, ("other",), _endless(began))  # nothing runs: it starts at once
+        assert began.acquire(timeout=10)
+    finally:
+        release.set()
+        state.close()
+
+
+def test_a_measure_waiting_to_begin_stops_when_asked():
+    state = State.new()
+    frame = pd.DataFrame({"a": [1, 2, 3]})
+    began, release = threading.Semaphore(0), threading.Event()
+    started = threading.Event()
+    try:
+        with reactive.isolate():
+            state.remembered(frame, ("risk",), _blocking(began, release))
+        assert began.acquire(timeout=10)
+        state.begin(frame, ("suda",), lambda _: started.set())
+        waiting = state.memory[(id(frame), "suda")].future
+        state.stop(frame, ("suda",))
+        with pytest.raises(Cancelled):
+            waiting.result(timeout=10)
+        assert not started.is_set()
+    finally:
+        release.set()
+        state.close()

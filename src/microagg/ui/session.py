@@ -20,7 +20,7 @@ import re
 import tempfile
 import threading
 from collections.abc import Callable
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -43,6 +43,8 @@ REMEMBERED = 8
 """Measures kept per session (the oldest is forgotten first)."""
 WORKERS = 2
 """Worker threads per session (a slow measure does not hold up a quick one)."""
+_POLL = 0.05
+"""Seconds between the checks of a measure begun ahead that waits for others to end."""
 
 
 class Cancelled(BaseException):
@@ -253,22 +255,29 @@ class State:
         it. An error is raised here each time it is asked for (the same settings give the
         same error); a measure stopped is begun again when asked for. ``exclusive``: a
         measure of the same kind (``key[0]``) still running for other settings is stopped
-        (a search no one waits for)."""
-        self.jobs.tick()  # drawn again when a computation ends
+        (a search no one waits for). Only a view still waiting is drawn again when a
+        computation ends: one that has its result keeps it (drawing a plot again for
+        another view's measure cost as much as the measure)."""
         entry = self.memory.get((id(frame), *key))
         if entry is None and self.retiring:
-            return Pending(what)  # the table is being replaced
+            return self._waiting(what)  # the table is being replaced
         if entry is None:
             if exclusive:
                 self._stop_others(key)
             entry = self._start(frame, key, measure)
         if not entry.future.done():
-            return Pending(what)
+            return self._waiting(what)
         try:
             return entry.future.result()
         except (Cancelled, CancelledError):
             self.memory.pop((id(frame), *key), None)  # stopped: asked again, it begins again
-            return Pending(what)
+            return self._waiting(what)
+
+    def _waiting(self, what: str) -> Pending:
+        """:class:`Pending` saying ``what``; the view that reads it is drawn again when a
+        computation ends."""
+        self.jobs.tick()
+        return Pending(what)
 
     def has(self, frame: Any, key: tuple[Any, ...]) -> bool:
         """Whether a measure of ``frame`` under ``key`` is remembered (or begun)."""
@@ -291,12 +300,20 @@ class State:
               measure: Callable[[Callable[..., None]], Any]) -> None:
         """Begin ``measure(check)`` of ``frame`` in a worker (a view the user is likely to
         open next), remembered under ``key`` like :meth:`remembered`; measures begun
-        earlier and not started yet are dropped."""
+        earlier and not started yet are dropped. It starts once the measures running now
+        are done: the views shown get the processor first."""
         if self.closed or self.retiring or (id(frame), *key) in self.memory:
             return
         for stale in [k for k, e in self.memory.items() if e.future.cancel()]:
             del self.memory[stale]
-        self._start(frame, key, measure)
+        ahead = [e.future for e in self.memory.values() if e.future.running()]
+
+        def after(check: Callable[..., None]) -> Any:
+            while wait(ahead, timeout=_POLL).not_done:
+                check()
+            return measure(check)
+
+        self._start(frame, key, after if ahead else measure)
 
     def _start(self, frame: Any, key: tuple[Any, ...],
                measure: Callable[[Callable[..., None]], Any]) -> _Entry:
