@@ -163,3 +163,35 @@ def test_a_measure_waiting_to_begin_stops_when_asked():
     finally:
         release.set()
         state.close()
+
+
+def test_key_codes_are_computed_once_per_table_and_keys_and_serve_every_measure():
+    import numpy as np
+
+    from microagg.core.frequencies import key_codes
+    from microagg.risk import l_diversity, suda2
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", None], 300),
+                          "b": rng.integers(0, 4, 300), "c": rng.choice(list("pqrs"), 300)})
+    state = State.new()
+    try:
+        codes = state.key_codes(frame, ["a", "b"])
+        assert state.key_codes(frame, ["a", "b"]) is codes  # once per table and key set
+        assert state.key_codes(frame, ["b", "a"]) is not codes
+        assert state.key_codes(frame.copy(), ["a", "b"]) is not codes
+        assert np.array_equal(codes, key_codes(frame, ["a", "b"]))
+        assert not codes.flags.writeable
+        sensitive = state.key_codes(frame, ["c"])[:, 0]
+        for missing in ("matches-any", "category"):  # the measures only read them
+            shared = suda2(codes, ["a", "b"], missing)
+            fresh = suda2(key_codes(frame, ["a", "b"]), ["a", "b"], missing)
+            assert np.array_equal(shared.scores, fresh.scores)
+            assert np.array_equal(
+                l_diversity(codes, sensitive, missing).distinct,
+                l_diversity(key_codes(frame, ["a", "b"]), key_codes(frame, ["c"])[:, 0],
+                            missing).distinct)
+        state.retire()  # a new table: the codes of the old one are let go
+        assert not state.coded
+    finally:
+        state.close()

@@ -19,12 +19,13 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 from shiny import reactive, ui
 
@@ -180,6 +181,8 @@ class State:
     limits: Limits = DEFAULT
     closed: bool = False
     retiring: bool = False  # a new upload is being read: no measure begins
+    coded: dict[tuple[Any, ...], tuple[Any, np.ndarray]] = field(default_factory=dict)
+    coding: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def new(cls, limits: Limits = DEFAULT) -> State:
@@ -195,6 +198,7 @@ class State:
         for entry in self.memory.values():
             entry.stop.set()
         self.memory.clear()
+        self.coded.clear()
         self.jobs.close()
         self.space.close()
 
@@ -207,6 +211,7 @@ class State:
             entry.stop.set()
             entry.future.cancel()
         self.memory.clear()
+        self.coded.clear()
 
     def resume(self) -> None:
         """The upload is read (or refused): measures begin again when the views ask, and
@@ -244,6 +249,26 @@ class State:
                 raise Cancelled
             self.jobs.check()
         return check
+
+    def key_codes(self, frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+        """:func:`~microagg.core.frequencies.key_codes` of ``frame`` over ``keys``, computed
+        once for the last few tables and key sets (the SUDA2 and l-diversity measures of one
+        table share them; a worker may ask). Read-only: a measure that wrote into them
+        would change another's input."""
+        from microagg.core.frequencies import key_codes
+
+        found = (id(frame), *keys)
+        with self.coding:
+            held = self.coded.get(found)
+        if held is not None:
+            return held[1]
+        codes = key_codes(frame, keys)
+        codes.flags.writeable = False
+        with self.coding:
+            if len(self.coded) >= REMEMBERED:
+                self.coded.pop(next(iter(self.coded)))
+            self.coded[found] = (frame, codes)  # the frame held: its id is not reused
+        return codes
 
     def remembered(self, frame: Any, key: tuple[Any, ...],
                    measure: Callable[[Callable[..., None]], T], *,
