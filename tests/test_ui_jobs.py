@@ -169,6 +169,7 @@ def test_key_codes_are_computed_once_per_table_and_keys_and_serve_every_measure(
     import numpy as np
 
     from microagg.core.frequencies import key_codes
+    from microagg.recipe.risk import measure_risk
     from microagg.risk import l_diversity, suda2
 
     rng = np.random.default_rng(3)
@@ -183,7 +184,15 @@ def test_key_codes_are_computed_once_per_table_and_keys_and_serve_every_measure(
         assert np.array_equal(codes, key_codes(frame, ["a", "b"]))
         assert not codes.flags.writeable
         sensitive = state.key_codes(frame, ["c"])[:, 0]
+        frame["w"] = rng.uniform(1, 50, 300)
         for missing in ("matches-any", "category"):  # the measures only read them
+            for weight in (None, "w"):
+                shared_risk = measure_risk(frame, ["a", "b"], missing=missing, weight=weight,
+                                           codes=codes)
+                fresh_risk = measure_risk(frame, ["a", "b"], missing=missing, weight=weight)
+                assert shared_risk.classes == fresh_risk.classes
+                assert np.array_equal(shared_risk.fk, fresh_risk.fk)
+                assert np.array_equal(shared_risk.record_risk, fresh_risk.record_risk)
             shared = suda2(codes, ["a", "b"], missing)
             fresh = suda2(key_codes(frame, ["a", "b"]), ["a", "b"], missing)
             assert np.array_equal(shared.scores, fresh.scores)

@@ -362,7 +362,8 @@ class State:
         keys = tuple(risk_keys(schema, frame))
         weight = risk_weight(schema, frame)
         return self.remembered(frame, ("risk", keys, missing, weight), lambda _: measure_risk(
-            frame, keys, missing=missing, weight=weight), what="Measuring the risk…")
+            frame, keys, missing=missing, weight=weight,
+            codes=self.key_codes(frame, keys) if keys else None), what="Measuring the risk…")
 
 
 def guarded(name: str, action: Callable[[], Any]) -> Any:
