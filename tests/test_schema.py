@@ -157,3 +157,22 @@ def test_numbers_read_as_text_are_refused(tmp_path, text, fragment):
     path.write_text(text)
     with pytest.raises(InputError, match=fragment):
         Schema.infer(read_table(path))
+
+
+def test_the_number_check_parses_each_distinct_text_once_as_every_cell_would_be():
+    import numpy as np
+
+    from microagg.data.column_checks import _numbers
+
+    values = ["1,234", " 12", "1e5", "inf", "nan", "-", "99999999999999999999",
+              "9223372036854775808", "0x10", "True", "", "1", "2.5", "+3", "x"]
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        chosen = list(rng.choice(values, size=int(rng.integers(1, 5))))
+        text = pd.Series([chosen[i] for i in rng.integers(0, len(chosen), 25)],
+                         index=rng.permutation(200)[:25])
+        for dtype in (object, "str"):
+            cells = text.astype(dtype)
+            expected, parsed = pd.to_numeric(cells, errors="coerce"), _numbers(cells)
+            assert parsed.index.equals(cells.index) and parsed.dtype == expected.dtype
+            assert np.array_equal(parsed.to_numpy(), expected.to_numpy(), equal_nan=True)

@@ -192,10 +192,11 @@ def matching_counts(codes: np.ndarray,
 
 
 def combinations(frame: pd.DataFrame, keys: Sequence[str],
-                 missing: MissingValues | str = MissingValues.MATCHES_ANY
-                 ) -> tuple[np.ndarray, int]:
+                 missing: MissingValues | str = MissingValues.MATCHES_ANY,
+                 codes: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """f_k of every record over ``keys`` (:func:`sample_frequencies`) and the number of
-    distinct combinations of key values written (a missing value counted as a value)."""
+    distinct combinations of key values written (a missing value counted as a value);
+    ``codes``: the :func:`key_codes` of ``frame`` over ``keys`` when known."""
     missing = parse(MissingValues, missing, "missing")
     keys = list(keys)
     if not keys:
@@ -204,7 +205,7 @@ def combinations(frame: pd.DataFrame, keys: Sequence[str],
     if not any(missing_mask(frame[key]).any() for key in keys):  # one hashed pass
         ids = value_ids(frame, keys)
         return np.bincount(ids)[ids].astype(np.int64), int(ids.max(initial=-1)) + 1
-    codes = key_codes(frame, keys)
+    codes = key_codes(frame, keys) if codes is None else codes
     inverse = combination_ids(codes, range(codes.shape[1]))
     classes = int(inverse.max()) + 1 if inverse.size else 0
     return matching_counts(codes, missing), classes

@@ -119,10 +119,12 @@ def risk_weight(schema: Schema | None, frame: pd.DataFrame) -> str | None:
 
 def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
                  missing: MissingValues | str = MissingValues.MATCHES_ANY,
-                 ks: Iterable[int] = (), weight: str | None = None) -> RiskSummary:
+                 ks: Iterable[int] = (), weight: str | None = None,
+                 codes: np.ndarray | None = None) -> RiskSummary:
     """The risk of ``frame`` over ``keys`` (module docstring), with the violations of k for
     2, 3, 5 and every k of ``ks``; with ``weight`` (a column of weights of at least 1) the
-    individual risk accounts for the population through F_k.
+    individual risk accounts for the population through F_k. ``codes``: the key codes of
+    ``frame`` over ``keys`` (:func:`~microagg.core.frequencies.key_codes`) when known.
 
     Examples
     --------
@@ -138,7 +140,7 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         fk = np.full(n, n, dtype=np.int64)
         classes = 1 if n else 0
     else:
-        fk, classes = combinations(frame, keys, semantics)
+        fk, classes = combinations(frame, keys, semantics, codes)
     risk = 1.0 / np.maximum(fk, 1)
     measure = MEASURE
     if weight is not None and keys and n:
@@ -146,7 +148,9 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         from microagg.risk.individual import individual_risk
 
         weights = pd.to_numeric(frame[weight]).to_numpy(np.float64)
-        _, Fk = key_frequencies(key_codes(frame, keys), semantics, weights)
+        if codes is None:
+            codes = key_codes(frame, keys)
+        _, Fk = key_frequencies(codes, semantics, weights)
         risk = individual_risk(fk, Fk)
         measure = WEIGHTED_MEASURE.format(weight=weight)
     chosen = sorted({*DEFAULT_VIOLATION_KS, *(int(k) for k in ks)})

@@ -18,7 +18,6 @@ import pandas as pd
 from shiny import Inputs, reactive, render, ui
 from shiny.session import require_active_session
 
-from microagg.core.frequencies import key_codes
 from microagg.data.schema import Kind, Role, Schema
 from microagg.errors import InputError, MicroaggError
 from microagg.options import LDiversityKind
@@ -295,7 +294,7 @@ def _suda_panel(input: Inputs, state: State,
         key = ("suda", tuple(keys), missing)
 
         def search(check: Callable[..., None]) -> Suda:
-            return suda2(key_codes(frame, keys), keys, missing,
+            return suda2(state.key_codes(frame, keys), keys, missing,
                          progress=_counted(check, searched, (id(frame), *key)))
 
         return frame, key, search
@@ -428,7 +427,8 @@ def _diversity_panel(input: Inputs, state: State,
             return "Choose a sensitive attribute (a column that is not a key)."
 
         def measure(_: Callable[..., None]) -> LDiversity:
-            return l_diversity(key_codes(frame, keys), key_codes(frame, [sensitive])[:, 0],
+            return l_diversity(state.key_codes(frame, keys),
+                               state.key_codes(frame, [sensitive])[:, 0],
                                missing, c=float(c), attribute=sensitive)
 
         try:

@@ -19,12 +19,13 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 from shiny import reactive, ui
 
@@ -43,6 +44,8 @@ REMEMBERED = 8
 """Measures kept per session (the oldest is forgotten first)."""
 WORKERS = 2
 """Worker threads per session (a slow measure does not hold up a quick one)."""
+_POLL = 0.05
+"""Seconds between the checks of a measure begun ahead that waits for others to end."""
 
 
 class Cancelled(BaseException):
@@ -179,6 +182,8 @@ class State:
     closed: bool = False
     retiring: bool = False  # a new upload is being read: no measure begins
     generation: int = 0  # the table and step list a result must have been computed on
+    coded: dict[tuple[Any, ...], tuple[Any, np.ndarray]] = field(default_factory=dict)
+    coding: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def new(cls, limits: Limits = DEFAULT) -> State:
@@ -194,6 +199,7 @@ class State:
         for entry in self.memory.values():
             entry.stop.set()
         self.memory.clear()
+        self.coded.clear()
         self.jobs.close()
         self.space.close()
 
@@ -207,6 +213,7 @@ class State:
             entry.stop.set()
             entry.future.cancel()
         self.memory.clear()
+        self.coded.clear()
 
     def resume(self) -> None:
         """The upload is read (or refused): measures begin again when the views ask, and
@@ -272,6 +279,26 @@ class State:
             self.jobs.check()
         return check
 
+    def key_codes(self, frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+        """:func:`~microagg.core.frequencies.key_codes` of ``frame`` over ``keys``, computed
+        once for the last few tables and key sets (the SUDA2 and l-diversity measures of one
+        table share them; a worker may ask). Read-only: a measure that wrote into them
+        would change another's input."""
+        from microagg.core.frequencies import key_codes
+
+        found = (id(frame), *keys)
+        with self.coding:
+            held = self.coded.get(found)
+        if held is not None:
+            return held[1]
+        codes = key_codes(frame, keys)
+        codes.flags.writeable = False
+        with self.coding:
+            if len(self.coded) >= REMEMBERED:
+                self.coded.pop(next(iter(self.coded)))
+            self.coded[found] = (frame, codes)  # the frame held: its id is not reused
+        return codes
+
     def remembered(self, frame: Any, key: tuple[Any, ...],
                    measure: Callable[[Callable[..., None]], T], *,
                    what: str = "Computing…", exclusive: bool = False) -> T | Pending:
@@ -282,22 +309,29 @@ class State:
         it. An error is raised here each time it is asked for (the same settings give the
         same error); a measure stopped is begun again when asked for. ``exclusive``: a
         measure of the same kind (``key[0]``) still running for other settings is stopped
-        (a search no one waits for)."""
-        self.jobs.tick()  # drawn again when a computation ends
+        (a search no one waits for). Only a view still waiting is drawn again when a
+        computation ends: one that has its result keeps it (drawing a plot again for
+        another view's measure cost as much as the measure)."""
         entry = self.memory.get((id(frame), *key))
         if entry is None and self.retiring:
-            return Pending(what)  # the table is being replaced
+            return self._waiting(what)  # the table is being replaced
         if entry is None:
             if exclusive:
                 self._stop_others(key)
             entry = self._start(frame, key, measure)
         if not entry.future.done():
-            return Pending(what)
+            return self._waiting(what)
         try:
             return entry.future.result()
         except (Cancelled, CancelledError):
             self.memory.pop((id(frame), *key), None)  # stopped: asked again, it begins again
-            return Pending(what)
+            return self._waiting(what)
+
+    def _waiting(self, what: str) -> Pending:
+        """:class:`Pending` saying ``what``; the view that reads it is drawn again when a
+        computation ends."""
+        self.jobs.tick()
+        return Pending(what)
 
     def has(self, frame: Any, key: tuple[Any, ...]) -> bool:
         """Whether a measure of ``frame`` under ``key`` is remembered (or begun)."""
@@ -320,12 +354,20 @@ class State:
               measure: Callable[[Callable[..., None]], Any]) -> None:
         """Begin ``measure(check)`` of ``frame`` in a worker (a view the user is likely to
         open next), remembered under ``key`` like :meth:`remembered`; measures begun
-        earlier and not started yet are dropped."""
+        earlier and not started yet are dropped. It starts once the measures running now
+        are done: the views shown get the processor first."""
         if self.closed or self.retiring or (id(frame), *key) in self.memory:
             return
         for stale in [k for k, e in self.memory.items() if e.future.cancel()]:
             del self.memory[stale]
-        self._start(frame, key, measure)
+        ahead = [e.future for e in self.memory.values() if e.future.running()]
+
+        def after(check: Callable[..., None]) -> Any:
+            while wait(ahead, timeout=_POLL).not_done:
+                check()
+            return measure(check)
+
+        self._start(frame, key, after if ahead else measure)
 
     def _start(self, frame: Any, key: tuple[Any, ...],
                measure: Callable[[Callable[..., None]], Any]) -> _Entry:
@@ -349,7 +391,8 @@ class State:
         keys = tuple(risk_keys(schema, frame))
         weight = risk_weight(schema, frame)
         return self.remembered(frame, ("risk", keys, missing, weight), lambda _: measure_risk(
-            frame, keys, missing=missing, weight=weight), what="Measuring the risk…")
+            frame, keys, missing=missing, weight=weight,
+            codes=self.key_codes(frame, keys) if keys else None), what="Measuring the risk…")
 
 
 def guarded(name: str, action: Callable[[], Any]) -> Any:
