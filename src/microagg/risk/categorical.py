@@ -131,15 +131,9 @@ class CategoricalRisk:
             "suda_contributions": self.suda.contributions,
             "suda": self.suda.to_dict(),
             "l_diversity": None if self.l_diversity is None else self.l_diversity.to_dict(),
-            **{m.name: _figures(m.name, self.measured.get(m.name)) for m in computed()},
+            **{m.name: m.figures_of(self.measured.get(m.name)) for m in computed()},
         }
 
-
-def _figures(name: str, result: Measured | None) -> dict[str, Any] | None:
-    """The declared figures of the measure ``name`` in ``result``, in order."""
-    if result is None:
-        return None
-    return {f.key: result.figures[f.key] for f in MEASURES[name].figures}
 
 
 def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,

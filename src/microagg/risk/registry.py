@@ -87,8 +87,9 @@ class MeasureInput:
     """What a measure's function reads: per record (or, on the Dask path, per combination of
     key values, each standing for ``counts`` records) the key codes (``codes``, -1 missing),
     the sample frequency ``fk``, the estimated population frequency ``Fk``, the individual
-    risk ``risk``; the ``weights`` (None without), the ``household`` and ``sensitive`` codes
-    (None when not given) and the missing-value semantics ``missing``."""
+    risk ``risk``; the ``weights`` (None without; on the Dask path each combination's summed
+    weights), the ``household`` and ``sensitive`` codes (None when not given, and on the
+    Dask path) and the missing-value semantics ``missing``."""
 
     keys: list[str]
     codes: Any
@@ -176,6 +177,12 @@ class RiskMeasure:
     def generic(self) -> bool:
         """Whether it is shown from its declaration (it has a ``compute`` function)."""
         return self.compute is not None
+
+    def figures_of(self, result: Measured | None) -> dict[str, Any] | None:
+        """Its JSON object: the declared figures of ``result``, in order (None without)."""
+        if result is None:
+            return None
+        return {f.key: result.figures[f.key] for f in self.figures}
 
     def measured(self, given: Mapping[str, Any], **parameters: Any) -> Measured | None:
         """Its result over ``given`` (a :class:`MeasureInput`'s fields), or None when what it
