@@ -10,7 +10,9 @@ at least 1) it is Benedetti and Franconi's (1998) risk from f_k and the weighted
 F_k, as sdcMicro's ``indivRisk`` computes it (:func:`microagg.risk.individual.individual_risk`,
 the measure of ``microagg risk``); without one, 1 / f_k: the chance that an intruder who knows
 the record's keys and that it is in the file picks it among the records that share them
-(Hundepool et al. 2012, §3.3.2), an upper bound of the former.
+(Hundepool et al. 2012, §3.3.2), an upper bound of the former. Every measure of
+:mod:`microagg.risk.registry` shown from its declaration whose needs the keys and the weight
+meet is measured too, with its default parameters, its figures after the summary's own.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ class RiskSummary:
     record_risk: np.ndarray = field(repr=False)
     measure: str = MEASURE
     weight: str | None = None  # the sampling weight the individual risk used, if any
+    measured: dict[str, dict[str, Any]] = field(default_factory=dict)  # declared measures
 
     @property
     def risk_label(self) -> str:
@@ -92,7 +95,7 @@ class RiskSummary:
                 "expected_reidentifications": self.expected_reidentifications,
                 "violations": {str(k): v for k, v in self.violations.items()},
                 "unique_percent": self.unique_percent, "smallest_class": self.smallest_class,
-                "classes": self.classes, "measure": self.measure}
+                "classes": self.classes, "measure": self.measure, **self.measured}
 
 
 def risk_keys(schema: Schema | None, frame: pd.DataFrame) -> list[str]:
@@ -139,6 +142,7 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         fk, classes = combinations(frame, keys, semantics)
     risk = 1.0 / np.maximum(fk, 1)
     measure = MEASURE
+    weights: np.ndarray | None = None
     if weight is not None and keys and n:
         from microagg.core.frequencies import key_codes, key_frequencies
         from microagg.risk.individual import individual_risk
@@ -148,6 +152,7 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         risk = individual_risk(fk, Fk)
         measure = WEIGHTED_MEASURE.format(weight=weight)
     chosen = sorted({*DEFAULT_VIOLATION_KS, *(int(k) for k in ks)})
+    measured = _declared(frame, keys, semantics, fk, risk, weights) if keys and n else {}
     return RiskSummary(
         n=n, keys=list(keys), missing=semantics.value,
         global_risk=float(risk.mean()) if n else 0.0,
@@ -155,4 +160,24 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         violations={k: int((fk < k).sum()) for k in chosen},
         unique_percent=float(100.0 * (fk == 1).sum() / n) if n else 0.0,
         smallest_class=int(fk.min()) if n else 0, classes=classes, fk=fk, record_risk=risk,
-        measure=measure, weight=weight if measure != MEASURE else None)
+        measure=measure, weight=weight if measure != MEASURE else None, measured=measured)
+
+
+def _declared(frame: pd.DataFrame, keys: Sequence[str], missing: MissingValues,
+              fk: np.ndarray, risk: np.ndarray, weights: np.ndarray | None
+              ) -> dict[str, dict[str, Any]]:
+    """The figures of the measures shown from their declaration whose needs are met."""
+    from microagg.risk.registry import computed
+
+    declared = computed()
+    if not declared:
+        return {}
+    from microagg.core.frequencies import key_codes, key_frequencies
+
+    codes = key_codes(frame, keys)
+    Fk = key_frequencies(codes, missing, weights)[1] if weights is not None else None
+    given = {"keys": list(keys), "codes": codes, "fk": fk,
+             "Fk": fk.astype(np.float64) if Fk is None else Fk, "risk": risk,
+             "missing": missing, "weights": weights}
+    return {m.name: figures for m in declared
+            if (figures := m.figures_of(m.measured(given))) is not None}
