@@ -152,7 +152,7 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         risk = individual_risk(fk, Fk)
         measure = WEIGHTED_MEASURE.format(weight=weight)
     chosen = sorted({*DEFAULT_VIOLATION_KS, *(int(k) for k in ks)})
-    measured = _declared(frame, keys, semantics, fk, risk, weights) if keys and n else {}
+    measured = _declared(frame, keys, semantics, weight if weights is not None else None)
     return RiskSummary(
         n=n, keys=list(keys), missing=semantics.value,
         global_risk=float(risk.mean()) if n else 0.0,
@@ -163,21 +163,15 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         measure=measure, weight=weight if measure != MEASURE else None, measured=measured)
 
 
+
 def _declared(frame: pd.DataFrame, keys: Sequence[str], missing: MissingValues,
-              fk: np.ndarray, risk: np.ndarray, weights: np.ndarray | None
-              ) -> dict[str, dict[str, Any]]:
+              weight: str | None) -> dict[str, dict[str, Any]]:
     """The figures of the measures shown from their declaration whose needs are met."""
-    from microagg.risk.registry import computed
+    from microagg.risk.registry import MEASURES, computed
 
-    declared = computed()
-    if not declared:
+    if not keys or not computed():
         return {}
-    from microagg.core.frequencies import key_codes, key_frequencies
+    from microagg.risk.categorical import declared_measures
 
-    codes = key_codes(frame, keys)
-    Fk = key_frequencies(codes, missing, weights)[1] if weights is not None else None
-    given = {"keys": list(keys), "codes": codes, "fk": fk,
-             "Fk": fk.astype(np.float64) if Fk is None else Fk, "risk": risk,
-             "missing": missing, "weights": weights}
-    return {m.name: figures for m in declared
-            if (figures := m.figures_of(m.measured(given))) is not None}
+    found = declared_measures(frame, keys, missing=missing, weight=weight)
+    return {name: MEASURES[name].figures_of(result) or {} for name, result in found.items()}

@@ -28,10 +28,11 @@ from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 from microagg.risk.individual import household_risk, individual_risk
 from microagg.risk.ldiversity import LDiversity, l_diversity
-from microagg.risk.registry import MEASURES, Measured, computed
+from microagg.risk.registry import MEASURES, Measured, RiskMeasure, computed
 from microagg.risk.suda import Suda, suda2
 
-__all__ = ["DEFAULT_K", "CategoricalRisk", "categorical_risk", "k_values"]
+__all__ = ["DEFAULT_K", "CategoricalRisk", "categorical_risk", "declared_measures",
+           "k_values"]
 
 DEFAULT_K = (2, 3, 5)
 """The k whose violations are always counted."""
@@ -222,14 +223,54 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
     given = {"keys": keys, "codes": codes, "fk": fk, "Fk": Fk, "risk": risk,
              "missing": missing, "weights": weights, "sensitive": sensitive_codes,
              "household": homes}
-    measured = {m.name: result for m in computed()
-                if (result := m.measured(given, **(parameters or {}))) is not None}
+    measured = _measured(computed(), given, parameters)
     return CategoricalRisk(
         keys, weight, household, missing, fk, Fk, risk, households,
         {q: int((fk < q).sum()) for q in ks},
         None if weights is None else {q: int((Fk < q).sum()) for q in ks},
         suda2(codes, keys, missing, dis_fraction=dis_fraction, fk=fk), diversity,
         int(all_missing(codes).sum()), measured)
+
+
+def declared_measures(frame: pd.DataFrame, keys: Sequence[str], *,
+                      missing: MissingValues | str = MissingValues.MATCHES_ANY,
+                      weight: str | None = None, household: str | None = None,
+                      sensitive: str | None = None,
+                      parameters: Mapping[str, Any] | None = None) -> dict[str, Measured]:
+    """The measures shown from their declaration (:func:`microagg.risk.registry.computed`)
+    over the keys of ``frame``, as :func:`categorical_risk` measures them, without the
+    others: by name, those whose needs are met.
+
+    Parameters
+    ----------
+    frame, keys, missing, weight, household, sensitive, parameters
+        As :func:`categorical_risk` (the columns are not checked again).
+
+    Returns
+    -------
+    dict
+        Each measure's :class:`~microagg.risk.registry.Measured`, in the registry's order.
+    """
+    declared = computed()
+    if not declared or not len(frame):
+        return {}
+    missing = parse(MissingValues, missing, "`missing`")
+    codes = key_codes(frame, keys)
+    weights = _weights(frame, weight)
+    fk, weighted = key_frequencies(codes, missing, weights)
+    given = {"keys": list(keys), "codes": codes, "fk": fk,
+             "Fk": fk.astype(np.float64) if weighted is None else weighted,
+             "risk": individual_risk(fk, weighted), "missing": missing, "weights": weights,
+             "sensitive": None if sensitive is None else key_codes(frame, [sensitive])[:, 0],
+             "household": None if household is None else _household_codes(frame, household)}
+    return _measured(declared, given, parameters)
+
+
+def _measured(declared: Iterable[RiskMeasure], given: dict[str, Any],
+              parameters: Mapping[str, Any] | None) -> dict[str, Measured]:
+    """The result of each of ``declared`` whose needs ``given`` meets, by name."""
+    return {m.name: result for m in declared
+            if (result := m.measured(given, **(parameters or {}))) is not None}
 
 
 def _design(frame: pd.DataFrame, keys: Sequence[str] | None, weight: str | None,

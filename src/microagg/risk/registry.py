@@ -1,7 +1,7 @@
 """The risk measures of categorical keys, declared once (:data:`MEASURES`): what each needs,
 its parameters and their help, its per-record columns, its table-level figures with their
-labels and format, whether the Dask group-by computes it, its cost, whether a comparison may
-target it and, for the web app, its figure and the kernels to load at start.
+labels and format, whether the Dask group-by computes it, its cost, the risks a comparison
+may target through it and, for the web app, its figure and the kernels to load at start.
 
 ``microagg risk`` (its options and lines), :meth:`~microagg.risk.CategoricalRisk.records` and
 ``to_dict``, the recipe report's risk (:mod:`microagg.recipe.risk`), the Dask path's computed
@@ -144,8 +144,11 @@ class RiskMeasure:
         may stand for many records: :attr:`MeasureInput.counts`).
     cost
         How long it takes.
-    comparable
-        The figure a comparison at equal risk may target (its key), if any.
+    targets
+        The risks a comparison at equal risk may hold equal through this measure: pairs of
+        a :class:`~microagg.options.RiskKind` value and its name in the web app's choice;
+        only the measures of the first release may have them
+        (:mod:`microagg.evaluation.key_measures` measures them on a release).
     plot
         ``"module:function"``: ``function(Measured, records) -> matplotlib Figure`` drawn on
         its app panel, if any.
@@ -162,16 +165,16 @@ class RiskMeasure:
     figures: tuple[Figure, ...] = ()
     at_scale: bool = False
     cost: Cost = Cost.LINEAR
-    comparable: str | None = None
+    targets: tuple[tuple[str, str], ...] = ()
     plot: str | None = None
     kernels: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
             raise ValueError(f"a risk measure's name must be an identifier: {self.name!r}")
-        if self.comparable is not None and self.comparable not in {f.key for f in self.figures}:
-            raise ValueError(f"{self.name}: the comparable figure {self.comparable!r} is not "
-                             "one of its figures")
+        if self.targets and self.compute is not None:
+            raise ValueError(f"{self.name}: a comparison measures only the targets of the "
+                             "first release (evaluation/key_measures.py)")
 
     @property
     def generic(self) -> bool:
@@ -213,10 +216,11 @@ _FREQUENCY_FIGURES = (
 MEASURES: dict[str, RiskMeasure] = {m.name: m for m in (
     RiskMeasure("individual", "frequencies and individual risk", needs=frozenset({Need.KEYS}),
                 columns=("fk", "Fk", "risk"), figures=_FREQUENCY_FIGURES, at_scale=True,
-                comparable="expected_reidentifications"),
+                targets=(("expected-reidentifications", "expected re-identifications"),
+                         ("global-risk", "global risk (their mean)"))),
     RiskMeasure("violations", "k-anonymity violations",
                 figures=(Figure("violations", "records in classes smaller than k", ","),),
-                at_scale=True, comparable="violations"),
+                at_scale=True, targets=(("violations", "violations of k"),)),
     RiskMeasure("suda", "SUDA2: special uniques", columns=("suda_score", "dis_score"),
                 parameters=(Parameter("dis_fraction", 0.01, "Sampling fraction of the SUDA2 "
                                       "DIS score (default 0.01, sdcMicro's)."),),
