@@ -27,6 +27,7 @@ import pandas as pd
 from microagg.core.frequencies import combinations
 from microagg.data.schema import Role, Schema
 from microagg.options import MissingValues, parse
+from microagg.risk.registry import percent
 
 __all__ = ["DEFAULT_VIOLATION_KS", "RiskSummary", "measure_risk", "percent", "risk_keys",
            "risk_weight"]
@@ -39,23 +40,6 @@ MEASURE = ("sample frequency f_k of each record's combination of key values and 
 WEIGHTED_MEASURE = ("sample frequency f_k and weighted frequency F_k of each record's "
                     "combination of key values, and its individual risk (Benedetti-Franconi, "
                     "sdcMicro's indivRisk) under the sampling weight {weight}")
-
-
-def percent(share: float) -> str:
-    """A risk held as a fraction (as every JSON field holds ``global_risk``) written as a
-    percentage, the one unit the web app, the HTML reports and the command line show it in;
-    three significant digits below 1 % (a weighted individual risk is often far below); a
-    no-break space before the sign keeps the two on one line in a table.
-
-    Examples
-    --------
-    >>> [percent(share).replace(chr(160), " ") for share in (0.0123, 0.0000162, 1e-9, 0, 1)]
-    ['1.23 %', '0.00162 %', '0.0000001 %', '0.00 %', '100.00 %']
-    """
-    if share == 0 or share >= 0.01:
-        return f"{100 * share:.2f}\u00a0%"
-    digits = np.format_float_positional(100 * share, precision=3, fractional=False, trim="-")
-    return f"{digits}\u00a0%"
 
 
 @dataclass(frozen=True, eq=False)

@@ -26,7 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = ["MEASURES", "Cost", "Figure", "MeasureInput", "Measured", "Need", "Parameter",
-           "RiskMeasure", "computed", "function", "register", "unregister"]
+           "RiskMeasure", "computed", "function", "percent", "register", "unregister"]
 
 
 class Need(StrEnum):
@@ -76,8 +76,6 @@ class Figure:
         if value is None:
             return "n/a"
         if self.format == "percent":
-            from microagg.recipe.risk import percent
-
             return percent(float(value))
         return format(value, self.format)
 
@@ -197,6 +195,25 @@ class RiskMeasure:
         assert self.compute is not None
         result: Measured = function(self.compute)(MeasureInput(**given), **chosen)
         return result
+
+
+def percent(share: float) -> str:
+    """A risk held as a fraction (as every JSON field holds ``global_risk``) written as a
+    percentage, the one unit the web app, the HTML reports and the command line show it in;
+    three significant digits below 1 % (a weighted individual risk is often far below); a
+    no-break space before the sign keeps the two on one line in a table.
+
+    Examples
+    --------
+    >>> [percent(share).replace(chr(160), " ") for share in (0.0123, 0.0000162, 1e-9, 0, 1)]
+    ['1.23 %', '0.00162 %', '0.0000001 %', '0.00 %', '100.00 %']
+    """
+    import numpy as np
+
+    if share == 0 or share >= 0.01:
+        return f"{100 * share:.2f}\u00a0%"
+    digits = np.format_float_positional(100 * share, precision=3, fractional=False, trim="-")
+    return f"{digits}\u00a0%"
 
 
 def function(path: str) -> Callable[..., Any]:
