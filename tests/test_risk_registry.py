@@ -60,13 +60,23 @@ NEEDY = RiskMeasure("sensitive_values", "values of the sensitive attribute",
                     figures=(Figure("values", "distinct values", "d"),))
 
 
+def _rebuild_the_command():
+    """Drop the program's built ``risk`` command, so that it is built again from the
+    registry (a process builds it once, after its measures' modules are imported)."""
+    from microagg.cli.program import _click_command
+
+    _click_command().commands.pop("risk", None)
+
+
 @pytest.fixture
 def toy():
     register(TOY)
     register(NEEDY)
+    _rebuild_the_command()
     yield TOY
     unregister(TOY.name)
     unregister(NEEDY.name)
+    _rebuild_the_command()
 
 
 @pytest.fixture(scope="module")
