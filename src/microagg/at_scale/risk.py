@@ -14,14 +14,18 @@ record, partition by partition, in input order: each partition receives the meas
 own combinations only. The numbers are those of :func:`microagg.risk.categorical_risk`
 (tests/test_scale_risk.py). The table of combinations is held by the client: its size is the
 number of distinct combinations. SUDA2, l-diversity and the household risk are not
-frequency counts and stay on one machine.
+frequency counts and stay on one machine: the measures the Dask group-by computes, and those
+it skips, are those :mod:`microagg.risk.registry` declares so (``at_scale``); a declared
+measure it computes receives the combinations, each standing for its records
+(:attr:`~microagg.risk.registry.MeasureInput.counts`), and its per-record columns join f_k,
+F_k and the risk in ``records_out``.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,7 @@ from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 from microagg.risk.categorical import k_values
 from microagg.risk.individual import individual_risk
+from microagg.risk.registry import MEASURES, Measured, computed
 
 __all__ = ["ScaleRisk", "risk_at_scale"]
 
@@ -53,6 +58,7 @@ class ScaleRisk:
     violations: dict[int, int]
     weighted_violations: dict[int, int] | None
     all_missing: int = 0  # records whose keys are all missing (counted apart)
+    measured: dict[str, Measured] = field(default_factory=dict)  # declared ones computed
 
     @property
     def n(self) -> int:
@@ -82,9 +88,11 @@ class ScaleRisk:
             "weighted_violations": (None if self.weighted_violations is None else
                                     {str(k): v for k, v in self.weighted_violations.items()}),
             "suda_contributions": None, "suda": None, "l_diversity": None,
+            **{m.name: m.figures_of(self.measured.get(m.name)) for m in computed()},
             "combinations": len(table), "engine": "dask",
-            "skipped": ["suda", "l_diversity", "household_risk"],
+            "skipped": [m.name for m in MEASURES.values() if not m.at_scale],
         }
+
 
 
 def _keys_of(piece: Piece, keys: Sequence[str], weight: str | None) -> pd.DataFrame:
@@ -142,7 +150,8 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
                   weight: str | None = None,
                   missing: MissingValues | str = MissingValues.MATCHES_ANY,
                   k: Iterable[int] = (), records_out: str | Path | None = None,
-                  progress: Callable[[int], None] | None = None) -> ScaleRisk:
+                  progress: Callable[[int], None] | None = None,
+                  parameters: Mapping[str, Any] | None = None) -> ScaleRisk:
     """The frequency-based risk measures of ``keys`` over ``dataset`` (module docstring), and
     with ``records_out`` a Parquet data set of every record's fk, Fk and risk.
 
@@ -158,6 +167,9 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
         A folder to write one row per record to, partition by partition in input order.
     progress
         Called with the records written so far.
+    parameters
+        As :func:`microagg.risk.categorical_risk`: those of the declared measures the
+        group-by computes.
 
     Returns
     -------
@@ -185,10 +197,17 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
     Fk = fk.astype(np.float64) if weight is None else _summed(codes, missing, weights)
     measures = pd.DataFrame({"fk": fk, "Fk": Fk,
                              "risk": individual_risk(fk, None if weight is None else Fk)})
-    result = ScaleRisk(keys, weight, missing, measures.assign(records=records),
+    given = {"keys": keys, "codes": codes, "fk": fk, "Fk": Fk,
+             "risk": measures["risk"].to_numpy(), "missing": missing, "counts": records,
+             "weights": None if weight is None else weights}
+    measured = {m.name: result for m in computed() if m.at_scale
+                if (result := m.measured(given, **(parameters or {}))) is not None}
+    for name, found in measured.items():
+        measures = measures.assign(**{c: found.columns[c] for c in MEASURES[name].columns})
+    scale = ScaleRisk(keys, weight, missing, measures.assign(records=records),
                        {q: int(records[fk < q].sum()) for q in ks},
                        None if weight is None else {q: int(records[Fk < q].sum()) for q in ks},
-                       int(records[all_missing(codes)].sum()))
+                       int(records[all_missing(codes)].sum()), measured)
     if records_out is not None:
         bounds = np.cumsum([0, *(len(part) for part in partials)])
         own = client.scatter([measures.iloc[ids[a:b]].reset_index(drop=True)
@@ -196,4 +215,4 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
         parts = [dask.delayed(_records)(p, keys, mine)
                  for p, mine in zip(dataset.pieces, own, strict=True)]
         write_dataset(client, parts, records_out, source=dataset.source, progress=progress)
-    return result
+    return scale

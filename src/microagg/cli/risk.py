@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +29,35 @@ from microagg.cli.common import (
     write_as,
 )
 from microagg.errors import InputError
+from microagg.risk.registry import computed
+
+
+class _MeasureOptions:
+    """The command's callback: the options of ``base`` and one option per parameter of every
+    measure shown from its declaration (:func:`microagg.risk.registry.computed`), read off
+    the registry whenever the command is built; their values reach ``base`` as its
+    ``**parameters``."""
+
+    def __init__(self, base: Callable[..., None]) -> None:
+        functools.update_wrapper(self, base)
+        self._base = base
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        own = inspect.signature(self._base, eval_str=True)
+        fixed = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        added = [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
+                                   default=typer.Option(None, p.flag, help=p.help),
+                                   annotation=p.kind | None)
+                 for m in computed() for p in m.parameters]
+        return own.replace(parameters=[*fixed, *added])
+
+    def __call__(self, **options: Any) -> None:
+        self._base(**options)
 
 
 @command("risk")
+@_MeasureOptions
 def risk(
     input: Path = typer.Argument(..., metavar="IN", help=f"Table to measure ({READS})."),
     keys: str | None = typer.Option(None, "--keys", help="Key variables (quasi-identifiers), "
@@ -68,6 +97,7 @@ def risk(
                                "group-by on a Dask cluster."),
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
+    **parameters: Any,
 ) -> None:
     """Measure the disclosure risk of the categorical key variables of a table: sample and
     population frequencies, individual (Benedetti-Franconi) and household risk, k-anonymity
@@ -75,12 +105,14 @@ def risk(
     from microagg.risk import categorical_risk
 
     extra_k = _ks(k)
+    local_only = {p.name: parameters.get(p.name) for m in computed() if not m.at_scale
+                  for p in m.parameters}
     if engine_is_dask(engine, scheduler, workers, household=household, sensitive=sensitive,
                       schema=schema, decimal=decimal, thousands=thousands,
-                      dis_fraction=dis_fraction, l_c=l_c):
+                      dis_fraction=dis_fraction, l_c=l_c, **local_only):
         _risk_at_scale(input, keys=names(keys, "--keys"), weight=weight, missing=missing,
                        k=extra_k, records_out=records_out, scheduler=scheduler,
-                       workers=workers, json_out=json_out)
+                       workers=workers, json_out=json_out, parameters=parameters)
         return
     with outputs([records_out], sources(input, schema)) as files:
         frame, schema_obj = load(input, schema, decimal, thousands)
@@ -89,7 +121,8 @@ def risk(
                                       household=household, sensitive=sensitive,
                                       schema=schema_obj, missing=missing, k=extra_k,
                                       dis_fraction=0.01 if dis_fraction is None
-                                      else dis_fraction, l_c=2.0 if l_c is None else l_c)
+                                      else dis_fraction, l_c=2.0 if l_c is None else l_c,
+                                      parameters=parameters)
         if records_out is not None:
             write_as(result.records(), files[records_out], records_out, release=False)
     if json_out:
@@ -103,7 +136,7 @@ def risk(
 
 def _risk_at_scale(source: Path, *, keys: list[str] | None, weight: str | None, missing: str,
                    k: list[int], records_out: Path | None, scheduler: str | None,
-                   workers: int | None, json_out: bool) -> None:
+                   workers: int | None, json_out: bool, parameters: dict[str, Any]) -> None:
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
     from microagg.at_scale.risk import risk_at_scale
@@ -116,7 +149,8 @@ def _risk_at_scale(source: Path, *, keys: list[str] | None, weight: str | None, 
     with dask_client(scheduler, workers) as client, \
             progress_bar(dataset.n, "writing the records") as progress:
         result = risk_at_scale(client, dataset, keys, weight=weight, missing=missing, k=k,
-                               records_out=records_out, progress=progress)
+                               records_out=records_out, progress=progress,
+                               parameters=parameters)
     report = result.to_dict()
     if json_out:
         print_json(report)
@@ -185,6 +219,11 @@ def lines(report: dict[str, Any]) -> list[str]:
                     f"distinct {diversity['smallest_distinct']:g}, entropy "
                     f"{diversity['smallest_entropy']:.4g}, recursive (c = {diversity['c']:g})"
                     f" {diversity['smallest_recursive']:g}")
+    for measure in computed():
+        figures = report.get(measure.name)
+        if figures is not None:
+            text.append(f"  {measure.title}: " + ", ".join(
+                f"{f.label} {f.text(figures[f.key])}" for f in measure.figures))
     if report.get("skipped"):
         text.append(f"  not measured with --engine dask: {', '.join(report['skipped'])}")
     return text

@@ -10,7 +10,9 @@ at least 1) it is Benedetti and Franconi's (1998) risk from f_k and the weighted
 F_k, as sdcMicro's ``indivRisk`` computes it (:func:`microagg.risk.individual.individual_risk`,
 the measure of ``microagg risk``); without one, 1 / f_k: the chance that an intruder who knows
 the record's keys and that it is in the file picks it among the records that share them
-(Hundepool et al. 2012, §3.3.2), an upper bound of the former.
+(Hundepool et al. 2012, §3.3.2), an upper bound of the former. Every measure of
+:mod:`microagg.risk.registry` shown from its declaration whose needs the keys and the weight
+meet is measured too, with its default parameters, its figures after the summary's own.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import pandas as pd
 from microagg.core.frequencies import combinations
 from microagg.data.schema import Role, Schema
 from microagg.options import MissingValues, parse
+from microagg.risk.registry import percent
 
 __all__ = ["DEFAULT_VIOLATION_KS", "RiskSummary", "measure_risk", "percent", "risk_keys",
            "risk_weight"]
@@ -37,23 +40,6 @@ MEASURE = ("sample frequency f_k of each record's combination of key values and 
 WEIGHTED_MEASURE = ("sample frequency f_k and weighted frequency F_k of each record's "
                     "combination of key values, and its individual risk (Benedetti-Franconi, "
                     "sdcMicro's indivRisk) under the sampling weight {weight}")
-
-
-def percent(share: float) -> str:
-    """A risk held as a fraction (as every JSON field holds ``global_risk``) written as a
-    percentage, the one unit the web app, the HTML reports and the command line show it in;
-    three significant digits below 1 % (a weighted individual risk is often far below); a
-    no-break space before the sign keeps the two on one line in a table.
-
-    Examples
-    --------
-    >>> [percent(share).replace(chr(160), " ") for share in (0.0123, 0.0000162, 1e-9, 0, 1)]
-    ['1.23 %', '0.00162 %', '0.0000001 %', '0.00 %', '100.00 %']
-    """
-    if share == 0 or share >= 0.01:
-        return f"{100 * share:.2f}\u00a0%"
-    digits = np.format_float_positional(100 * share, precision=3, fractional=False, trim="-")
-    return f"{digits}\u00a0%"
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +62,7 @@ class RiskSummary:
     record_risk: np.ndarray = field(repr=False)
     measure: str = MEASURE
     weight: str | None = None  # the sampling weight the individual risk used, if any
+    measured: dict[str, dict[str, Any]] = field(default_factory=dict)  # declared measures
 
     @property
     def risk_label(self) -> str:
@@ -92,7 +79,7 @@ class RiskSummary:
                 "expected_reidentifications": self.expected_reidentifications,
                 "violations": {str(k): v for k, v in self.violations.items()},
                 "unique_percent": self.unique_percent, "smallest_class": self.smallest_class,
-                "classes": self.classes, "measure": self.measure}
+                "classes": self.classes, "measure": self.measure, **self.measured}
 
 
 def risk_keys(schema: Schema | None, frame: pd.DataFrame,
@@ -143,6 +130,7 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         fk, classes = combinations(frame, keys, semantics, codes)
     risk = 1.0 / np.maximum(fk, 1)
     measure = MEASURE
+    weights: np.ndarray | None = None
     if weight is not None and keys and n:
         from microagg.core.frequencies import key_codes, key_frequencies
         from microagg.risk.individual import individual_risk
@@ -154,6 +142,7 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         risk = individual_risk(fk, Fk)
         measure = WEIGHTED_MEASURE.format(weight=weight)
     chosen = sorted({*DEFAULT_VIOLATION_KS, *(int(k) for k in ks)})
+    measured = _declared(frame, keys, semantics, weight if weights is not None else None)
     return RiskSummary(
         n=n, keys=list(keys), missing=semantics.value,
         global_risk=float(risk.mean()) if n else 0.0,
@@ -161,4 +150,18 @@ def measure_risk(frame: pd.DataFrame, keys: Sequence[str], *,
         violations={k: int((fk < k).sum()) for k in chosen},
         unique_percent=float(100.0 * (fk == 1).sum() / n) if n else 0.0,
         smallest_class=int(fk.min()) if n else 0, classes=classes, fk=fk, record_risk=risk,
-        measure=measure, weight=weight if measure != MEASURE else None)
+        measure=measure, weight=weight if measure != MEASURE else None, measured=measured)
+
+
+
+def _declared(frame: pd.DataFrame, keys: Sequence[str], missing: MissingValues,
+              weight: str | None) -> dict[str, dict[str, Any]]:
+    """The figures of the measures shown from their declaration whose needs are met."""
+    from microagg.risk.registry import MEASURES, computed
+
+    if not keys or not computed():
+        return {}
+    from microagg.risk.categorical import declared_measures
+
+    found = declared_measures(frame, keys, missing=missing, weight=weight)
+    return {name: MEASURES[name].figures_of(result) or {} for name, result in found.items()}

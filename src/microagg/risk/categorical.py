@@ -13,8 +13,8 @@ unweighted: f_k < k, and weighted: F_k < k, as sdcMicro's ``kAnon_violations``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,9 +28,11 @@ from microagg.errors import InputError
 from microagg.options import MissingValues, parse
 from microagg.risk.individual import household_risk, individual_risk
 from microagg.risk.ldiversity import LDiversity, l_diversity
+from microagg.risk.registry import MEASURES, Measured, RiskMeasure, computed
 from microagg.risk.suda import Suda, suda2
 
-__all__ = ["DEFAULT_K", "CategoricalRisk", "categorical_risk", "k_values"]
+__all__ = ["DEFAULT_K", "CategoricalRisk", "categorical_risk", "declared_measures",
+           "k_values"]
 
 DEFAULT_K = (2, 3, 5)
 """The k whose violations are always counted."""
@@ -49,6 +51,8 @@ class CategoricalRisk:
     keys are all missing: under ``matches-any`` they match every record only through
     missing values and are counted apart, as sdcMicro's ``freqCalc`` counts them (their f_k
     is n; they count for no record that has every key: :mod:`microagg.core.frequencies`).
+    ``measured`` holds the result of every measure shown from its declaration
+    (:func:`microagg.risk.registry.computed`) whose needs were met, by name.
     """
 
     keys: list[str]
@@ -64,6 +68,7 @@ class CategoricalRisk:
     suda: Suda
     l_diversity: LDiversity | None
     all_missing: int = 0
+    measured: dict[str, Measured] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -87,7 +92,8 @@ class CategoricalRisk:
 
     def records(self) -> pd.DataFrame:
         """One row per record, in row order: fk, Fk, risk, [household_risk,] suda_score,
-        dis_score[, l_distinct, l_entropy, l_recursive]."""
+        dis_score[, l_distinct, l_entropy, l_recursive], then the declared columns of every
+        measure in ``measured``."""
         columns: dict[str, np.ndarray] = {"fk": self.fk, "Fk": self.Fk, "risk": self.risk}
         if self.household_risk is not None:
             columns["household_risk"] = self.household_risk
@@ -97,10 +103,15 @@ class CategoricalRisk:
             columns["l_distinct"] = self.l_diversity.distinct
             columns["l_entropy"] = self.l_diversity.entropy
             columns["l_recursive"] = self.l_diversity.recursive
+        for name, result in self.measured.items():
+            columns.update({column: result.columns[column]
+                            for column in MEASURES[name].columns})
         return pd.DataFrame(columns)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``microagg risk --json``); its keys are stable."""
+        """The JSON form (``microagg risk --json``); its keys are stable: after those of the
+        first release, one object per measure shown from its declaration (its figures, in
+        order; null when its needs were not met)."""
         household = None
         if self.household_risk is not None:
             expected = float(self.household_risk.sum())
@@ -121,7 +132,9 @@ class CategoricalRisk:
             "suda_contributions": self.suda.contributions,
             "suda": self.suda.to_dict(),
             "l_diversity": None if self.l_diversity is None else self.l_diversity.to_dict(),
+            **{m.name: m.figures_of(self.measured.get(m.name)) for m in computed()},
         }
+
 
 
 def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
@@ -129,7 +142,8 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
                      sensitive: str | None = None, schema: Schema | None = None,
                      missing: MissingValues | str = MissingValues.MATCHES_ANY,
                      k: Iterable[int] = (), dis_fraction: float = 0.01,
-                     l_c: float = 2.0) -> CategoricalRisk:
+                     l_c: float = 2.0, parameters: Mapping[str, Any] | None = None
+                     ) -> CategoricalRisk:
     """The disclosure risk of the categorical key variables ``keys`` of ``frame``.
 
     Parameters
@@ -158,6 +172,9 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
         The sampling fraction of the SUDA2 DIS score (sdcMicro's default 0.01).
     l_c
         The constant c of recursive (c, l)-diversity (sdcMicro's default 2).
+    parameters
+        The parameters of the measures shown from their declaration
+        (:mod:`microagg.risk.registry`), by name; a parameter not given takes its default.
 
     Returns
     -------
@@ -195,19 +212,65 @@ def categorical_risk(frame: pd.DataFrame, keys: Sequence[str] | None = None, *,
     fk, weighted = key_frequencies(codes, missing, weights)
     Fk = fk.astype(np.float64) if weighted is None else weighted
     risk = individual_risk(fk, weighted)
-    households = None
+    households = homes = None
     if household is not None:
-        households = household_risk(risk, _household_codes(frame, household))
-    diversity = None
+        homes = _household_codes(frame, household)
+        households = household_risk(risk, homes)
+    diversity = sensitive_codes = None
     if sensitive is not None:
-        diversity = l_diversity(codes, key_codes(frame, [sensitive])[:, 0], missing, c=l_c,
-                                attribute=sensitive)
+        sensitive_codes = key_codes(frame, [sensitive])[:, 0]
+        diversity = l_diversity(codes, sensitive_codes, missing, c=l_c, attribute=sensitive)
+    given = {"keys": keys, "codes": codes, "fk": fk, "Fk": Fk, "risk": risk,
+             "missing": missing, "weights": weights, "sensitive": sensitive_codes,
+             "household": homes}
+    measured = _measured(computed(), given, parameters)
     return CategoricalRisk(
         keys, weight, household, missing, fk, Fk, risk, households,
         {q: int((fk < q).sum()) for q in ks},
         None if weights is None else {q: int((Fk < q).sum()) for q in ks},
         suda2(codes, keys, missing, dis_fraction=dis_fraction, fk=fk), diversity,
-        int(all_missing(codes).sum()))
+        int(all_missing(codes).sum()), measured)
+
+
+def declared_measures(frame: pd.DataFrame, keys: Sequence[str], *,
+                      missing: MissingValues | str = MissingValues.MATCHES_ANY,
+                      weight: str | None = None, household: str | None = None,
+                      sensitive: str | None = None,
+                      parameters: Mapping[str, Any] | None = None) -> dict[str, Measured]:
+    """The measures shown from their declaration (:func:`microagg.risk.registry.computed`)
+    over the keys of ``frame``, as :func:`categorical_risk` measures them, without the
+    others: by name, those whose needs are met.
+
+    Parameters
+    ----------
+    frame, keys, missing, weight, household, sensitive, parameters
+        As :func:`categorical_risk` (the columns are not checked again).
+
+    Returns
+    -------
+    dict
+        Each measure's :class:`~microagg.risk.registry.Measured`, in the registry's order.
+    """
+    declared = computed()
+    if not declared or not len(frame):
+        return {}
+    missing = parse(MissingValues, missing, "`missing`")
+    codes = key_codes(frame, keys)
+    weights = _weights(frame, weight)
+    fk, weighted = key_frequencies(codes, missing, weights)
+    given = {"keys": list(keys), "codes": codes, "fk": fk,
+             "Fk": fk.astype(np.float64) if weighted is None else weighted,
+             "risk": individual_risk(fk, weighted), "missing": missing, "weights": weights,
+             "sensitive": None if sensitive is None else key_codes(frame, [sensitive])[:, 0],
+             "household": None if household is None else _household_codes(frame, household)}
+    return _measured(declared, given, parameters)
+
+
+def _measured(declared: Iterable[RiskMeasure], given: dict[str, Any],
+              parameters: Mapping[str, Any] | None) -> dict[str, Measured]:
+    """The result of each of ``declared`` whose needs ``given`` meets, by name."""
+    return {m.name: result for m in declared
+            if (result := m.measured(given, **(parameters or {}))) is not None}
 
 
 def _design(frame: pd.DataFrame, keys: Sequence[str] | None, weight: str | None,

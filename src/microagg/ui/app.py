@@ -37,14 +37,19 @@ def _server(input: Inputs, output: Outputs, session: Session, limits: Limits) ->
 def _load_kernels() -> None:
     """Load the compiled kernels of the risk measures (numba's cache: 1.3 s on a busy
     machine), so that the first risk view a user opens does not wait for them, and no
-    search compiles one while holding the interpreter's lock."""
+    search compiles one while holding the interpreter's lock; then those of the measures
+    shown from their declaration (:attr:`~microagg.risk.registry.RiskMeasure.kernels`)."""
     from microagg.risk import l_diversity, suda2
+    from microagg.risk.registry import computed, function
     from microagg.risk.suda import load_kernels
 
     codes = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [1, 1]], dtype=np.int64)
     suda2(codes)
     load_kernels()
     l_diversity(codes, np.array([0, 1, 0, 1, 0], dtype=np.int64))
+    for measure in computed():
+        if measure.kernels:
+            function(measure.kernels)()
 
 
 def make_app(limits: Limits = DEFAULT) -> Any:

@@ -9,11 +9,13 @@ from typing import Any, cast
 from shiny import ui
 
 from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
-from microagg.options import CompareMethod, LDiversityKind, RiskKind, TargetMatch
+from microagg.options import CompareMethod, LDiversityKind, TargetMatch
 from microagg.recipe.families import ADAPTERS
 from microagg.release.methods import family
+from microagg.risk.registry import MEASURES
 from microagg.ui.limits import DEFAULT, Limits
 from microagg.ui.resume import recipe_card
+from microagg.ui.risk_measures import measure_panels
 
 __all__ = ["page"]
 
@@ -135,6 +137,7 @@ def _risk() -> Any:
                 ui.output_plot("diversity_plot", height="260px"),
                 ui.h6("The records whose class is least diverse (largest classes first)"),
                 ui.output_ui("least_diverse"), value="ldiv"),
+            *measure_panels(),
             id="risk_view"),
         value="risk",
     )
@@ -196,9 +199,7 @@ def _rank_inputs() -> Any:
 
 def _keys_inputs() -> Any:
     """The comparison of methods for categorical keys at a categorical risk."""
-    kinds = {RiskKind.EXPECTED_REIDENTIFICATIONS.value: "expected re-identifications",
-             RiskKind.GLOBAL_RISK.value: "global risk (their mean)",
-             RiskKind.VIOLATIONS.value: "violations of k"}
+    kinds = {kind: label for measure in MEASURES.values() for kind, label in measure.targets}
     return ui.panel_conditional(
         "input.compare_mode === 'keys'",
         ui.input_select("key_risk_kind", "Risk of the released keys", choices=kinds),

@@ -25,6 +25,8 @@ from microagg.recipe.risk import RiskSummary
 from microagg.risk import LDiversity, Suda, l_diversity, suda2
 from microagg.risk.suda import SearchCost, search_cost
 from microagg.ui.plots import dis_histogram, l_histogram, percent, risk_histogram
+from microagg.ui.risk_measures import measures_server
+from microagg.ui.risk_measures import said as _said
 from microagg.ui.session import Pending, State, clear_error, show_error
 
 __all__ = ["TOP_RECORDS", "risk_explained", "risk_server"]
@@ -104,7 +106,8 @@ def risk_explained(risk: RiskSummary) -> str:
 
 def risk_server(input: Inputs, state: State) -> None:
     """Register the outputs and effects of the risk tab: one panel each for the record
-    risk, SUDA2 and l-diversity, over the current table and its keys."""
+    risk, SUDA2 and l-diversity, and one per measure shown from its declaration
+    (:mod:`microagg.ui.risk_measures`), over the current table and its keys."""
 
     @reactive.calc
     def keyed() -> tuple[pd.DataFrame, list[str]] | None:
@@ -134,13 +137,7 @@ def risk_server(input: Inputs, state: State) -> None:
     _record_risk_panel(input, state, risk_now)
     _suda_panel(input, state, keyed)
     _diversity_panel(input, state, keyed, risk_now)
-
-
-def _said(result: Pending | str) -> Any:
-    """What a view shows while its measure is computed, or why it has none."""
-    if isinstance(result, Pending):
-        return ui.p(result.what, class_="text-muted pending")
-    return ui.p(result)
+    measures_server(input, state, keyed)
 
 
 def _record_risk_panel(input: Inputs, state: State,
