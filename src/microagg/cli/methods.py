@@ -7,7 +7,9 @@ parameters appear in ``--help`` without editing the command. A method with a com
 own (``recode``, ``suppress``, ``pram``, ``topcode``) gets its options from its fields the
 same way (:func:`method_command`). Which method takes an option is
 said in its help; an option given that the chosen method does not take is refused by the one
-rule of :func:`~microagg.release.methods.base.build`.
+rule of :func:`~microagg.release.methods.base.build`. The family options a template takes
+(``--columns``, ``--carry``, the role options …) are made by :func:`option` from their one
+declaration in :mod:`microagg.release.family_options`.
 """
 
 from __future__ import annotations
