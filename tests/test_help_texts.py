@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from microagg.recipe.families import ADAPTERS
+from microagg.release.family_options import FAMILY_OPTIONS
 from microagg.release.methods import METHODS
 from microagg.release.params import method_fields
 
@@ -19,8 +19,8 @@ CITATION = re.compile(r"\b00[0-4]\b|\bpapers?\s+\d|the paper's|§|\bAlg\.|\beq\.
 TEXTS = sorted({(f"{m.name}: summary", m.summary) for m in METHODS}
                | {(f"{m.name}.{f.name}", f.metadata["help"]) for m in METHODS
                   for f in method_fields(m)}
-               | {(f"{family.value} option {o.name}", o.help) for family, a in ADAPTERS.items()
-                  for o in a.options})
+               | {(f"family option {o.name}", text) for o in FAMILY_OPTIONS
+                  for text in o.texts()})
 
 
 def test_the_citation_pattern_finds_what_it_looks_for() -> None:

@@ -1,5 +1,13 @@
 """The options of every method, as enums, and the one place where a user's spelling of an
-option is checked (:func:`parse`). Messages name the option and list its choices."""
+option is checked (:func:`parse`). Messages name the option and list its choices.
+
+The methods themselves are not listed here: the registry
+(:data:`microagg.release.methods.METHODS`) is the only list of them. What remains names what
+is not a release method: the microaggregation a t-closeness merge starts from (``Method``,
+a parameter's choices), the partition algorithms of t-closeness that its three methods run
+(``TClosenessMethod``, below the registry: the partitions import no release), and the names
+a comparison gives its candidates (``CompareMethod``, each tied to its class in the registry
+by :mod:`microagg.evaluation.compared_methods`)."""
 
 from __future__ import annotations
 
@@ -8,9 +16,9 @@ from typing import TypeVar
 
 from microagg.errors import InputError
 
-__all__ = ["Calibration", "Closed", "Clustering", "CompareMethod", "CoskewnessTerms", "DPMethod",
-           "GroundDistance", "LDiversityKind", "Linkage", "MaskMethod", "MatchStatus", "Method",
-           "MissingValues", "MomentNoise", "MomentVariant", "RankScale", "RankTies", "Reference",
+__all__ = ["Calibration", "Closed", "Clustering", "CompareMethod", "CoskewnessTerms",
+           "GroundDistance", "LDiversityKind", "Linkage", "MatchStatus", "Method", "MissingValues",
+           "MomentNoise", "MomentVariant", "RankScale", "RankTies", "Reference",
            "ReportKind", "RiskAggregate", "RiskKind", "Scaling", "TClosenessMethod", "Target",
            "TargetMatch", "parse"]
 
@@ -23,26 +31,14 @@ class Closed(StrEnum):
 
 
 class Method(StrEnum):
-    """Partitioners of k-anonymous microaggregation."""
+    """The microaggregation the t-closeness method ``merge`` starts from
+    (``microaggregation``): the methods of the k-anonymity family, named as they are."""
 
     MDAV = "mdav"
     VMDAV = "vmdav"
     INDIVIDUAL_RANKING = "individual-ranking"
     OPTIMAL_UNIVARIATE = "optimal-univariate"
     INSENSITIVE = "insensitive"
-
-    @property
-    def univariate(self) -> bool:
-        return self in (Method.INDIVIDUAL_RANKING, Method.OPTIMAL_UNIVARIATE)
-
-
-class DPMethod(StrEnum):
-    """Differentially private releases."""
-
-    INSENSITIVE = "insensitive"  # 000 Alg. 3-4
-    INDIVIDUAL_RANKING = "individual-ranking"  # 001 Alg. 1-2
-    LAPLACE = "laplace"  # plain noise on every record
-    CROSS_MOMENT = "cross-moment"  # 004 Alg. 1-3
 
 
 class Clustering(StrEnum):
@@ -131,7 +127,8 @@ class Linkage(StrEnum):
 
 
 class TClosenessMethod(StrEnum):
-    """k-anonymous t-closeness through microaggregation (paper 002)."""
+    """The partition algorithms of k-anonymous t-closeness (paper 002): the one each
+    method of the t-closeness family runs (its ``algorithm``), named as the method."""
 
     MERGE = "merge"  # Alg. 1: microaggregate, then merge classes
     K_ANONYMITY_FIRST = "k-anonymity-first"  # Alg. 2, repaired by Alg. 1's merging
@@ -144,14 +141,6 @@ class GroundDistance(StrEnum):
     ORDERED = "ordered"  # numeric and ordinal: rank difference / (m - 1)
     EQUAL = "equal"  # nominal: every two values at distance 1
     HIERARCHICAL = "hierarchical"  # nominal with a taxonomy (Li et al. 2007 §4.2)
-
-
-class MaskMethod(StrEnum):
-    """Masking methods other than microaggregation (003 §5; core/masking.py)."""
-
-    CORRELATED_NOISE = "correlated-noise"  # parameter γ: Y = X + N(0, γΣ)
-    MULTIPLICATIVE_NOISE = "multiplicative-noise"  # parameter s: Höhne's 1 ± N(0, s)
-    RANK_SWAP = "rank-swap"  # parameter: the window as a fraction of the records
 
 
 class CompareMethod(StrEnum):

@@ -11,7 +11,7 @@ import typer
 
 from microagg.cli import common
 from microagg.cli.app import out
-from microagg.cli.methods import family_command
+from microagg.cli.methods import family_command, option
 from microagg.errors import InputError, ParameterError, PrivacyLeakWarning
 from microagg.release.methods import Family, family
 from microagg.release.sidecar import privacy_record, sidecar_path
@@ -48,32 +48,19 @@ def dp(
     output: Path = typer.Option(..., "-o", "--output", help=f"Released table ({common.WRITES}); "
                                 "the privacy report goes to OUTPUT.privacy.json."),
     method: str = typer.Option("insensitive", "--method", help=METHODS_HELP),
-    columns: str | None = typer.Option(None, "--columns", help="The columns to protect, "
-                                       "comma-separated (default: every non-identifier "
-                                       "column). Other columns are dropped."),
-    carry: str | None = typer.Option(None, "--carry", help="Columns to copy unchanged, "
-                                     "comma-separated. The table is then NOT DP."),
-    schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    columns: str | None = option("columns", "dp"),
+    carry: str | None = option("carry", "dp"),
+    schema: Path | None = option("schema", "dp"),
     decimal: str | None = common.DECIMAL,
     thousands: str | None = common.THOUSANDS,
-    bounds: str | None = typer.Option(None, "--bounds", help="Domains NAME=LO:HI,... "
-                                      "(override the schema)."),
-    bounds_from_data: bool = typer.Option(False, "--bounds-from-data",
-                                          help="Take missing domains from the data (1.5 x "
-                                               "max; observed categories). The release is "
-                                               "then NOT DP."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of the noise, for research "
-                                    "only: a known seed removes the noise (default: OS "
-                                    "entropy)."),
+    bounds: str | None = option("bounds", "dp"),
+    bounds_from_data: bool = option("bounds_from_data", "dp"),
+    seed: int | None = option("seed", "dp"),
     statistics_out: Path | None = typer.Option(None, "--statistics-out", help="Cross-moment: "
                                                "also write the released cluster statistics "
                                                f"({common.WRITES})."),
-    drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
-                                         help="Drop rows with a missing value first."),
-    household_size: int | None = typer.Option(
-        None, "--household-size", help="Protect one household (the --household column) of at "
-        "most this many records at epsilon, rather than one record: every mechanism runs at "
-        "epsilon / SIZE. A larger household is refused."),
+    drop_incomplete: bool = option("drop_incomplete", "dp"),
+    household_size: int | None = option("household_size", "dp"),
     show_owner_notices: bool = typer.Option(False, "--owner-notices", "--show-clamped",
                                             help=common.OWNER_NOTICES_HELP),
     threads: int | None = typer.Option(None, "--threads", help=common.THREADS_HELP),

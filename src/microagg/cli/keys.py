@@ -13,7 +13,7 @@ import typer
 
 from microagg.cli.app import out
 from microagg.cli.common import DECIMAL, READS, THOUSANDS, WRITES, names, write_release
-from microagg.cli.methods import method_command
+from microagg.cli.methods import method_command, option
 from microagg.release.methods import (
     GlobalRecoding,
     InvariantPram,
@@ -29,13 +29,7 @@ __all__ = ["pram", "recode", "suppress", "topcode"]
 INPUT = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS}).")
 OUTPUT = typer.Option(..., "-o", "--output", help=f"Protected table ({WRITES}); its report "
                       "goes to OUTPUT.report.json.")
-SCHEMA = typer.Option(None, "--schema", help="Schema file (YAML): roles, kinds, taxonomies.")
 JSON = typer.Option(False, "--json", help="Print the report as JSON.")
-
-
-def _keys(help_text: str) -> Any:
-    return typer.Option(None, "--keys", help=help_text + " (default: the schema's "
-                        "quasi-identifiers).")
 
 
 def _run(cls: type[ReleaseMethod], options: dict[str, Any] | None, **given: Any) -> None:
@@ -51,10 +45,8 @@ def _run(cls: type[ReleaseMethod], options: dict[str, Any] | None, **given: Any)
 def recode(
     input: Path = INPUT,
     output: Path = OUTPUT,
-    keys: str | None = typer.Option(None, "--keys", help="The key variables whose "
-                                    "frequencies the report gives (default: the recoded "
-                                    "columns and the schema's quasi-identifiers)."),
-    schema: Path | None = SCHEMA,
+    keys: str | None = option("keys", "recode"),
+    schema: Path | None = option("schema", "recode"),
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
     json_out: bool = JSON,
@@ -72,8 +64,8 @@ def recode(
 def suppress(
     input: Path = INPUT,
     output: Path = OUTPUT,
-    keys: str | None = _keys("The key variables to make k-anonymous, comma-separated"),
-    schema: Path | None = SCHEMA,
+    keys: str | None = option("keys", "suppress"),
+    schema: Path | None = option("schema", "suppress"),
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
     json_out: bool = JSON,
@@ -92,11 +84,11 @@ def suppress(
 def pram(
     input: Path = INPUT,
     output: Path = OUTPUT,
-    keys: str | None = _keys("The variables to post-randomize, comma-separated"),
-    schema: Path | None = SCHEMA,
+    keys: str | None = option("keys", "pram"),
+    schema: Path | None = option("schema", "pram"),
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
-    seed: int | None = typer.Option(None, "--seed", help="Seed (default: OS entropy)."),
+    seed: int | None = option("seed", "pram"),
     json_out: bool = JSON,
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
@@ -113,10 +105,8 @@ def pram(
 def topcode(
     input: Path = INPUT,
     output: Path = OUTPUT,
-    columns: str | None = typer.Option(None, "--columns", help="The numeric columns to code "
-                                       "(default: the schema's quasi-identifiers, else every "
-                                       "numeric non-identifier column)."),
-    schema: Path | None = SCHEMA,
+    columns: str | None = option("columns", "topcode"),
+    schema: Path | None = option("schema", "topcode"),
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
     json_out: bool = JSON,

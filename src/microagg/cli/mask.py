@@ -18,7 +18,7 @@ from microagg.cli.common import (
     names,
     write_release,
 )
-from microagg.cli.methods import family_command
+from microagg.cli.methods import family_command, option
 from microagg.errors import ParameterError
 from microagg.release.methods import Family, family, lookup
 
@@ -37,14 +37,11 @@ def mask(
     param: float | None = typer.Option(None, "--param", help="The method's one parameter, "
                                        "whatever its name (an older spelling of --gamma, --s "
                                        "or --fraction)."),
-    columns: str | None = typer.Option(None, "--columns", help="The columns to mask, "
-                                       "comma-separated (default: the schema's "
-                                       "quasi-identifiers, else every numeric non-identifier "
-                                       "column)."),
-    schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    columns: str | None = option("columns", "mask"),
+    schema: Path | None = option("schema", "mask"),
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
-    seed: int | None = typer.Option(None, "--seed", help="Seed (default: OS entropy)."),
+    seed: int | None = option("seed", "mask"),
     report: Path | None = typer.Option(None, "--report", help=REPORT_HELP),
     report_kind: str = typer.Option("internal", "--report-kind", help=REPORT_KIND_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),

@@ -7,7 +7,9 @@ parameters appear in ``--help`` without editing the command. A method with a com
 own (``recode``, ``suppress``, ``pram``, ``topcode``) gets its options from its fields the
 same way (:func:`method_command`). Which method takes an option is
 said in its help; an option given that the chosen method does not take is refused by the one
-rule of :func:`~microagg.release.methods.base.build`.
+rule of :func:`~microagg.release.methods.base.build`. The family options a template takes
+(``--columns``, ``--carry``, the role options …) are made by :func:`option` from their one
+declaration in :mod:`microagg.release.family_options`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import typer
 from microagg.cli.app import command as app_command
 from microagg.data.schema import Role
 from microagg.errors import InputError
+from microagg.release.family_options import FAMILY_OPTIONS, OptionKind, family_option
 from microagg.release.flags import render
 from microagg.release.methods import Family, ReleaseMethod, family
 from microagg.release.params import (
@@ -33,7 +36,7 @@ from microagg.release.params import (
     method_fields,
 )
 
-__all__ = ["ROLE_OPTIONS", "family_command", "family_fields", "method_command",
+__all__ = ["ROLE_OPTIONS", "family_command", "family_fields", "method_command", "option",
            "roles_given"]
 
 
@@ -71,25 +74,28 @@ def _option(f: Field, takers: list[str], everyone: int) -> inspect.Parameter:
                              annotation=kind | None)
 
 
-ROLE_OPTIONS = {
-    "identifiers": ("--identifiers", Role.IDENTIFIER,
-                    "Identifier columns, comma-separated: dropped from the release."),
-    "weight": ("--weight", Role.WEIGHT,
-               "The sampling weight column: never masked; weights the cluster means."),
-    "strata": ("--strata", Role.STRATUM,
-               "Stratum columns, comma-separated: each stratum is protected on its own."),
-    "household": ("--household", Role.HOUSEHOLD,
-                  "The household identifier column: written unchanged, never masked."),
-}
+_METAVARS = {OptionKind.COLUMNS: "A,B", OptionKind.BOUNDS: "NAME=LO:HI,..."}
+
+
+def option(name: str, command: str) -> Any:
+    """The typer option of the family option ``name`` in ``command``, made from its one
+    declaration (:mod:`microagg.release.family_options`): its flag, default and help."""
+    declared = family_option(name)
+    if not declared.cli:
+        raise KeyError(f"{name} is not a command-line option")
+    return typer.Option(declared.default, declared.flag, help=declared.help_for(command),
+                        metavar=_METAVARS.get(declared.kind))
+
+
+ROLE_OPTIONS = {o.name: (o.flag, o.role, o.help_for("")) for o in FAMILY_OPTIONS
+                if o.role is not None}
 """The role options every family command takes: they set columns' roles over the schema
-(without one, over the roles read off the data)."""
+(without one, over the roles read off the data); flag, role and help by name."""
 
 
 def _role_option(name: str) -> inspect.Parameter:
-    flag, _, help_text = ROLE_OPTIONS[name]
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                             default=typer.Option(None, flag, help=help_text),
-                             annotation=str | None)
+                             default=option(name, ""), annotation=str | None)
 
 
 def roles_given(given: dict[str, Any]) -> dict[str, Role]:

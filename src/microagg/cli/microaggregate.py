@@ -28,7 +28,7 @@ from microagg.cli.common import (
     progress_bar,
     write_release,
 )
-from microagg.cli.methods import family_command
+from microagg.cli.methods import family_command, option
 from microagg.errors import ParameterError
 from microagg.release.methods import Family, family
 
@@ -43,18 +43,14 @@ def microaggregate(
     output: Path = typer.Option(..., "-o", "--output", help=f"Masked table ({WRITES}); its "
                                 "report goes to OUTPUT.report.json."),
     method: str = typer.Option("mdav", "--method", help=METHODS_HELP),
-    columns: str | None = typer.Option(None, "--columns", help="The columns to mask, "
-                                       "comma-separated (default: the schema's "
-                                       "quasi-identifiers, else every non-identifier column)."),
-    schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    columns: str | None = option("columns", "microaggregate"),
+    schema: Path | None = option("schema", "microaggregate"),
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
     labels_out: Path | None = typer.Option(None, "--labels-out",
                                            help="Also write the cluster of each row."),
-    drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
-                                         help="Drop rows with a missing value first."),
-    clamp: bool = typer.Option(False, "--clamp",
-                               help="Clamp values outside their declared domain."),
+    drop_incomplete: bool = option("drop_incomplete", "microaggregate"),
+    clamp: bool = option("clamp", "microaggregate"),
     round_values: bool = typer.Option(True, "--round/--no-round",
                                       help="Round masked numbers to their column's precision "
                                            "in the input (default), or keep exact means."),

@@ -21,7 +21,7 @@ from microagg.cli.common import (
     print_notes,
     write_release,
 )
-from microagg.cli.methods import family_command
+from microagg.cli.methods import family_command, option
 from microagg.release.methods import Family, family
 
 __all__ = ["tclose"]
@@ -36,20 +36,15 @@ def tclose(
                                 "report goes to OUTPUT.report.json."),
     method: str = typer.Option("t-closeness-first", "--method",
                                help=METHODS_HELP + " (default t-closeness-first)."),
-    quasi: str | None = typer.Option(None, "--quasi", help="Quasi-identifiers, comma-separated "
-                                     "(default: the schema's)."),
-    confidential: str | None = typer.Option(None, "--confidential",
-                                            help="Confidential attribute(s), comma-separated "
-                                                 "(default: the schema's)."),
-    schema: Path | None = typer.Option(None, "--schema", help="Schema file (YAML)."),
+    quasi: str | None = option("quasi", "tclose"),
+    confidential: str | None = option("confidential", "tclose"),
+    schema: Path | None = option("schema", "tclose"),
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
     labels_out: Path | None = typer.Option(None, "--labels-out",
                                            help="Also write the class of each row."),
-    drop_incomplete: bool = typer.Option(False, "--drop-incomplete",
-                                         help="Drop rows with a missing value first."),
-    clamp: bool = typer.Option(False, "--clamp",
-                               help="Clamp values outside their declared domain."),
+    drop_incomplete: bool = option("drop_incomplete", "tclose"),
+    clamp: bool = option("clamp", "tclose"),
     threads: int | None = typer.Option(None, "--threads", help=THREADS_HELP),
     report: Path | None = typer.Option(None, "--report", help=REPORT_HELP),
     report_kind: str = typer.Option("internal", "--report-kind", help=REPORT_KIND_HELP),

@@ -17,36 +17,27 @@ from typing import Any
 
 from microagg.errors import InputError
 from microagg.evaluation.compare import DP_RANKING_K
+from microagg.evaluation.compared_methods import COMPARED, Compared
 from microagg.evaluation.comparison import Comparison, MethodResult
+from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
 from microagg.options import CompareMethod, RiskKind
+from microagg.release.methods import Family
 
 __all__ = ["applicable", "step_spec"]
 
-_STEPS: dict[CompareMethod, tuple[str, str]] = {
-    CompareMethod.MDAV: ("microaggregate", "mdav"),
-    CompareMethod.INDIVIDUAL_RANKING: ("microaggregate", "individual-ranking"),
-    CompareMethod.CORRELATED_NOISE: ("mask", "correlated-noise"),
-    CompareMethod.MULTIPLICATIVE_NOISE: ("mask", "multiplicative-noise"),
-    CompareMethod.RANK_SWAP: ("mask", "rank-swap"),
-    CompareMethod.DP_LAPLACE: ("dp", "laplace"),
-    CompareMethod.DP_INDIVIDUAL_RANKING: ("dp", "individual-ranking"),
-}
-"""The family and method of the step that releases as each candidate at the rank risk
-does."""
 
-_KEY_STEPS: dict[CompareMethod, tuple[str, str, str]] = {
-    CompareMethod.LOCAL_SUPPRESSION: ("keys", "local-suppression", "keys"),
-    CompareMethod.INVARIANT_PRAM: ("keys", "invariant-pram", "keys"),
-    CompareMethod.MDAV: ("microaggregate", "mdav", "columns"),
-}
-"""The family, method and option naming the keys of the step that releases as each
-candidate at a categorical risk does."""
+def _steps(result: Comparison) -> dict[CompareMethod, Compared]:
+    """The compared methods of ``result``'s kind of risk that a step releases as measured,
+    each with its class in the registry (its family and name are the step's)."""
+    if result.risk_kind is RiskKind.RANK:
+        return {c.name: c for c in COMPARED if c.step and not c.name.keys_only}
+    return {c.name: c for c in COMPARED if c.step and c.name in DEFAULT_KEY_METHODS}
 
 
 def applicable(result: Comparison, method: CompareMethod) -> bool:
     """Whether :func:`step_spec` makes a step of ``method`` as ``result`` compared it (a DP
     method on undeclared domains aside)."""
-    return method in (_STEPS if result.risk_kind is RiskKind.RANK else _KEY_STEPS)
+    return method in _steps(result)
 
 
 def _result(result: Comparison, method: CompareMethod | str) -> MethodResult:
@@ -93,15 +84,17 @@ def step_spec(result: Comparison, method: CompareMethod | str) -> dict[str, Any]
     chosen = _result(result, method)
     columns = [str(c) for c in result.data["columns"]]
     value: float | int = int(chosen.value) if chosen.parameter == "k" else float(chosen.value)
+    steps = _steps(result)
+    if chosen.method not in steps:
+        raise InputError(f"{chosen.method.value} is compared at a level of every recoded "
+                         "key at once: set the recoding on the Steps tab (family keys)")
+    entry = steps[chosen.method]
+    family, name = entry.family.value, entry.method.name
     if result.risk_kind is not RiskKind.RANK:
-        if chosen.method not in _KEY_STEPS:
-            raise InputError(f"{chosen.method.value} is compared at a level of every recoded "
-                             "key at once: set the recoding on the Steps tab (family keys)")
-        family, name, option = _KEY_STEPS[chosen.method]
+        option = "keys" if entry.family is Family.KEYS else "columns"
         return {"family": family, "method": name, chosen.parameter: value, option: columns}
-    family, name = _STEPS[chosen.method]
     spec: dict[str, Any] = {"family": family, "method": name, chosen.parameter: value}
-    if family == "dp":
+    if entry.family is Family.DIFFERENTIAL_PRIVACY:
         domains = result.data.get("domains", {})
         if any(domains.get(c, {}).get("source") != "schema" for c in columns):
             raise InputError(f"{chosen.method.value} was compared on domains read off the "

@@ -51,6 +51,7 @@ from microagg.evaluation.calibration import (
 )
 from microagg.evaluation.calibration import _position as _position
 from microagg.evaluation.calibration import _value as _value
+from microagg.evaluation.compared_methods import candidate
 from microagg.evaluation.comparison import (
     Comparison,
     Evaluation,
@@ -77,6 +78,7 @@ from microagg.options import (
 )
 from microagg.partition.mdav import mdav
 from microagg.partition.univariate import individual_ranking
+from microagg.release.methods import DPIndividualRanking, DPLaplace
 from microagg.version import installed_version
 
 __all__ = ["DEFAULT_METHODS", "DP_RANKING_K", "GRID_POINTS", "MAX_SEEDS", "MAX_STEPS",
@@ -131,21 +133,19 @@ def candidates(X: np.ndarray, lows: np.ndarray, highs: np.ndarray, *,
     bounds_note = ("" if declared else "domain bounds from the data: the ε-DP guarantee does not "
                    "hold; only its empirical risk is compared")
     table = [
-        Candidate(CompareMethod.MDAV, "k", 2, top_k, True, False, True, True, by_mdav),
-        Candidate(CompareMethod.INDIVIDUAL_RANKING, "k", 2, top_k, True, False, True, True,
-                  by_ranking),
-        Candidate(CompareMethod.CORRELATED_NOISE, "gamma", 1e-4, 1e2, False, True, True, True,
+        candidate(CompareMethod.MDAV, 2, top_k, by_mdav),
+        candidate(CompareMethod.INDIVIDUAL_RANKING, 2, top_k, by_ranking),
+        candidate(CompareMethod.CORRELATED_NOISE, 1e-4, 1e2,
                   lambda x, v, r: correlated_noise(x, v, rng=r)),
-        Candidate(CompareMethod.MULTIPLICATIVE_NOISE, "s", 1e-3, 3.0, False, True, True, True,
+        candidate(CompareMethod.MULTIPLICATIVE_NOISE, 1e-3, 3.0,
                   lambda x, v, r: multiplicative_noise(x, v, rng=r)),
-        Candidate(CompareMethod.RANK_SWAP, "fraction", 1e-3, 1.0, False, True, True, True,
-                  lambda x, v, r: rank_swap(x, v, rng=r)),
-        Candidate(CompareMethod.DP_LAPLACE, "epsilon", 1e-2, 1e4, False, True, False, False,
-                  lambda x, v, r: _dp_release("laplace", x, v, r, lows, highs, declared),
+        candidate(CompareMethod.RANK_SWAP, 1e-3, 1.0, lambda x, v, r: rank_swap(x, v, rng=r)),
+        candidate(CompareMethod.DP_LAPLACE, 1e-2, 1e4,
+                  lambda x, v, r: _dp_release(DPLaplace.name, x, v, r, lows, highs,
+                                              declared),
                   bounds_note),
-        Candidate(CompareMethod.DP_INDIVIDUAL_RANKING, "epsilon", 1e-2, 1e4, False, True,
-                  False, False,
-                  lambda x, v, r: _dp_release("individual-ranking", x, v, r, lows, highs,
+        candidate(CompareMethod.DP_INDIVIDUAL_RANKING, 1e-2, 1e4,
+                  lambda x, v, r: _dp_release(DPIndividualRanking.name, x, v, r, lows, highs,
                                               declared, k=min(DP_RANKING_K, n)),
                   f"k = {min(DP_RANKING_K, n)}; columns released unlinked"
                   + (f"; {bounds_note}" if bounds_note else "")),

@@ -34,6 +34,7 @@ from microagg.data.schema import Schema
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError
 from microagg.evaluation.calibration import Candidate
+from microagg.evaluation.compared_methods import candidate
 from microagg.evaluation.key_measures import KeyCoding, released_codes
 from microagg.options import CompareMethod
 from microagg.release.keys import KeyData, KeyMethod
@@ -240,16 +241,16 @@ def key_candidates(inp: KeyInput) -> tuple[dict[CompareMethod, Candidate],
     many = [key for key, values in zip(inp.coding.keys, inp.coding.values, strict=True)
             if len(values) > MAX_CATEGORIES]
     table = [
-        Candidate(CompareMethod.LOCAL_SUPPRESSION, "k", 2, top, True, False, True, True,
-                  _suppress(inp, False), "the least important keys (most categories) are "
-                  "suppressed first, as sdcMicro's default", log=True),
-        Candidate(CompareMethod.MDAV, "k", 2, top, True, False, True, True, _mdav(inp),
+        candidate(CompareMethod.LOCAL_SUPPRESSION, 2, top, _suppress(inp, False),
+                  "the least important keys (most categories) are suppressed first, as "
+                  "sdcMicro's default", log=True),
+        candidate(CompareMethod.MDAV, 2, top, _mdav(inp),
                   "MDAV on the keys: numbers replaced by cluster means, categories by the "
                   "cluster's marginality centroid; missing values stay missing",
                   log=True),
-        Candidate(CompareMethod.INVARIANT_PRAM, "retention", 0.0, PRAM_RETENTION_MAX, False,
-                  True, False, True, _pram(inp), "alpha = 0.5 (the method's default); a "
-                  "record counts for the risk only when PRAM kept all its keys", log=False),
+        candidate(CompareMethod.INVARIANT_PRAM, 0.0, PRAM_RETENTION_MAX, _pram(inp),
+                  "alpha = 0.5 (the method's default); a record counts for the risk only "
+                  "when PRAM kept all its keys", log=False),
     ]
     reasons = {CompareMethod.LOCAL_SUPPRESSION: "", CompareMethod.MDAV: "",
                CompareMethod.INVARIANT_PRAM: (
@@ -261,10 +262,9 @@ def key_candidates(inp: KeyInput) -> tuple[dict[CompareMethod, Candidate],
     reasons[CompareMethod.RECODE_THEN_SUPPRESS] = recodable
     if inp.recodings:
         table += [
-            Candidate(CompareMethod.GLOBAL_RECODING, "level", 1, inp.height, True, False,
-                      True, True, _recode(inp), f"level L: {levels}"),
-            Candidate(CompareMethod.RECODE_THEN_SUPPRESS, "k", 2, top, True, False, True,
-                      True, _suppress(inp, True),
+            candidate(CompareMethod.GLOBAL_RECODING, 1, inp.height, _recode(inp),
+                      f"level L: {levels}"),
+            candidate(CompareMethod.RECODE_THEN_SUPPRESS, 2, top, _suppress(inp, True),
                       f"recoded at level L = {inp.recode_level} first ({levels}), then "
                       "local suppression", log=True),
         ]

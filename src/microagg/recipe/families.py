@@ -3,7 +3,8 @@
 A recipe step names a family and a method of it (``METHODS``), the method's parameters (its
 fields) and the options of the family's ``release`` that a recipe may set. This module is the
 one table from a :class:`~microagg.release.methods.base.Family` to its :class:`Adapter`: the
-options a step takes (each with a :class:`OptionKind` that the web app turns into a field),
+options a step takes (their declarations, :mod:`microagg.release.family_options`, each with
+an :class:`OptionKind` that the web app turns into a field),
 whether the release takes a seed, and whether it is differentially private (its report is then
 a :class:`~microagg.release.sidecar.PrivacyRecord`, with no figure computed from the raw
 data). A method registered under an existing family appears in recipes and in the app's forms
@@ -15,16 +16,17 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from microagg.data.schema import Schema
-from microagg.errors import InputError, MicroaggError, ParameterError
+from microagg.errors import InputError, MicroaggError
 from microagg.evaluation.release_record import release_record
 from microagg.release.base import Release
+from microagg.release.family_options import FamilyOption as Option
+from microagg.release.family_options import OptionKind, step_options
 from microagg.release.methods import Family, ReleaseMethod
 from microagg.release.sidecar import (
     WITHHELD,
@@ -35,67 +37,6 @@ from microagg.release.sidecar import (
 )
 
 __all__ = ["ADAPTERS", "Adapter", "Applied", "Option", "OptionKind", "adapter", "step_seed"]
-
-
-class OptionKind(StrEnum):
-    """What a family option holds, and so which field the web app shows for it."""
-
-    COLUMNS = "columns"  # a list of column names
-    FLAG = "flag"  # true or false
-    BOUNDS = "bounds"  # column -> [low, high]
-    COUNT = "count"  # a positive integer
-
-
-@dataclass(frozen=True)
-class Option:
-    """A keyword of a family's ``release`` that a recipe step may set."""
-
-    name: str
-    kind: OptionKind
-    help: str
-
-    def check(self, value: Any) -> Any:
-        """``value`` in the form ``release`` takes it; a :class:`ParameterError` naming the
-        option otherwise."""
-        if value is None:
-            return None
-        if self.kind is OptionKind.COLUMNS:
-            items = [value] if isinstance(value, str) else value
-            if not isinstance(items, list | tuple) or not all(isinstance(c, str) for c in items):
-                raise ParameterError(self.name, f"is a list of column names, got {value!r}")
-            return [c.strip() for c in items if c.strip()] or None
-        if self.kind is OptionKind.FLAG:
-            if not isinstance(value, bool):
-                raise ParameterError(self.name, f"is true or false, got {value!r}")
-            return value
-        if self.kind is OptionKind.COUNT:
-            if isinstance(value, bool) or not isinstance(value, int | float) \
-                    or not float(value).is_integer() or value < 1:
-                raise ParameterError(self.name, f"is a positive integer, got {value!r}")
-            return int(value)
-        return _bounds(self.name, value)
-
-
-def _bounds(name: str, value: Any) -> dict[str, tuple[float, float]]:
-    if not isinstance(value, Mapping):
-        raise ParameterError(name, f"maps each column to [low, high], got {value!r}")
-    out = {}
-    for column, pair in value.items():
-        try:
-            low, high = (float(v) for v in pair)
-        except (TypeError, ValueError):
-            raise ParameterError(name, f"of '{column}' is [low, high], got {pair!r}") from None
-        if not low < high:
-            raise ParameterError(name, f"of '{column}' needs low < high, got [{low:g}, "
-                                 f"{high:g}]")
-        out[str(column)] = (low, high)
-    return out
-
-
-COLUMNS = Option("columns", OptionKind.COLUMNS, "The columns the step masks (default: the "
-                 "schema's quasi-identifiers).")
-DROP_INCOMPLETE = Option("drop_incomplete", OptionKind.FLAG,
-                         "Drop the rows with a missing value first.")
 
 
 @dataclass(frozen=True)
@@ -156,30 +97,17 @@ class Adapter:
 
 
 ADAPTERS: dict[Family, Adapter] = {
-    Family.K_ANONYMITY: Adapter(Family.K_ANONYMITY, (COLUMNS, DROP_INCOMPLETE),
+    Family.K_ANONYMITY: Adapter(Family.K_ANONYMITY, step_options(Family.K_ANONYMITY),
                                 seeded=False, private=False, counts_records=True),
-    Family.T_CLOSENESS: Adapter(Family.T_CLOSENESS, (
-        Option("quasi", OptionKind.COLUMNS, "The quasi-identifiers (default: the schema's)."),
-        Option("confidential", OptionKind.COLUMNS,
-               "The confidential attributes (default: the schema's)."),
-        DROP_INCOMPLETE), seeded=False, private=False, counts_records=True),
-    Family.MASKING: Adapter(Family.MASKING, (COLUMNS,), seeded=True, private=False,
-                            fixed=(("refuse_unchanged", False),)),
+    Family.T_CLOSENESS: Adapter(Family.T_CLOSENESS, step_options(Family.T_CLOSENESS),
+                                seeded=False, private=False, counts_records=True),
+    Family.MASKING: Adapter(Family.MASKING, step_options(Family.MASKING), seeded=True,
+                            private=False, fixed=(("refuse_unchanged", False),)),
     # seeded when the method is randomized (PRAM); recoding and suppression take no seed
-    Family.KEYS: Adapter(Family.KEYS, (
-        Option("keys", OptionKind.COLUMNS, "The key variables (default: the schema's "
-               "quasi-identifiers)."),), seeded=True, private=False),
-    Family.DIFFERENTIAL_PRIVACY: Adapter(Family.DIFFERENTIAL_PRIVACY, (
-        Option("columns", OptionKind.COLUMNS, "The columns to protect (default: every "
-               "non-identifier column); the others are dropped."),
-        Option("carry", OptionKind.COLUMNS, "Columns copied unchanged: the table is then "
-               "NOT differentially private."),
-        Option("bounds", OptionKind.BOUNDS, "Domains of numeric columns, over the schema's."),
-        Option("bounds_from_data", OptionKind.FLAG, "Take undeclared domains from the data: "
-               "the release is then NOT differentially private."),
-        Option("household_size", OptionKind.COUNT, "Protect one household of at most this "
-               "many records (every mechanism at epsilon / size)."),
-        DROP_INCOMPLETE), seeded=True, private=True, counts_records=True),
+    Family.KEYS: Adapter(Family.KEYS, step_options(Family.KEYS), seeded=True, private=False),
+    Family.DIFFERENTIAL_PRIVACY: Adapter(
+        Family.DIFFERENTIAL_PRIVACY, step_options(Family.DIFFERENTIAL_PRIVACY), seeded=True,
+        private=True, counts_records=True),
 }
 """The adapter of every family (the only table of them)."""
 

@@ -49,6 +49,7 @@ from microagg.errors import InputError, ParameterError, SchemaError
 from microagg.options import MissingValues, parse
 from microagg.recipe.families import adapter
 from microagg.release.disclosure import RECIPE_FORMAT
+from microagg.release.family_options import Protects
 from microagg.release.methods import Family, ReleaseMethod, lookup
 from microagg.release.methods import family as members
 from microagg.release.methods.base import build
@@ -60,14 +61,6 @@ if TYPE_CHECKING:
     from microagg.recipe.runner import RecipeRun
 
 __all__ = ["RECIPE_FORMAT", "Protects", "Recipe", "Step"]
-
-
-
-class Protects(StrEnum):
-    """What a differentially private step's guarantee is about."""
-
-    ORIGINAL = "original"  # the recipe's input table (refused after a data-dependent step)
-    STEP_INPUT = "step-input"  # the table the steps before it left, said in the report
 
 
 def _plain(value: Any) -> Any:

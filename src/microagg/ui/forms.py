@@ -1,5 +1,6 @@
 """The web app's step forms, written from the method objects' fields, the family's
-options (:mod:`microagg.recipe.families`) and the step's own fields (``protects``): a method
+options and the step's own fields (``protects``), both declared in
+:mod:`microagg.release.family_options` with their help texts: a method
 registered in ``METHODS`` gets its form with no code here. Each field is ``f_<name>``; an
 error about it is shown in the element ``err-<name>`` beside it (:func:`field_at_fault`)."""
 
@@ -13,8 +14,14 @@ from typing import Any, cast
 
 from shiny import ui
 
-from microagg.recipe.families import Adapter, Option, OptionKind
-from microagg.recipe.model import Protects
+from microagg.recipe.families import Adapter
+from microagg.release.family_options import (
+    FamilyOption,
+    OptionKind,
+    command_of,
+    family_option,
+    step_fields,
+)
 from microagg.release.methods import ReleaseMethod
 from microagg.release.params import Choice, Constraint, Interval, Optional, method_fields
 
@@ -69,7 +76,7 @@ def _parameter_field(f: Field) -> Any:
     return _with_error(f.name, field, help_text)
 
 
-def _option_field(option: Option, columns: Sequence[str]) -> Any:
+def _option_field(option: FamilyOption, command: str, columns: Sequence[str]) -> Any:
     label = _label(option.name, False)
     if option.kind is OptionKind.COLUMNS:
         field = ui.input_selectize(field_id(option.name), label, choices=list(columns),
@@ -82,27 +89,24 @@ def _option_field(option: Option, columns: Sequence[str]) -> Any:
     else:
         field = ui.input_text(field_id(option.name), label, value="",
                               placeholder="age=0:120, hours=0:99")
-    return _with_error(option.name, field, option.help)
+    return _with_error(option.name, field, option.help_for(command))
 
 
-PROTECTS = "protects"
+PROTECTS = family_option("protects").name
 """The field of what a DP step's guarantee is about (a recipe step's ``protects``)."""
 
 
 def step_field_names(adapter: Adapter) -> list[str]:
     """The fields a recipe step of ``adapter``'s family has beyond its method's parameters
     and its family's options: ``protects`` for a DP step."""
-    return [PROTECTS] if adapter.private else []
+    return [o.name for o in step_fields(adapter.family)]
 
 
-def _protects_field() -> Any:
-    field = ui.input_select(field_id(PROTECTS), _label(PROTECTS, False),
-                            choices=[p.value for p in Protects],
-                            selected=Protects.ORIGINAL.value)
-    return _with_error(PROTECTS, field, (
-        "original (default): the guarantee is about the table as uploaded, and the step is "
-        "refused after a step that reads other records | step-input: about the table the "
-        "steps before it left, said in the report"))
+def _step_field(option: FamilyOption) -> Any:
+    choices = [c.value for c in option.choices or ()]
+    field = ui.input_select(field_id(option.name), _label(option.name, False),
+                            choices=choices, selected=str(option.default))
+    return _with_error(option.name, field, option.help_for(""))
 
 
 def method_form(cls: type[ReleaseMethod], adapter: Adapter, columns: Sequence[str]) -> Any:
@@ -112,8 +116,8 @@ def method_form(cls: type[ReleaseMethod], adapter: Adapter, columns: Sequence[st
     return ui.TagList(
         ui.p(cls.summary, class_="text-muted"),
         *(_parameter_field(f) for f in fields),
-        *(_option_field(o, columns) for o in adapter.options),
-        *(_protects_field() for _ in step_field_names(adapter)))
+        *(_option_field(o, command_of(cls), columns) for o in adapter.options),
+        *(_step_field(o) for o in step_fields(adapter.family)))
 
 
 def parse_bounds_text(text: str) -> dict[str, list[float]]:
@@ -164,10 +168,10 @@ def read_form(cls: type[ReleaseMethod], adapter: Adapter, read: Read
             value = parse_bounds_text(raw) if raw else None
         if value is not None:
             spec[option.name] = value
-    for name in step_field_names(adapter):
-        raw = read(field_id(name))
-        if raw and raw != Protects.ORIGINAL.value:
-            spec[name] = raw
+    for own in step_fields(adapter.family):
+        raw = read(field_id(own.name))
+        if raw and raw != str(own.default):
+            spec[own.name] = raw
     return spec
 
 
