@@ -12,6 +12,7 @@ from microagg.cli.common import (
     DECIMAL,
     READS,
     SCHEDULER_HELP,
+    STORAGE_OPTION_HELP,
     THOUSANDS,
     WORKERS_HELP,
     compile_notice,
@@ -52,15 +53,17 @@ def evaluate(
     sample: int | None = typer.Option(None, "--sample", help="With --engine dask: masked "
                                       "records linked against all originals (default 1000; "
                                       "0: no record linkage)."),
+    storage_option: list[str] | None = typer.Option(None, "--storage-option",
+                                                    help=STORAGE_OPTION_HELP),
 ) -> None:
     """Measure the utility loss and disclosure risk of a masked table."""
     from microagg.evaluation.evaluate import evaluate as run_evaluation
 
-    if engine_is_dask(engine, scheduler, workers, schema=schema, decimal=decimal,
-                      thousands=thousands):
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, schema=schema,
+                      decimal=decimal, thousands=thousands):
         _evaluate_at_scale(original, masked, columns=names(columns, "--columns"),
                            sample=1000 if sample is None else sample, scheduler=scheduler,
-                           workers=workers, json_out=json_out)
+                           workers=workers, json_out=json_out, storage=storage_option or [])
         return
     if sample is not None:
         raise InputError("--sample applies to --engine dask (the local engine links every "
@@ -132,14 +135,17 @@ def _missing_lines(result: Evaluation) -> list[str]:
 
 def _evaluate_at_scale(original: Path, masked: Path, *, columns: list[str] | None,
                        sample: int, scheduler: str | None, workers: int | None,
-                       json_out: bool) -> None:
+                       json_out: bool, storage: list[str]) -> None:
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import open_dataset
     from microagg.at_scale.evaluate import evaluate_at_scale
+    from microagg.at_scale.storage import parse_storage_options
 
     if sample < 0:
         raise InputError(f"--sample must be 0 or more, got {sample}")
-    before, after = open_dataset(original), open_dataset(masked)
+    options = parse_storage_options(storage)
+    before, after = (open_dataset(original, storage_options=options),
+                     open_dataset(masked, storage_options=options))
     with dask_client(scheduler, workers) as client:
         result = evaluate_at_scale(client, before, after, columns=columns, sample=sample)
     if json_out:
