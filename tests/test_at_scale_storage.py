@@ -30,6 +30,17 @@ def test_a_url_is_shown_without_its_credentials():
     where = locate("s3://AKIA:s3cr3t@bucket/data", {"secret": "s3cr3t"})
     assert isinstance(where, Location) and "s3cr3t" not in repr(where) + str(where)
     assert where.given == "s3://AKIA:s3cr3t@bucket/data" and where.name == "data"
+    assert "s3cr3t" not in where.hide(ValueError("no bucket s3://AKIA:s3cr3t@bucket/data"))
+
+
+def test_an_error_names_the_url_without_its_credentials(run_cli):
+    pytest.importorskip("distributed")
+    done = run_cli("risk", "memory://user:s3cr3t@nowhere/in", "--keys", "a", "--engine",
+                   "dask")
+    assert done.code == 2 and "s3cr3t" not in done.stderr
+    assert done.stderr.strip().endswith("file not found: memory://nowhere/in")
+    done = run_cli("risk", "memory://nowhere/in", "--keys", "a", "--storage-option", "x=1")
+    assert done.code == 2 and "--storage-option applies to --engine dask" in done.stderr
 
 
 def test_paths_stay_paths_and_urls_survive_a_path():
@@ -217,6 +228,7 @@ def _parts(count: int, broken: int | None = None) -> list:
             dask.delayed(pd.DataFrame)({"x": [float(i)] * 100}) for i in range(count)]
 
 
+@pytest.mark.slow
 def test_a_failed_write_leaves_the_store_as_it_was(cluster):
     """A partition that fails while others are written: the temporary prefix goes, an older
     data set at the target stays whole, and a new target is not created."""

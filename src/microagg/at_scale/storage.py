@@ -93,8 +93,14 @@ class Location:
         try:
             fs, _ = fsspec.core.url_to_fs(self.given or self.url, **dict(self.options))
         except (ImportError, ValueError) as exc:
-            raise InputError(f"cannot open {self.url}: {exc}") from None
+            raise InputError(f"cannot open {self.url}: {self.hide(exc)}") from None
         return fs
+
+    def hide(self, error: BaseException) -> str:
+        """The text of ``error`` with the URL as given (and any credentials in it) replaced
+        by the URL as it may be shown."""
+        text = str(error)
+        return text.replace(self.given, self.url) if self.given else text
 
     def inner(self, url: str | None = None) -> str:
         """The path of ``url`` (default: this location) inside the file system."""
@@ -112,7 +118,7 @@ class Location:
         except FileNotFoundError:
             raise InputError(f"file not found: {url}") from None
         except OSError as exc:
-            raise InputError(f"cannot open {url}: {exc}") from None
+            raise InputError(f"cannot open {url}: {self.hide(exc)}") from None
 
     @contextlib.contextmanager
     def local_copy(self, url: str) -> Iterator[Path]:
@@ -183,7 +189,7 @@ def list_files(store: Location) -> list[str]:
         else:
             raise InputError(f"file not found: {store.url}")
     except OSError as exc:
-        raise InputError(f"cannot read {store.url}: {exc}") from None
+        raise InputError(f"cannot read {store.url}: {store.hide(exc)}") from None
     return [store.child(p) for p in found]
 
 
@@ -218,7 +224,7 @@ def check_output_at(target: Location, source: str | Path | None) -> None:
         fs.pipe_file(probe, b"")
         fs.rm_file(probe)
     except OSError as exc:
-        raise InputError(f"cannot write to {target.child(parent)}: {exc}") from None
+        raise InputError(f"cannot write to {target.child(parent)}: {target.hide(exc)}") from None
 
 
 def temporary_prefix_of(target: Location) -> str:
@@ -273,5 +279,5 @@ def write_beside(target: Location, suffix: str, text: str) -> Location:
     try:
         beside.filesystem().pipe_file(beside.inner(), text.encode("utf-8"))
     except OSError as exc:
-        raise InputError(f"cannot write {beside.url}: {exc}") from None
+        raise InputError(f"cannot write {beside.url}: {beside.hide(exc)}") from None
     return beside
