@@ -53,6 +53,34 @@ def test_paths_stay_paths_and_urls_survive_a_path():
         parse_storage_options(["secret"])
 
 
+def test_a_data_set_at_a_url_reads_as_the_same_files_on_disk(tmp_path):
+    """fsspec's in-memory file system: a folder of CSV files and a glob of Parquet files
+    give the partitions, columns and rows of the same files on disk."""
+    import fsspec
+
+    from microagg.at_scale.dataset import open_dataset, read_piece
+
+    fs = fsspec.filesystem("memory")
+    frame = pd.DataFrame({"a": [1.5, 2.0, 3.25, 4.0], "code": ["01", "2", "x", "01"]})
+    (tmp_path / "csv").mkdir()
+    for i, name in enumerate(["p0.csv", "p1.csv", "_SUCCESS"]):
+        part = frame.iloc[2 * i:2 * i + 2]
+        part.to_csv(tmp_path / "csv" / name, index=False)
+        fs.pipe_file(f"/t/csv/{name}", (tmp_path / "csv" / name).read_bytes())
+    frame.to_parquet(tmp_path / "one.parquet", row_group_size=1)
+    fs.pipe_file("/t/pq/one.parquet", (tmp_path / "one.parquet").read_bytes())
+    for url, local in (("memory://t/csv", tmp_path / "csv"),
+                       ("memory://t/pq/*.parquet", tmp_path / "*.parquet")):
+        remote, disk = (open_dataset(url, rows_per_partition=2),
+                        open_dataset(local, rows_per_partition=2))
+        assert remote.columns == disk.columns and list(remote.sizes) == list(disk.sizes)
+        for r, d in zip(remote.pieces, disk.pieces, strict=True):
+            assert r.path.startswith("memory://") and "/t/" in r.path
+            pd.testing.assert_frame_equal(read_piece(r, text=["code"]),
+                                          read_piece(d, text=["code"]))
+    fs.rm("/t", recursive=True)
+
+
 # -- the cluster --------------------------------------------------------------------------------
 
 pytest.importorskip("distributed")
