@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from microagg.at_scale.anonymize import block_microaggregate, cut_tree, merge_small
-from microagg.at_scale.dataset import open_dataset, spill_folder, write_dataset
+from microagg.at_scale.dataset import open_dataset, write_dataset
 from microagg.at_scale.dp import dp_release_at_scale
 from microagg.at_scale.evaluate import evaluate_at_scale
 from microagg.at_scale.shuffle import shuffled_partitions, transfer_table
@@ -115,15 +115,11 @@ def test_a_failed_write_leaves_nothing_and_keeps_an_older_output(client, tmp_pat
     assert os.listdir(tmp_path) == ["out"] and len(pd.read_parquet(target)) == 3
 
 
-def test_a_spill_folder_goes_away_even_after_a_failure_or_a_killed_process(client, tmp_path):
+def test_a_killed_run_leaves_temporaries_that_the_next_write_removes(client, tmp_path):
     target = tmp_path / "out"
-    with pytest.raises(RuntimeError), spill_folder(target) as spill:
-        (spill / "piece.npz").write_bytes(b"x")
-        raise RuntimeError("the exchange failed")
-    assert os.listdir(tmp_path) == []
-    dead = tmp_path / ".out.microagg-999999999-abc.spill.tmp"  # no such process
+    dead = tmp_path / ".out.microagg-999999999-abc.tmp"  # no such process
     dead.mkdir()
-    (dead / "piece.npz").write_bytes(b"x")
+    (dead / "part-00000.parquet").write_bytes(b"x")
     write_dataset(client, [], target)
     assert os.listdir(tmp_path) == ["out"]
 
@@ -233,22 +229,20 @@ def _insensitive_sources(X: np.ndarray, cuts: list[int], lows: np.ndarray, highs
 def test_group_sums_equal_the_single_machine_means_bit_for_bit(client, tmp_path):
     """Ranked groups of one column, and single-reference insensitive clusters of three (ties
     in the distance broken lexicographically), whatever the buckets; the exchange goes
-    through one file per partition and bucket."""
+    between the tasks, no file written."""
     X = np.round(np.random.default_rng(2).uniform(0, 3, (1003, 3)), 1) * 1.1
     lows, highs = np.zeros(3), np.full(3, 3.4)
     cases = [(individual_ranking(X[:, :1], 6)[:, 0], _sources(X[:, :1], [100, 101, 600]), 1),
              (insensitive(X, 6, lows, highs, reference="single"),
               _insensitive_sources(X, [100, 101, 600], lows, highs), 3)]
-    for case, (labels, sources, width) in enumerate(cases):
+    for labels, sources, width in cases:
         expected = cluster_means(X[:, :width], labels)
         for buckets in (1, 3, 7):
-            spill = tmp_path / f"spill-{case}-{buckets}"
-            spill.mkdir()
             (sums,), extras = group_sums(client, sources, lambda s=sources: s, n=1003, k=6,
-                                         widths=[width], buckets=buckets, spill=spill,
+                                         widths=[width], buckets=buckets,
                                          extra=[dask.delayed(len)(sources)])
             np.testing.assert_array_equal(sums / np.bincount(labels)[:, None], expected)
-            assert extras == [4] and len(os.listdir(spill)) == 4 * buckets
+            assert extras == [4] and os.listdir(tmp_path) == []
 
 
 @pytest.mark.parametrize("method", ["individual-ranking", "insensitive"])
@@ -267,7 +261,7 @@ def test_seeded_cluster_release_equals_the_single_machine_release(client, numeri
         single = dp_release(whole, method=method, epsilon=2.0, k=5, columns=list("abc"),
                             bounds=bounds, rng=11, **extra)
     out = pd.read_parquet(tmp_path / "out")
-    assert not list(tmp_path.glob(".*"))  # the exchange's spill folder is gone
+    assert not list(tmp_path.glob(".*"))  # no temporary left
     assert sum(scaled.rows) == len(whole) and len(scaled.rows) == -(-len(whole) // 700)
     if method == "insensitive":  # linked rows: the same multiset of records
         rows = sorted(map(tuple, out[list("abc")].to_numpy()))
@@ -404,7 +398,7 @@ def test_transfer_table_has_the_right_margins_and_law():
 
 
 @pytest.mark.slow
-def test_written_order_is_a_uniform_permutation(tmp_path):
+def test_written_order_is_a_uniform_permutation():
     """Four groups of one row, two output partitions: all 24 orders appear with equal
     frequency (chi-square test); and groups of two rows give the 6 orders of AABB."""
     import dask
@@ -415,8 +409,7 @@ def test_written_order_is_a_uniform_permutation(tmp_path):
     def orders(values, sizes, out_rows, runs):
         counts: dict[tuple, int] = {}
         for _ in range(runs):
-            parts = shuffled_partitions([(["x"], values)], sizes, out_rows, rng, ["x"],
-                                        spill=tmp_path)
+            parts = shuffled_partitions(None, [(["x"], values)], sizes, out_rows, rng, ["x"])
             frames = dask.compute(*parts, scheduler="sync")
             order = tuple(int(v) for f in frames for v in f["x"])
             counts[order] = counts.get(order, 0) + 1

@@ -17,9 +17,10 @@ The records never meet in one process. Four passes over the partitions:
    values are replaced by their cluster means and go back to their partition, which writes its
    rows in input order with every other column unchanged (identifiers dropped).
 
-Both exchanges (to the groups of blocks, and back) go through files
-(:mod:`~microagg.at_scale.exchange`): each task holds one partition or one group of blocks,
-never the whole data set, and nothing is kept in flight in the workers' memory.
+Both exchanges (to the groups of blocks, and back) go through the cluster's own
+communication (:mod:`~microagg.at_scale.exchange`), not through files: each task holds one
+partition or one group of blocks, never the whole data set, and the workers need no shared
+folder.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ from microagg.at_scale.dataset import (
     check_dataset_output,
     read_matrix,
     read_piece,
-    spill_folder,
     write_dataset,
 )
-from microagg.at_scale.exchange import exchange, gather_pieces, spill_pieces, split_by
+from microagg.at_scale.exchange import exchange, route, split_by
+from microagg.at_scale.storage import Location
 from microagg.core.aggregate import cluster_means
 from microagg.data.schema import Role, Schema
 from microagg.errors import InputError
@@ -170,10 +171,10 @@ class _GroupResult:
 
 
 def _microaggregate_group(parts: list[tuple], group: int, *, k: int, block_size: int,
-                          center: np.ndarray, sd: np.ndarray, offsets: np.ndarray,
-                          spill: str) -> _GroupResult:
-    """MDAV in every block of the group; the masked rows go back to their partitions through
-    files (tag ``back``), only the statistics are returned."""
+                          center: np.ndarray, sd: np.ndarray, offsets: np.ndarray
+                          ) -> tuple[_GroupResult, tuple]:
+    """MDAV in every block of the group: its statistics, and the masked rows for each
+    partition (row numbers, values), which go back to their partitions."""
     rows = np.concatenate([p[0] for p in parts])
     X = np.concatenate([p[1] for p in parts])
     blocks = np.concatenate([p[2] for p in parts])
@@ -197,15 +198,14 @@ def _microaggregate_group(parts: list[tuple], group: int, *, k: int, block_size:
             histogram += np.bincount(np.bincount(labels), minlength=2 * k)[:2 * k]
             sizes.append(local.size)
     destination = np.searchsorted(offsets, rows, side="right") - 1
-    spill_pieces(spill, "back", group, split_by(destination, offsets.size, rows, masked))
-    return _GroupResult(sse, sizes, histogram)
+    return (_GroupResult(sse, sizes, histogram),
+            split_by(destination, offsets.size, rows, masked))
 
 
-def _write_partition(results: list[_GroupResult], spill: str, index: int, piece: Piece,
-                     offset: int, columns: Sequence[str], dropped: Sequence[str]
-                     ) -> pd.DataFrame:
-    """Partition ``index`` with its masked rows, once every group has written them."""
-    parts = gather_pieces(spill, "back", len(results), index)
+def _write_partition(parts: list[tuple], piece: Piece, offset: int, columns: Sequence[str],
+                     dropped: Sequence[str]) -> pd.DataFrame:
+    """The partition ``piece`` with its masked rows (``parts``: row numbers and values from
+    every group)."""
     frame = read_piece(piece)
     rows = np.concatenate([p[0] for p in parts]) - offset
     masked = np.concatenate([p[1] for p in parts])
@@ -254,7 +254,8 @@ def _columns(dataset: Dataset, columns: Sequence[str] | None) -> tuple[list[str]
     return chosen, identifiers
 
 
-def block_microaggregate(client: Any, dataset: Dataset, output: str | Path, *, k: int,
+def block_microaggregate(client: Any, dataset: Dataset, output: str | Path | Location, *,
+                         k: int,
                          columns: Sequence[str] | None = None,
                          block_size: int = DEFAULT_BLOCK_SIZE, seed: int = 0,
                          progress: Callable[[int], None] | None = None) -> BlockReport:
@@ -287,19 +288,19 @@ def block_microaggregate(client: Any, dataset: Dataset, output: str | Path, *, k
     block_rows = np.bincount(block_of_leaf, weights=counts).astype(np.int64)
     group_of_block = (np.cumsum(block_rows) - block_rows) // max(block_size, max(
         p.rows for p in pieces))
-    with spill_folder(check_dataset_output(output, dataset.source)) as spill:
-        results = exchange(
-            [(p, int(o)) for p, o in zip(pieces, offsets, strict=True)],
-            partial(_to_groups, columns=chosen, center=center, sd=sd, tree=tree,
-                    block_of_leaf=block_of_leaf, group_of_block=group_of_block),
-            int(group_of_block.max()) + 1,
-            partial(_microaggregate_group, k=k, block_size=block_size, center=center, sd=sd,
-                    offsets=offsets, spill=str(spill)), spill, "to-blocks")
-        frames = [dask.delayed(_write_partition)(results, str(spill), i, p, int(o), chosen,
-                                                 identifiers)
-                  for i, (p, o) in enumerate(zip(pieces, offsets, strict=True))]
-        _, stats = write_dataset(client, frames, output, source=dataset.source,
-                                 progress=progress, extra=results)
+    check_dataset_output(output, dataset.source)
+    results = exchange(
+        [(p, int(o)) for p, o in zip(pieces, offsets, strict=True)],
+        partial(_to_groups, columns=chosen, center=center, sd=sd, tree=tree,
+                block_of_leaf=block_of_leaf, group_of_block=group_of_block),
+        int(group_of_block.max()) + 1,
+        partial(_microaggregate_group, k=k, block_size=block_size, center=center, sd=sd,
+                offsets=offsets))
+    back = route([r[1] for r in results], len(pieces))
+    frames = [dask.delayed(_write_partition)(parts, p, int(o), chosen, identifiers)
+              for parts, p, o in zip(back, pieces, offsets, strict=True)]
+    _, stats = write_dataset(client, frames, output, source=dataset.source,
+                             progress=progress, extra=[r[0] for r in results])
     histogram = sum(s.clusters for s in stats)
     sizes = [b for s in stats for b in s.blocks]
     sst = float(n * np.count_nonzero(variance > 0))

@@ -1,18 +1,21 @@
 """Data sets of many files: read partition by partition, written atomically as a whole.
 
-Input: a folder (every ``*.parquet``, ``*.pq`` or ``*.csv`` file in it, in name order), a glob
-(``data/part-*.parquet``) or one file. A Parquet file is cut into partitions of whole row
-groups of at most ``rows_per_partition`` rows; a CSV file is one partition. Every file must
-have the columns of the first, in the same order and, for Parquet, of the same types; a file
-with no rows is allowed and gives no partition; a missing or unreadable file is an error
-naming it. Row counts of Parquet files come from their metadata, without reading the data.
+Input: a folder (every ``*.parquet``, ``*.pq`` or ``*.csv`` file in it, in name order, but
+names starting with ``.`` or ``_``), a glob (``data/part-*.parquet``) or one file, local or
+at an fsspec URL (``s3://bucket/prefix``: :mod:`~microagg.at_scale.storage`). A Parquet
+file is cut into partitions of whole row groups of at most ``rows_per_partition`` rows; a
+CSV file is one partition. Every file must have the columns of the first, in the same order
+and, for Parquet, of the same types; a file with no rows is allowed and gives no partition;
+a missing or unreadable file is an error naming it. Row counts of Parquet files come from
+their metadata, without reading the data.
 
 Output: a Parquet data set, a folder of ``part-00000.parquet`` ... files, one per partition,
 each written by the worker that computed it. They are written into a hidden temporary folder
 beside the target, which is renamed to the target only when every partition is written; on any
 failure the temporary folder is removed, so a failed run leaves nothing. A run killed hard
 can leave ``.<name>.microagg-<pid>-*.tmp`` folders; the next write to the same name removes
-those whose process is gone.
+those whose process is gone. A data set written to a URL is committed as
+:mod:`~microagg.at_scale.storage` says (copy, then a ``_SUCCESS`` marker).
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,16 @@ import numpy as np
 import pandas as pd
 
 import microagg.interrupts as interrupts
+from microagg.at_scale.storage import (
+    Location,
+    check_output_at,
+    commit,
+    list_files,
+    locate,
+    refuse_foreign,
+    remove_prefix,
+    temporary_prefix_of,
+)
 from microagg.data.io import (
     check_output,
     read_table,
@@ -43,39 +56,67 @@ from microagg.data.io import (
 from microagg.errors import InputError
 
 __all__ = ["Dataset", "Piece", "open_dataset", "read_matrix", "read_piece", "remove_folder",
-           "spill_folder", "write_dataset"]
+           "write_dataset"]
 
 ROWS_PER_PARTITION = 1_000_000
 
 
 @dataclass(frozen=True)
 class Piece:
-    """One partition of the input: a file, or some row groups of a Parquet file."""
+    """One partition of the input: a file, or some row groups of a Parquet file (``path``:
+    as it may be shown; ``store``: the file system of a URL, None for a local file)."""
 
     path: str
     fmt: str
     row_groups: tuple[int, ...] | None
     rows: int
+    store: Location | None = field(default=None, repr=False, compare=False)
 
 
 def read_piece(piece: Piece, columns: Sequence[str] | None = None,
                text: Mapping[str, Collection[str]] | Sequence[str] = ()) -> pd.DataFrame:
     """The rows of one partition (only ``columns``, if given; a CSV file's ``text`` columns
     read as the text they hold, as :func:`~microagg.data.io.read_table` reads them)."""
+    if piece.store is not None:
+        return _read_remote(piece, piece.store, columns, text)
     path = Path(piece.path)
     if not path.is_file():
         raise InputError(f"file not found: {path}")
     if piece.fmt == "csv":
         frame = read_table(path, text=text)
         return frame if columns is None else frame[list(columns)]
+    return _read_groups(path, piece, columns)
+
+
+def _read_groups(source: Any, piece: Piece, columns: Sequence[str] | None) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.ParquetFile(path).read_row_groups(
+        table = pq.ParquetFile(source).read_row_groups(
             list(piece.row_groups or ()), columns=None if columns is None else list(columns))
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise InputError(f"cannot read {path} as Parquet: {exc}") from None
+        raise InputError(f"cannot read {piece.path} as Parquet: {exc}") from None
     return table.to_pandas()
+
+
+def _read_remote(piece: Piece, store: Location, columns: Sequence[str] | None,
+                 text: Mapping[str, Collection[str]] | Sequence[str]) -> pd.DataFrame:
+    if piece.fmt == "csv":
+        with store.local_copy(piece.path) as local:
+            frame = _csv(local, piece.path, text)
+        return frame if columns is None else frame[list(columns)]
+    with store.open(piece.path) as handle:
+        return _read_groups(handle, piece, columns)
+
+
+def _csv(local: Path, shown: str,
+         text: Mapping[str, Collection[str]] | Sequence[str] = ()) -> pd.DataFrame:
+    """A local copy of the CSV file ``shown`` read as :func:`read_table` reads it, an error
+    naming ``shown``."""
+    try:
+        return read_table(local, text=text)
+    except InputError as exc:
+        raise InputError(str(exc).replace(str(local), shown)) from None
 
 
 def read_matrix(piece: Piece, columns: Sequence[str], gaps: bool = False) -> np.ndarray:
@@ -139,13 +180,16 @@ class Dataset:
         return read_piece(self.pieces[0], text=text).head(rows)
 
 
+_SUFFIXES = (".parquet", ".pq", ".csv")
+
+
 def _files(source: str | Path) -> list[Path]:
     text = str(source)
     path = Path(text)
     if path.is_dir():
         files = sorted(p for p in path.iterdir()
                        if p.is_file() and not p.name.startswith((".", "_"))
-                       and p.suffix.lower() in (".parquet", ".pq", ".csv"))
+                       and p.suffix.lower() in _SUFFIXES)
         if not files:
             raise InputError(f"folder {path} holds no .parquet or .csv file")
         return files
@@ -159,27 +203,30 @@ def _files(source: str | Path) -> list[Path]:
     return [path]
 
 
-def _parquet_pieces(path: Path, rows_per_partition: int) -> tuple[list[str], Any, list[Piece]]:
+def _parquet_pieces(path: Path | str, rows_per_partition: int, store: Location | None = None
+                    ) -> tuple[list[str], Any, list[Piece]]:
     import pyarrow.parquet as pq
 
-    try:
-        meta = pq.ParquetFile(path).metadata
-        schema = pq.read_schema(path)
-    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise InputError(f"cannot read {path} as Parquet: {exc}") from None
+    with contextlib.ExitStack() as stack:
+        source = path if store is None else stack.enter_context(store.open(str(path)))
+        try:
+            file = pq.ParquetFile(source)
+            meta, schema = file.metadata, file.schema_arrow
+        except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+            raise InputError(f"cannot read {path} as Parquet: {exc}") from None
     pieces: list[Piece] = []
     groups: list[int] = []
     rows = 0
     for g in range(meta.num_row_groups):
         size = meta.row_group(g).num_rows
         if groups and rows + size > rows_per_partition:
-            pieces.append(Piece(str(path), "parquet", tuple(groups), rows))
+            pieces.append(Piece(str(path), "parquet", tuple(groups), rows, store))
             groups, rows = [], 0
         if size:
             groups.append(g)
             rows += size
     if groups:
-        pieces.append(Piece(str(path), "parquet", tuple(groups), rows))
+        pieces.append(Piece(str(path), "parquet", tuple(groups), rows, store))
     names = [n for n in schema.names if n != "__index_level_0__"]
     types = [str(schema.field(n).type) for n in names]
     return names, types, pieces
@@ -190,18 +237,23 @@ class _File:
     """One input file as :func:`open_dataset` finds it: its columns, their Parquet types
     (None for CSV) and its partitions (none when it has no rows)."""
 
-    path: Path
+    path: Path | str
     columns: list[str]
     types: list[str] | None
     pieces: list[Piece]
 
 
-def _describe(path: Path, fmt: str, rows_per_partition: int) -> _File:
+def _describe(path: Path | str, fmt: str, rows_per_partition: int,
+              store: Location | None = None) -> _File:
     if fmt == "parquet":
-        return _File(path, *_parquet_pieces(path, rows_per_partition))
-    frame = read_table(path)
+        return _File(path, *_parquet_pieces(path, rows_per_partition, store))
+    if store is None:
+        frame = read_table(path)
+    else:
+        with store.local_copy(str(path)) as local:
+            frame = _csv(local, str(path))
     return _File(path, [str(c) for c in frame.columns], None,
-                 [Piece(str(path), "csv", None, len(frame))] if len(frame) else [])
+                 [Piece(str(path), "csv", None, len(frame), store)] if len(frame) else [])
 
 
 def _kind_of(parquet_type: str) -> str:
@@ -231,41 +283,55 @@ def _check_alike(described: Sequence[_File], columns: Sequence[str] | None = Non
                              "types")
 
 
-def open_dataset(source: str | Path, *,
-                 rows_per_partition: int = ROWS_PER_PARTITION, typed: bool = True) -> Dataset:
-    """The partitions of ``source`` (folder, glob or file), after checking that every file has
+def open_dataset(source: str | Path | Location, *,
+                 rows_per_partition: int = ROWS_PER_PARTITION, typed: bool = True,
+                 storage_options: Mapping[str, Any] | None = None) -> Dataset:
+    """The partitions of ``source`` (folder, glob or file, local or at a URL read with
+    ``storage_options``: :mod:`~microagg.at_scale.storage`), after checking that every file has
     the same columns as the first (and, if it has rows and ``typed``, the Parquet types of
     the first file with rows; an all-missing column fits any type, integers and floats are
     alike; not ``typed``: :meth:`Dataset.check_types` checks the columns a command reads).
     CSV files are read once here to count their rows and check their header."""
-    files = _files(source)
-    formats = {table_format(f) for f in files}
+    where = locate(source, storage_options)
+    store = where if isinstance(where, Location) else None
+    files: Sequence[Path | str]
+    if store is not None:
+        shown, files = store.url, list_files(store)
+    else:  # a file:// URL is read as its path
+        shown = str(source) if str(where) == str(Path(str(source))) else str(where)
+        files = _files(shown)
+    formats = {table_format(Path(str(f))) for f in files}
     if len(formats) > 1:
-        raise InputError(f"{source} mixes CSV and Parquet files; use one format")
+        raise InputError(f"{shown} mixes CSV and Parquet files; use one format")
     fmt = formats.pop()
-    described = [_describe(f, fmt, rows_per_partition) for f in files]
+    described = [_describe(f, fmt, rows_per_partition, store) for f in files]
     _check_alike(described, None if typed else ())
     pieces = [p for d in described for p in d.pieces]
     if not pieces:
-        raise InputError(f"{source} holds no rows")
-    return Dataset(str(source), tuple(pieces), tuple(described[0].columns),
-                   tuple(described))
+        raise InputError(f"{shown} holds no rows")
+    return Dataset(shown, tuple(pieces), tuple(described[0].columns), tuple(described))
 
 
-def _write_part(frame: pd.DataFrame, path: str) -> int:
-    frame.to_parquet(path, index=False)
+def _write_part(frame: pd.DataFrame, path: str, store: Location | None = None) -> int:
+    if store is None:
+        frame.to_parquet(path, index=False)
+    else:
+        with store.filesystem().open(path, "wb") as handle:
+            frame.to_parquet(handle, index=False)
     return len(frame)
 
 
-PART = re.compile(r"part-\d{5}\.parquet")
-"""The name of a partition file of a data set microagg writes."""
-
-
-def check_dataset_output(target: str | Path, source: str | Path | None = None) -> Path:
+def check_dataset_output(target: str | Path | Location, source: str | Path | None = None,
+                         storage_options: Mapping[str, Any] | None = None) -> Path | Location:
     """Refuse a target in a missing folder, an existing file, the input itself, or an
     existing folder that holds anything but the partition files of a data set microagg wrote
-    (replacing the folder would delete the other files)."""
-    target = Path(target)
+    (replacing the folder would delete the other files); a URL (read with
+    ``storage_options``) likewise, its ``_SUCCESS`` marker allowed."""
+    where = locate(target, storage_options)
+    if isinstance(where, Location):
+        check_output_at(where, source)
+        return where
+    target = where
     if target.exists() and not target.is_dir():
         raise InputError(f"output {target} is a file; a Parquet data set is a folder")
     if source is not None:
@@ -273,12 +339,7 @@ def check_dataset_output(target: str | Path, source: str | Path | None = None) -
         if src.exists() and target.exists() and os.path.samefile(src, target):
             raise InputError(f"output {target} is the input; choose another name")
     if target.is_dir():
-        foreign = sorted(p.name for p in target.iterdir() if not PART.fullmatch(p.name))
-        if foreign:
-            raise InputError(f"output folder {target} holds files microagg did not write "
-                             f"('{foreign[0]}'{' and others' if len(foreign) > 1 else ''}); "
-                             "writing the data set would delete them: name a new or empty "
-                             "folder, or a data set microagg wrote")
+        refuse_foreign(target, [p.name for p in target.iterdir()])
     else:
         check_output(target)
     _check_writable(target.parent if str(target.parent) else Path("."))
@@ -293,22 +354,48 @@ def _check_writable(folder: Path) -> None:
         raise InputError(f"cannot write to {folder}: {exc.strerror or exc}") from None
 
 
-def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
+def _compute(client: Any, writes: Sequence[Any], extra: Sequence[Any],
+             progress: Callable[[int], None] | None) -> tuple[list[int], list[Any]]:
+    """The rows of every write and the ``extra`` results, computed in one graph; on any
+    failure the unfinished tasks are cancelled."""
+    futures: list[Any] = []
+    try:
+        futures = client.compute([*writes, *extra])
+        rows: list[int] = []
+        for future in futures[:len(writes)]:
+            rows.append(int(future.result()))
+            if progress is not None:
+                progress(sum(rows))
+        return rows, [future.result() for future in futures[len(writes):]]
+    except BaseException:
+        # Cancel only what failed: cancelling finished futures races the scheduler's release
+        # of their keys (an internal assertion of distributed), and the original error is the
+        # one to report.
+        with contextlib.suppress(Exception):
+            client.cancel(futures)
+        raise
+
+
+def write_dataset(client: Any, parts: Sequence[Any], target: str | Path | Location, *,
                   source: str | Path | None = None,
                   progress: Callable[[int], None] | None = None,
-                  extra: Sequence[Any] = ()) -> tuple[list[int], list[Any]]:
-    """Write the delayed DataFrames ``parts`` as the Parquet data set ``target``, all or
-    nothing (module docstring). An existing data set at ``target`` is replaced only once the
-    new one is complete. ``extra`` delayed results are computed in the same graph (so shared
-    tasks run once); ``progress`` is called with the rows written so far. Returns the rows of
-    every part and the ``extra`` results."""
+                  extra: Sequence[Any] = (),
+                  storage_options: Mapping[str, Any] | None = None
+                  ) -> tuple[list[int], list[Any]]:
+    """Write the delayed DataFrames ``parts`` as the Parquet data set ``target`` (a path, or
+    a URL read with ``storage_options``), all or nothing (module docstring). An existing data
+    set at ``target`` is replaced only once the new one is complete. ``extra`` delayed
+    results are computed in the same graph (so shared tasks run once); ``progress`` is called
+    with the rows written so far. Returns the rows of every part and the ``extra`` results."""
     import dask
 
-    target = check_dataset_output(target, source)
+    where = check_dataset_output(target, source, storage_options)
+    if isinstance(where, Location):
+        return _write_remote(client, parts, where, extra, progress)
+    target = where
     remove_stale_temporaries(target, lambda stale: shutil.rmtree(stale, ignore_errors=True),
                              keep=[source] if source is not None else ())
     tmp: Path | None = None
-    futures: list[Any] = []
     try:
         with interrupts.held():  # the folder is made and recorded, or not made
             tmp = Path(tempfile.mkdtemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-",
@@ -316,13 +403,7 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
                                         dir=target.parent if str(target.parent) else "."))
         writes = [dask.delayed(_write_part)(part, str(tmp / f"part-{i:05d}.parquet"))
                   for i, part in enumerate(parts)]
-        futures = client.compute([*writes, *extra])
-        rows: list[int] = []
-        for future in futures[:len(writes)]:
-            rows.append(int(future.result()))
-            if progress is not None:
-                progress(sum(rows))
-        results = [future.result() for future in futures[len(writes):]]
+        rows, results = _compute(client, writes, extra, progress)
         os.chmod(tmp, 0o777 & ~_umask())
         with interrupts.held():  # the renames are not cut in two
             if target.exists():
@@ -334,35 +415,30 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path, *,
                 os.replace(tmp, target)
             interrupts.wrote([target])
         return rows, results
-    except BaseException:
-        # Cancel only what failed: cancelling finished futures races the scheduler's release
-        # of their keys (an internal assertion of distributed), and the original error is the
-        # one to report.
-        with contextlib.suppress(Exception):
-            client.cancel(futures)
-        raise
     finally:
         if tmp is not None:
             with interrupts.held():
                 remove_folder(tmp)
 
 
-@contextlib.contextmanager
-def spill_folder(target: Path) -> Iterator[Path]:
-    """A hidden temporary folder beside the output ``target`` for the files of an exchange
-    (workers write and read it, as they write the output), removed at the end; left behind
-    by a killed process, it is removed as stale by the next write to ``target``."""
-    folder: Path | None = None
+def _write_remote(client: Any, parts: Sequence[Any], target: Location, extra: Sequence[Any],
+                  progress: Callable[[int], None] | None) -> tuple[list[int], list[Any]]:
+    """:func:`write_dataset` to a URL: the parts under a temporary prefix, then
+    :func:`~microagg.at_scale.storage.commit`; the prefix is deleted whatever happens."""
+    import dask
+
+    tmp = temporary_prefix_of(target)
     try:
-        with interrupts.held():
-            folder = Path(tempfile.mkdtemp(prefix=f"{temporary_prefix(target)}{os.getpid()}-",
-                                           suffix=".spill.tmp",
-                                           dir=target.parent if str(target.parent) else "."))
-        yield folder
+        writes = [dask.delayed(_write_part)(part, f"{tmp}/part-{i:05d}.parquet", target)
+                  for i, part in enumerate(parts)]
+        rows, results = _compute(client, writes, extra, progress)
+        with interrupts.held():  # the commit is not cut in two by Ctrl-C
+            commit(target, tmp, len(writes))
+            interrupts.wrote([target.url])
+        return rows, results
     finally:
-        if folder is not None:
-            with interrupts.held():
-                remove_folder(folder)
+        with interrupts.held():
+            remove_prefix(target, tmp)
 
 
 def remove_folder(folder: Path, patience: float = 30.0) -> None:

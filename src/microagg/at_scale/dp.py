@@ -38,11 +38,11 @@ from microagg.at_scale.dataset import (
     Piece,
     check_dataset_output,
     read_piece,
-    spill_folder,
     write_dataset,
 )
 from microagg.at_scale.shuffle import shuffled_partitions
 from microagg.at_scale.sort import Sortable, group_sums
+from microagg.at_scale.storage import Location
 from microagg.core.distance import Categorical
 from microagg.core.mechanisms import Budget, attribute_budgets, make_rng
 from microagg.data.io import declared_text
@@ -265,7 +265,7 @@ def _noisy_groups(ranking: bool, sums: list[np.ndarray], *, data: DPInput, k: in
                         calibration_used, warnings_)
 
 
-def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path,
+def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path | Location,
                         method: DPInsensitive | DPIndividualRanking, *,
                         columns: Sequence[str] | None = None, schema: Schema | None = None,
                         bounds: Mapping[str, tuple[float, float]] | None = None,
@@ -318,18 +318,17 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path,
     counted = dask.delayed(_total)([dask.delayed(_counts)(p, spec) for p in dataset.pieces])
     widths = ([1] * len(names) if ranking else
               [len(names) + sum(m.n_leaves for m in metrics)])
-    with spill_folder(check_dataset_output(output, dataset.source)) as spill:
-        sums, (counts,) = group_sums(client, sources(), sources, n=n, k=k, widths=widths,
-                                     buckets=buckets, spill=spill, extra=[counted])
-        noisy = _noisy_groups(ranking, sums, data=data, k=k, sizes=sizes, epsilon=epsilon,
-                              calibration=calibration, rng=rng)
-        parts = max(1, math.ceil(n / rows_per_bucket))
-        out_rows = np.diff(np.linspace(0, n, parts + 1).round().astype(np.int64))
-        frames = shuffled_partitions(
-            noisy.sets, sizes, out_rows, rng, order=data.columns, spill=spill,
-            categories={c: m.labels for c, m in zip(data.categorical, metrics, strict=True)})
-        rows, _ = write_dataset(client, frames, output, source=dataset.source,
-                                progress=progress)
+    check_dataset_output(output, dataset.source)
+    sums, (counts,) = group_sums(client, sources(), sources, n=n, k=k, widths=widths,
+                                 buckets=buckets, extra=[counted])
+    noisy = _noisy_groups(ranking, sums, data=data, k=k, sizes=sizes, epsilon=epsilon,
+                          calibration=calibration, rng=rng)
+    parts = max(1, math.ceil(n / rows_per_bucket))
+    out_rows = np.diff(np.linspace(0, n, parts + 1).round().astype(np.int64))
+    frames = shuffled_partitions(
+        client, noisy.sets, sizes, out_rows, rng, order=data.columns,
+        categories={c: m.labels for c, m in zip(data.categorical, metrics, strict=True)})
+    rows, _ = write_dataset(client, frames, output, source=dataset.source, progress=progress)
     report = privacy_report(
         data, records=n, method=noisy.described, budget=noisy.budget, k=k, groups=groups,
         sensitivities=noisy.sensitivities, noise=noisy.noise, seeded=seeded,

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.at_scale.dataset import Dataset, Piece, read_piece, write_dataset
+from microagg.at_scale.storage import Location
 from microagg.core.frequencies import all_missing, combination_ids, key_codes, key_frequencies
 from microagg.data.weights import sampling_weights
 from microagg.errors import InputError
@@ -149,7 +150,7 @@ def _summed(codes: np.ndarray, missing: MissingValues, values: np.ndarray) -> np
 def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
                   weight: str | None = None,
                   missing: MissingValues | str = MissingValues.MATCHES_ANY,
-                  k: Iterable[int] = (), records_out: str | Path | None = None,
+                  k: Iterable[int] = (), records_out: str | Path | Location | None = None,
                   progress: Callable[[int], None] | None = None,
                   parameters: Mapping[str, Any] | None = None) -> ScaleRisk:
     """The frequency-based risk measures of ``keys`` over ``dataset`` (module docstring), and
@@ -164,7 +165,8 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
     keys, weight, missing, k
         As :func:`microagg.risk.categorical_risk`.
     records_out
-        A folder to write one row per record to, partition by partition in input order.
+        A folder (or URL: :mod:`~microagg.at_scale.storage`) to write one row per record
+        to, partition by partition in input order.
     progress
         Called with the records written so far.
     parameters

@@ -1,5 +1,5 @@
 """Sums over groups of k consecutive records of a total order, by a distributed sample sort
-whose exchange goes through files, so that no worker holds more than a partition or a bucket.
+whose exchange goes between the tasks, so that no worker holds more than a partition or a bucket.
 
 Individual ranking (001) and single-reference insensitive microaggregation (000 §4.2) group
 records k by k along a total order (the last group k..2k-1), and release noisy group means.
@@ -8,32 +8,31 @@ Their only data-dependent step is the sort, which this module distributes:
 1. every partition draws a Bernoulli sample of its primary keys (generator seeded by the
    partition number); the sample's quantiles, computed in the calling process, are the bucket
    splitters. This pass keeps nothing but the samples;
-2. every partition, read again, writes the records of each bucket (primary key, tie-break
-   keys, row number, values to sum) to a file of its own in the spill folder and returns the
-   counts; records with equal primary keys share a bucket;
-3. every bucket reads its files, sorts its records by (primary key, tie-break keys
-   lexicographically, row number) -- the order of the single-machine code -- and, knowing
-   from the counts the global rank of its first record, sums the values of every group;
+2. every partition, read again, cuts its records (primary key, tie-break keys, row number,
+   values to sum) into one piece per bucket and counts them; records with equal primary keys
+   share a bucket;
+3. every bucket receives its piece of every partition (:mod:`~microagg.at_scale.exchange`:
+   through the cluster's own communication, no shared folder), sorts its records by
+   (primary key, tie-break keys lexicographically, row number) -- the order of the
+   single-machine code -- and, knowing from the counts the global rank of its first record,
+   sums the values of every group;
 4. the groups cut by a bucket boundary are summed here from their members.
 
 Inside a group the values are added in input row order, one after the other, as
 :func:`~microagg.core.aggregate.cluster_means` adds them on one machine: the sums, hence the means
 and (with the same seed) the noisy release, are bit-identical to the single-machine ones. The
-splitters only balance the work; they never change a group. The spill folder must be
-readable by every worker (a local folder for a LocalCluster, a shared one on a cluster, as
-for the output).
+splitters only balance the work; they never change a group.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from microagg.at_scale.exchange import gather_pieces, spill_pieces, split_by
+from microagg.at_scale.exchange import route, split_by
 
 __all__ = ["Sortable", "group_sums"]
 
@@ -91,10 +90,10 @@ def _row_type(rows: np.ndarray) -> np.dtype:
     return np.dtype(np.uint32) if rows.size == 0 or rows.max() < 2**32 else np.dtype(np.int64)
 
 
-def _spill(sources: list[Sortable], splitters: list[np.ndarray], buckets: int, folder: str,
-           part: int) -> np.ndarray:
-    """Write the records of every sort in bucket b to the partition's file for b (tag
-    ``sort``); return the counts (sorts × buckets)."""
+def _cut(sources: list[Sortable], splitters: list[np.ndarray], buckets: int
+         ) -> tuple[np.ndarray, tuple]:
+    """The counts (sorts × buckets) and, for every bucket b, the records of every sort in b
+    (one tuple of arrays)."""
     pieces: list[list[np.ndarray]] = [[] for _ in range(buckets)]
     counts = []
     for source, cut in zip(sources, splitters, strict=True):
@@ -106,15 +105,13 @@ def _spill(sources: list[Sortable], splitters: list[np.ndarray], buckets: int, f
             if piece.values is not None:
                 pieces[b].append(piece.values)
         counts.append([p[0].size for p in parts])
-    spill_pieces(folder, "sort", part, [tuple(p) for p in pieces])
-    return np.array(counts, dtype=np.int64)
+    return np.array(counts, dtype=np.int64), tuple(tuple(p) for p in pieces)
 
 
-def _read_bucket(folder: str, parts: int, bucket: int, sorts: int) -> list[Sortable]:
-    """Bucket ``bucket`` of every sort, gathered from the files of all partitions in input
-    order."""
+def _read_bucket(received: list[tuple], sorts: int) -> list[Sortable]:
+    """A bucket of every sort, from its pieces of all partitions in input order."""
     pieces: list[list[Sortable]] = [[] for _ in range(sorts)]
-    for arrays in gather_pieces(folder, "sort", parts, bucket):
+    for arrays in received:
         arity = len(arrays) // sorts  # 3, or 4 with values to sum
         for sort in range(sorts):
             primary, ties, rows, *values = arrays[sort * arity:(sort + 1) * arity]
@@ -169,11 +166,11 @@ def _one_bucket(s: Sortable, start: int, n: int, k: int, groups: int) -> _Bucket
     return _BucketSums(first, sums, edges)
 
 
-def _bucket_sums(folder: str, parts: int, counts: np.ndarray, bucket: int, k: int,
+def _bucket_sums(received: list[tuple], counts: np.ndarray, bucket: int, k: int,
                  groups: int) -> list[_BucketSums]:
     n = int(counts[0].sum())
     return [_one_bucket(s, int(counts[sort, :bucket].sum()), n, k, groups)
-            for sort, s in enumerate(_read_bucket(folder, parts, bucket, counts.shape[0]))]
+            for sort, s in enumerate(_read_bucket(received, counts.shape[0]))]
 
 
 def _assemble(results: list[_BucketSums], groups: int, width: int) -> np.ndarray:
@@ -199,14 +196,13 @@ def _assemble_all(results: list[list[_BucketSums]], groups: int, widths: list[in
 
 
 def group_sums(client: Any, sources: Sequence[Any], again: Callable[[], Sequence[Any]], *,
-               n: int, k: int, widths: Sequence[int], buckets: int, spill: str | Path,
-               seed: int = 0, extra: Sequence[Any] = ()) -> tuple[list[np.ndarray], list[Any]]:
+               n: int, k: int, widths: Sequence[int], buckets: int, seed: int = 0,
+               extra: Sequence[Any] = ()) -> tuple[list[np.ndarray], list[Any]]:
     """One (n // k, width) array per sort: the sums of the values of every group of k
     consecutive records (the last k..2k-1) in the total order of the sort, and the results of
     the ``extra`` delayed values, computed with the first pass. ``sources`` are delayed lists
     (one :class:`Sortable` per sort) of the partitions in input order, for the sample;
-    ``again()`` builds them afresh for the exchange, which goes through files in the folder
-    ``spill`` (module docstring)."""
+    ``again()`` builds them afresh for the exchange (module docstring)."""
     import dask
 
     groups = n // k
@@ -214,11 +210,10 @@ def group_sums(client: Any, sources: Sequence[Any], again: Callable[[], Sequence
     samples = [dask.delayed(_sample)(s, rate, (seed, i)) for i, s in enumerate(sources)]
     samples, extras = client.compute([samples, list(extra)], sync=True)
     splitters = _splitters(samples, buckets)
-    spills = [dask.delayed(_spill)(s, splitters, buckets, str(spill), i)
-              for i, s in enumerate(again())]
-    counts = dask.delayed(_total)(spills)
-    results = [dask.delayed(_bucket_sums)(str(spill), len(spills), counts, b, k, groups)
-               for b in range(buckets)]
+    cuts = [dask.delayed(_cut)(s, splitters, buckets) for s in again()]
+    counts = dask.delayed(_total)([c[0] for c in cuts])
+    results = [dask.delayed(_bucket_sums)(received, counts, b, k, groups)
+               for b, received in enumerate(route([c[1] for c in cuts], buckets))]
     sums = client.compute(dask.delayed(_assemble_all)(results, groups, list(widths)),
                           sync=True)
     return sums, extras

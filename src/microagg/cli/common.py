@@ -55,6 +55,10 @@ ENGINE_HELP = ("local (default) | dask: run on a Dask cluster; IN is then a fold
                "Parquet (or CSV) files and OUT a Parquet data set (a folder).")
 SCHEDULER_HELP = "With --engine dask: the scheduler's address (default: start a LocalCluster)."
 WORKERS_HELP = "With --engine dask and no --scheduler: LocalCluster workers (default: CPUs)."
+STORAGE_OPTION_HELP = ("With --engine dask and an fsspec URL (s3://bucket/prefix ...): a storage "
+                       "option KEY=VALUE of its file system (endpoint_url, profile, anon ...); "
+                       "repeatable. Credentials otherwise come from the usual places (AWS_* "
+                       "variables, fsspec's configuration).")
 
 
 # The table formats, by extension, that the commands read and write (microagg.data.io).
@@ -212,20 +216,40 @@ def check_weight(frame: Any, schema: Any, roles: dict[str, Any] | None,
             sampling_weights(frame[name].iloc[rows], name, rows)
 
 
-def engine_is_dask(engine: str, scheduler: str | None, workers: int | None, **local_only: Any
-            ) -> bool:
-    """True for --engine dask. Options of the local engine only must keep their defaults."""
+def engine_is_dask(engine: str, scheduler: str | None, workers: int | None, *,
+                   storage: list[str] | None = None, **local_only: Any) -> bool:
+    """True for --engine dask. Options of the local engine only must keep their defaults;
+    ``storage`` (--storage-option) applies to the Dask engine only."""
     from microagg.options import Engine, parse
 
     if parse(Engine, engine, "engine") is Engine.LOCAL:
         if scheduler is not None or workers is not None:
             raise InputError("--scheduler and --workers apply to --engine dask only")
+        if storage:
+            raise InputError("--storage-option applies to --engine dask only")
         return False
     for option, value in local_only.items():
         if value not in (None, False, "auto"):
             raise InputError(f"--{option.replace('_', '-')} is not available with "
                              "--engine dask")
     return True
+
+
+def write_sidecar(target: Any, text: str, *, private: bool = False) -> Any:
+    """Write ``text``, the report of the data set written to ``target`` (a path or a
+    :class:`~microagg.at_scale.storage.Location`), beside it as ``OUT.report.json`` (or
+    ``OUT.privacy.json``: ``private``): a local file atomically, an object at a URL whole.
+    Returns where."""
+    from microagg.at_scale.storage import Location, write_beside
+    from microagg.data.io import write_text
+    from microagg.release.sidecar import sidecar_path
+
+    if isinstance(target, Location):
+        suffix = sidecar_path(Path(target.name), private=private).name[len(target.name):]
+        return write_beside(target, suffix, text)
+    path = sidecar_path(Path(target), private=private)
+    write_text(path, text)
+    return path
 
 
 def names(value: str | None, option: str) -> list[str] | None:

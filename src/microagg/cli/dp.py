@@ -73,6 +73,8 @@ def dp(
                                "insensitive with --reference single."),
     scheduler: str | None = typer.Option(None, "--scheduler", help=common.SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", help=common.WORKERS_HELP),
+    storage_option: list[str] | None = typer.Option(None, "--storage-option",
+                                                    help=common.STORAGE_OPTION_HELP),
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
@@ -87,8 +89,8 @@ def dp(
     with common.owner_notices(True, show_owner_notices) as notices:
         release, report_path = _dp(
             input, output, made, engine=engine, scheduler=scheduler, workers=workers,
-            columns=columns, carry=carry, schema=schema, decimal=decimal,
-            thousands=thousands, bounds=bounds, bounds_from_data=bounds_from_data,
+            storage=storage_option or [], columns=columns, carry=carry, schema=schema,
+            decimal=decimal, thousands=thousands, bounds=bounds, bounds_from_data=bounds_from_data,
             seed=seed, statistics_out=statistics_out, drop_incomplete=drop_incomplete,
             household_size=household_size, threads=threads, report=report, roles=roles)
         for notice in release.notices:
@@ -97,24 +99,24 @@ def dp(
 
 
 def _dp(input: Path, output: Path, made: Any, *, engine: str, scheduler: str | None,
-        workers: int | None, columns: str | None, carry: str | None, schema: Path | None,
-        decimal: str | None, thousands: str | None, bounds: str | None,
+        workers: int | None, storage: list[str], columns: str | None, carry: str | None,
+        schema: Path | None, decimal: str | None, thousands: str | None, bounds: str | None,
         bounds_from_data: bool, seed: int | None, statistics_out: Path | None,
         drop_incomplete: bool, household_size: int | None, threads: int | None,
-        report: Path | None, roles: dict[str, Any] | None) -> tuple[Any, Path]:
+        report: Path | None, roles: dict[str, Any] | None) -> tuple[Any, Any]:
     """The release of ``made`` (on one machine or the Dask engine) and its files, written;
     returns the release and the path of its privacy report."""
     from microagg.data.formats import carry_labels
     from microagg.data.io import json_text
 
-    if common.engine_is_dask(engine, scheduler, workers, carry=carry,
+    if common.engine_is_dask(engine, scheduler, workers, storage=storage, carry=carry,
                              bounds_from_data=bounds_from_data, statistics_out=statistics_out,
                              drop_incomplete=drop_incomplete, threads=threads,
                              roles=roles or None, decimal=decimal, thousands=thousands,
                              household_size=household_size, report=report):
         return _dp_at_scale(input, output, made, columns=common.names(columns, "--columns"),
                             schema_path=schema, bounds=parse_bounds(bounds), seed=seed,
-                            scheduler=scheduler, workers=workers)
+                            scheduler=scheduler, workers=workers, storage=storage)
     if statistics_out is not None and made.name != "cross-moment":
         raise ParameterError("statistics_out", "applies to `method` cross-moment only")
     common.check_report(report, "internal")
@@ -186,29 +188,52 @@ def print_privacy(report: Any, output: Path, report_path: Path, json_out: bool) 
 
 def _dp_at_scale(input: Path, output: Path, method: Any, *, columns: list[str] | None,
                  schema_path: Path | None, bounds: dict[str, tuple[float, float]],
-                 seed: int | None, scheduler: str | None, workers: int | None
-                 ) -> tuple[Any, Path]:
-    from microagg.at_scale.cluster import dask_client
-    from microagg.at_scale.dataset import check_dataset_output, open_dataset
-    from microagg.at_scale.dp import dp_release_at_scale
+                 seed: int | None, scheduler: str | None, workers: int | None,
+                 storage: list[str]) -> tuple[Any, Any]:
+    from microagg.at_scale.dataset import check_dataset_output
+    from microagg.at_scale.storage import Location, parse_storage_options
     from microagg.data.io import json_text
 
     refusal = method.at_scale_refusal()
     if refusal:
         raise ParameterError("engine", f"dask cannot run {method.name}: {refusal}")
-    check_dataset_output(output, input)
+    options = parse_storage_options(storage)
+    target = check_dataset_output(output, input, options)
     schema = common.schema_of(schema_path)
+    if isinstance(target, Location):  # the report is one object beside the data set
+        release, dataset = _dp_run(input, target, method, columns=columns, schema=schema,
+                                   bounds=bounds, seed=seed, scheduler=scheduler,
+                                   workers=workers, options=options)
+        text = json_text(privacy_record(method, release.report,
+                                        Path(dataset.source)).to_dict())
+        return release, common.write_sidecar(target, text, private=True)
     report_path = sidecar_path(output, private=True)
     with common.outputs([report_path], common.sources(input, schema_path, schema=schema)) as files:
-        dataset = open_dataset(input, typed=False)  # the release checks what it reads
-        with dask_client(scheduler, workers) as client, \
-                common.progress_bar(dataset.n, f"{method.name} k={method.k}") as progress, \
-                warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
-            release = dp_release_at_scale(client, dataset, output, method, columns=columns,
-                                          schema=schema, bounds=bounds, rng=seed,
-                                          progress=progress)
+        release, _ = _dp_run(input, target, method, columns=columns, schema=schema,
+                             bounds=bounds, seed=seed, scheduler=scheduler, workers=workers,
+                             options=options)
         files[report_path].write_text(json_text(privacy_record(method, release.report,
                                                                input).to_dict()),
                                       encoding="utf-8")
     return release, report_path
+
+
+def _dp_run(input: Path, target: Any, method: Any, *, columns: list[str] | None, schema: Any,
+            bounds: dict[str, tuple[float, float]], seed: int | None, scheduler: str | None,
+            workers: int | None, options: dict[str, Any]) -> tuple[Any, Any]:
+    """The release of ``method`` on the Dask engine, written to ``target``, and the data set
+    it read."""
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import open_dataset
+    from microagg.at_scale.dp import dp_release_at_scale
+
+    # the release checks what it reads
+    dataset = open_dataset(input, typed=False, storage_options=options)
+    with dask_client(scheduler, workers) as client, \
+            common.progress_bar(dataset.n, f"{method.name} k={method.k}") as progress, \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report's lines say it
+        release = dp_release_at_scale(client, dataset, target, method, columns=columns,
+                                      schema=schema, bounds=bounds, rng=seed,
+                                      progress=progress)
+    return release, dataset

@@ -13,6 +13,7 @@ from microagg.cli.common import (
     DECIMAL,
     READS,
     SCHEDULER_HELP,
+    STORAGE_OPTION_HELP,
     THOUSANDS,
     WORKERS_HELP,
     compile_notice,
@@ -71,18 +72,20 @@ def evaluate(
     holdout: Path | None = typer.Option(
         None, "--holdout", help="With --classify: original records MASKED was not made "
         "from, to score the classifiers on."),
+    storage_option: list[str] | None = typer.Option(None, "--storage-option",
+                                                    help=STORAGE_OPTION_HELP),
 ) -> None:
     """Measure the utility loss and disclosure risk of a masked table."""
     from microagg.evaluation.evaluate import evaluate as run_evaluation
 
-    if engine_is_dask(engine, scheduler, workers, schema=schema, decimal=decimal,
-                      thousands=thousands):
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, schema=schema,
+                      decimal=decimal, thousands=thousands):
         if regression is not None or propensity or classify is not None:
             raise InputError("--regression, --pmse and --classify run on the local engine: "
                              "leave out --engine dask, or evaluate a sample of the data sets")
         _evaluate_at_scale(original, masked, columns=names(columns, "--columns"),
                            sample=1000 if sample is None else sample, scheduler=scheduler,
-                           workers=workers, json_out=json_out)
+                           workers=workers, json_out=json_out, storage=storage_option or [])
         return
     if sample is not None:
         raise InputError("--sample applies to --engine dask (the local engine links every "
@@ -220,14 +223,17 @@ def _missing_lines(result: Evaluation) -> list[str]:
 
 def _evaluate_at_scale(original: Path, masked: Path, *, columns: list[str] | None,
                        sample: int, scheduler: str | None, workers: int | None,
-                       json_out: bool) -> None:
+                       json_out: bool, storage: list[str]) -> None:
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import open_dataset
     from microagg.at_scale.evaluate import evaluate_at_scale
+    from microagg.at_scale.storage import parse_storage_options
 
     if sample < 0:
         raise InputError(f"--sample must be 0 or more, got {sample}")
-    before, after = open_dataset(original), open_dataset(masked)
+    options = parse_storage_options(storage)
+    before, after = (open_dataset(original, storage_options=options),
+                     open_dataset(masked, storage_options=options))
     with dask_client(scheduler, workers) as client:
         result = evaluate_at_scale(client, before, after, columns=columns, sample=sample)
     if json_out:

@@ -16,6 +16,7 @@ from microagg.cli.common import (
     REPORT_HELP,
     REPORT_KIND_HELP,
     SCHEDULER_HELP,
+    STORAGE_OPTION_HELP,
     THOUSANDS,
     THREADS_HELP,
     WORKERS_HELP,
@@ -27,6 +28,7 @@ from microagg.cli.common import (
     print_notes,
     progress_bar,
     write_release,
+    write_sidecar,
 )
 from microagg.cli.methods import family_command, option
 from microagg.errors import ParameterError
@@ -63,6 +65,8 @@ def microaggregate(
     workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
     block_size: int | None = typer.Option(None, "--block-size", help="With --engine dask: "
                                           "records per block of block MDAV (default 100000)."),
+    storage_option: list[str] | None = typer.Option(None, "--storage-option",
+                                                    help=STORAGE_OPTION_HELP),
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
@@ -70,13 +74,14 @@ def microaggregate(
     from microagg.release.functions import make_method
 
     made: Any = make_method(Family.K_ANONYMITY, method, options or {})
-    if engine_is_dask(engine, scheduler, workers, schema=schema, labels_out=labels_out,
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, schema=schema,
+                      labels_out=labels_out,
                       drop_incomplete=drop_incomplete, clamp=clamp, threads=threads,
                       roles=roles or None, no_round=not round_values,
                       decimal=decimal, thousands=thousands, report=report):
         _block_mdav(input, output, made, columns=names(columns, "--columns"),
                     block_size=block_size, scheduler=scheduler, workers=workers,
-                    json_out=json_out)
+                    json_out=json_out, storage=storage_option or [])
         return
     if block_size is not None:
         raise ParameterError("block_size", "applies to `engine` dask only")
@@ -110,36 +115,39 @@ def _print_report(report: Any, output: Path) -> None:
 
 def _block_mdav(input: Path, output: Path, method: Any, *, columns: list[str] | None,
                 block_size: int | None, scheduler: str | None, workers: int | None,
-                json_out: bool) -> None:
+                json_out: bool, storage: list[str]) -> None:
     from microagg.at_scale.anonymize import block_microaggregate
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
-    from microagg.data.io import json_text, write_text
+    from microagg.at_scale.storage import parse_storage_options
+    from microagg.data.io import json_text
     from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size
-    from microagg.release.sidecar import block_record, sidecar_path
+    from microagg.release.sidecar import block_record
 
     refusal = method.at_scale_refusal()
     if refusal:
         raise ParameterError("engine", f"dask cannot run {method.name}: {refusal}")
     block_size = check_block_size(DEFAULT_BLOCK_SIZE if block_size is None else block_size,
                                   method.k)
-    check_dataset_output(output, input)
-    dataset = open_dataset(input)
+    options = parse_storage_options(storage)
+    target = check_dataset_output(output, input, options)
+    dataset = open_dataset(input, storage_options=options)
     with dask_client(scheduler, workers) as client, \
             progress_bar(dataset.n, f"block MDAV k={method.k}") as progress:
-        report = block_microaggregate(client, dataset, output, k=method.k, columns=columns,
+        report = block_microaggregate(client, dataset, target, k=method.k, columns=columns,
                                       block_size=block_size, progress=progress)
-    write_text(sidecar_path(output), json_text(block_record(method, report, input).to_dict()))
+    sidecar = write_sidecar(target, json_text(block_record(method, report,
+                                                           Path(dataset.source)).to_dict()))
     if json_out:
         print_json(report.to_dict())
         return
     out.print(f"block MDAV k={method.k}, blocks of at most {report.block_size:,} records: "
               f"{report.records:,} records in {report.partitions} partitions, columns "
-              f"{', '.join(report.columns)} -> {output}")
+              f"{', '.join(report.columns)} -> {target}")
     out.print(f"  {report.blocks['count']:,} blocks of {report.blocks['smallest']:,} to "
               f"{report.blocks['largest']:,} records; {report.clusters['count']:,} clusters of "
               f"{report.clusters['smallest']} to {report.clusters['largest']} records")
     out.print(f"  SSE/SST {report.sse / report.sst:.4%} (z-scores)")
     for note in report.notes:
         out.print(f"  note: {note}")
-    out.print(f"  report: {sidecar_path(output)}")
+    out.print(f"  report: {sidecar}")

@@ -15,6 +15,7 @@ from microagg.cli.common import (
     DECIMAL,
     READS,
     SCHEDULER_HELP,
+    STORAGE_OPTION_HELP,
     THOUSANDS,
     WORKERS_HELP,
     WRITES,
@@ -97,6 +98,8 @@ def risk(
                                "group-by on a Dask cluster."),
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
+    storage_option: list[str] | None = typer.Option(None, "--storage-option",
+                                                    help=STORAGE_OPTION_HELP),
     **parameters: Any,
 ) -> None:
     """Measure the disclosure risk of the categorical key variables of a table: sample and
@@ -107,12 +110,14 @@ def risk(
     extra_k = _ks(k)
     local_only = {p.name: parameters.get(p.name) for m in computed() if not m.at_scale
                   for p in m.parameters}
-    if engine_is_dask(engine, scheduler, workers, household=household, sensitive=sensitive,
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, household=household,
+                      sensitive=sensitive,
                       schema=schema, decimal=decimal, thousands=thousands,
                       dis_fraction=dis_fraction, l_c=l_c, **local_only):
         _risk_at_scale(input, keys=names(keys, "--keys"), weight=weight, missing=missing,
                        k=extra_k, records_out=records_out, scheduler=scheduler,
-                       workers=workers, json_out=json_out, parameters=parameters)
+                       workers=workers, json_out=json_out, parameters=parameters,
+                       storage=storage_option or [])
         return
     with outputs([records_out], sources(input, schema)) as files:
         frame, schema_obj = load(input, schema, decimal, thousands)
@@ -136,20 +141,23 @@ def risk(
 
 def _risk_at_scale(source: Path, *, keys: list[str] | None, weight: str | None, missing: str,
                    k: list[int], records_out: Path | None, scheduler: str | None,
-                   workers: int | None, json_out: bool, parameters: dict[str, Any]) -> None:
+                   workers: int | None, json_out: bool, parameters: dict[str, Any],
+                   storage: list[str]) -> None:
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
     from microagg.at_scale.risk import risk_at_scale
+    from microagg.at_scale.storage import parse_storage_options
 
     if keys is None:
         raise InputError("--keys is needed with --engine dask")
-    if records_out is not None:
-        check_dataset_output(records_out, source)
-    dataset = open_dataset(source)
+    options = parse_storage_options(storage)
+    target = None if records_out is None else check_dataset_output(records_out, source,
+                                                                   options)
+    dataset = open_dataset(source, storage_options=options)
     with dask_client(scheduler, workers) as client, \
             progress_bar(dataset.n, "writing the records") as progress:
         result = risk_at_scale(client, dataset, keys, weight=weight, missing=missing, k=k,
-                               records_out=records_out, progress=progress,
+                               records_out=target, progress=progress,
                                parameters=parameters)
     report = result.to_dict()
     if json_out:
@@ -157,8 +165,8 @@ def _risk_at_scale(source: Path, *, keys: list[str] | None, weight: str | None, 
         return
     for line in lines(report):
         out.print(line)
-    if records_out is not None:
-        out.print(f"  records: {records_out}")
+    if target is not None:
+        out.print(f"  records: {target}")
 
 
 def _ks(values: list[str] | None) -> list[int]:
