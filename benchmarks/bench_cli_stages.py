@@ -12,7 +12,13 @@ alone (reading, MDAV, the report, writing) and the difference is what the first 
 (the kernels from numba's cache, the report's modules). ``--help`` and ``microaggregate
 --help`` are timed as whole processes. Medians of ``--repeat`` fresh processes.
 
-Usage: python benchmarks/bench_cli_stages.py [--rows 10000] [--repeat 5]
+``--work`` times instead one run of the command in one fresh process, split into what it
+does: reading the CSV, the release (the partition, MDAV, apart), the release report (its
+risk and utility measures), writing the table, and the whole command; each in CPU seconds
+and wall-clock seconds, with the process's peak resident memory. At 10⁶ rows (``--rows
+1000000 --work --repeat 1``) this says what a release costs beyond its method.
+
+Usage: python benchmarks/bench_cli_stages.py [--rows 10000] [--repeat 5] [--work]
 """
 
 from __future__ import annotations
@@ -61,6 +67,41 @@ print(json.dumps(marks))
 """
 
 
+WORK = r"""
+import json, resource, sys, time
+from pathlib import Path
+data, folder = Path(sys.argv[1]), Path(sys.argv[2])
+import microagg.cli.common as common
+import microagg.cli.program as program
+import microagg.evaluation.release_record as record
+import microagg.partition.mdav as partition
+import microagg.release.kanonymity as kanonymity
+spent = {}
+def timed(owner, name, stage):
+    inner = getattr(owner, name)
+    def run(*args, **kwargs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            seconds = spent.setdefault(stage, [0.0, 0.0])
+            seconds[0] += time.process_time() - cpu
+            seconds[1] += time.perf_counter() - wall
+    setattr(owner, name, run)
+timed(common, "read_input", "read")
+timed(kanonymity.KAnonymityMethod, "release", "release")
+timed(partition, "mdav", "mdav")
+timed(record, "release_record", "report")
+timed(common, "write_as", "write")
+timed(program, "main", "command")
+code = program.main(["microaggregate", str(data), "-o", str(folder / "out.csv"), "--k", "5"])
+assert code == 0
+out = {stage: {"cpu": round(c, 3), "wall": round(w, 3)} for stage, (c, w) in spent.items()}
+out["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(json.dumps(out))
+"""
+
+
 def _child_cpu(command: list[str]) -> tuple[float, str]:
     """The CPU seconds (user + system) of one child process, and its standard output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -76,6 +117,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--work", action="store_true",
+                        help="time the command's stages in one run (read, release, MDAV, "
+                             "report, write)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
@@ -85,6 +129,9 @@ def main() -> None:
                      columns=[f"a{j}" for j in range(10)]).to_csv(data, index=False)
         program = "from microagg.cli import entry; import sys; sys.argv[0] = 'microagg'; entry()"
         runs: dict[str, list[float]] = {}
+        if args.work:
+            _work(data, folder, args)
+            return
         _child_cpu([sys.executable, "-c", STAGES, str(data), str(folder)])  # kernels cached
         for _ in range(args.repeat):
             cpu, _ = _child_cpu([sys.executable, "-c", "pass"])
@@ -98,6 +145,20 @@ def main() -> None:
                 runs.setdefault(label, []).append(cpu)
         print(json.dumps({"rows": args.rows, "columns": 10, "k": 5, "cpu_seconds": {
             stage: round(statistics.median(values), 3) for stage, values in runs.items()}}))
+
+
+def _work(data: Path, folder: Path, args: argparse.Namespace) -> None:
+    """Print the stages of ``--repeat`` runs of the command (``--work``), each in a fresh
+    process, the kernels compiled beforehand on a small table."""
+    small = folder / "small.csv"
+    small.write_text(data.read_text(encoding="utf-8")[:20_000].rsplit("\n", 1)[0] + "\n",
+                     encoding="utf-8")
+    _child_cpu([sys.executable, "-c", WORK, str(small), str(folder)])  # kernels cached
+    runs = []
+    for _ in range(args.repeat):
+        _, out = _child_cpu([sys.executable, "-c", WORK, str(data), str(folder)])
+        runs.append(json.loads(out.strip().splitlines()[-1]))
+    print(json.dumps({"rows": args.rows, "columns": 10, "k": 5, "runs": runs}))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 
+from microagg.cli.kernel_notice import NoticeOnce
 from microagg.errors import InputError
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
 
 # Runs on fewer records finish too quickly for a progress bar to help.
 PROGRESS_MIN_ROWS = 20_000
+_NOTICE = NoticeOnce()  # the compile notice is said once per process, whatever the command
 
 ENGINE_HELP = ("local (default) | dask: run on a Dask cluster; IN is then a folder or glob of "
                "Parquet (or CSV) files and OUT a Parquet data set (a folder).")
@@ -174,11 +176,13 @@ def write_release(method: Any, *, input: Path, schema_path: Path | None, output:
         frame = read_input(input, decimal, thousands)
         check_weight(frame, schema, options.get("roles"), bool(options.get("drop_incomplete")))
         notice = compile_notice() if with_progress else contextlib.nullcontext()
-        with notice, progress_bar(len(frame), title) as progress:
-            if with_progress:  # a method with progress runs the compiled partitioners
-                options["progress"] = progress
-            release = method.release(frame, schema=schema, **options)
-        record = release_record(release, frame, method=method, source=input, schema=schema)
+        with notice:  # the partitioners' kernels, then the report's
+            with progress_bar(len(frame), title) as progress:
+                if with_progress:  # a method with progress runs the compiled partitioners
+                    options["progress"] = progress
+                release = method.release(frame, schema=schema, **options)
+            record = release_record(release, frame, method=method, source=input,
+                                    schema=schema)
         write_as(carry_labels(frame, release.frame), files[output], output)
         files[record_path].write_text(json_text(record.to_dict()), encoding="utf-8")
         if labels_out is not None:
@@ -335,25 +339,23 @@ def fmt(value: float | None) -> str:
 
 @contextlib.contextmanager
 def compile_notice() -> Iterator[None]:
-    """Say on stderr, once, when numba compiles microagg's kernels.
+    """Say on stderr, once per process, when numba compiles microagg's kernels, where they
+    go and whom that serves (:mod:`microagg.cli.kernel_notice`). Later runs load them from
+    numba's cache and compile nothing (tests/test_kernel_cache.py checks it); numba's own
+    helpers say nothing: they take a fraction of a second."""
+    from numba.core import config, event
 
-    Every kernel is compiled with ``cache=True``, so numba compiles one only when its cache is
-    missing or stale: on the first run after an install or an upgrade, about 20 s. Later runs
-    load the kernels from the cache and compile nothing (tests/test_kernel_cache.py checks
-    it). Numba's own helpers say nothing: they take a fraction of a second.
-    """
-    from numba.core import event
+    from microagg.cli.kernel_notice import cache_scope, notice_text
 
     class Notice(event.Listener):
-        said = False
-
         def on_start(self, compile_event: event.Event) -> None:
             dispatcher = (compile_event.data or {}).get("dispatcher")
-            module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
-            if not self.said and module.partition(".")[0] == "microagg":
-                self.said = True
-                sys.stderr.write("microagg: compiling the kernels (first run only, about "
-                                 "20 s)...\n")
+            function = getattr(dispatcher, "py_func", None)
+            if _NOTICE.should_say(getattr(function, "__module__", None)):
+                cache_path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
+                source = getattr(getattr(function, "__code__", None), "co_filename", None)
+                scope = cache_scope(cache_path, source, getattr(config, "CACHE_DIR", None))
+                sys.stderr.write(notice_text(scope, cache_path))
                 sys.stderr.flush()
 
         def on_end(self, _event: event.Event) -> None:

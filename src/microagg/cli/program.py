@@ -94,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
 
 @functools.cache
 def _click_command() -> Any:
-    """The app as one Click group, built once; its commands are built when looked up."""
+    """The app as one Click group, built once; its commands are built when looked up. Option
+    values are parsed without pydantic where they can be (:mod:`microagg.cli.coercion`)."""
+    from microagg.cli.coercion import install
+
+    install()
     return typer.main.get_command(app)
 
 
