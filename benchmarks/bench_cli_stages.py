@@ -75,7 +75,7 @@ import microagg.cli.common as common
 import microagg.cli.program as program
 import microagg.evaluation.release_record as record
 import microagg.partition.mdav as partition
-import microagg.release.kanonymity as kanonymity
+import microagg.release.families.kanonymity as kanonymity
 spent = {}
 def timed(owner, name, stage):
     inner = getattr(owner, name)

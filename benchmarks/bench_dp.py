@@ -20,8 +20,8 @@ from _harness import measure, run_cases
 
 
 def one(case: dict) -> dict:
-    from microagg.core.samplers import discrete_laplace
     from microagg.release import dp_individual_ranking, dp_insensitive, dp_laplace
+    from microagg.release.dp.samplers import discrete_laplace
 
     if case["benchmark"] == "discrete-laplace":
         def draw(size: int) -> np.ndarray:

@@ -19,7 +19,7 @@ from _harness import peak_rss_mib
 def main() -> None:
     from microagg import datasets
     from microagg.data.table import encode
-    from microagg.release.kanonymity import partition_table
+    from microagg.release.families.kanonymity import partition_table
 
     for name in ("adult-mixed", "adult-categorical"):
         data = datasets.load(name)

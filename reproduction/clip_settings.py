@@ -21,7 +21,7 @@ from smartnoise_compare import measures
 from microagg import datasets
 from microagg.errors import PrivacyLeakWarning
 from microagg.release import dp_cross_moment
-from microagg.release.clipping import Clipping
+from microagg.release.dp.clipping import Clipping
 
 COLUMNS = ["RESREVENUE", "COMREVENUE", "INDREVENUE", "OTHREVENUE"]  # heavy-tailed, like Census'
 QUANTILES = (0.8, 0.9, 0.95)

@@ -33,7 +33,6 @@ import pandas as pd
 from microagg import datasets
 from microagg.core.aggregate import cluster_means, replace_by_means
 from microagg.core.distance import scale
-from microagg.core.mechanisms import laplace_mechanism
 from microagg.errors import PrivacyLeakWarning
 from microagg.evaluation.risk import record_linkage
 from microagg.evaluation.utility import mean_variation, sse, variance_variation
@@ -41,6 +40,7 @@ from microagg.options import Calibration
 from microagg.partition.insensitive import insensitive
 from microagg.partition.mdav import mdav
 from microagg.release import dp_insensitive, dp_laplace
+from microagg.release.dp.mechanisms import laplace_mechanism
 
 COLUMNS = ["FICA", "FEDTAX", "INTVAL", "POTHVAL"]
 EPSILONS = [0.01, 0.1, 1.0, 10.0]

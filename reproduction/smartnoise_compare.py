@@ -9,7 +9,7 @@ the difference of the correlation matrices, and the Wasserstein-1 distance of th
 divided by the domain width.
 
 Besides the releases of paper 004 as written, the same releases with the domains clipped at a
-DP upper quantile (release/clipping.py): the covariance noise then scales with the clipped
+DP upper quantile (release/dp/clipping.py): the covariance noise then scales with the clipped
 widths, for the paper's covariances (pure) and for the Kendall variant (variances and rank
 correlations). The default quantile and share are the ones chosen on EIA for pure
 (reproduction/clip_settings.py), not on Census; the Kendall variant's own held-out choice is
@@ -38,7 +38,7 @@ from scipy.stats import wasserstein_distance
 from microagg import datasets
 from microagg.errors import PrivacyLeakWarning
 from microagg.release import dp_cross_moment, dp_laplace
-from microagg.release.clipping import Clipping
+from microagg.release.dp.clipping import Clipping
 
 COLUMNS = ["FICA", "FEDTAX", "INTVAL", "POTHVAL"]
 BINS = 20

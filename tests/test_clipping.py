@@ -1,4 +1,4 @@
-"""Domains clipped at DP quantiles (release/clipping.py): the candidate grid, the quality's
+"""Domains clipped at DP quantiles (release/dp/clipping.py): the candidate grid, the quality's
 sensitivity, the exact choice probabilities, an audit of the published bound, and the
 releases and reports that use it."""
 
@@ -10,12 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microagg.core.mechanisms import Budget
 from microagg.errors import InputError, PrivacyError, PrivacyLeakWarning
 from microagg.evaluation.audit import epsilon_lower_bound
-from microagg.release import clipping as clipping_module
 from microagg.release import dp_cross_moment, dp_individual_ranking, dp_insensitive, dp_laplace
-from microagg.release.clipping import (
+from microagg.release.dp import clipping as clipping_module
+from microagg.release.dp.clipping import (
     Clipping,
     bound_quality,
     candidate_bounds,
@@ -23,6 +22,7 @@ from microagg.release.clipping import (
     private_bound,
     rank_error,
 )
+from microagg.release.dp.mechanisms import Budget
 from microagg.release.inputs import prepare_dp
 
 
@@ -69,7 +69,7 @@ def test_choice_probabilities_are_the_exponential_mechanisms():
     chosen = np.array([private_bound(x, 0.5, low=0.0, high=1.0, upper=True, epsilon=epsilon,
                                      rng=rng)[0] for _ in range(1_000)])
     # many draws at once through the same mechanism, for the frequencies
-    from microagg.core.mechanisms import exponential_mechanism
+    from microagg.release.dp.mechanisms import exponential_mechanism
     picks, _ = exponential_mechanism(np.tile(quality, (draws, 1)), sensitivity=1.0,
                                      epsilon=epsilon, rng=4)
     for lo, hi in ((0.0, 0.1), (0.1, 0.6), (0.6, 0.95), (0.95, 1.01)):

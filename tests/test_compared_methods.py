@@ -57,7 +57,7 @@ def test_the_t_closeness_algorithms_are_the_familys_methods() -> None:
 
 def test_the_public_dp_method_is_the_familys_base() -> None:
     import microagg
-    from microagg.release.dp import DPMethod
+    from microagg.release.families.dp import DPMethod
 
     assert microagg.DPMethod is DPMethod
     assert all(issubclass(m, DPMethod) for m in METHODS

@@ -13,7 +13,6 @@ from scipy.stats import beta
 
 from microagg import datasets
 from microagg.core.aggregate import cluster_means
-from microagg.core.mechanisms import exponential_mechanism, laplace_mechanism
 from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.data.taxonomy import CategoryMetric, Taxonomy
 from microagg.errors import InputError, PrivacyError, PrivacyLeakWarning
@@ -23,7 +22,8 @@ from microagg.evaluation.audit import type_scenarios as audit_type_scenarios
 from microagg.partition.insensitive import insensitive
 from microagg.partition.univariate import individual_ranking
 from microagg.release import dp_individual_ranking, dp_insensitive, dp_laplace
-from microagg.release.categorical import category_sensitivity, marginality_quality
+from microagg.release.dp.categorical import category_sensitivity, marginality_quality
+from microagg.release.dp.mechanisms import exponential_mechanism, laplace_mechanism
 
 LOWS, HIGHS = np.array([0.0, -5.0]), np.array([10.0, 5.0])
 

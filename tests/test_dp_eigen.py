@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from microagg.core.aggregate import cluster_moments, moment_indices
-from microagg.release.dp_eigen import (
+from microagg.release.dp.eigen import (
     coefficients_of,
     eigen_pairs,
     eigenvalue_sensitivity,

@@ -13,7 +13,7 @@ from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.errors import ParameterError, PrivacyError, SchemaError
 from microagg.evaluation.audit import audit, missing_scenarios
 from microagg.release import dp_individual_ranking, dp_insensitive, dp_laplace
-from microagg.release.unit import PrivacyUnit
+from microagg.release.dp.unit import PrivacyUnit
 
 
 def _schema(missing_x=None, missing_c=None):

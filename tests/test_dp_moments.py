@@ -26,7 +26,7 @@ from microagg.options import CoskewnessTerms, MomentVariant
 from microagg.partition.insensitive import insensitive
 from microagg.partition.mdav import mdav
 from microagg.release import dp_cross_moment
-from microagg.release.moments import (
+from microagg.release.dp.moments import (
     coefficient_sensitivity,
     joint_sensitivity,
     statistic_blocks,
@@ -483,7 +483,7 @@ def test_kendall_sensitivity_is_four_over_k_reached_and_never_exceeded(k):
     every other moved to where it is discordant with every other reaches it; 2,000 random
     replacements (domain corners included) never exceed it, and some exceed 2/k."""
     from microagg.core.aggregate import kendall_tau_a
-    from microagg.release.moments import KENDALL_SENSITIVITY
+    from microagg.release.dp.moments import KENDALL_SENSITIVITY
 
     x = y = np.arange(k, dtype=float) / k
     moved = y.copy()

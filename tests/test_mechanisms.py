@@ -3,9 +3,9 @@ import math
 import numpy as np
 import pytest
 
-from microagg.core.mechanisms import Budget, exponential_mechanism, laplace_mechanism
-from microagg.core.samplers import discrete_laplace
 from microagg.errors import InputError, PrivacyError
+from microagg.release.dp.mechanisms import Budget, exponential_mechanism, laplace_mechanism
+from microagg.release.dp.samplers import discrete_laplace
 
 
 @pytest.mark.parametrize("scale", [1, 3, 10])
@@ -92,7 +92,7 @@ def test_exponential_mechanism_probabilities():
 
 @pytest.mark.parametrize(("numerator", "denominator"), [(0, 3), (1, 3), (3, 3), (7, 2), (1, 1)])
 def test_bernoulli_exp_is_exact(numerator, denominator):
-    from microagg.core.samplers import _bernoulli_exp
+    from microagg.release.dp.samplers import _bernoulli_exp
 
     rng = np.random.default_rng(numerator * 10 + denominator)
     block = np.empty(4096, dtype=np.int64)

@@ -1,4 +1,4 @@
-"""What a path may publish beside a DP release (microagg.release.disclosure): one test per
+"""What a path may publish beside a DP release (microagg.release.reports.disclosure): one test per
 leak found on the recipe, app and schema paths, the composition of DP steps in a recipe, the
 seed, categories read off the data, declared missing values checked against the taxonomy,
 and the declaration itself (an undeclared figure cannot be written)."""
@@ -16,7 +16,7 @@ import microagg
 from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.errors import PrivacyError, SchemaError
 from microagg.recipe import Recipe
-from microagg.release.disclosure import Audience, UndeclaredField, public, view
+from microagg.release.reports.disclosure import Audience, UndeclaredField, public, view
 
 DP = {"family": "dp", "method": "laplace", "epsilon": 0.5, "columns": ["age"],
       "bounds": {"age": [0, 120]}}
@@ -170,7 +170,7 @@ def test_a_recipe_on_parquet_publishes_no_category_read_off_the_data(tmp_path):
     dropped; the public recipe leaves them out, the owner's keeps them as observed."""
     from microagg.data.io import read_table
     from microagg.recipe.write import recipe_text
-    from microagg.release.disclosure import Audience
+    from microagg.release.reports.disclosure import Audience
 
     frame = read_table(_parquet(tmp_path))
     schema = Schema.infer(frame, default_role=Role.QUASI)

@@ -15,7 +15,7 @@ import microagg
 from microagg.errors import ParameterError, PrivacyError
 from microagg.recipe import Recipe, Step, measure_risk, recipe_report
 from microagg.recipe.preview import dp_preview
-from microagg.release.masking import MaskingMethod
+from microagg.release.families.masking import MaskingMethod
 from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
 

@@ -15,7 +15,7 @@ from microagg.errors import InputError, PrivacyLeakWarning
 from microagg.evaluation.audit import scenarios, type_scenarios
 from microagg.release.methods import METHODS, Family
 from microagg.release.params import method_fields
-from microagg.release.report import (
+from microagg.release.reports.report import (
     ChoiceNoise,
     Domain,
     EpsilonPart,

@@ -14,7 +14,7 @@ import pytest
 
 import microagg
 from microagg import datasets
-from microagg.release.sidecar import COSTLY_MAX_ROWS
+from microagg.release.reports.sidecar import COSTLY_MAX_ROWS
 
 KEYS = {"format", "method", "family", "parameters", "input", "microagg_version", "created",
         "records", "rows_aligned", "columns", "guarantee", "risk", "utility", "measures",
@@ -231,7 +231,7 @@ def test_json_output_is_the_method_report_unchanged(run_cli, data, tmp_path):
 
 def test_a_dp_report_holds_provenance_but_nothing_computed_from_the_records(run_cli, data,
                                                                            tmp_path):
-    from microagg.release.report import PrivacyReport
+    from microagg.release.reports.report import PrivacyReport
 
     source, schema = data
     out = tmp_path / "d.csv"
@@ -351,7 +351,7 @@ def test_evaluate_of_an_aligned_release_is_unchanged(run_cli, data, tmp_path):
 
 
 def test_an_older_privacy_report_without_rows_aligned_still_counts(tmp_path):
-    from microagg.release.sidecar import rows_aligned
+    from microagg.release.reports.sidecar import rows_aligned
 
     table = tmp_path / "t.csv"
     assert rows_aligned(table) == (True, None)

@@ -11,9 +11,9 @@ from hypothesis.extra.numpy import arrays
 from microagg.core.distance import no_categories
 from microagg.core.threads import SERIAL
 from microagg.partition import mdav_missing as missing_module
-from microagg.partition._coded_gaps import gap_query
-from microagg.partition._gap_set import gap_set
+from microagg.partition._coded_missing import gap_query
 from microagg.partition._kernels import work_buffers
+from microagg.partition._missing_set import gap_set
 from microagg.partition.mdav import mdav
 from microagg.partition.mdav_missing import _plain_partition, mdav_missing
 from tests import reference

@@ -44,7 +44,6 @@ from microagg.at_scale.shuffle import shuffled_partitions
 from microagg.at_scale.sort import Sortable, group_sums
 from microagg.at_scale.storage import Location
 from microagg.core.distance import Categorical
-from microagg.core.mechanisms import Budget, attribute_budgets, make_rng
 from microagg.data.io import declared_text
 from microagg.data.schema import Schema
 from microagg.data.taxonomy import CategoryMetric
@@ -52,19 +51,20 @@ from microagg.errors import InputError
 from microagg.options import Calibration, Linkage, parse
 from microagg.partition._validate import check_k
 from microagg.partition.insensitive import order_keys
-from microagg.release.categorical import private_concepts
-from microagg.release.cells import declared_cells
-from microagg.release.dp import small_k_warnings
+from microagg.release.dp.categorical import private_concepts
+from microagg.release.dp.cells import declared_cells
+from microagg.release.dp.mechanisms import Budget, attribute_budgets, make_rng
+from microagg.release.dp.numeric import private_numeric
+from microagg.release.dp.publish import privacy_report
+from microagg.release.dp.unit import PrivacyUnit
+from microagg.release.families.dp import small_k_warnings
 from microagg.release.inputs import NO_DROPPING, DPInput, prepare_dp, undeclared_missing
 from microagg.release.methods.dp_individual_ranking import (
     DPIndividualRanking,
     noisy_ranked_means,
 )
 from microagg.release.methods.dp_insensitive import DPInsensitive
-from microagg.release.numeric import private_numeric
-from microagg.release.publish import privacy_report
-from microagg.release.report import NoiseLevel, PrivacyReport
-from microagg.release.unit import PrivacyUnit
+from microagg.release.reports.report import NoiseLevel, PrivacyReport
 
 __all__ = ["ScaleRelease", "dp_release_at_scale"]
 
@@ -112,7 +112,7 @@ def _prepared(piece: Piece, columns: _Columns) -> DPInput:
 
 def _numbers(piece: Piece, columns: _Columns) -> np.ndarray:
     """The partition's numeric protected columns read cell by cell
-    (:mod:`microagg.release.cells`: how a cell is read never follows the file's other
+    (:mod:`microagg.release.dp.cells`: how a cell is read never follows the file's other
     cells), NaN where missing; a cell that is no number is refused, naming it."""
     frame = read_piece(piece, columns.numeric)
     out = np.empty((len(frame), len(columns.numeric)))
@@ -275,7 +275,7 @@ def dp_release_at_scale(client: Any, dataset: Dataset, output: str | Path | Loca
     """The ε-DP release by ``method`` (individual ranking, or insensitive microaggregation
     with the single reference point) of ``dataset``, written as the Parquet data set
     ``output`` (module docstring). Columns, ``schema``, ``bounds`` and ``rng`` as in
-    :meth:`microagg.release.dp.DPMethod.release`. The method says itself whether it can run
+    :meth:`microagg.release.families.dp.DPMethod.release`. The method says itself whether it can run
     here (:meth:`~microagg.release.methods.base.ReleaseMethod.at_scale_refusal`)."""
     refusal = method.at_scale_refusal()
     if refusal:

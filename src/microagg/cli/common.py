@@ -166,7 +166,7 @@ def write_release(method: Any, *, input: Path, schema_path: Path | None, output:
     from microagg.data.formats import carry_labels
     from microagg.data.io import json_text
     from microagg.evaluation.release_record import release_record
-    from microagg.release.sidecar import sidecar_path
+    from microagg.release.reports.sidecar import sidecar_path
 
     kind = check_report(report, report_kind)
     schema = schema_of(schema_path)
@@ -246,7 +246,7 @@ def write_sidecar(target: Any, text: str, *, private: bool = False) -> Any:
     Returns where."""
     from microagg.at_scale.storage import Location, write_beside
     from microagg.data.io import write_text
-    from microagg.release.sidecar import sidecar_path
+    from microagg.release.reports.sidecar import sidecar_path
 
     if isinstance(target, Location):
         suffix = sidecar_path(Path(target.name), private=private).name[len(target.name):]

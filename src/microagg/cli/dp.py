@@ -14,7 +14,7 @@ from microagg.cli.app import out
 from microagg.cli.methods import family_command, option
 from microagg.errors import InputError, ParameterError, PrivacyLeakWarning
 from microagg.release.methods import Family, family
-from microagg.release.sidecar import privacy_record, sidecar_path
+from microagg.release.reports.sidecar import privacy_record, sidecar_path
 
 __all__ = ["dp"]
 
@@ -160,7 +160,7 @@ def print_privacy(report: Any, output: Path, report_path: Path, json_out: bool) 
     for warning in report.warnings:
         common.warn(warning)
     if json_out:
-        from microagg.release.disclosure import PRIVACY_FORMAT, public
+        from microagg.release.reports.disclosure import PRIVACY_FORMAT, public
 
         common.print_json(public(report.to_dict(), PRIVACY_FORMAT))
         return

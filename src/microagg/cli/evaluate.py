@@ -96,7 +96,7 @@ def evaluate(
     held = None if holdout is None else read_input(holdout, decimal, thousands)
     analysis = _analysis_request(regression, propensity, classify, held)
 
-    from microagg.release.sidecar import rows_aligned
+    from microagg.release.reports.sidecar import rows_aligned
 
     aligned, said_by = rows_aligned(masked)
     if not aligned:

@@ -122,7 +122,7 @@ def _block_mdav(input: Path, output: Path, method: Any, *, columns: list[str] | 
     from microagg.at_scale.storage import parse_storage_options
     from microagg.data.io import json_text
     from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size
-    from microagg.release.sidecar import block_record
+    from microagg.release.reports.sidecar import block_record
 
     refusal = method.at_scale_refusal()
     if refusal:

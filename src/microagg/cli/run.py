@@ -2,7 +2,7 @@
 the release, its report and the recipe as run.
 
 After a differentially private step, what the command writes and prints beside the release is
-public (:mod:`microagg.release.disclosure`): the steps, their parameters, each DP step's
+public (:mod:`microagg.release.reports.disclosure`): the steps, their parameters, each DP step's
 privacy report and the table's guarantee. The owner's figures (the risk before and after each
 step, the warnings a step gave about the data) go to ``--owner-report`` and, with
 ``--owner-notices``, to stderr, only when asked."""
@@ -65,7 +65,7 @@ def run(
     from microagg.recipe import Recipe
     from microagg.recipe.families import adapter
     from microagg.recipe.write import run_files, write_into
-    from microagg.release.disclosure import Audience, view
+    from microagg.release.reports.disclosure import Audience, view
 
     kind = check_report(report, report_kind)
     if owner_report is not None and owner_report.suffix.lower() != ".json":

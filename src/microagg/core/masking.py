@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from microagg.core.mechanisms import make_rng
+from microagg.core.rng import make_rng
 from microagg.errors import InputError
 
 __all__ = ["correlated_noise", "multiplicative_noise", "rank_swap"]

@@ -17,7 +17,7 @@ from microagg.data.schema import Role, Schema
 from microagg.data.table import MISSING_CODE, Table, category_labels, encode, missing_mask
 from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError
-from microagg.release.report import Entry
+from microagg.release.reports.report import Entry
 
 __all__ = ["MISSING_RULES", "Compared", "MissingCount", "attribute_domains", "compared",
            "complete_rows", "evaluation_columns", "missing_counts", "missing_rule",

@@ -57,7 +57,7 @@ from microagg.evaluation.utility import (
     sse_percent,
     variance_variation,
 )
-from microagg.release.report import Domain, Entry
+from microagg.release.reports.report import Domain, Entry
 
 __all__ = ["EVALUATE_EMD_POINTS", "MISSING_RULES", "RECORD_LEVEL", "CategoricalDetail",
            "Evaluation", "MissingCount", "NumericDetail", "TaxonomyRange", "attribute_domains",

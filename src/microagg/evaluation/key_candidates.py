@@ -4,7 +4,7 @@ calibrates, its range, and its release of the keys coded for measuring
 (:func:`~microagg.evaluation.key_measures.released_codes`).
 
 Every candidate runs the method object's own step (``protect`` of the keys family,
-:mod:`microagg.release.keys`; the k-anonymity family's release for MDAV), so a calibrated
+:mod:`microagg.release.families.keys`; the k-anonymity family's release for MDAV), so a calibrated
 value releases what the command with that value writes:
 
 * ``local-suppression``: k in [2, :data:`KEY_K_MAX`] (searched on its logarithm);
@@ -37,7 +37,7 @@ from microagg.evaluation.calibration import Candidate
 from microagg.evaluation.compared_methods import candidate
 from microagg.evaluation.key_measures import KeyCoding, released_codes
 from microagg.options import CompareMethod
-from microagg.release.keys import KeyData, KeyMethod
+from microagg.release.families.keys import KeyData, KeyMethod
 from microagg.release.methods.global_recoding import GlobalRecoding
 from microagg.release.methods.local_suppression import LocalSuppression
 from microagg.release.methods.mdav import MDAV

@@ -66,8 +66,8 @@ from microagg.options import (
     parse,
 )
 from microagg.release.design import Design
+from microagg.release.families.keys import KeyData
 from microagg.release.inputs import resolve_schema
-from microagg.release.keys import KeyData
 from microagg.risk.categorical import categorical_risk
 from microagg.version import installed_version
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from microagg.evaluation.html import STYLE
 from microagg.evaluation.report_html import grid_table, number_cell, rows_table
-from microagg.release.sidecar import PrivacyRecord
+from microagg.release.reports.sidecar import PrivacyRecord
 
 __all__ = ["privacy_html"]
 
@@ -91,7 +91,7 @@ def privacy_html(record: PrivacyRecord) -> str:
     Examples
     --------
     >>> import microagg
-    >>> from microagg.release.sidecar import privacy_record
+    >>> from microagg.release.reports.sidecar import privacy_record
     >>> data = microagg.datasets.synthetic(200, 2, seed=0)
     >>> method = microagg.DPLaplace(epsilon=1.0)
     >>> release = method.release(data.frame, schema=data.schema, columns=["age"])

@@ -1,9 +1,9 @@
 """The report of a k-anonymous, t-close or masked release as measured on its input
-(``OUT.report.json``, a :class:`~microagg.release.sidecar.ReleaseRecord`): the columns by
+(``OUT.report.json``, a :class:`~microagg.release.reports.sidecar.ReleaseRecord`): the columns by
 role, the guarantee in a sentence, the disclosure risk before and after and the utility kept,
 from :func:`~microagg.evaluation.evaluate.evaluate` (numeric columns) or the key frequencies
 (the methods for categorical keys). The record's format and what is written of it are
-declared in :mod:`microagg.release.sidecar`; the figures are made here, beside the measures
+declared in :mod:`microagg.release.reports.sidecar`; the figures are made here, beside the measures
 they use.
 """
 
@@ -22,16 +22,16 @@ from microagg.data.table import category_labels, missing_mask
 from microagg.errors import InputError
 from microagg.evaluation.utility import js_divergence
 from microagg.release.base import Release
-from microagg.release.key_reports import KeyReport, KeyRisk
 from microagg.release.methods.base import ReleaseMethod
-from microagg.release.report import (
+from microagg.release.reports.key_reports import KeyReport, KeyRisk
+from microagg.release.reports.report import (
     KAnonymityReport,
     MaskingReport,
     PrivacyReport,
     TClosenessReport,
     plain,
 )
-from microagg.release.sidecar import (
+from microagg.release.reports.sidecar import (
     COSTLY_MAX_ROWS,
     EMD_SKIPPED,
     MEASURES,

@@ -2,7 +2,7 @@
 style of :mod:`microagg.evaluation.html`; figures are embedded PNGs, no external asset).
 
 Two kinds (:class:`~microagg.options.ReportKind`), as sdcMicro's ``report(internal=)``; what
-each shows is what :mod:`microagg.release.disclosure` declares for its audience (``owner``
+each shows is what :mod:`microagg.release.reports.disclosure` declares for its audience (``owner``
 for the internal report, ``external`` for the external one), section by section:
 
 ``internal`` (the default), for the data owner: the method and its parameters, the guarantee,
@@ -34,8 +34,8 @@ from matplotlib.figure import Figure
 
 from microagg.evaluation.html import STYLE, figure_html
 from microagg.options import ReportKind, parse
-from microagg.release.disclosure import RELEASE_RECORD, Audience, Node, allows
-from microagg.release.sidecar import ReleaseRecord
+from microagg.release.reports.disclosure import RELEASE_RECORD, Audience, Node, allows
+from microagg.release.reports.sidecar import ReleaseRecord
 
 __all__ = ["audience_of", "grid_table", "number_cell", "release_html", "release_sections",
            "rows_table"]
@@ -223,7 +223,7 @@ def _external_summary(r: ReleaseRecord) -> str:
 def release_sections(record: ReleaseRecord, audience: Audience,
                      declared: Node = RELEASE_RECORD) -> list[tuple[str, str]]:
     """The sections of the report ``record`` (title, HTML) that ``audience`` may see, by the
-    declaration ``declared`` of the record (:mod:`microagg.release.disclosure`; a recipe
+    declaration ``declared`` of the record (:mod:`microagg.release.reports.disclosure`; a recipe
     step's record is declared apart, its table not being the release): :func:`release_html`
     puts them in a page, a recipe's report puts one set per step."""
     def shown(*keys: str) -> bool:

@@ -29,8 +29,8 @@ from microagg.core._row_hash import first_appearance_ids
 from microagg.errors import InputError
 from microagg.evaluation.utility import paired_matrices
 from microagg.options import RankScale, RankTies, RiskAggregate, parse
-from microagg.partition._gaps import gap_distance
 from microagg.partition._kdtree import STACK, build, push_children
+from microagg.partition._missing import gap_distance
 
 __all__ = ["nearest_rank_distances", "permutation_distances", "rank_intervals", "rank_risk",
            "ranks", "record_linkage"]
@@ -59,7 +59,7 @@ def _distance(x: np.ndarray, cx: np.ndarray, y: np.ndarray, cy: np.ndarray,
 def _pair_distance(originals: np.ndarray, original_concepts: np.ndarray, i: int,
                    y: np.ndarray, cy: np.ndarray, S: np.ndarray, gaps: bool) -> float:
     """The distance of original record i to the masked record (y, cy); with ``gaps``, over
-    the attributes both have (:func:`microagg.partition._gaps.gap_distance`)."""
+    the attributes both have (:func:`microagg.partition._missing.gap_distance`)."""
     if gaps:
         return gap_distance(originals, original_concepts, S, i, y, cy)
     return _distance(originals[i], original_concepts[i], y, cy, S)

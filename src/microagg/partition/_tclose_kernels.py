@@ -8,7 +8,7 @@ concept counts of those rows in a :class:`._concepts.Categories`. Rows not yet c
 label -1.
 
 On records with missing values (``gaps``: NaN in X, code -1 among the concepts) distances are
-those of :mod:`._gaps` (over the attributes both records have, rescaled), the sums run over
+those of :mod:`._missing` (over the attributes both records have, rescaled), the sums run over
 ``filled`` (X with 0 for NaN) with a count of the values ``present`` per attribute, and the
 centroid takes each mean over the values present. Alg. 2 takes a ``gaps`` flag; Alg. 3 on
 such records is a plain scan of the remaining records (:func:`t_first_scan`), since the
@@ -27,8 +27,8 @@ from microagg.partition._anchor import farthest_from, move_anchor, reanchor
 from microagg.partition._concepts import centroid_concepts
 from microagg.partition._distances import exact_distance
 from microagg.partition._double_double import dd_accumulate, dd_sums
-from microagg.partition._gaps import farthest_position, gap_distance, gap_distances
 from microagg.partition._kdtree import _select
+from microagg.partition._missing import farthest_position, gap_distance, gap_distances
 
 # A class whose EMD exceeds t by less than this satisfies t (as in microagg.core.verifiers).
 TOLERANCE = 1e-9
@@ -95,7 +95,7 @@ def present_sums(X):
 
 @numba.njit(cache=True, inline="always")
 def _distance(X, concepts, S, row, q, qc, gaps):
-    """The exact distance, or over the attributes both have (:mod:`._gaps`) with ``gaps``."""
+    """The exact distance, or over the attributes both have (:mod:`._missing`) with ``gaps``."""
     if gaps:
         return gap_distance(X, concepts, S, row, q, qc)
     return exact_distance(X, concepts, S, row, q, qc)

@@ -9,7 +9,7 @@ EMD is recomputed.
 On records with missing values (NaN in X, concept -1) a class's centroid takes each mean over
 the values present and each marginality centroid over the concepts present (missing where
 none is), and the nearest class is found by a scan with the distance over the attributes both
-centroids have (:mod:`._gaps`); when it shares none with any, the lowest live class.
+centroids have (:mod:`._missing`); when it shares none with any, the lowest live class.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from microagg.core.emd import attribute_emd
 from microagg.partition import _kdtree
 from microagg.partition._concepts import centroid_concepts
 from microagg.partition._distances import exact_distance
-from microagg.partition._gaps import gap_distance
 from microagg.partition._heap import priority_pop, priority_push
+from microagg.partition._missing import gap_distance
 from microagg.partition._tclose_kernels import TOLERANCE
 
 

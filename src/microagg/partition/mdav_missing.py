@@ -22,11 +22,11 @@ Ties are broken by the lowest row number, as in :func:`microagg.partition.mdav.m
 kernels compute the same partition:
 
 * numeric attributes alone (the usual case): the remaining records kept compacted and coded
-  on 8 bits with a code for "missing" (:mod:`._gap_set`); x_r's and x_s's nearest and
+  on 8 bits with a code for "missing" (:mod:`._missing_set`); x_r's and x_s's nearest and
   farthest records from coded passes whose per-record bounds of the rescaled distance keep
   every record that could be an answer, re-ranked with the exact distance
-  (:mod:`._coded_gaps`); the centroid's farthest record from an anchor-sorted scan stopped by
-  the triangle inequality on each record's own attributes (:mod:`._anchor_gaps`); batches,
+  (:mod:`._coded_missing`); the centroid's farthest record from an anchor-sorted scan stopped by
+  the triangle inequality on each record's own attributes (:mod:`._anchor_missing`); batches,
   re-coding and threads as in MDAV (:func:`._kernels.run_batches`). docs/algorithms.md says
   why each shortcut is exact; docs/benchmarks.md measures it against MDAV on complete data;
 * with categorical attributes: a plain O(n²p/k) pass per query (one for the centroid's
@@ -44,16 +44,16 @@ import numpy as np
 from microagg.core.distance import Categorical
 from microagg.core.threads import ThreadChooser
 from microagg.partition import _kernels
-from microagg.partition._anchor_gaps import (
+from microagg.partition._anchor_missing import (
     gap_farthest,
     gap_order,
     gap_reanchor,
     move_gap_anchor,
 )
-from microagg.partition._coded_gaps import gap_query
+from microagg.partition._coded_missing import gap_query
 from microagg.partition._concepts import categories
-from microagg.partition._gap_set import gap_set, recode_gaps, remove_gap_row
-from microagg.partition._gaps import (
+from microagg.partition._kernels import Grid, run_batches, work_buffers
+from microagg.partition._missing import (
     add_row,
     farthest_position,
     gap_distances,
@@ -61,7 +61,7 @@ from microagg.partition._gaps import (
     present_centroid,
     present_totals,
 )
-from microagg.partition._kernels import Grid, run_batches, work_buffers
+from microagg.partition._missing_set import gap_set, recode_gaps, remove_gap_row
 from microagg.partition._validate import prepare
 
 __all__ = ["mdav_missing"]

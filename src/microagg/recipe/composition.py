@@ -44,7 +44,7 @@ from typing import Any
 from microagg.errors import PrivacyError
 from microagg.recipe.families import adapter
 from microagg.recipe.model import Protects, Step
-from microagg.release.report import GuaranteeScope, PrivacyReport
+from microagg.release.reports.report import GuaranteeScope, PrivacyReport
 
 __all__ = ["DPContext", "RecipePrivacy", "dp_context", "recipe_guarantee", "recipe_privacy"]
 
@@ -222,7 +222,7 @@ def _level(report: PrivacyReport) -> float:
 
 
 CARRIED = "carried columns "
-"""How a step's report starts the weakness of its carried columns (release/publish.py): in a
+"""How a step's report starts the weakness of its carried columns (release/dp/publish.py): in a
 recipe, the table's raw columns decide it instead."""
 
 

@@ -6,7 +6,7 @@ one table from a :class:`~microagg.release.methods.base.Family` to its :class:`A
 options a step takes (their declarations, :mod:`microagg.release.family_options`, each with
 an :class:`OptionKind` that the web app turns into a field),
 whether the release takes a seed, and whether it is differentially private (its report is then
-a :class:`~microagg.release.sidecar.PrivacyRecord`, with no figure computed from the raw
+a :class:`~microagg.release.reports.sidecar.PrivacyRecord`, with no figure computed from the raw
 data). A method registered under an existing family appears in recipes and in the app's forms
 with no other change; a new family needs one entry in :data:`ADAPTERS`.
 """
@@ -28,7 +28,7 @@ from microagg.release.base import Release
 from microagg.release.family_options import FamilyOption as Option
 from microagg.release.family_options import OptionKind, step_options
 from microagg.release.methods import Family, ReleaseMethod
-from microagg.release.sidecar import (
+from microagg.release.reports.sidecar import (
     WITHHELD,
     InputFile,
     PrivacyRecord,

@@ -48,12 +48,12 @@ from microagg.data.yamlfile import load_yaml
 from microagg.errors import InputError, ParameterError, SchemaError
 from microagg.options import MissingValues, parse
 from microagg.recipe.families import adapter
-from microagg.release.disclosure import RECIPE_FORMAT
 from microagg.release.family_options import Protects
 from microagg.release.methods import Family, ReleaseMethod, lookup
 from microagg.release.methods import family as members
 from microagg.release.methods.base import build
 from microagg.release.params import method_fields
+from microagg.release.reports.disclosure import RECIPE_FORMAT
 
 if TYPE_CHECKING:
     import pandas as pd

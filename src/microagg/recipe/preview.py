@@ -21,7 +21,7 @@ import pandas as pd
 from microagg.data.schema import Role, Schema
 from microagg.data.taxonomy import Taxonomy
 from microagg.recipe.model import Step
-from microagg.release.report import PrivacyReport
+from microagg.release.reports.report import PrivacyReport
 
 __all__ = ["Preview", "dp_preview"]
 

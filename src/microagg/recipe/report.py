@@ -7,8 +7,8 @@ DP step do to its guarantee (:mod:`microagg.recipe.composition`), the warnings, 
 step's own record (the ``OUT.report.json`` of a k-anonymous, t-close or masked release, with
 its utility against the step's input; the ``OUT.privacy.json`` of a DP one). The whole report
 holds figures computed from the raw data: it is the data owner's. After a DP step, what is
-written beside the release is its public view (:mod:`microagg.release.disclosure`): the steps
-and their parameters, each DP step's privacy report and the table's guarantee, with
+written beside the release is its public view (:mod:`microagg.release.reports.disclosure`): the
+steps and their parameters, each DP step's privacy report and the table's guarantee, with
 :func:`privacy_of` as the privacy report.
 """
 
@@ -24,7 +24,7 @@ from microagg.evaluation.html import STYLE
 from microagg.options import ReportKind
 from microagg.recipe.risk import percent
 from microagg.recipe.runner import RecipeRun, StepResult
-from microagg.release.disclosure import (
+from microagg.release.reports.disclosure import (
     PRIVACY_FORMAT,
     RECIPE_REPORT_FORMAT,
     STEP_RECORD,
@@ -33,8 +33,8 @@ from microagg.release.disclosure import (
     declaration,
     public,
 )
-from microagg.release.report import plain
-from microagg.release.sidecar import (
+from microagg.release.reports.report import plain
+from microagg.release.reports.sidecar import (
     NO_FIGURES,
     WITHHELD,
     InputFile,
@@ -156,7 +156,7 @@ def privacy_of(run: RecipeRun) -> dict[str, Any] | None:
     table's guarantee at the top, in the keys of a DP release's privacy report
     (:func:`~microagg.recipe.composition.recipe_privacy`), then each DP step's own report
     with what the steps before it did to it, and the steps after the first DP step. Public
-    by construction: it goes through :func:`~microagg.release.disclosure.public`.
+    by construction: it goes through :func:`~microagg.release.reports.disclosure.public`.
 
     Examples
     --------
@@ -287,7 +287,7 @@ def recipe_html(report: RecipeReport, kind: ReportKind | str = ReportKind.INTERN
     """The report as one self-contained HTML page: ``internal`` with every figure,
     ``external`` without the risk figures and the record-level ones of each step (as
     :func:`~microagg.evaluation.report_html.release_html`); ``audience`` public (the page
-    beside a DP release) shows only what :mod:`microagg.release.disclosure` declares public,
+    beside a DP release) shows only what :mod:`microagg.release.reports.disclosure` declares public,
     whatever the kind."""
     from microagg.evaluation.report_html import audience_of
 

@@ -31,8 +31,8 @@ from microagg.recipe.families import adapter, step_seed
 from microagg.recipe.model import Recipe, Step
 from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys, risk_weight
 from microagg.release.base import Release
-from microagg.release.report import PrivacyReport
-from microagg.release.sidecar import InputFile, PrivacyRecord, ReleaseRecord
+from microagg.release.reports.report import PrivacyReport
+from microagg.release.reports.sidecar import InputFile, PrivacyRecord, ReleaseRecord
 
 __all__ = ["RecipeRun", "StepResult"]
 
@@ -198,7 +198,7 @@ class RecipeRun:
     @property
     def private(self) -> bool:
         """Whether a step is differentially private: the files written beside the release
-        then hold public figures only (:mod:`microagg.release.disclosure`)."""
+        then hold public figures only (:mod:`microagg.release.reports.disclosure`)."""
         return any(isinstance(r.record, PrivacyRecord) for r in self.results)
 
     @property

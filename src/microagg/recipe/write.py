@@ -3,8 +3,8 @@ its report ``OUT.report.json`` (:mod:`microagg.recipe.report`), the recipe as ru
 ``OUT.recipe.yaml``, optionally the report as HTML and, when a step is differentially
 private, ``OUT.privacy.json``: the table's guarantee and each DP step's privacy report.
 
-What these files hold is decided by :mod:`microagg.release.disclosure`. Without a DP step they
-are the data owner's, as every k-anonymous release's report is: the whole report (risk before
+What these files hold is decided by :mod:`microagg.release.reports.disclosure`. Without a DP step
+they are the data owner's, as every k-anonymous release's report is: the whole report (risk before
 and after each step, utility), and a recipe that reproduces the run byte for byte (the input's
 SHA-256 and the seed included). With a DP step they go beside a DP release, so each holds its
 public view only: the steps, their parameters and contexts, each DP step's privacy report and
@@ -32,9 +32,9 @@ from microagg.recipe.families import adapter
 from microagg.recipe.model import Recipe
 from microagg.recipe.report import RecipeReport, privacy_of, recipe_html, recipe_report
 from microagg.recipe.runner import RecipeRun
-from microagg.release.disclosure import Audience, view
-from microagg.release.report import PrivacyReport
-from microagg.release.sidecar import sidecar_path
+from microagg.release.reports.disclosure import Audience, view
+from microagg.release.reports.report import PrivacyReport
+from microagg.release.reports.sidecar import sidecar_path
 
 __all__ = ["RunFiles", "owner_report_path", "privacy_of", "published", "recipe_document",
            "recipe_path", "recipe_text", "run_files", "write_into", "write_run"]
@@ -96,7 +96,7 @@ def recipe_document(run: RecipeRun, base_dir: Path | None = None,
                     audience: Audience | None = None) -> dict[str, Any]:
     """The recipe as run (:meth:`~microagg.recipe.model.Recipe.to_dict`) as ``audience``
     (default :func:`published`) may see it. For the public, besides what
-    :mod:`~microagg.release.disclosure` withholds, the schema keeps the attributes of the
+    :mod:`~microagg.release.reports.disclosure` withholds, the schema keeps the attributes of the
     columns the release writes and of the columns a step names: what a column the release
     drops was read as (its kind, from its values) is not published; and a DP step that
     protected the default columns names them (the released columns' names are public), so

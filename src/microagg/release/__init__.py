@@ -15,7 +15,6 @@ from microagg.release.functions import (
     suppress,
     tclose,
 )
-from microagg.release.key_reports import KeyReport
 from microagg.release.methods import (
     MDAV,
     METHODS,
@@ -38,7 +37,8 @@ from microagg.release.methods import (
     ReleaseMethod,
     TClosenessFirst,
 )
-from microagg.release.report import (
+from microagg.release.reports.key_reports import KeyReport
+from microagg.release.reports.report import (
     GuaranteeScope,
     KAnonymityReport,
     MaskingReport,

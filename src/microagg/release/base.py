@@ -8,8 +8,8 @@ from typing import Generic, TypeVar
 import numpy as np
 import pandas as pd
 
-from microagg.release.key_reports import KeyReport
-from microagg.release.report import (
+from microagg.release.reports.key_reports import KeyReport
+from microagg.release.reports.report import (
     KAnonymityReport,
     MaskingReport,
     PrivacyReport,

@@ -13,7 +13,6 @@ from typing import Any
 import pandas as pd
 
 from microagg.release.base import Release
-from microagg.release.key_reports import KeyReport
 from microagg.release.methods import (
     CrossMoment,
     DPIndividualRanking,
@@ -28,7 +27,8 @@ from microagg.release.methods import (
     lookup,
 )
 from microagg.release.methods.base import build
-from microagg.release.report import (
+from microagg.release.reports.key_reports import KeyReport
+from microagg.release.reports.report import (
     KAnonymityReport,
     MaskingReport,
     PrivacyReport,
@@ -61,7 +61,7 @@ def microaggregate(frame: pd.DataFrame, *, method: str = "mdav",
     """k-anonymous microaggregation of ``frame`` by ``method`` (mdav, vmdav,
     individual-ranking, optimal-univariate, insensitive); ``options`` are the method's
     parameters (``k``, ``scaling``, ``gamma``, ``reference``) and the keywords of
-    :meth:`~microagg.release.kanonymity.KAnonymityMethod.release`.
+    :meth:`~microagg.release.families.kanonymity.KAnonymityMethod.release`.
 
     Examples
     --------
@@ -78,7 +78,7 @@ def tclose(frame: pd.DataFrame, *, method: str = "t-closeness-first",
     """k-anonymous t-closeness of ``frame`` by ``method`` (t-closeness-first,
     k-anonymity-first, merge); ``options`` are the method's parameters (``k``, ``t``,
     ``distance``, ``scaling``, ``microaggregation``) and the keywords of
-    :meth:`~microagg.release.tcloseness.TCloseMethod.release` (``quasi``, ``confidential``
+    :meth:`~microagg.release.families.tcloseness.TCloseMethod.release` (``quasi``, ``confidential``
     …)."""
     return release(Family.T_CLOSENESS, frame, method, options)
 
@@ -86,7 +86,7 @@ def tclose(frame: pd.DataFrame, *, method: str = "t-closeness-first",
 def mask(frame: pd.DataFrame, *, method: str, **options: Any) -> Release[MaskingReport]:
     """Mask ``frame`` by ``method`` (correlated-noise with ``gamma``, multiplicative-noise with
     ``s``, rank-swap with ``fraction``); the other keywords as in
-    :meth:`~microagg.release.masking.MaskingMethod.release`."""
+    :meth:`~microagg.release.families.masking.MaskingMethod.release`."""
     return release(Family.MASKING, frame, method, options)
 
 
@@ -94,7 +94,7 @@ def dp_release(frame: pd.DataFrame, *, method: str = "insensitive",
                **options: Any) -> Release[PrivacyReport]:
     """The ε-DP release of ``frame`` by ``method`` (insensitive, individual-ranking, laplace,
     cross-moment); ``options`` are the method's parameters and the keywords of
-    :meth:`~microagg.release.dp.DPMethod.release`."""
+    :meth:`~microagg.release.families.dp.DPMethod.release`."""
     return release(Family.DIFFERENTIAL_PRIVACY, frame, method, options)
 
 

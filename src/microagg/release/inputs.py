@@ -27,8 +27,8 @@ from microagg.data.schema import Kind, Role, Schema
 from microagg.data.table import Table, encode, require_rows_and_columns
 from microagg.data.taxonomy import CategoryMetric
 from microagg.errors import InputError, PrivacyError
-from microagg.release.categorical import category_sensitivity
-from microagg.release.cells import DIALECT_KEY, declared_cells
+from microagg.release.dp.categorical import category_sensitivity
+from microagg.release.dp.cells import DIALECT_KEY, declared_cells
 
 __all__ = ["DPInput", "check_clamp", "data_bounds", "dp_columns", "masked_columns",
            "prepare_dp", "refuse_suspects", "require_known", "resolve_schema"]
@@ -299,7 +299,7 @@ def _read_missing(sub: pd.DataFrame, schema: Schema, protected: Sequence[str],
                   dialect: Mapping[str, Any] | None = None
                   ) -> tuple[pd.DataFrame, dict[str, int]]:
     """``sub`` with each protected column read cell by cell as its declared kind says
-    (:mod:`microagg.release.cells`: how a cell is read never follows another cell) and its
+    (:mod:`microagg.release.dp.cells`: how a cell is read never follows another cell) and its
     missing cells read as the value its schema declares (``missing:``), and the number
     filled per column (for the owner only).
 

@@ -3,8 +3,8 @@ written together by :func:`~microagg.recipe.write.write_run` in the session's fo
 
 After a differentially private step, what the tab offers as the release (the table, its
 privacy report, its report and the recipe) holds public figures only
-(:mod:`microagg.release.disclosure`); the owner's report, with every figure, is offered apart
-and named as the owner's. The files are written in one of the session's workers, once for
+(:mod:`microagg.release.reports.disclosure`); the owner's report, with every figure, is offered
+apart and named as the owner's. The files are written in one of the session's workers, once for
 a run, a format and a report kind; the buttons show when they are written. A file that could
 not be written is said in one line beside the format (gone once another is written), and a
 button clicked then gives that line as text, never a server error."""

@@ -33,7 +33,7 @@ from microagg.errors import InputError, MicroaggError, SchemaError
 from microagg.recipe.families import OptionKind, adapter
 from microagg.recipe.model import Recipe, Step
 from microagg.recipe.runner import RecipeRun
-from microagg.release.sidecar import InputFile
+from microagg.release.reports.sidecar import InputFile
 from microagg.ui.data_tab import Loaded, read_again, read_loaded
 from microagg.ui.limits import Limits
 from microagg.ui.progress import Feed, follow

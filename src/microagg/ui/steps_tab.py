@@ -21,7 +21,7 @@ from microagg.recipe.model import Step
 from microagg.recipe.runner import RecipeRun
 from microagg.release.methods import Family, family, lookup
 from microagg.release.params import method_fields
-from microagg.release.sidecar import ReleaseRecord
+from microagg.release.reports.sidecar import ReleaseRecord
 from microagg.ui.forms import (
     field_at_fault,
     field_id,

@@ -1,7 +1,7 @@
 """ε-DP records and statistics by cross-moment microaggregation (paper 004, Algorithms 1-3).
 
 The statistics, their sensitivities, noise, post-processing and sampling are in
-:mod:`microagg.release.moments` (its docstring gives the six steps); this module holds the
+:mod:`microagg.release.dp.moments` (its docstring gives the six steps); this module holds the
 method's options and runs the steps for each group of attributes.
 """
 
@@ -15,15 +15,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from microagg.core.mechanisms import Budget
 from microagg.errors import InputError, ParameterError
 from microagg.options import Clustering, CoskewnessTerms, Linkage, MomentNoise, MomentVariant
-from microagg.release.dp import DPMethod, DPStep, Progress
-from microagg.release.dp_eigen import INDIVIDUAL, perturb_eigen
-from microagg.release.inputs import DPInput
-from microagg.release.methods.base import release_method
-from microagg.release.methods.dp_individual_ranking import LINKAGE_HELP
-from microagg.release.moments import (
+from microagg.release.dp.eigen import INDIVIDUAL, perturb_eigen
+from microagg.release.dp.mechanisms import Budget
+from microagg.release.dp.moments import (
     EIGEN_NOISE_NOTE,
     KENDALL,
     PAPER_STRATEGIES,
@@ -36,8 +32,12 @@ from microagg.release.moments import (
     statistic_blocks,
     statistics_frame,
 )
+from microagg.release.families.dp import DPMethod, DPStep, Progress
+from microagg.release.inputs import DPInput
+from microagg.release.methods.base import release_method
+from microagg.release.methods.dp_individual_ranking import LINKAGE_HELP
 from microagg.release.params import Choice, Interval, Optional, Predicate, param
-from microagg.release.report import NoiseLevel, numeric_noise
+from microagg.release.reports.report import NoiseLevel, numeric_noise
 
 __all__ = ["CrossMoment"]
 
@@ -81,7 +81,7 @@ class CrossMoment(DPMethod):
     """ε-DP records (and statistics) by m-microaggregation and noise (paper 004): per cluster
     the mean and, for m = 1 or 2, the covariance and the marginal coskewness, released with
     Laplace noise on the unit domain, and each cluster's records drawn from a normal (m = 1)
-    or skew-normal (m = 2) with those moments (:mod:`microagg.release.moments`).
+    or skew-normal (m = 2) with those moments (:mod:`microagg.release.dp.moments`).
 
     References
     ----------
@@ -244,7 +244,7 @@ class CrossMoment(DPMethod):
 
 class _Run:
     """One cross-moment release: every attribute group's clusters, noisy statistics and
-    records, gathered for :class:`~microagg.release.dp.DPStep`."""
+    records, gathered for :class:`~microagg.release.families.dp.DPStep`."""
 
     def __init__(self, method: CrossMoment, data: DPInput, budget: Budget,
                  rng: np.random.Generator) -> None:

@@ -29,14 +29,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from microagg.core.mechanisms import Budget, laplace_mechanism
 from microagg.options import Linkage
-from microagg.release.categorical import private_centroids
-from microagg.release.dp import DPMethod, DPStep, Progress
+from microagg.release.dp.categorical import private_centroids
+from microagg.release.dp.mechanisms import Budget, laplace_mechanism
+from microagg.release.families.dp import DPMethod, DPStep, Progress
 from microagg.release.inputs import DPInput
 from microagg.release.methods.base import release_method
 from microagg.release.params import Choice, Interval, param
-from microagg.release.report import NoiseLevel, NumericNoise, numeric_noise
+from microagg.release.reports.report import NoiseLevel, NumericNoise, numeric_noise
 
 __all__ = ["LINKAGE_HELP", "DPIndividualRanking", "noisy_ranked_means"]
 

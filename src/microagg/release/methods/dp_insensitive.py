@@ -6,16 +6,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from microagg.core.mechanisms import Budget, attribute_budgets
 from microagg.options import Calibration, Reference
-from microagg.release.categorical import private_centroids
-from microagg.release.dp import DPMethod, DPStep, Progress, small_k_warnings
+from microagg.release.dp.categorical import private_centroids
+from microagg.release.dp.mechanisms import Budget, attribute_budgets
+from microagg.release.dp.numeric import private_numeric
+from microagg.release.families.dp import DPMethod, DPStep, Progress, small_k_warnings
 from microagg.release.inputs import DPInput
 from microagg.release.methods.base import release_method
 from microagg.release.methods.insensitive import REFERENCE_HELP
-from microagg.release.numeric import private_numeric
 from microagg.release.params import Choice, Interval, param
-from microagg.release.report import NoiseLevel
+from microagg.release.reports.report import NoiseLevel
 
 __all__ = ["CALIBRATION_HELP", "DPInsensitive"]
 

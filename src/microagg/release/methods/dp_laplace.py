@@ -6,16 +6,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from microagg.core.mechanisms import Budget, attribute_budgets, exponential_mechanism
 from microagg.options import Calibration
-from microagg.release.categorical import category_sensitivity
-from microagg.release.dp import DPMethod, DPStep, Progress
+from microagg.release.dp.categorical import category_sensitivity
+from microagg.release.dp.mechanisms import Budget, attribute_budgets, exponential_mechanism
+from microagg.release.dp.numeric import private_numeric
+from microagg.release.families.dp import DPMethod, DPStep, Progress
 from microagg.release.inputs import DPInput
 from microagg.release.methods.base import release_method
 from microagg.release.methods.dp_insensitive import CALIBRATION_HELP
-from microagg.release.numeric import private_numeric
 from microagg.release.params import Choice, param
-from microagg.release.report import NoiseLevel, categorical_noise
+from microagg.release.reports.report import NoiseLevel, categorical_noise
 
 __all__ = ["DPLaplace"]
 

@@ -18,11 +18,11 @@ from microagg.data.table import category_labels, missing_mask
 from microagg.data.taxonomy import Taxonomy, level_file
 from microagg.errors import InputError, ParameterError, SchemaError
 from microagg.options import Closed
+from microagg.release.families.keys import KeyData, KeyMethod, KeyStep
 from microagg.release.inputs import require_known
-from microagg.release.key_reports import Recoded, RecodingReport
-from microagg.release.keys import KeyData, KeyMethod, KeyStep
 from microagg.release.methods.base import release_method
 from microagg.release.params import Choice, Predicate, param
+from microagg.release.reports.key_reports import Recoded, RecodingReport
 
 __all__ = ["GlobalRecoding"]
 

@@ -10,7 +10,7 @@ import numpy as np
 from microagg.data.table import Table
 from microagg.errors import InputError
 from microagg.options import Reference
-from microagg.release.kanonymity import (
+from microagg.release.families.kanonymity import (
     KAnonymityMethod,
     Progress,
     categorical_part,

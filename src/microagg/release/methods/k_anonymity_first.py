@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from microagg.options import TClosenessMethod
+from microagg.release.families.tcloseness import TCloseMethod
 from microagg.release.methods.base import release_method
-from microagg.release.tcloseness import TCloseMethod
 
 __all__ = ["KAnonymityFirst"]
 

@@ -14,11 +14,11 @@ from microagg.core.verifiers import k_anonymity
 from microagg.data.table import missing_mask
 from microagg.errors import InputError, ParameterError
 from microagg.options import MissingValues
-from microagg.release.key_reports import RISK_KS, KeyRisk, SuppressionReport
-from microagg.release.keys import KeyData, KeyMethod, KeyStep, column_names, with_missing
+from microagg.release.families.keys import KeyData, KeyMethod, KeyStep, column_names, with_missing
 from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, Optional, Predicate, param
-from microagg.release.report import Anonymity
+from microagg.release.reports.key_reports import RISK_KS, KeyRisk, SuppressionReport
+from microagg.release.reports.report import Anonymity
 
 if TYPE_CHECKING:
     from microagg.core.suppression import Constraint

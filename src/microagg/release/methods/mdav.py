@@ -11,7 +11,7 @@ import numpy as np
 from microagg.core.distance import Categorical, scale
 from microagg.data.table import Table
 from microagg.options import Scaling
-from microagg.release.kanonymity import (
+from microagg.release.families.kanonymity import (
     KAnonymityMethod,
     Progress,
     categorical_part,

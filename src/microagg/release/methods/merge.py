@@ -9,10 +9,10 @@ import numpy as np
 
 from microagg.data.table import Table
 from microagg.options import Method, TClosenessMethod
-from microagg.release.kanonymity import KAnonymityMethod, Progress
+from microagg.release.families.kanonymity import KAnonymityMethod, Progress
+from microagg.release.families.tcloseness import TCloseMethod
 from microagg.release.methods.base import Family, build, release_method
 from microagg.release.params import Choice, method_fields, param
-from microagg.release.tcloseness import TCloseMethod
 
 __all__ = ["Merge"]
 

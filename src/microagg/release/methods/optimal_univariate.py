@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from microagg.data.table import Table
-from microagg.release.kanonymity import (
+from microagg.release.families.kanonymity import (
     KAnonymityMethod,
     Progress,
     categorical_part,

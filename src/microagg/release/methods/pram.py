@@ -11,10 +11,10 @@ from microagg.core.pram import invariant_matrix, pram_codes
 from microagg.data.schema import category_text
 from microagg.data.table import missing_mask
 from microagg.errors import InputError
-from microagg.release.key_reports import PramMatrix, PramReport
-from microagg.release.keys import KeyData, KeyMethod, KeyStep
+from microagg.release.families.keys import KeyData, KeyMethod, KeyStep
 from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
+from microagg.release.reports.key_reports import PramMatrix, PramReport
 
 __all__ = ["MAX_CATEGORIES", "InvariantPram"]
 

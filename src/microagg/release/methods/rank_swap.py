@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from microagg.release.masking import MaskingMethod
+from microagg.release.families.masking import MaskingMethod
 from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
 

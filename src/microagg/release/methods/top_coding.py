@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 
 from microagg.errors import ParameterError
-from microagg.release.masking import MaskingMethod
+from microagg.release.families.masking import MaskingMethod
 from microagg.release.methods.base import release_method
 from microagg.release.params import Choice, Interval, Optional, param
 

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from microagg.data.table import Table
-from microagg.release.kanonymity import Progress, categorical_part
+from microagg.release.families.kanonymity import Progress, categorical_part
 from microagg.release.methods.base import release_method
 from microagg.release.methods.mdav import MDAV
 from microagg.release.params import Interval, param

@@ -16,7 +16,7 @@ pipeline (:meth:`KeyMethod.release`) holds what they share:
 * the written table: the input's rows in the input's order, identifiers dropped, the
   changed columns replaced and every other column as it was (the report lists them);
 * the report: the sample frequencies of the keys before and after, a missing value matching
-  any value (:mod:`microagg.release.key_reports`).
+  any value (:mod:`microagg.release.reports.key_reports`).
 """
 
 from __future__ import annotations
@@ -31,15 +31,15 @@ import numpy as np
 import pandas as pd
 
 from microagg.core.frequencies import all_missing_note
-from microagg.core.mechanisms import make_rng
+from microagg.core.rng import make_rng
 from microagg.data.schema import Role, Schema
 from microagg.data.table import encode, require_rows_and_columns
 from microagg.errors import InputError, ParameterError
 from microagg.release.base import Release
 from microagg.release.design import Design
 from microagg.release.inputs import require_known, resolve_schema
-from microagg.release.key_reports import RISK_KS, KeyReport, KeyRisk, key_risk
 from microagg.release.methods.base import Family, ReleaseMethod
+from microagg.release.reports.key_reports import RISK_KS, KeyReport, KeyRisk, key_risk
 
 __all__ = ["KeyData", "KeyMethod", "KeyStep", "column_names", "with_missing"]
 

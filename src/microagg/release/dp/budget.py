@@ -3,7 +3,7 @@
 Every split of ε (attributes, statistics, groups) is made by a :class:`Budget`, which records
 it in its ledger for the privacy report and never hands out more than the total;
 :func:`attribute_budgets` splits one over the protected attributes of a release. The
-mechanisms that spend the shares are in :mod:`microagg.core.mechanisms` (which re-exports
+mechanisms that spend the shares are in :mod:`microagg.release.dp.mechanisms` (which re-exports
 these names).
 """
 

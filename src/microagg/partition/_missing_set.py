@@ -1,5 +1,5 @@
 """The remaining records of MDAV with missing values (:mod:`microagg.partition.mdav_missing`),
-compacted and coded for the passes of :mod:`._coded_gaps`.
+compacted and coded for the passes of :mod:`._coded_missing`.
 
 The present values are coded as in :mod:`._coded`, on one common grid x^ = low + c * step with
 c in 0..254 (:data:`GAP_LEVELS`); code 255 (:data:`GAP`) marks a missing value. Each record also
@@ -41,7 +41,7 @@ class GapSet(NamedTuple):
     row_values : ndarray of float64, shape (n, p)
         Values of all rows, row-major.
     concepts : ndarray of int64, shape (n, 0)
-        No categorical attribute (the arguments of :func:`._gaps.gap_distance`).
+        No categorical attribute (the arguments of :func:`._missing.gap_distance`).
     squared : ndarray of float64, shape (0, 1, 1)
         Likewise.
     """

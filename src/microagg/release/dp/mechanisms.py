@@ -36,10 +36,10 @@ neighbour's e^-36.5 gets 2^-53, an infinite privacy loss. So, like the Laplace r
    rounds on average.
 
 **Budget.** Every split of ε (attributes, statistics, groups) is made by a :class:`Budget`
-(:mod:`microagg.core.budget`), which records it for the privacy report and never hands out
-more than the total. The exact samplers are in :mod:`microagg.core.samplers`, imported when a
+(:mod:`microagg.release.dp.budget`), which records it for the privacy report and never hands out
+more than the total. The exact samplers are in :mod:`microagg.release.dp.samplers`, imported when a
 mechanism runs; this module re-exports the budget's names and :func:`make_rng`
-(:mod:`microagg.core.rng`), so ``from microagg.core.mechanisms import Budget`` still works.
+(:mod:`microagg.core.rng`), so ``from microagg.release.dp.mechanisms import Budget`` still works.
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ from typing import Any
 
 import numpy as np
 
-from microagg.core.budget import MAX_EPSILON, Budget, attribute_budgets, check_epsilon
 from microagg.core.rng import make_rng
 from microagg.errors import InputError, PrivacyError
+from microagg.release.dp.budget import MAX_EPSILON, Budget, attribute_budgets, check_epsilon
 
 __all__ = [
     "MAX_EPSILON",
@@ -139,7 +139,7 @@ def laplace_mechanism(values: np.ndarray, *, sensitivity: float, epsilon: float,
     it by an ulp, and clipping is 1-Lipschitz, so it cannot raise the sensitivity (whether a
     release succeeds must not depend on the data)."""
 
-    from microagg.core.samplers import discrete_laplace
+    from microagg.release.dp.samplers import discrete_laplace
 
     epsilon = check_epsilon(epsilon)
     sensitivity = _check_sensitivity(sensitivity)
@@ -186,7 +186,7 @@ def exponential_mechanism(quality: np.ndarray, *, sensitivity: float, epsilon: f
     with P(t) ∝ exp(ε' q(t) / (2 Δq)), ε' <= ε, sampled exactly (module docstring). Returns
     the chosen column indices and what was done."""
 
-    from microagg.core.samplers import exponential_choices
+    from microagg.release.dp.samplers import exponential_choices
 
     epsilon = check_epsilon(epsilon)
     sensitivity = _check_sensitivity(sensitivity)

@@ -29,7 +29,7 @@ from microagg.release.design import Design
 from microagg.release.inputs import check_clamp, masked_columns, resolve_schema
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.params import Interval, param
-from microagg.release.report import Anonymity, Clusters, KAnonymityReport
+from microagg.release.reports.report import Anonymity, Clusters, KAnonymityReport
 
 __all__ = ["ClusterValues", "KAnonymityMethod", "categorical_part", "cluster_summary",
            "numeric_part", "replace_by_clusters", "resolve_scaling"]

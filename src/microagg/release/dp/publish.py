@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from microagg.core.mechanisms import Budget
 from microagg.data.table import declared_dtypes, decode
 from microagg.errors import PrivacyLeakWarning
 from microagg.options import Calibration, Linkage
 from microagg.release.base import Release
+from microagg.release.dp.mechanisms import Budget
+from microagg.release.dp.unit import PrivacyUnit
 from microagg.release.inputs import DPInput
-from microagg.release.report import (
+from microagg.release.reports.report import (
     Domain,
     EpsilonPart,
     NoiseLevel,
@@ -44,10 +45,9 @@ from microagg.release.report import (
     guarantee_sentence,
     noise_warnings,
 )
-from microagg.release.unit import PrivacyUnit
 
 if TYPE_CHECKING:  # the DP base calls this module when it releases
-    from microagg.release.dp import DPStep
+    from microagg.release.families.dp import DPStep
 
 __all__ = ["caller_stacklevel", "privacy_report", "publish_dp"]
 

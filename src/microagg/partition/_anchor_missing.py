@@ -1,6 +1,6 @@
 """Farthest-from-the-centroid queries over records with missing values, by an anchor-sorted
 scan (the :mod:`._anchor` scan, adapted to the distance over the attributes both records have,
-:mod:`._gaps`).
+:mod:`._missing`).
 
 That distance is no metric (two records sharing no attribute with each other may both be near
 a third), so the triangle inequality is applied on each record's own attributes. Let O_x be the
@@ -30,7 +30,7 @@ import numba
 import numpy as np
 
 from microagg.partition._distances import farther
-from microagg.partition._gaps import gap_distance
+from microagg.partition._missing import gap_distance
 
 # The stopping bound is inflated by this factor to cover the rounding of the computed
 # distances.
@@ -80,7 +80,7 @@ def gap_reanchor(rows, concepts, S, live, counts, sweep):
     """Group the ``live`` records (the remaining ones, with counts[t] attributes present for
     live[t]) by attributes present and sort each group by decreasing distance to the anchor;
     ``rows`` (n x p, NaN missing) and the empty ``concepts`` and ``S`` as in
-    :func:`._gaps.gap_distance`."""
+    :func:`._missing.gap_distance`."""
     p = rows.shape[1]
     m = live.shape[0]
     qc = np.empty(0, dtype=np.int64)
@@ -112,7 +112,7 @@ def gap_reanchor(rows, concepts, S, live, counts, sweep):
 def gap_farthest(rows, concepts, S, labels, sweep, c):
     """The remaining record (label < 0) farthest from the centroid c (ties: lowest row),
     group by group, each scan stopped by the bound of the module docstring. Exact: every
-    record that could tie or win is evaluated with :func:`._gaps.gap_distance`."""
+    record that could tie or win is evaluated with :func:`._missing.gap_distance`."""
     p = rows.shape[1]
     order, rho, start, head = sweep.order, sweep.rho, sweep.start, sweep.head
     qc = np.empty(0, dtype=np.int64)

@@ -4,12 +4,12 @@ once (docs/design.md, "Differential privacy: the rules"), around each method's o
 :meth:`DPMethod.release`: the rng and whether it was seeded; the input prepared under declared
 domains (:func:`~microagg.release.inputs.prepare_dp`: identifiers and unprotected columns
 dropped, values clamped); the check of k against n; the ε ledger
-(:class:`~microagg.core.mechanisms.Budget`, where every split of ε is made); the domains
-clipped at DP quantiles when asked (:mod:`~microagg.release.clipping`); the method's step
+(:class:`~microagg.release.dp.mechanisms.Budget`, where every split of ε is made); the domains
+clipped at DP quantiles when asked (:mod:`~microagg.release.dp.clipping`); the method's step
 (:meth:`DPMethod.step`), which returns a :class:`DPStep`; and the written table, in random row
 order with types from the schema, with its privacy report and, when the release is weaker than
 plain ε-DP, one :class:`~microagg.errors.PrivacyLeakWarning` pointing at the caller's line
-(:func:`~microagg.release.publish.publish_dp`).
+(:func:`~microagg.release.dp.publish.publish_dp`).
 """
 
 from __future__ import annotations
@@ -21,18 +21,18 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from microagg.core.mechanisms import MAX_EPSILON, Budget, make_rng
 from microagg.data.schema import Role, Schema
 from microagg.errors import ParameterError
 from microagg.options import Calibration, Linkage
 from microagg.partition._validate import check_k
 from microagg.release.base import Release
-from microagg.release.clipping import DEFAULT_SHARE, Clipping, clip_domains
+from microagg.release.dp.clipping import DEFAULT_SHARE, Clipping, clip_domains
+from microagg.release.dp.mechanisms import MAX_EPSILON, Budget, make_rng
+from microagg.release.dp.unit import PrivacyUnit
 from microagg.release.inputs import DPInput, prepare_dp
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.params import Interval, Optional, Predicate, param
-from microagg.release.report import NoiseLevel, PrivacyReport
-from microagg.release.unit import PrivacyUnit
+from microagg.release.reports.report import NoiseLevel, PrivacyReport
 
 __all__ = ["DPMethod", "DPStep", "small_k_warnings"]
 
@@ -151,9 +151,9 @@ class DPMethod(ReleaseMethod):
         their passes; ``progress`` is called with the records clustered so far.
         ``household_size`` bounds the records of a household (the column of role household):
         the release then protects one household at ``epsilon``, every mechanism running at
-        epsilon / household_size (:class:`~microagg.release.unit.PrivacyUnit`).
+        epsilon / household_size (:class:`~microagg.release.dp.unit.PrivacyUnit`).
         """
-        from microagg.release.publish import publish_dp
+        from microagg.release.dp.publish import publish_dp
 
         if threads is not None and not self.uses_threads:
             raise ParameterError("threads", f"applies to the methods that split their passes "

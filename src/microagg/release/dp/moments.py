@@ -17,7 +17,7 @@ noise, post-processing and sampling; the method and its options are
    q_ii), for m = 2 the coskewness φ_ijl (``marginal`` φ_iii, which the sampler uses, 004
    §5.2; or ``all``). ``eigen`` releases instead the eigenvalues and eigenvectors of the
    covariance and of each coskewness slice, with noise from each cluster's eigengaps: ε-
-   individual DP only (:mod:`microagg.release.dp_eigen`).
+   individual DP only (:mod:`microagg.release.dp.eigen`).
 3. Sensitivities on the unit domain. Every attribute is scaled to [0, 1] by its declared
    domain before anything is computed, so Λ_i = 1 and the sensitivity of a cluster of k_i
    records is 1/k_i for every mean coordinate (Prop. 5), covariance coefficient (Prop. 6)
@@ -27,7 +27,7 @@ noise, post-processing and sampling; the method and its options are
    do not apply Theorem 11 in data units: Λ̂ would add widths, squared widths and cubed
    widths, and the noise on a mean would grow with the cube of the other domains (see
    docs/algorithms.md).
-4. Noise (all through :func:`~microagg.core.mechanisms.laplace_mechanism`, exact discrete
+4. Noise (all through :func:`~microagg.release.dp.mechanisms.laplace_mechanism`, exact discrete
    Laplace): ``joint`` (Alg. 1) perturbs the r coefficients of a cluster with one scale
    r / (k_i ε); ``separate`` (Alg. 2) gives each statistic (mean, covariance, coskewness)
    its share of ε by a masking strategy and the scale (its coefficients) / (k_i ε_s).
@@ -51,7 +51,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from microagg.core.mechanisms import laplace_mechanism
 from microagg.core.synthesis import (
     covariance_bound,
     nearest_covariance,
@@ -63,6 +62,7 @@ from microagg.options import (
     CoskewnessTerms,
     MomentVariant,
 )
+from microagg.release.dp.mechanisms import laplace_mechanism
 
 if TYPE_CHECKING:
     from microagg.core.aggregate import ClusterMoments

@@ -1,7 +1,7 @@
 """Coded passes over records with missing values: exact nearest and farthest candidates under
-the distance over the attributes both records have (:mod:`._gaps`).
+the distance over the attributes both records have (:mod:`._missing`).
 
-The present values are coded on one common grid (:mod:`._gap_set`: x^ = low + c * step,
+The present values are coded on one common grid (:mod:`._missing_set`: x^ = low + c * step,
 c in 0..254, code 255 for a missing value). For a query q with attributes O_q, a pass
 computes for each row x
 
@@ -26,7 +26,7 @@ in :mod:`._coded`, every row whose interval could place it among the ``near`` ne
 lower bound does not exceed the near-th smallest upper bound so far) or make it the farthest
 (its upper bound reaches the largest lower bound so far); running thresholds only tighten,
 so the candidates are supersets, and they are re-ranked with the exact distance of the
-definition (:func:`._gaps.gap_distance`): the answers, ties included, are those of a full
+definition (:func:`._missing.gap_distance`): the answers, ties included, are those of a full
 pass.
 
 The bounds are monotone in D for each n, so the thresholds become tables over n: a row can
@@ -50,9 +50,9 @@ import numba
 import numpy as np
 
 from microagg.partition._distances import BLOCK, farther
-from microagg.partition._gap_set import GAP, GAP_LEVELS
-from microagg.partition._gaps import gap_distance
 from microagg.partition._heap import bound_push, bound_replace_top, heap_offer
+from microagg.partition._missing import gap_distance
+from microagg.partition._missing_set import GAP, GAP_LEVELS
 
 # Relative slack for the float64 square roots and products turning (D, n) into bounds.
 _ROUNDING = 1e-12
@@ -357,7 +357,8 @@ def gap_query(rest, coded, work, m, q, skip, near, want_far, out_d, out_near, pa
     out_d/out_near, unordered) and, if ``want_far``, the farthest one, excluding original
     row ``skip``, under the distance over the attributes both have. Exact: nearest by
     (distance, row), farthest by (distance, lowest row). ``rest`` is a
-    :class:`._gap_set.GapSet` of m rows coded on the :class:`._kernels.Grid` ``coded``; ``work`` a
+    :class:`._missing_set.GapSet` of m rows coded on the :class:`._kernels.Grid` ``coded``; ``work``
+    a
     :class:`._kernels.QueryWork`. Returns (number of nearest found, farthest row or -1)."""
     p = q.shape[0]
     chunks = max(1, min(work.far_dist.shape[0], m // parallel_min))

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from microagg.core.mechanisms import Budget, exponential_mechanism
 from microagg.data.taxonomy import CategoryMetric
-from microagg.release.report import ChoiceNoise, categorical_noise
+from microagg.release.dp.mechanisms import Budget, exponential_mechanism
+from microagg.release.reports.report import ChoiceNoise, categorical_noise
 
 __all__ = ["category_sensitivity", "marginality_quality", "private_centroids",
            "private_concepts"]

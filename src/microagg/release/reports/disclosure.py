@@ -69,7 +69,7 @@ class UndeclaredField(KeyError):
     """A document holds a key that no declaration covers (a bug: declare it here)."""
 
     def __str__(self) -> str:
-        return (f"'{self.args[0]}' is not declared in microagg.release.disclosure: every "
+        return (f"'{self.args[0]}' is not declared in microagg.release.reports.disclosure: every "
                 "figure a release writes must be declared public, external or owner-only")
 
 
@@ -101,7 +101,7 @@ _PRIVACY_REPORT: dict[str, Node] = {
         "linkage", "calibration", "reference", "sensitivities", "domains", "noise",
         "weaker_than_plain_dp", "warnings", "row_order", "moments", "unit", "unit_epsilon",
         "threat_model", "neighbouring", "clamping", "sampling")}
-"""A DP release's :class:`~microagg.release.report.PrivacyReport`: public by construction
+"""A DP release's :class:`~microagg.release.reports.report.PrivacyReport`: public by construction
 (declared domains, ε and its split, noise levels computed from declared quantities)."""
 
 _PRIVACY_RECORD: dict[str, Node] = {
@@ -115,7 +115,7 @@ _PRIVACY_RECORD["steps"] = Each({"step": PUBLIC, "method": PUBLIC, "context": PU
                                  "record": ByFormat({PRIVACY_FORMAT: _PRIVACY_RECORD})})
 
 def _release_record(table: Audience) -> dict[str, Node]:
-    """A release's report (:class:`~microagg.release.sidecar.ReleaseRecord`); ``table`` is
+    """A release's report (:class:`~microagg.release.reports.sidecar.ReleaseRecord`); ``table`` is
     the audience of what describes its written table (public for the release itself,
     external for a step whose table a recipe does not release)."""
     return {
@@ -281,7 +281,7 @@ def view(document: Mapping[str, Any], audience: Audience | str,
     >>> view({"format": "microagg-report/1", "secret": 1}, "owner")
     Traceback (most recent call last):
     ...
-    microagg.release.disclosure.UndeclaredField: 'secret' is not declared ...
+    microagg.release.reports.disclosure.UndeclaredField: 'secret' is not declared ...
     """
     level = audience if isinstance(audience, Audience) else Audience[str(audience).upper()]
     node = declaration(fmt or str(document.get("format")))

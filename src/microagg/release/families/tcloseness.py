@@ -38,18 +38,18 @@ from microagg.options import GroundDistance, MissingValues, Scaling, TClosenessM
 from microagg.partition._validate import check_k
 from microagg.release.base import Release
 from microagg.release.design import Design
-from microagg.release.inputs import check_clamp, refuse_suspects, require_known, resolve_schema
-from microagg.release.kanonymity import (
+from microagg.release.families.kanonymity import (
     categorical_part,
     clusters_of,
     numeric_part,
     replace_by_clusters,
     resolve_scaling,
 )
+from microagg.release.inputs import check_clamp, refuse_suspects, require_known, resolve_schema
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.methods.mdav import SCALING_HELP
 from microagg.release.params import Choice, Interval, Optional, param
-from microagg.release.report import Anonymity, TClosenessReport
+from microagg.release.reports.report import Anonymity, TClosenessReport
 
 if TYPE_CHECKING:
     from microagg.core.emd import GroundModel

@@ -4,7 +4,7 @@ of each slice Φ_a = [φ_abc]_bc of the coskewness (m = 2), with Laplace noise. 
 DP (iDP, Soria-Comas et al. 2017) only: the eigenvector noise is calibrated to the cluster's
 own eigengaps, a local sensitivity.
 
-Every statistic is computed on the unit domain (as in :mod:`microagg.release.moments`), so
+Every statistic is computed on the unit domain (as in :mod:`microagg.release.dp.moments`), so
 on neighbouring clusters every entry of a covariance changes by at most e = 1/k (Prop. 6) and
 every entry of a coskewness slice by at most e = 1/k (Prop. 8; 2/k when k = 3). The change ΔM
 of a d × d matrix statistic is then dominated entrywise by e·J (J all ones), hence
@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from microagg.core.mechanisms import laplace_mechanism
 from microagg.core.synthesis import covariance_bound
+from microagg.release.dp.mechanisms import laplace_mechanism
 
 if TYPE_CHECKING:
     from microagg.core.aggregate import ClusterMoments
@@ -121,7 +121,7 @@ def entry_bound(statistic: str, sizes: np.ndarray) -> np.ndarray:
     """The largest change of one entry of the statistic between neighbouring clusters of k
     records on the unit domain: 1/k for the covariance (Prop. 6), 1/k for the coskewness
     (Prop. 8) except 2/k when k = 3 (see
-    :func:`~microagg.release.moments.coefficient_sensitivity`)."""
+    :func:`~microagg.release.dp.moments.coefficient_sensitivity`)."""
     k = np.asarray(sizes, dtype=np.float64)
     if statistic == "covariance":
         return 1.0 / k

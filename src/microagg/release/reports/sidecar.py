@@ -31,9 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from microagg.errors import InputError
-from microagg.release.disclosure import PRIVACY_FORMAT, REPORT_FORMAT, Audience, public, view
 from microagg.release.methods.base import ReleaseMethod
-from microagg.release.report import (
+from microagg.release.reports.disclosure import (
+    PRIVACY_FORMAT,
+    REPORT_FORMAT,
+    Audience,
+    public,
+    view,
+)
+from microagg.release.reports.report import (
     Entry,
     PrivacyReport,
     plain,
@@ -178,7 +184,7 @@ class ReleaseRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, ``format`` first; every key declared in
-        :mod:`microagg.release.disclosure` (the data owner's view: every figure)."""
+        :mod:`microagg.release.reports.disclosure` (the data owner's view: every figure)."""
         out = {f.name: plain(getattr(self, f.name)) for f in fields(self)}
         return view({"format": out.pop("format"), **out}, Audience.OWNER)
 
@@ -186,7 +192,7 @@ class ReleaseRecord:
 @dataclass(frozen=True)
 class PrivacyRecord:
     """The privacy report of a DP release with its provenance (``OUT.privacy.json``): every
-    key of :class:`~microagg.release.report.PrivacyReport`, then the provenance keys."""
+    key of :class:`~microagg.release.reports.report.PrivacyReport`, then the provenance keys."""
 
     report: PrivacyReport
     parameters: dict[str, Any]
@@ -199,7 +205,7 @@ class PrivacyRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The privacy report's JSON, unchanged, and the provenance keys after it: its public
-        view (:mod:`microagg.release.disclosure`), which is all of it."""
+        view (:mod:`microagg.release.reports.disclosure`), which is all of it."""
         extra = {f.name: plain(getattr(self, f.name)) for f in fields(self)
                  if f.name != "report"}
         return public({**self.report.to_dict(), **extra})

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from microagg.core.mechanisms import make_rng
+from microagg.core.rng import make_rng
 from microagg.data.column_checks import check_categories
 from microagg.data.roles import NEVER_MASKED
 from microagg.data.schema import Kind, Role, Schema
@@ -23,7 +23,7 @@ from microagg.errors import InputError
 from microagg.release.base import Release
 from microagg.release.inputs import masked_columns, refuse_suspects, resolve_schema
 from microagg.release.methods.base import Family, ReleaseMethod
-from microagg.release.report import MaskingReport
+from microagg.release.reports.report import MaskingReport
 
 __all__ = ["UNCHANGED", "MaskingMethod"]
 
@@ -66,10 +66,10 @@ class MaskingMethod(ReleaseMethod):
         or ``columns`` say which it reads, is not read: its values never stop the release.
         A column ``columns`` names is numeric by that (unless a schema declares it otherwise),
         and every cell of a masked column is read on its own as a number
-        (:mod:`microagg.release.cells`), never by the type a reader guessed for the column."""
+        (:mod:`microagg.release.dp.cells`), never by the type a reader guessed for the column."""
         from microagg.data.formats import as_declared
         from microagg.data.io import DIALECT_KEY
-        from microagg.release.cells import declared_cells
+        from microagg.release.dp.cells import declared_cells
 
         given = set(schema.names) if schema is not None else set()
         chosen = schema is not None or bool(columns)

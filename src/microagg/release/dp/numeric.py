@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from microagg.core.mechanisms import laplace_mechanism
 from microagg.options import Calibration
+from microagg.release.dp.mechanisms import laplace_mechanism
 from microagg.release.inputs import DPInput
-from microagg.release.report import NoiseLevel, numeric_noise
+from microagg.release.reports.report import NoiseLevel, numeric_noise
 
 __all__ = ["private_numeric"]
 
@@ -26,8 +26,8 @@ def private_numeric(values: np.ndarray, *, data: DPInput, factor: float, epsilon
     (000 §4) and ε; otherwise every column is a query of its own, of sensitivity
     factor · width_j and ε each (``epsilon`` is then already the per-attribute share).
     ``changing`` bounds the components that differ between neighbours, per query (see
-    :func:`~microagg.core.mechanisms.laplace_mechanism`). Returns the noisy matrix, the report's
-    sensitivity entries and the noise level per attribute."""
+    :func:`~microagg.release.dp.mechanisms.laplace_mechanism`). Returns the noisy matrix, the
+    report's sensitivity entries and the noise level per attribute."""
     widths = data.widths
     if calibration is Calibration.CORRECT:
         noisy, info = laplace_mechanism(values, sensitivity=factor * float(widths.sum()),

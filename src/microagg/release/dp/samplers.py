@@ -6,7 +6,7 @@ choices of the exponential mechanism by rejection from uniform proposals with ex
 Bernoulli(exp(−a/b)) trials: only integer comparisons against uniform integers, each made from
 a 62-bit word of the caller's numpy Generator by mask-and-reject (exactly uniform). The
 mechanisms built on them, and why they are sampled this way, are in
-:mod:`microagg.core.mechanisms`; the generator they draw from is made by
+:mod:`microagg.release.dp.mechanisms`; the generator they draw from is made by
 :func:`microagg.core.rng.make_rng`.
 """
 
@@ -175,7 +175,7 @@ def discrete_laplace(scale: int, size: int, rng: np.random.Generator | int | Non
 def exponential_choices(rng: np.random.Generator, gaps: np.ndarray, scale: int,
                         out: np.ndarray) -> None:
     """For every row r, candidate i with probability ∝ exp(−gaps[r, i] / scale), by rejection
-    from uniform proposals (see the module docstring of :mod:`microagg.core.mechanisms`)."""
+    from uniform proposals (see the module docstring of :mod:`microagg.release.dp.mechanisms`)."""
     block = np.empty(_BLOCK, dtype=np.int64)
     cursor = np.full(1, _BLOCK, dtype=np.int64)
     candidates = gaps.shape[1]

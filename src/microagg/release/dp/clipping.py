@@ -17,7 +17,7 @@ of the distance from a below that: finest where a right-skewed column's records 
 in the empty stretch between the largest record and b, whose candidates all score alike and
 would otherwise draw the choice up. Quality u(c) = −|#{x ≤ c} − q n|. Replacing one record
 changes each count by at most 1, so Δu = 1 and the choice is ε_b-DP (McSherry and Talwar 2007),
-sampled exactly (:func:`~microagg.core.mechanisms.exponential_mechanism`).
+sampled exactly (:func:`~microagg.release.dp.mechanisms.exponential_mechanism`).
 
 **Lower bound at quantile p**, when asked for: the same grid on [a, b'], b' the upper bound
 just released, with a itself (no clipping) in place of b'; quality u(c) = −|#{x < c} − p n|.
@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from microagg.core.mechanisms import Budget, exponential_mechanism
 from microagg.errors import InputError
+from microagg.release.dp.mechanisms import Budget, exponential_mechanism
 from microagg.release.inputs import DPInput
 
 __all__ = ["DEFAULT_SHARE", "Clipping", "bound_quality", "candidate_bounds", "clip_domains",

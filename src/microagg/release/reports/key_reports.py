@@ -21,7 +21,7 @@ import pandas as pd
 from microagg.core.frequencies import combinations
 from microagg.data.table import missing_mask
 from microagg.options import MissingValues
-from microagg.release.report import Anonymity, Entry, plain
+from microagg.release.reports.report import Anonymity, Entry, plain
 
 __all__ = ["RISK_KS", "KeyReport", "KeyRisk", "PramMatrix", "PramReport", "Recoded",
            "RecodingReport", "SuppressionReport", "key_risk"]

@@ -212,7 +212,7 @@ class Entry(Mapping[str, Any]):
 
 @dataclass(frozen=True, eq=False)
 class EpsilonPart(Entry):
-    """One part of the ε ledger (:class:`~microagg.core.mechanisms.Budget`)."""
+    """One part of the ε ledger (:class:`~microagg.release.dp.mechanisms.Budget`)."""
 
     part: str
     epsilon: float
