@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from microagg.data.io import quoted
+from microagg.data.column_names import quoted
 from microagg.data.varnames import RULES, legal_names
 from microagg.errors import InputError
 
@@ -94,7 +94,7 @@ def read_format(path: Path, fmt: str,
 
 
 def _read_statistical(path: Path, fmt: str) -> pd.DataFrame:
-    from microagg.data.io import check_names, column_name
+    from microagg.data.column_names import check_names, column_name
 
     pyreadstat = _module("pyreadstat", path)
     reader = {"sav": pyreadstat.read_sav, "dta": pyreadstat.read_dta,
@@ -244,7 +244,8 @@ def _labelled(series: pd.Series, labels: Mapping[Any, str], *, ordered: bool
 
 def _read_xlsx(path: Path, text: Mapping[str, Collection[str]] | None = None
                ) -> pd.DataFrame:
-    from microagg.data.io import check_names, column_name, missing_tokens
+    from microagg.data.column_names import check_names, column_name
+    from microagg.data.missing_tokens import missing_tokens
 
     _module("openpyxl", path)
     try:

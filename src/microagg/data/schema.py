@@ -461,7 +461,7 @@ class Schema:
 
     def save(self, path: str | Path) -> None:
         """Write the schema as YAML (atomically)."""
-        from microagg.data.io import write_text
+        from microagg.data.atomic import write_text
 
         path = Path(path)
         write_text(path, self.dumps(base_dir=path.parent))
