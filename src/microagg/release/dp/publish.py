@@ -24,7 +24,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,7 @@ from microagg.errors import PrivacyLeakWarning
 from microagg.options import Calibration, Linkage
 from microagg.release.base import Release
 from microagg.release.dp.mechanisms import Budget
+from microagg.release.dp.step import DPStep
 from microagg.release.dp.unit import PrivacyUnit
 from microagg.release.inputs import DPInput
 from microagg.release.reports.report import (
@@ -45,9 +46,6 @@ from microagg.release.reports.report import (
     guarantee_sentence,
     noise_warnings,
 )
-
-if TYPE_CHECKING:  # the DP base calls this module when it releases
-    from microagg.release.families.dp import DPStep
 
 __all__ = ["caller_stacklevel", "privacy_report", "publish_dp"]
 

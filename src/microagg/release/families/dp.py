@@ -15,7 +15,7 @@ plain ε-DP, one :class:`~microagg.errors.PrivacyLeakWarning` pointing at the ca
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,16 +23,16 @@ import pandas as pd
 
 from microagg.data.schema import Role, Schema
 from microagg.errors import ParameterError
-from microagg.options import Calibration, Linkage
 from microagg.partition._validate import check_k
 from microagg.release.base import Release
 from microagg.release.dp.clipping import DEFAULT_SHARE, Clipping, clip_domains
 from microagg.release.dp.mechanisms import MAX_EPSILON, Budget, make_rng
+from microagg.release.dp.step import DPStep
 from microagg.release.dp.unit import PrivacyUnit
 from microagg.release.inputs import DPInput, prepare_dp
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.params import Interval, Optional, Predicate, param
-from microagg.release.reports.report import NoiseLevel, PrivacyReport
+from microagg.release.reports.report import PrivacyReport
 
 __all__ = ["DPMethod", "DPStep", "small_k_warnings"]
 
@@ -46,31 +46,6 @@ def small_k_warnings(k: int, n: int) -> list[str]:
     return [f"k = {k} is below sqrt(n) = {n ** 0.5:.1f}: the centroids' sensitivity "
             "c * sum(width) / k exceeds a single record's, so plain Laplace noise on the "
             "records would add less noise"]
-
-
-@dataclass(frozen=True)
-class DPStep:
-    """What a DP method's step gives the pipeline to publish: the released numeric values
-    and category concepts per record (in input row order), the partition, the report's
-    entries (sensitivities, noise levels, warnings) and how the guarantee reads."""
-
-    numeric_values: np.ndarray
-    concepts: np.ndarray
-    labels: np.ndarray
-    description: str
-    groups: int | None
-    sensitivities: list[dict[str, Any]]
-    noise: dict[str, NoiseLevel]
-    calibration: Calibration | None = None
-    reference: str | None = None
-    linkage: Linkage | None = None
-    column_groups: Sequence[Sequence[str]] | None = None
-    parts: list[tuple[str, float]] | None = None
-    microaggregated: str | None = None
-    individual: str | None = None
-    moments: dict[str, Any] | None = None
-    statistics: pd.DataFrame | None = None
-    warnings: list[str] = field(default_factory=list)
 
 
 def _clipping(name: str, value: Any) -> Clipping | None:
