@@ -1,5 +1,5 @@
 """Exact nearest- and farthest-record queries over the subsets of t-closeness-first
-(:class:`._subsets.Subsets`), reading few of their blocks.
+(:class:`._subset_blocks.Subsets`), reading few of their blocks.
 
 A query codes its point on a subset's grid, bounds per block the coded squared distance to any
 code of the block's box, and reads only the blocks that can hold a candidate for the nearest
@@ -16,7 +16,7 @@ subsets read after the first are pruned by the greatest distance found anywhere.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -29,9 +29,7 @@ from microagg.partition._coded import (
     near_limit_code,
 )
 from microagg.partition._distances import BLOCK, block_distances, exact_distance, farther
-
-if TYPE_CHECKING:
-    from microagg.partition._subsets import Subsets
+from microagg.partition._subset_blocks import Subsets
 
 # Relative slack of a square root of an exact squared distance summed in float64, as a bound
 # of the real distance (far wider than its rounding).
