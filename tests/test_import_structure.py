@@ -1,7 +1,8 @@
 """The package's import structure, read from the source with ``ast`` (nothing is imported):
-no cycle among its modules at import time, none among its folders (at import time, nor
-through the imports functions make when they run), and no module below the package's top
-importing the top (``microagg/__init__``).
+no cycle among its modules at import time, nor through the imports functions make when they
+run (but the cycles of :data:`KNOWN_CYCLES`), none among its folders (at import time, nor
+through functions' imports), and no module below the package's top importing the top
+(``microagg/__init__``).
 
 A module's imports at import time are the ``import`` statements run when it is loaded: those
 at its top level, inside ``if``/``try`` blocks there, but not under ``if TYPE_CHECKING`` nor
@@ -148,6 +149,17 @@ def _explain(component: list[str], graph: Mapping[str, Iterable[str]], node=lamb
     return "; ".join(edges)
 
 
+# Module cycles through functions' imports still there, each with what closes it: a test
+# fails when one more appears, and when one of these is gone (then strike it off).
+KNOWN_CYCLES = {
+    # the registry imports every method; merge looks up the method it starts from in it
+    frozenset({"microagg.release.methods", "microagg.release.methods.merge"}),
+    # Recipe.run (public) calls the runner, which reads the model and the composition
+    frozenset({"microagg.recipe.composition", "microagg.recipe.model",
+               "microagg.recipe.runner"}),
+}
+
+
 @pytest.fixture(scope="module")
 def modules() -> dict[str, tuple[Path, bool]]:
     return _modules()
@@ -157,6 +169,16 @@ def test_no_module_cycle_at_import_time(modules):
     graph = module_graph(modules, everywhere=False)
     found = cycles(graph)
     assert not found, [_explain(c, graph) for c in found]
+
+
+def test_no_module_cycle_through_any_import(modules):
+    """Imports inside functions and under ``TYPE_CHECKING`` count: a lazy import does not
+    make two modules that need each other one home each."""
+    graph = module_graph(modules, everywhere=True)
+    found = {frozenset(c) for c in cycles(graph)}
+    new = [_explain(sorted(c), graph) for c in found - KNOWN_CYCLES]
+    assert not new, new
+    assert not KNOWN_CYCLES - found, f"no longer a cycle: {KNOWN_CYCLES - found}"
 
 
 @pytest.mark.parametrize("everywhere", [False, True], ids=["import-time", "all-imports"])
@@ -190,5 +212,7 @@ def test_the_checks_see_a_cycle(tmp_path):
     at_import = module_graph(found, everywhere=False)
     assert cycles(at_import) == [["microagg.low.a", "microagg.low.b"]]
     assert cycles(folder_graph(at_import)) == []
-    assert cycles(folder_graph(module_graph(found, everywhere=True))) == [
-        ["microagg.high", "microagg.low"]]
+    everywhere = module_graph(found, everywhere=True)
+    assert cycles(folder_graph(everywhere)) == [["microagg.high", "microagg.low"]]
+    assert sorted(map(sorted, cycles(everywhere))) == [
+        ["microagg.high.c", "microagg.low.a", "microagg.low.b"]]
