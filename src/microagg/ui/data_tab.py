@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 from shiny import Inputs, reactive, render, ui
 from shiny.session import get_current_session
-from shiny.types import SafeException
+from shiny.types import SafeException, SilentException
 
 from microagg.data.coverage import check_covered
 from microagg.data.io import READ_KEY
@@ -20,7 +20,7 @@ from microagg.data.schema import Kind, Role, Schema
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError, MicroaggError
 from microagg.ui.limits import Limits, check_file, check_frame
-from microagg.ui.session import State, Upload, clear_errors, guarded, show_error
+from microagg.ui.session import State, Upload, clear_errors, guarded, one_line, safely, show_error
 from microagg.ui.state import ColumnEdit, Reading, Workspace, read_upload
 
 __all__ = ["Loaded", "data_server", "read_again", "read_loaded"]
@@ -80,8 +80,7 @@ def read_again(path: Path, limits: Limits, reading: Reading | None = None) -> Lo
     except MicroaggError:
         raise
     except Exception as exc:  # a reader's own error: said in one line, as ours are
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise InputError(f"cannot read {path.name}: {first}") from None
+        raise InputError(f"cannot read {path.name}: {one_line(exc)}") from None
     samples = {str(c): ", ".join(map(str, pd.unique(frame[c].dropna())[:4]))
                for c in frame.columns}
     missing = {str(c): int(n) for c, n in frame.isna().sum().items()}
@@ -158,11 +157,17 @@ def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> No
         load_task(lambda: read_again(path, state.limits, how))
 
     @reactive.effect
+    @safely("upload")
     def _loaded() -> None:
         try:
             loaded = load_task.result()
         except MicroaggError as exc:
             show_error("upload", exc)
+            return
+        except Exception as exc:  # not a refusal: a bug, said in one line all the same
+            if isinstance(exc, SilentException):
+                raise
+            show_error("upload", InputError(f"cannot read the file: {one_line(exc)}"))
             return
         finally:
             with reactive.isolate():
