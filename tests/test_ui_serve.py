@@ -165,13 +165,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(tmp_path, *args):
+def _start(tmp_path, *args, prelude=""):
+    """``microagg ui`` on a free port, its temporary folder in ``tmp_path``, after the
+    Python statements ``prelude`` run in its process."""
     port = _free_port()
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     server = subprocess.Popen(
-        [sys.executable, "-c", "from microagg.cli import entry; entry()", "ui", "--port",
-         str(port), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
+        [sys.executable, "-c", f"{prelude}\nfrom microagg.cli import entry; entry()", "ui",
+         "--port", str(port), *args], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         with socket.socket() as s:
@@ -245,6 +247,31 @@ def test_a_new_token_is_printed_once(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGTERM is delivered this way on POSIX")
+def test_sigterm_stops_the_server_at_once_whatever_its_workers_compute(tmp_path):
+    import signal
+
+    from websockets.sync.client import connect
+
+    stuck = ("import concurrent.futures, time\n"  # a session's worker that never checks
+             "concurrent.futures.ThreadPoolExecutor(1).submit(time.sleep, 600)")
+    server, port = _start(tmp_path, prelude=stuck)
+    try:
+        with connect(f"ws://127.0.0.1:{port}/websocket/", open_timeout=20,
+                     additional_headers={"Origin": f"http://127.0.0.1:{port}"}):
+            server.send_signal(signal.SIGTERM)  # with a session open
+            began = time.monotonic()
+            _, stderr = server.communicate(timeout=30)
+        took = time.monotonic() - began
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert server.returncode == 128 + signal.SIGTERM and took < 12
+    assert stderr.count("\n") == 1 and "SIGTERM" in stderr and "server stopped" in stderr
+    assert not list(tmp_path.iterdir()), "the server left its folder behind"
 
 
 # --- what an upload may hold -----------------------------------------------------------------

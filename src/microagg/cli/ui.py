@@ -37,11 +37,13 @@ def ui(
     """Serve the web application: load a table, set its roles, measure its risk, add
     protection steps and download the release, its report and the recipe that reproduces
     it with `microagg run`. Needs the extra `ui` (pip install "microagg[ui]")."""
+    from microagg import interrupts
     from microagg.errors import InputError
     from microagg.ui.limits import Limits
     from microagg.ui.serve import check_bind, serve
     from microagg.ui.serve import new_token as make_token
 
+    interrupts.ending("the server stopped and removed its temporary files")
     for name, value in (("--max-upload-mb", max_upload_mb), ("--max-rows", max_rows),
                         ("--max-cells", max_cells)):
         if not value > 0:

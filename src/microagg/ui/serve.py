@@ -9,12 +9,14 @@ to start removes the folders of servers that no longer run."""
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import secrets
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from microagg.errors import InputError
 from microagg.ui.guard import is_loopback
@@ -23,6 +25,9 @@ from microagg.ui.limits import DEFAULT, Limits
 __all__ = ["new_token", "serve", "server_folder"]
 
 PREFIX = "microagg-ui"
+STOPPING_SECONDS = 2
+"""Seconds a stopping server gives its connections and sessions before it cancels them;
+the process ends as long again after, whatever its workers are computing."""
 
 
 def new_token() -> str:
@@ -50,6 +55,24 @@ def server_folder(root: Path | None = None) -> Path:
         prefix=f"{temporary_prefix(root / PREFIX)}{os.getpid()}-", suffix=".tmp", dir=root))
 
 
+def _server_class() -> type:
+    """uvicorn's server, which also ends the process a few seconds after the first signal
+    if its graceful stop hangs (a session's task that does not end when cancelled)."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not self.should_exit:
+                from microagg import interrupts
+
+                interrupts.exit_within(3 * STOPPING_SECONDS, sig)
+                # the tasks it cancels are no news: the signal's line says it stopped
+                logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
+            super().handle_exit(sig, frame)
+
+    return Server
+
+
 def serve(*, host: str = "127.0.0.1", port: int = 8000, token: str | None = None,
           allow_hosts: Sequence[str] = (), limits: Limits = DEFAULT) -> None:
     """Serve the app on ``host``:``port`` until interrupted; one line naming the extra to
@@ -68,15 +91,20 @@ def serve(*, host: str = "127.0.0.1", port: int = 8000, token: str | None = None
     folder = server_folder()
     tempfile.tempdir = str(folder)  # the sessions' folders and Shiny's uploads go there
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    from microagg import interrupts
     from microagg.ui.warm import start
 
+    server_class = _server_class()
     warming = start()  # the first step's kernels compiled apart, if numba has not cached them
     try:
         app = Guard(make_app(limits), bound=host, allow_hosts=allow_hosts, token=token,
                     max_upload=limits.upload_bytes)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        server_class(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                    timeout_graceful_shutdown=STOPPING_SECONDS)).run()
     finally:
         if warming is not None and warming.poll() is None:
-            warming.terminate()
-            warming.wait(timeout=10)
+            warming.kill()
+            warming.wait()
         shutil.rmtree(folder, ignore_errors=True)
+        if interrupts.received() is not None:  # a session's worker may not stop: no wait
+            interrupts.exit_within(STOPPING_SECONDS)
