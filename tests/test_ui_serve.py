@@ -157,6 +157,22 @@ def test_serving_beyond_loopback_without_a_token_is_refused(run_cli):
     assert result.code == 2 and "not both" in result.stderr
     result = run_cli("ui", "--max-rows", "0")
     assert result.code == 2 and "--max-rows must be positive" in result.stderr
+    result = run_cli("ui", "--host", "0.0.0.0", "--token", "a" * 15)
+    assert result.code == 2 and result.stderr.count("\n") == 1
+    assert "15 character(s)" in result.stderr and "at least 16" in result.stderr
+
+
+def test_a_port_in_use_is_refused_in_one_line_before_the_address_is_printed(run_cli):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli("ui", "--port", str(port))
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr == f"microagg: error: port {port} is in use: choose another with " \
+                            "--port\n"
+    result = run_cli("ui", "--host", "192.0.2.1", "--token", "x" * 16)  # not this machine's
+    assert result.code == 2 and "cannot serve on 192.0.2.1:8000" in result.stderr
 
 
 def _free_port() -> int:
@@ -213,15 +229,15 @@ def _websocket(port, headers):
 
 
 def test_the_server_checks_host_origin_and_token(tmp_path):
-    server, port = _start(tmp_path, "--token", "tok-123")
+    server, port = _start(tmp_path, "--token", "tok-123-long-enough")
     try:
         assert server.stdout is not None
         line = server.stdout.readline()
-        assert "tok-123" not in line and "token" in line  # a given token is never printed
+        assert "tok-123-long-enough" not in line and "token" in line  # a token is never printed
         assert _get(port)[0] == 403
-        status, headers, _ = _get(port, "/?token=tok-123")
-        assert status == 303 and "microagg_token=tok-123" in headers["set-cookie"]
-        jar = {"Cookie": "microagg_token=tok-123"}
+        status, headers, _ = _get(port, "/?token=tok-123-long-enough")
+        assert status == 303 and "microagg_token=tok-123-long-enough" in headers["set-cookie"]
+        jar = {"Cookie": "microagg_token=tok-123-long-enough"}
         status, _, page = _get(port, "/", jar)
         assert status == 200 and b"microagg" in page
         assert _get(port, "/", {**jar, "Host": "rebound.example"})[0] == 403

@@ -22,7 +22,7 @@ from microagg.errors import InputError
 from microagg.ui.guard import is_loopback
 from microagg.ui.limits import DEFAULT, Limits
 
-__all__ = ["new_token", "serve", "server_folder"]
+__all__ = ["TOKEN_LENGTH", "check_bind", "check_port", "new_token", "serve", "server_folder"]
 
 PREFIX = "microagg-ui"
 STOPPING_SECONDS = 2
@@ -35,13 +35,43 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+TOKEN_LENGTH = 16
+"""The fewest characters of a token given with ``--token`` (:func:`new_token` makes 32)."""
+
+
 def check_bind(host: str, token: str | None) -> None:
-    """Refuse an address beyond loopback without a token."""
+    """Refuse an address beyond loopback without a token, and a token shorter than
+    :data:`TOKEN_LENGTH` characters."""
     if not is_loopback(host) and not token:
         raise InputError(
             f"--host {host} serves the app beyond this machine: anyone who reaches it could "
             "load data and read releases, so it needs a token (--token TEXT, or --new-token "
             "to make one)")
+    if token and len(token) < TOKEN_LENGTH:
+        raise InputError(
+            f"--token has {len(token)} character(s): a token needs at least {TOKEN_LENGTH}, "
+            "so that it cannot be guessed (--new-token makes one)")
+
+
+def check_port(host: str, port: int) -> None:
+    """Refuse ``host``:``port`` when the server could not listen there (another program
+    listens on the port, or the address is not this machine's), before the address is
+    printed as served."""
+    import errno
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        with socket.socket(family, kind, proto) as probe:
+            if os.name == "posix":  # as uvicorn binds: a port in TIME_WAIT is free
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, getattr(errno, "WSAEADDRINUSE", None)):
+            raise InputError(f"port {port} is in use: choose another with --port") from None
+        raise InputError(f"cannot serve on {host}:{port} "
+                         f"({exc.strerror or exc}): check --host and --port") from None
 
 
 def server_folder(root: Path | None = None) -> Path:
