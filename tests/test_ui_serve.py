@@ -298,7 +298,8 @@ def test_an_upload_over_the_size_row_or_cell_limit_is_refused_by_name(tmp_path):
     pd.DataFrame({"a": range(500), "b": range(500)}).to_csv(data, index=False)
     check_file(data, Limits())
     with pytest.raises(InputError, match=r"^people.csv has [0-9,]+ bytes: this server "
-                       r"accepts at most 100 bytes \(microagg ui --max-upload-mb\)$"):
+                       r"accepts at most 100 bytes \(the server's operator sets it with microagg "
+                       r"ui --max-upload-mb\)$"):
         check_file(data, Limits(upload_bytes=100))
     with pytest.raises(InputError, match=r"^people.csv holds 500 records: .*400 "):
         check_file(data, Limits(rows=400))
@@ -481,3 +482,23 @@ def test_suda2_stops_when_its_progress_callback_raises():
     result = suda2(codes[:300], progress=full.append)
     # before the search, while it runs, and once at its end with every unique searched
     assert full[0] == 0 and full == sorted(full) and full[-1] == result.sample_uniques
+
+
+def test_the_apps_errors_name_its_fields_and_the_size_refusal_its_operators_option():
+    from microagg.data.schema import Schema
+    from microagg.errors import PrivacyError
+    from microagg.release.flags import labelled
+    from microagg.release.inputs import _undeclared
+    from microagg.ui.limits import too_large
+
+    limits = Limits(upload_bytes=100_000_000)
+    assert too_large("big150.csv", 100_000_000, limits) is None
+    refusal = str(too_large("big150.csv", 154_900_000, limits))
+    assert refusal.startswith("big150.csv has 154.9 MB: this server accepts at most 100.0 MB")
+    assert "operator" in refusal and "--max-upload-mb" in refusal and "\n" not in refusal
+    schema = Schema.infer(pd.DataFrame({"revenu net": [1.0, 2.0]}))
+    with pytest.raises(PrivacyError) as refused:  # a DP step on a column without bounds
+        _undeclared(schema, ["revenu net"], bounds_from_data=False)
+    said = labelled(str(refused.value))
+    assert "--" not in said and "`" not in said
+    assert "'bounds' revenu net=LO:HI" in said and "'bounds from data'" in said

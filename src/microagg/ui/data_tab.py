@@ -19,7 +19,7 @@ from microagg.data.roles import suggested_roles
 from microagg.data.schema import Kind, Role, Schema
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError, MicroaggError
-from microagg.ui.limits import Limits, check_file, check_frame
+from microagg.ui.limits import Limits, check_file, check_frame, too_large
 from microagg.ui.session import State, Upload, clear_errors, guarded, one_line, safely, show_error
 from microagg.ui.state import ColumnEdit, Reading, Workspace, read_upload
 
@@ -107,12 +107,11 @@ def _refuse_large_uploads(limits: Limits) -> None:
 
     async def upload_init(file_infos: list[dict[str, Any]]) -> Any:
         for info in file_infos:
-            size = int(info.get("size") or 0)
-            if size > limits.upload_bytes:
-                raise SafeException(
-                    f"{Path(str(info.get('name', 'the file'))).name} has {size / 1e6:,.1f} MB: "
-                    f"this server accepts {limits.upload_bytes / 1e6:,.0f} MB (microagg ui "
-                    "--max-upload-mb sets it)")
+            refusal = too_large(Path(str(info.get("name", "the file"))).name,
+                                int(info.get("size") or 0), limits)
+            if refusal is not None:  # the whole line beside the field, a word in the bar
+                show_error("upload", refusal)
+                raise SafeException("refused")
         return await original(file_infos)
 
     session.set_message_handler("uploadInit", upload_init)

@@ -31,7 +31,7 @@ from shiny import reactive, ui
 from microagg.data.schema import Role, Schema
 from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys, risk_weight
 from microagg.recipe.runner import RecipeRun
-from microagg.release.flags import render
+from microagg.release.flags import labelled
 from microagg.ui.limits import DEFAULT, Limits
 from microagg.ui.state import ColumnEdit, Workspace, build_schema
 
@@ -67,8 +67,9 @@ def scrub(text: str) -> str:
 
 
 def show_error(name: str, error: Exception | str) -> None:
-    """Show ``error`` as the command line says it, in one line beside field ``name``."""
-    text = scrub(" ".join(render(str(error)).split()))
+    """Show ``error`` in one line beside field ``name``, the library's parameter names said
+    as the app's fields (not the command line's flags)."""
+    text = scrub(" ".join(labelled(str(error)).split()))
     ui.remove_ui(selector=f"#err-{name} .field-error", multiple=True, immediate=True)
     ui.insert_ui(ui.div(text, class_="field-error"), selector=f"#err-{name}",
                  where="beforeEnd", immediate=True)
