@@ -21,9 +21,9 @@ from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError, MicroaggError
 from microagg.ui.limits import Limits, check_file, check_frame, too_large
 from microagg.ui.session import State, Upload, clear_errors, guarded, one_line, safely, show_error
-from microagg.ui.state import ColumnEdit, Reading, Workspace, read_upload
+from microagg.ui.state import ColumnEdit, Reading, Workspace, not_a_number, read_upload
 
-__all__ = ["Loaded", "data_server", "read_again", "read_loaded"]
+__all__ = ["Loaded", "data_server", "numbers_refused", "read_again", "read_loaded"]
 
 
 def _role_select(i: int, name: str, role: str) -> Any:
@@ -89,10 +89,30 @@ def read_again(path: Path, limits: Limits, reading: Reading | None = None) -> Lo
     return Loaded(path, frame, inferred, notes, suggested_roles(frame), upload)
 
 
+def numbers_refused(frame: pd.DataFrame | None,
+                    edits: dict[str, ColumnEdit]) -> InputError | None:
+    """Why a column read as text cannot be given the numeric kind (a value that is not a
+    number, such as ``28107,0`` read without the decimal comma), or ``None``."""
+    for name, edit in edits.items():
+        if edit.kind == Kind.NUMERIC.value and frame is not None and name in frame.columns:
+            value = not_a_number(frame[name])
+            if value is not None:
+                return InputError(f"column '{name}': '{value}' is not a number: set the "
+                                  "decimal mark and read the file again, or keep its kind")
+    return None
+
+
 def _reading(input: Inputs) -> Reading:
     """How the upload's fields say the file is written."""
     return Reading(na=input.upload_na() or "", separator=input.upload_separator() or "",
-                   header=bool(input.upload_header()))
+                   header=bool(input.upload_header()), decimal=input.upload_decimal() or ".")
+
+
+def _show_reading(how: Reading) -> None:
+    """Set the upload's fields to ``how`` (a new file read with automatic detection)."""
+    ui.update_text("upload_separator", value=how.separator)
+    ui.update_checkbox("upload_header", value=how.header)
+    ui.update_select("upload_decimal", selected=how.decimal)
 
 
 def _refuse_large_uploads(limits: Limits) -> None:
@@ -123,6 +143,7 @@ def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> No
     counts the tables read."""
     _refuse_large_uploads(state.limits)
     reading: reactive.Value[str | None] = reactive.value(None)
+    last: list[Reading | None] = [None]  # how the last file was read
 
     @reactive.extended_task
     async def load_task(work: Callable[[], Loaded]) -> Loaded:
@@ -132,8 +153,11 @@ def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> No
     @reactive.event(input.upload)
     def _load() -> None:
         clear_errors()
-        upload, how = input.upload(), _reading(input)
+        upload, fields = input.upload(), _reading(input)
         if upload:
+            how = last[0] = fields.for_next_file(last[0])
+            if how != fields:  # the last file's separator, header and mark do not carry over
+                _show_reading(how)
             datapath, name = upload[0]["datapath"], upload[0]["name"]
             reading.set(Path(name).name)
             state.retire()  # the measures of the table shown stop: it is being replaced
@@ -152,6 +176,7 @@ def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> No
                                             "every step to read it again"))
             return
         reading.set(path.name)
+        last[0] = how
         state.retire()
         load_task(lambda: read_again(path, state.limits, how))
 
@@ -280,6 +305,11 @@ def _columns_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> N
                 changed = True
         if changed:
             clear_errors()
+            with reactive.isolate():
+                refusal = numbers_refused(state.frame(), edits)
+            if refusal is not None:
+                show_error("roles", refusal)
+                return
             previous = state.edits()
             state.edits.set(edits)
             if guarded("roles", state.schema) is None:
