@@ -221,7 +221,7 @@ def _upload_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> No
         notes = [ui.tags.li(n) for n in state.reading()]
         frame = state.frame()
         tokens = (frame.attrs.get(READ_KEY) or {}).get("na", []) if frame is not None else []
-        read_as = ", ".join(["empty", "NA", "NaN", "NULL", *tokens])
+        read_as = ", ".join(dict.fromkeys(["empty", "NA", "NaN", "NULL", *tokens]))
         return ui.TagList(
             said,
             ui.p(f"{upload.name}: {upload.records:,} records, {upload.columns} columns, "

@@ -278,5 +278,7 @@ def page(limits: Limits = DEFAULT) -> Any:
     """The whole page (the upload's ``limits`` stated on the data tab)."""
     return ui.page_navbar(
         _data(limits), _risk(), _steps(), _compare(), _download(),
-        title="microagg", id="tabs", header=ui.tags.style(STYLE),
+        title="microagg", id="tabs",
+        header=ui.TagList(ui.tags.style(STYLE),  # no icon: the browser asks for none (404)
+                          ui.head_content(ui.tags.link(rel="icon", href="data:,"))),
         window_title="microagg: protect a table")
