@@ -147,3 +147,19 @@ def test_an_effect_that_fails_shows_one_line_beside_its_field_and_returns(monkey
                      ("roles", "keys: too many")]
     with pytest.raises(SilentException):  # req(): Shiny's own, passed on
         session.safely("upload")(silent)()
+
+
+def test_a_wide_table_whose_every_column_is_a_key_says_to_choose_them():
+    from microagg.data.schema import Schema
+    from microagg.ui.data_tab import MANY_KEYS, many_keys_note
+    from microagg.ui.state import ColumnEdit, build_schema
+
+    def schema(columns: int, edits=None):
+        frame = pd.DataFrame({f"c{i}": [1, 2] for i in range(columns)})
+        return build_schema(Schema.infer(frame, strict=False), edits or {})
+
+    assert many_keys_note(schema(MANY_KEYS)) is None
+    said = str(many_keys_note(schema(2000)))
+    assert "2,000 columns are quasi-identifiers" in said and "SUDA2" in said
+    fewer = {f"c{i}": ColumnEdit(role="other") for i in range(MANY_KEYS, 2000)}
+    assert many_keys_note(schema(2000, fewer)) is None  # the keys chosen: nothing to say

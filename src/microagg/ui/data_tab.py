@@ -23,7 +23,8 @@ from microagg.ui.limits import Limits, check_file, check_frame, too_large
 from microagg.ui.session import State, Upload, clear_errors, guarded, one_line, safely, show_error
 from microagg.ui.state import ColumnEdit, Reading, Workspace, not_a_number, read_upload
 
-__all__ = ["Loaded", "data_server", "numbers_refused", "read_again", "read_loaded"]
+__all__ = ["MANY_KEYS", "Loaded", "data_server", "many_keys_note", "numbers_refused",
+           "read_again", "read_loaded"]
 
 
 def _role_select(i: int, name: str, role: str) -> Any:
@@ -87,6 +88,23 @@ def read_again(path: Path, limits: Limits, reading: Reading | None = None) -> Lo
     upload = Upload(path.name, len(frame), frame.shape[1], sum(missing.values()), samples,
                     missing)
     return Loaded(path, frame, inferred, notes, suggested_roles(frame), upload)
+
+
+MANY_KEYS = 30
+"""Past this many quasi-identifiers, the columns' table says to choose the keys."""
+
+
+def many_keys_note(schema: Schema) -> Any:
+    """A line over the columns' table when every column of a wide table is a key by default:
+    an intruder knows a few of them, over hundreds every record is unique, and SUDA2's
+    search grows as 2^keys. ``None`` up to :data:`MANY_KEYS` keys."""
+    keys = sum(a.role is Role.QUASI for a in schema)
+    if keys <= MANY_KEYS:
+        return None
+    return ui.p(f"{keys:,} columns are quasi-identifiers: set the role of those an intruder "
+                "cannot know to other or confidential (the risk over this many keys finds "
+                "nearly every record unique, and SUDA2 waits to be asked).",
+                class_="context", id="many-keys")
 
 
 def numbers_refused(frame: pd.DataFrame | None,
@@ -273,7 +291,8 @@ def _columns_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> N
             number = shown()
         marker = ui.div(ui.input_text("columns_of", None, value=str(number)),
                         style="display: none")
-        return ui.TagList(note, ui.tags.fieldset(table, disabled=locked or None), marker)
+        return ui.TagList(note, many_keys_note(schema), ui.tags.fieldset(
+            table, disabled=locked or None), marker)
 
     @reactive.effect
     def _roles() -> None:
