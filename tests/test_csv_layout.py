@@ -157,3 +157,35 @@ def test_a_dp_release_reads_the_tokens_as_declared_missing_and_publishes_them(tm
     public = yaml.safe_load(files.recipe.read_text())
     assert public["read"] == {"na": ["?"]}
     assert "observed" not in files.recipe.read_text() and "seed" not in public
+
+
+def test_a_decimal_comma_file_is_read_as_numbers_and_its_recipe_says_so(tmp_path):
+    """A `;` file with a decimal comma (a European office's): read with the decimal mark,
+    its amounts are numbers and the recipe's `read:` has the mark; read without it, they
+    are text, and setting their kind to numeric is refused naming a value."""
+    pytest.importorskip("shiny", reason="the web app needs the extra ui (shiny)")
+    from microagg.ui.data_tab import numbers_refused
+    from microagg.ui.state import ColumnEdit
+
+    source = tmp_path / "survey.csv"
+    source.write_text("region;income\nnorth;28107,0\nsouth;372,43\nnorth;\n")
+    how = Reading(separator=";", decimal=",")
+    table, inferred, _ = read_upload(source, how)
+    assert table["income"].tolist()[:2] == [28107.0, 372.43]
+    assert numbers_refused(table, {"income": ColumnEdit(kind="numeric")}) is None
+    run = begin_run(source, table, inferred, None, "matches-any")
+    assert dict(run.recipe.read) == {"separator": ";", "decimal": ","}
+    as_text, _, _ = read_upload(source, Reading(separator=";"))
+    refusal = numbers_refused(as_text, {"income": ColumnEdit(kind="numeric"),
+                                        "region": ColumnEdit(kind="nominal")})
+    assert refusal is not None and "'28107,0' is not a number" in str(refusal)
+    assert "decimal mark" in str(refusal) and "income" in str(refusal)
+    assert numbers_refused(as_text, {"income": ColumnEdit(role="other")}) is None
+
+
+def test_a_new_file_starts_from_detection_unless_its_fields_were_changed():
+    semicolon = Reading(na="-9", separator=";", header=False, decimal=",")
+    fresh = semicolon.for_next_file(semicolon)  # the fields as the last file left them
+    assert fresh.options() == {"na": ["-9"]}  # the tokens stay (the page lists them)
+    assert semicolon.for_next_file(Reading()) == semicolon  # changed for this file
+    assert semicolon.for_next_file(None) == semicolon  # the first file

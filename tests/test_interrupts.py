@@ -308,4 +308,5 @@ def test_ctrl_c_stops_the_web_app_with_its_code(tmp_path):
     assert process.stdout.readline().startswith("microagg ui: http://127.0.0.1:")
     time.sleep(1.0)  # the server has started listening
     process.send_signal(signal.SIGINT)
-    assert NOTHING in _error_line(process, signal.SIGINT)
+    assert _error_line(process, signal.SIGINT) == ("microagg: error: interrupted; the server "
+                                                   "stopped and removed its temporary files")

@@ -163,7 +163,7 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
         page.fill("#f_k", "1")
         page.click("#run_step")
         page.wait_for_selector("#err-k .field-error")
-        assert "--k must be an integer >= 2" in page.inner_text("#err-k")
+        assert "'k' must be an integer >= 2" in page.inner_text("#err-k")
         page.fill("#f_k", "5")
         page.click("#run_step")
         page.wait_for_selector("#step-2")

@@ -141,3 +141,24 @@ def test_the_pram_note_names_the_keys_of_its_frequencies() -> None:
     assert f"smallest f_k over them is {over.smallest_class:,}" in statement
     # the steps table's row measures every key: the note does not claim to
     assert run.results[-1].risk.violations[2] > int((over.fk == 1).sum())
+
+
+def test_the_steps_tables_figures_are_never_in_scientific_notation():
+    from microagg.ui.steps_tab import _number, _risk_cells
+
+    risk = measure_risk(pd.DataFrame({"a": range(20_000)}), ["a"])  # 20,000 uniques
+    cells = _risk_cells(risk)
+    assert all("e+" not in cell for cell in cells)
+    assert "20,000.0" in cells
+    assert _number(123_456.7) == "123,457" and _number(20_000) == "20,000"
+    assert _number(0.0123) == "0.0123" and _number(None) == "—"
+
+
+def test_the_page_names_its_icon_so_that_no_request_for_one_fails():
+    from htmltools import HTMLDocument
+
+    from microagg.ui.layout import page
+
+    html = HTMLDocument(page()).render()["html"]
+    head = html[:html.index("</head>")]
+    assert re.search(r'<link rel="icon" href="data:,"', head)

@@ -157,6 +157,22 @@ def test_serving_beyond_loopback_without_a_token_is_refused(run_cli):
     assert result.code == 2 and "not both" in result.stderr
     result = run_cli("ui", "--max-rows", "0")
     assert result.code == 2 and "--max-rows must be positive" in result.stderr
+    result = run_cli("ui", "--host", "0.0.0.0", "--token", "a" * 15)
+    assert result.code == 2 and result.stderr.count("\n") == 1
+    assert "15 character(s)" in result.stderr and "at least 16" in result.stderr
+
+
+def test_a_port_in_use_is_refused_in_one_line_before_the_address_is_printed(run_cli):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli("ui", "--port", str(port))
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr == f"microagg: error: port {port} is in use: choose another with " \
+                            "--port\n"
+    result = run_cli("ui", "--host", "192.0.2.1", "--token", "x" * 16)  # not this machine's
+    assert result.code == 2 and "cannot serve on 192.0.2.1:8000" in result.stderr
 
 
 def _free_port() -> int:
@@ -165,13 +181,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(tmp_path, *args):
+def _start(tmp_path, *args, prelude=""):
+    """``microagg ui`` on a free port, its temporary folder in ``tmp_path``, after the
+    Python statements ``prelude`` run in its process."""
     port = _free_port()
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     server = subprocess.Popen(
-        [sys.executable, "-c", "from microagg.cli import entry; entry()", "ui", "--port",
-         str(port), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
+        [sys.executable, "-c", f"{prelude}\nfrom microagg.cli import entry; entry()", "ui",
+         "--port", str(port), *args], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         with socket.socket() as s:
@@ -211,15 +229,15 @@ def _websocket(port, headers):
 
 
 def test_the_server_checks_host_origin_and_token(tmp_path):
-    server, port = _start(tmp_path, "--token", "tok-123")
+    server, port = _start(tmp_path, "--token", "tok-123-long-enough")
     try:
         assert server.stdout is not None
         line = server.stdout.readline()
-        assert "tok-123" not in line and "token" in line  # a given token is never printed
+        assert "tok-123-long-enough" not in line and "token" in line  # a token is never printed
         assert _get(port)[0] == 403
-        status, headers, _ = _get(port, "/?token=tok-123")
-        assert status == 303 and "microagg_token=tok-123" in headers["set-cookie"]
-        jar = {"Cookie": "microagg_token=tok-123"}
+        status, headers, _ = _get(port, "/?token=tok-123-long-enough")
+        assert status == 303 and "microagg_token=tok-123-long-enough" in headers["set-cookie"]
+        jar = {"Cookie": "microagg_token=tok-123-long-enough"}
         status, _, page = _get(port, "/", jar)
         assert status == 200 and b"microagg" in page
         assert _get(port, "/", {**jar, "Host": "rebound.example"})[0] == 403
@@ -247,6 +265,31 @@ def test_a_new_token_is_printed_once(tmp_path):
         server.wait(timeout=20)
 
 
+@pytest.mark.skipif(os.name != "posix", reason="SIGTERM is delivered this way on POSIX")
+def test_sigterm_stops_the_server_at_once_whatever_its_workers_compute(tmp_path):
+    import signal
+
+    from websockets.sync.client import connect
+
+    stuck = ("import concurrent.futures, time\n"  # a session's worker that never checks
+             "concurrent.futures.ThreadPoolExecutor(1).submit(time.sleep, 600)")
+    server, port = _start(tmp_path, prelude=stuck)
+    try:
+        with connect(f"ws://127.0.0.1:{port}/websocket/", open_timeout=20,
+                     additional_headers={"Origin": f"http://127.0.0.1:{port}"}):
+            server.send_signal(signal.SIGTERM)  # with a session open
+            began = time.monotonic()
+            _, stderr = server.communicate(timeout=30)
+        took = time.monotonic() - began
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert server.returncode == 128 + signal.SIGTERM and took < 12
+    assert stderr.count("\n") == 1 and "SIGTERM" in stderr and "server stopped" in stderr
+    assert not list(tmp_path.iterdir()), "the server left its folder behind"
+
+
 # --- what an upload may hold -----------------------------------------------------------------
 
 
@@ -255,7 +298,8 @@ def test_an_upload_over_the_size_row_or_cell_limit_is_refused_by_name(tmp_path):
     pd.DataFrame({"a": range(500), "b": range(500)}).to_csv(data, index=False)
     check_file(data, Limits())
     with pytest.raises(InputError, match=r"^people.csv has [0-9,]+ bytes: this server "
-                       r"accepts at most 100 bytes \(microagg ui --max-upload-mb\)$"):
+                       r"accepts at most 100 bytes \(the server's operator sets it with microagg "
+                       r"ui --max-upload-mb\)$"):
         check_file(data, Limits(upload_bytes=100))
     with pytest.raises(InputError, match=r"^people.csv holds 500 records: .*400 "):
         check_file(data, Limits(rows=400))
@@ -438,3 +482,23 @@ def test_suda2_stops_when_its_progress_callback_raises():
     result = suda2(codes[:300], progress=full.append)
     # before the search, while it runs, and once at its end with every unique searched
     assert full[0] == 0 and full == sorted(full) and full[-1] == result.sample_uniques
+
+
+def test_the_apps_errors_name_its_fields_and_the_size_refusal_its_operators_option():
+    from microagg.data.schema import Schema
+    from microagg.errors import PrivacyError
+    from microagg.release.flags import labelled
+    from microagg.release.inputs import _undeclared
+    from microagg.ui.limits import too_large
+
+    limits = Limits(upload_bytes=100_000_000)
+    assert too_large("big150.csv", 100_000_000, limits) is None
+    refusal = str(too_large("big150.csv", 154_900_000, limits))
+    assert refusal.startswith("big150.csv has 154.9 MB: this server accepts at most 100.0 MB")
+    assert "operator" in refusal and "--max-upload-mb" in refusal and "\n" not in refusal
+    schema = Schema.infer(pd.DataFrame({"revenu net": [1.0, 2.0]}))
+    with pytest.raises(PrivacyError) as refused:  # a DP step on a column without bounds
+        _undeclared(schema, ["revenu net"], bounds_from_data=False)
+    said = labelled(str(refused.value))
+    assert "--" not in said and "`" not in said
+    assert "'bounds' revenu net=LO:HI" in said and "'bounds from data'" in said

@@ -106,3 +106,60 @@ def test_a_search_writes_how_far_it_is_and_stops_when_its_check_raises():
         suda2(codes, progress=_counted(check, searched, ("u",)))
     uniques = int((matching_counts(codes, "matches-any") == 1).sum())
     assert 0 < searched[("u",)] < uniques  # stopped before its end
+
+
+def test_the_cost_of_thousands_of_keys_saturates_and_is_said_in_one_short_line():
+    import math
+
+    from microagg.ui.risk_tab import ASKED_SECONDS
+
+    wide = search_cost(300, 2000)  # 2^2000 subsets: more than a float holds
+    assert math.isinf(wide.seconds) and wide.seconds > ASKED_SECONDS
+    assert wide.steps == 2**2000 - 1
+    for said in (wide.describe(), wide.searched(3)):
+        assert "\n" not in said and len(said) < 200 and "10^602" in said
+    assert "more than a year" in wide.describe()
+    assert search_cost(300, 60).seconds < wide.seconds  # still ordered below saturation
+
+
+def test_an_effect_that_fails_shows_one_line_beside_its_field_and_returns(monkeypatch):
+    from shiny.types import SilentException
+
+    from microagg.errors import InputError
+    from microagg.ui import session
+
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(session, "show_error", lambda name, error: shown.append(
+        (name, str(error))))
+
+    def bug() -> None:
+        raise OverflowError("int too large to convert to float\nsecond line")
+
+    def refusal() -> None:
+        raise InputError("keys: too many")
+
+    def silent() -> None:
+        raise SilentException
+
+    session.safely("upload")(bug)()
+    session.safely("roles")(refusal)()
+    assert shown == [("upload", "could not complete this: int too large to convert to float"),
+                     ("roles", "keys: too many")]
+    with pytest.raises(SilentException):  # req(): Shiny's own, passed on
+        session.safely("upload")(silent)()
+
+
+def test_a_wide_table_whose_every_column_is_a_key_says_to_choose_them():
+    from microagg.data.schema import Schema
+    from microagg.ui.data_tab import MANY_KEYS, many_keys_note
+    from microagg.ui.state import ColumnEdit, build_schema
+
+    def schema(columns: int, edits=None):
+        frame = pd.DataFrame({f"c{i}": [1, 2] for i in range(columns)})
+        return build_schema(Schema.infer(frame, strict=False), edits or {})
+
+    assert many_keys_note(schema(MANY_KEYS)) is None
+    said = str(many_keys_note(schema(2000)))
+    assert "2,000 columns are quasi-identifiers" in said and "SUDA2" in said
+    fewer = {f"c{i}": ColumnEdit(role="other") for i in range(MANY_KEYS, 2000)}
+    assert many_keys_note(schema(2000, fewer)) is None  # the keys chosen: nothing to say

@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from types import FrameType
 
-__all__ = ["Interrupted", "exit_code", "finishing", "held", "install", "message", "pending",
-           "received", "say", "wrote"]
+__all__ = ["Interrupted", "ending", "exit_code", "exit_within", "finishing", "held", "install",
+           "message", "pending", "received", "say", "wrote"]
 
 NAMES = ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")
 """The signals that end a command, by name; those the platform lacks are skipped."""
@@ -68,6 +68,7 @@ class _State:
         self.depth = 0  # nesting of held()
         self.caught: int | None = None  # a signal that arrived inside held()
         self.written: list[str] = []  # outputs renamed into place
+        self.ending: str | None = None  # what a command that writes no output says it did
 
 
 _state = _State()
@@ -205,12 +206,41 @@ def wrote(paths: Iterable[str | Path]) -> None:
         _state.written.extend(str(p) for p in paths)
 
 
+def ending(text: str) -> None:
+    """Say ``text`` after the signal instead of what was written: a command that writes no
+    output (a server) says what it did as it stopped."""
+    _state.ending = text
+
+
+def exit_within(seconds: float, signum: int | None = None) -> None:
+    """End the process with :func:`exit_code` if it is still running ``seconds`` from now:
+    a signal (``signum``, when a library's handler caught it and it was not received here)
+    ended the command, but a thread it cannot stop (a worker in a compiled loop) would keep
+    the interpreter from exiting, or a library from returning. Its line is said unless it
+    was, and the streams are flushed."""
+    def end() -> None:
+        if _state.received is None:
+            _state.received = signum
+        say()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(exit_code())
+
+    timer = threading.Timer(seconds, end)
+    timer.daemon = True
+    timer.start()
+
+
 def message() -> str:
     """What an interrupted command says: which signal (Ctrl-C is plain "interrupted"), and
-    that no output was written, or which outputs were, complete, before the signal."""
+    that no output was written, or which outputs were, complete, before the signal (or what
+    :func:`ending` says)."""
     signum = _state.received
     cause = ("interrupted" if signum is None or signum == int(signal.SIGINT)
              else f"interrupted by {_name(signum)}")
+    if _state.ending is not None:
+        return f"{cause}; {_state.ending}"
     if _state.written:
         return (f"{cause} after writing {', '.join(_state.written)} (complete); nothing else "
                 "was written")

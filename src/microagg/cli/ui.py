@@ -20,7 +20,7 @@ def ui(
     token: str | None = typer.Option(None, "--token", envvar="MICROAGG_UI_TOKEN",
                                      help="A secret every request must carry (a cookie set "
                                      "by a first visit to /?token=TOKEN, or the header "
-                                     "X-Microagg-Token)."),
+                                     "X-Microagg-Token): at least 16 characters."),
     new_token: bool = typer.Option(False, "--new-token", help="Make a token and print the "
                                    "address with it, once."),
     allow_host: list[str] = typer.Option([], "--allow-host", help="A name or address the "
@@ -37,9 +37,10 @@ def ui(
     """Serve the web application: load a table, set its roles, measure its risk, add
     protection steps and download the release, its report and the recipe that reproduces
     it with `microagg run`. Needs the extra `ui` (pip install "microagg[ui]")."""
+    from microagg import interrupts
     from microagg.errors import InputError
     from microagg.ui.limits import Limits
-    from microagg.ui.serve import check_bind, serve
+    from microagg.ui.serve import check_bind, check_port, serve
     from microagg.ui.serve import new_token as make_token
 
     for name, value in (("--max-upload-mb", max_upload_mb), ("--max-rows", max_rows),
@@ -50,6 +51,9 @@ def ui(
         raise InputError("give --token or --new-token, not both")
     token = make_token() if new_token else token
     check_bind(host, token)
+    if not 0 < port < 65536:
+        raise InputError(f"--port must be between 1 and 65535, got {port}")
+    check_port(host, port)
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{port}"
     if new_token:
@@ -58,5 +62,6 @@ def ui(
     else:
         out.print(f"microagg ui: {address}" + ("/?token=… (your token)" if token else "")
                   + " (Ctrl-C stops it)", soft_wrap=True)
+    interrupts.ending("the server stopped and removed its temporary files")
     serve(host=host, port=port, token=token, allow_hosts=allow_host,
           limits=Limits(int(max_upload_mb * 1_000_000), max_rows, max_cells))

@@ -13,7 +13,7 @@ import re
 from microagg.release.methods import METHODS
 from microagg.release.params import flag_of, method_fields
 
-__all__ = ["FLAGS", "flag", "render"]
+__all__ = ["FLAGS", "flag", "labelled", "render"]
 
 FLAGS = {
     "rng": "--seed",
@@ -42,3 +42,15 @@ _NAMED = re.compile(r"`([a-z][a-z0-9_]*)`")
 def render(message: str) -> str:
     """A library message as the command line says it: each ```name``` becomes its flag."""
     return _NAMED.sub(lambda match: flag(match.group(1)), message)
+
+
+def labelled(message: str) -> str:
+    """A library message as the web app says it: each ```name``` becomes its field's label
+    (the name with spaces), quoted, instead of a flag the app has no use for.
+
+    Examples
+    --------
+    >>> labelled("pass `bounds` age=LO:HI (`bounds_from_data` is not DP)")
+    "pass 'bounds' age=LO:HI ('bounds from data' is not DP)"
+    """
+    return _NAMED.sub(lambda match: f"'{match.group(1).replace('_', ' ')}'", message)

@@ -137,23 +137,47 @@ class SearchCost:
         if self.search == "records":
             return (f"SUDA2 over {self.keys} keys compares each of up to {self.records:,} "
                     f"records with every other and looks through the {1 << self.keys:,} "
-                    f"subsets of the keys for each: up to about {_duration(self.seconds)} "
+                    f"subsets of the keys for each: up to {_duration(self.seconds)} "
                     "of computing")
-        return (f"SUDA2 over {self.keys} keys searches up to {self.steps:,} subsets of "
-                f"the keys, each over up to {self.records:,} records: up to about "
+        return (f"SUDA2 over {self.keys} keys searches up to {_steps(self.steps)} subsets of "
+                f"the keys, each over up to {self.records:,} records: up to "
                 f"{_duration(self.seconds)} of computing")
 
     def searched(self, done: int) -> str:
         """How far a search is, as the web app states it."""
-        return f"{done:,} of up to {self.steps:,} {self.unit} searched"
+        return f"{done:,} of up to {_steps(self.steps)} {self.unit} searched"
+
+
+_YEAR = 365.25 * 86_400
+
+
+def _steps(count: int) -> str:
+    """A count of steps: in full up to a trillion, else as a power of ten (2^2000 subsets
+    of 2,000 keys have 603 digits)."""
+    return f"{count:,}" if count < 10**12 else f"about 10^{len(str(count)) - 1}"
 
 
 def _duration(seconds: float) -> str:
     if seconds < 1:
-        return "a second"
+        return "about a second"
     if seconds < 90:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min"
+        return f"about {seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"about {seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"about {seconds / 3600:.0f} h"
+    if seconds < _YEAR:
+        return f"about {seconds / 86_400:.0f} days"
+    return "more than a year"
+
+
+def _times(count: int, factor: float) -> float:
+    """``count`` × ``factor`` in seconds, saturated at infinity: a count of subsets of many
+    keys (2^M) passes what a float holds."""
+    try:
+        return count * factor
+    except OverflowError:
+        return math.inf
 
 
 def search_cost(records: int, keys: int) -> SearchCost:
@@ -172,7 +196,7 @@ def search_cost(records: int, keys: int) -> SearchCost:
     """
     subsets = (1 << keys) - 1
     compiled = _fits(records, keys)
-    subset_seconds = subsets * records * SECONDS_PER_VISIT * (1 if compiled else 2)
+    subset_seconds = _times(subsets * records, SECONDS_PER_VISIT * (1 if compiled else 2))
     subset_cost = SearchCost(keys, records, "subsets" if compiled else "nodes", subsets,
                              subset_seconds)
     if keys > RECORD_SEARCH_KEYS:

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 from shiny import Inputs, reactive, render, ui
 from shiny.session import get_current_session
-from shiny.types import SafeException
+from shiny.types import SafeException, SilentException
 
 from microagg.data.coverage import check_covered
 from microagg.data.io import READ_KEY
@@ -19,11 +19,12 @@ from microagg.data.roles import suggested_roles
 from microagg.data.schema import Kind, Role, Schema
 from microagg.data.taxonomy import Taxonomy
 from microagg.errors import InputError, MicroaggError
-from microagg.ui.limits import Limits, check_file, check_frame
-from microagg.ui.session import State, Upload, clear_errors, guarded, show_error
-from microagg.ui.state import ColumnEdit, Reading, Workspace, read_upload
+from microagg.ui.limits import Limits, check_file, check_frame, too_large
+from microagg.ui.session import State, Upload, clear_errors, guarded, one_line, safely, show_error
+from microagg.ui.state import ColumnEdit, Reading, Workspace, not_a_number, read_upload
 
-__all__ = ["Loaded", "data_server", "read_again", "read_loaded"]
+__all__ = ["MANY_KEYS", "Loaded", "data_server", "many_keys_note", "numbers_refused",
+           "read_again", "read_loaded"]
 
 
 def _role_select(i: int, name: str, role: str) -> Any:
@@ -97,8 +98,7 @@ def read_again(path: Path, limits: Limits, reading: Reading | None = None) -> Lo
     except MicroaggError:
         raise
     except Exception as exc:  # a reader's own error: said in one line, as ours are
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise InputError(f"cannot read {path.name}: {first}") from None
+        raise InputError(f"cannot read {path.name}: {one_line(exc)}") from None
     samples = {str(c): ", ".join(map(str, pd.unique(frame[c].dropna())[:4]))
                for c in frame.columns}
     missing = {str(c): int(n) for c, n in frame.isna().sum().items()}
@@ -107,10 +107,47 @@ def read_again(path: Path, limits: Limits, reading: Reading | None = None) -> Lo
     return Loaded(path, frame, inferred, notes, suggested_roles(frame), upload)
 
 
+MANY_KEYS = 30
+"""Past this many quasi-identifiers, the columns' table says to choose the keys."""
+
+
+def many_keys_note(schema: Schema) -> Any:
+    """A line over the columns' table when every column of a wide table is a key by default:
+    an intruder knows a few of them, over hundreds every record is unique, and SUDA2's
+    search grows as 2^keys. ``None`` up to :data:`MANY_KEYS` keys."""
+    keys = sum(a.role is Role.QUASI for a in schema)
+    if keys <= MANY_KEYS:
+        return None
+    return ui.p(f"{keys:,} columns are quasi-identifiers: set the role of those an intruder "
+                "cannot know to other or confidential (the risk over this many keys finds "
+                "nearly every record unique, and SUDA2 waits to be asked).",
+                class_="context", id="many-keys")
+
+
+def numbers_refused(frame: pd.DataFrame | None,
+                    edits: dict[str, ColumnEdit]) -> InputError | None:
+    """Why a column read as text cannot be given the numeric kind (a value that is not a
+    number, such as ``28107,0`` read without the decimal comma), or ``None``."""
+    for name, edit in edits.items():
+        if edit.kind == Kind.NUMERIC.value and frame is not None and name in frame.columns:
+            value = not_a_number(frame[name])
+            if value is not None:
+                return InputError(f"column '{name}': '{value}' is not a number: set the "
+                                  "decimal mark and read the file again, or keep its kind")
+    return None
+
+
 def _reading(input: Inputs) -> Reading:
     """How the upload's fields say the file is written."""
     return Reading(na=input.upload_na() or "", separator=input.upload_separator() or "",
-                   header=bool(input.upload_header()))
+                   header=bool(input.upload_header()), decimal=input.upload_decimal() or ".")
+
+
+def _show_reading(how: Reading) -> None:
+    """Set the upload's fields to ``how`` (a new file read with automatic detection)."""
+    ui.update_text("upload_separator", value=how.separator)
+    ui.update_checkbox("upload_header", value=how.header)
+    ui.update_select("upload_decimal", selected=how.decimal)
 
 
 def _refuse_large_uploads(limits: Limits) -> None:
@@ -125,12 +162,11 @@ def _refuse_large_uploads(limits: Limits) -> None:
 
     async def upload_init(file_infos: list[dict[str, Any]]) -> Any:
         for info in file_infos:
-            size = int(info.get("size") or 0)
-            if size > limits.upload_bytes:
-                raise SafeException(
-                    f"{Path(str(info.get('name', 'the file'))).name} has {size / 1e6:,.1f} MB: "
-                    f"this server accepts {limits.upload_bytes / 1e6:,.0f} MB (microagg ui "
-                    "--max-upload-mb sets it)")
+            refusal = too_large(Path(str(info.get("name", "the file"))).name,
+                                int(info.get("size") or 0), limits)
+            if refusal is not None:  # the whole line beside the field, a word in the bar
+                show_error("upload", refusal)
+                raise SafeException("refused")
         return await original(file_infos)
 
     session.set_message_handler("uploadInit", upload_init)
@@ -142,6 +178,7 @@ def _upload_panel(input: Inputs, state: State, adopt: Callable[[Loaded], None]) 
     makes a table read the session's."""
     _refuse_large_uploads(state.limits)
     reading: reactive.Value[str | None] = reactive.value(None)
+    last: list[Reading | None] = [None]  # how the last file was read
 
     @reactive.extended_task
     async def load_task(work: Callable[[], Loaded]) -> Loaded:
@@ -151,8 +188,11 @@ def _upload_panel(input: Inputs, state: State, adopt: Callable[[Loaded], None]) 
     @reactive.event(input.upload)
     def _load() -> None:
         clear_errors()
-        upload, how = input.upload(), _reading(input)
+        upload, fields = input.upload(), _reading(input)
         if upload:
+            how = last[0] = fields.for_next_file(last[0])
+            if how != fields:  # the last file's separator, header and mark do not carry over
+                _show_reading(how)
             datapath, name = upload[0]["datapath"], upload[0]["name"]
             reading.set(Path(name).name)
             state.retire()  # the measures of the table shown stop: it is being replaced
@@ -171,15 +211,22 @@ def _upload_panel(input: Inputs, state: State, adopt: Callable[[Loaded], None]) 
                                             "every step to read it again"))
             return
         reading.set(path.name)
+        last[0] = how
         state.retire()
         load_task(lambda: read_again(path, state.limits, how))
 
     @reactive.effect
+    @safely("upload")
     def _loaded() -> None:
         try:
             loaded = load_task.result()
         except MicroaggError as exc:
             show_error("upload", exc)
+            return
+        except Exception as exc:  # not a refusal: a bug, said in one line all the same
+            if isinstance(exc, SilentException):
+                raise
+            show_error("upload", InputError(f"cannot read the file: {one_line(exc)}"))
             return
         finally:
             with reactive.isolate():
@@ -198,7 +245,7 @@ def _upload_panel(input: Inputs, state: State, adopt: Callable[[Loaded], None]) 
         notes = [ui.tags.li(n) for n in state.reading()]
         frame = state.frame()
         tokens = (frame.attrs.get(READ_KEY) or {}).get("na", []) if frame is not None else []
-        read_as = ", ".join(["empty", "NA", "NaN", "NULL", *tokens])
+        read_as = ", ".join(dict.fromkeys(["empty", "NA", "NaN", "NULL", *tokens]))
         return ui.TagList(
             said,
             ui.p(f"{upload.name}: {upload.records:,} records, {upload.columns} columns, "
@@ -250,7 +297,8 @@ def _columns_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> N
             number = shown()
         marker = ui.div(ui.input_text("columns_of", None, value=str(number)),
                         style="display: none")
-        return ui.TagList(note, ui.tags.fieldset(table, disabled=locked or None), marker)
+        return ui.TagList(note, many_keys_note(schema), ui.tags.fieldset(
+            table, disabled=locked or None), marker)
 
     @reactive.effect
     def _roles() -> None:
@@ -282,6 +330,11 @@ def _columns_panel(input: Inputs, state: State, shown: reactive.Value[int]) -> N
                 changed = True
         if changed:
             clear_errors()
+            with reactive.isolate():
+                refusal = numbers_refused(state.frame(), edits)
+            if refusal is not None:
+                show_error("roles", refusal)
+                return
             previous = state.edits()
             state.edits.set(edits)
             if guarded("roles", state.schema) is None:

@@ -161,8 +161,8 @@ class Guard:
         """Pass an upload on while it stays under the limit; 413 once it does not."""
         assert self.max_upload is not None
         limit = self.max_upload
-        text = (f"the file is larger than this server accepts ({limit / 1e6:,.0f} MB; "
-                "microagg ui --max-upload-mb sets it)")
+        text = (f"the file is larger than this server accepts ({limit / 1e6:,.0f} MB; the "
+                "server's operator sets it with microagg ui --max-upload-mb)")
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             await self._refuse(scope, send, 413, text)

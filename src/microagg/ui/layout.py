@@ -56,11 +56,13 @@ def _data(limits: Limits) -> Any:
                                   "NaN, NULL (CSV)", value="", placeholder="?, -99"),
                     ui.input_text("upload_separator", "Separator (CSV; empty: read off the "
                                   "header)", value="", placeholder=", ; | tab"),
+                    ui.input_select("upload_decimal", "Decimal mark (CSV)",
+                                    choices={".": "point: 1234.5", ",": "comma: 1234,5"}),
                     ui.div(ui.input_checkbox("upload_header", "First row names the columns",
                                              value=True),
                            ui.input_action_button("upload_again", "Read again",
                                                   class_="btn-sm")),
-                    col_widths=(5, 4, 3)),
+                    col_widths=(4, 3, 2, 3)),
                 _slot("upload"),
                 ui.output_ui("loaded"),
             ),
@@ -277,5 +279,7 @@ def page(limits: Limits = DEFAULT) -> Any:
     """The whole page (the upload's ``limits`` stated on the data tab)."""
     return ui.page_navbar(
         _data(limits), _risk(), _steps(), _compare(), _download(),
-        title="microagg", id="tabs", header=ui.tags.style(STYLE),
+        title="microagg", id="tabs",
+        header=ui.TagList(ui.tags.style(STYLE),  # no icon: the browser asks for none (404)
+                          ui.head_content(ui.tags.link(rel="icon", href="data:,"))),
         window_title="microagg: protect a table")

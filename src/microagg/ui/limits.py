@@ -20,7 +20,7 @@ import pandas as pd
 
 from microagg.errors import InputError
 
-__all__ = ["DEFAULT", "RATIO", "Limits", "check_file", "check_frame"]
+__all__ = ["DEFAULT", "RATIO", "Limits", "check_file", "check_frame", "too_large"]
 
 RATIO = 100
 """The largest ratio of an Excel member's size to its compressed size (a sheet of numbers
@@ -57,18 +57,24 @@ def _size(count: float) -> str:
 
 
 def _refuse(name: str, what: str, limit: str, option: str) -> InputError:
-    return InputError(f"{name} {what}: this server accepts at most {limit} (microagg ui "
-                      f"{option})")
+    return InputError(f"{name} {what}: this server accepts at most {limit} (the server's "
+                      f"operator sets it with microagg ui {option})")
+
+
+def too_large(name: str, size: int, limits: Limits) -> InputError | None:
+    """Why a file ``name`` of ``size`` bytes is refused, or ``None`` within ``limits``."""
+    if size <= limits.upload_bytes:
+        return None
+    return _refuse(name, f"has {_size(size)}", _size(limits.upload_bytes), "--max-upload-mb")
 
 
 def check_file(path: Path, limits: Limits) -> None:
     """Refuse ``path`` (an upload) when its size, or what its format says of its rows and
     cells, passes ``limits``; only the file's name is said."""
     name = path.name
-    size = path.stat().st_size
-    if size > limits.upload_bytes:
-        raise _refuse(name, f"has {_size(size)}", _size(limits.upload_bytes),
-                      "--max-upload-mb")
+    refusal = too_large(name, path.stat().st_size, limits)
+    if refusal is not None:
+        raise refusal
     suffix = path.suffix.lower()
     if suffix == ".csv":
         _check_rows(name, _csv_lines(path) - 1, None, limits)

@@ -27,7 +27,7 @@ from microagg.risk.suda import SearchCost, search_cost
 from microagg.ui.plots import dis_histogram, l_histogram, percent, risk_histogram
 from microagg.ui.risk_measures import measures_server
 from microagg.ui.risk_measures import said as _said
-from microagg.ui.session import Pending, State, clear_error, show_error
+from microagg.ui.session import Pending, State, clear_error, safely, show_error
 
 __all__ = ["TOP_RECORDS", "risk_explained", "risk_server"]
 
@@ -300,6 +300,7 @@ def _suda_panel(input: Inputs, state: State,
     waiting: list[tuple[asyncio.TimerHandle | None, Any]] = [(None, None)]
 
     @reactive.effect
+    @safely("dis_fraction")
     def _suda_ahead() -> None:
         """The SUDA2 search is the slowest measure (about 0.5 s on Adult's nine keys): it
         begins in the background once the table and its keys have stayed the same for

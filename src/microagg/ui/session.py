@@ -32,12 +32,12 @@ from shiny import reactive, ui
 from microagg.data.schema import Role, Schema
 from microagg.recipe.risk import RiskSummary, measure_risk, risk_keys, risk_weight
 from microagg.recipe.runner import RecipeRun
-from microagg.release.flags import render
+from microagg.release.flags import labelled
 from microagg.ui.limits import DEFAULT, Limits
 from microagg.ui.state import ColumnEdit, Workspace, build_schema
 
 __all__ = ["Cancelled", "Jobs", "Pending", "State", "Upload", "clear_error", "clear_errors",
-           "guarded", "scrub", "show_error"]
+           "guarded", "one_line", "safely", "scrub", "show_error"]
 
 T = TypeVar("T")
 REMEMBERED = 8
@@ -70,8 +70,9 @@ def scrub(text: str) -> str:
 
 
 def show_error(name: str, error: Exception | str) -> None:
-    """Show ``error`` as the command line says it, in one line beside field ``name``."""
-    text = scrub(" ".join(render(str(error)).split()))
+    """Show ``error`` in one line beside field ``name``, the library's parameter names said
+    as the app's fields (not the command line's flags)."""
+    text = scrub(" ".join(labelled(str(error)).split()))
     ui.remove_ui(selector=f"#err-{name} .field-error", multiple=True, immediate=True)
     ui.insert_ui(ui.div(text, class_="field-error"), selector=f"#err-{name}",
                  where="beforeEnd", immediate=True)
@@ -393,6 +394,36 @@ class State:
         return self.remembered(frame, ("risk", keys, missing, weight), lambda _: measure_risk(
             frame, keys, missing=missing, weight=weight,
             codes=self.key_codes(frame, keys) if keys else None), what="Measuring the risk…")
+
+
+def one_line(error: BaseException) -> str:
+    """An unexpected error in one line: its first line, else the name of its type."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def safely(name: str) -> Callable[[Callable[[], None]], Callable[[], None]]:
+    """Decorate an effect so that an error it raises, expected or not, is shown in one line
+    beside field ``name`` instead of ending the session (Shiny closes a session whose
+    effect raises). Shiny's own silent exceptions (``req``) pass through."""
+    from functools import wraps
+
+    from shiny.types import SilentCancelOutputException, SilentException
+
+    from microagg.errors import MicroaggError
+
+    def decorate(effect: Callable[[], None]) -> Callable[[], None]:
+        @wraps(effect)
+        def run() -> None:
+            try:
+                effect()
+            except (SilentException, SilentCancelOutputException):
+                raise
+            except MicroaggError as exc:
+                show_error(name, exc)
+            except Exception as exc:  # a bug: said, and the session lives on
+                show_error(name, f"could not complete this: {one_line(exc)}")
+        return run
+    return decorate
 
 
 def guarded(name: str, action: Callable[[], Any]) -> Any:

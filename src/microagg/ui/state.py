@@ -79,12 +79,13 @@ class ColumnEdit:
 class Reading:
     """How the user says an uploaded CSV file is written, as sdcApp's import asks: its own
     missing-value tokens (``na``, typed ``?, -99``), its ``separator`` (empty: read off
-    the header; ``tab`` for a tab) and whether its first row is a ``header``."""
+    the header; ``tab`` for a tab), whether its first row is a ``header`` and its
+    ``decimal`` mark (``.`` or ``,``)."""
 
     na: str = ""
     separator: str = ""
     header: bool = True
-    decimal: str = ""  # a CSV file's decimal mark and thousands separator (a recipe's)
+    decimal: str = "."  # a CSV file's decimal mark and thousands separator (a recipe's)
     thousands: str = ""
 
     @classmethod
@@ -109,8 +110,23 @@ class Reading:
         separator = str(read.get("separator") or "")
         return cls(na=", ".join(tokens), separator="tab" if separator == "\t" else separator,
                    header=read.get("header") is not False,
-                   decimal=str(read.get("decimal") or ""),
+                   decimal=str(read.get("decimal") or "."),
                    thousands=str(read.get("thousands") or ""))
+
+    def for_next_file(self, last: Reading | None) -> Reading:
+        """How a new file is read: as the fields say when the user changed them since the
+        last file was read (``last``), else with the separator, header and decimal mark
+        read off the file; the missing-value tokens stay.
+
+        Examples
+        --------
+        >>> semicolon = Reading(na="-9", separator=";", header=False, decimal=",")
+        >>> semicolon.for_next_file(semicolon)
+        Reading(na='-9', separator='', header=True, decimal='.', thousands='')
+        >>> semicolon.for_next_file(Reading()) == semicolon
+        True
+        """
+        return Reading(na=self.na) if self == last else self
 
     def tokens(self) -> list[str]:
         """The missing-value tokens typed, in order, once each.
@@ -135,9 +151,30 @@ class Reading:
             out["separator"] = separator
         if not self.header:
             out["header"] = False
-        out |= {k: v for k, v in (("decimal", self.decimal), ("thousands", self.thousands))
-                if v}
+        if self.decimal.strip() not in ("", "."):
+            out["decimal"] = self.decimal.strip()
+        if self.thousands:
+            out["thousands"] = self.thousands
         return out
+
+
+def not_a_number(series: Any) -> str | None:
+    """The first value of a text column that is not a number (its kind cannot be numeric),
+    or ``None``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> not_a_number(pd.Series(["12", None, "28107,0"])), not_a_number(pd.Series(["1.5"]))
+    ('28107,0', None)
+    """
+    import pandas as pd
+
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        return None
+    values = series.dropna()
+    wrong = pd.to_numeric(values.astype(str), errors="coerce").isna()
+    return str(values[wrong].iloc[0]) if wrong.any() else None
 
 
 def parse_domain(text: str, kind: Kind) -> tuple[Any, ...] | None:

@@ -31,6 +31,7 @@ from microagg.ui.forms import (
 )
 from microagg.ui.plots import correlation_change, distribution, percent, risk_histogram
 from microagg.ui.progress import Feed, follow
+from microagg.ui.risk_tab import _count as expected_count
 from microagg.ui.session import State, clear_errors, show_error
 from microagg.ui.state import begin_run
 
@@ -38,13 +39,17 @@ __all__ = ["Planned", "plan", "plan_step", "steps_html", "steps_server", "typed_
 
 
 def _number(value: Any, digits: int = 4) -> str:
+    """A figure of the steps table: ``digits`` significant digits, a large one in full with
+    thousands separators (never ``2e+04``)."""
     if value is None:
         return "—"
-    return f"{value:,}" if isinstance(value, int) else f"{value:.{digits}g}"
+    if isinstance(value, int) or abs(value) >= 10**digits:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"
 
 
 def _risk_cells(risk: Any) -> list[str]:
-    return [percent(risk.global_risk), f"{risk.expected_reidentifications:,.3g}",
+    return [percent(risk.global_risk), expected_count(risk.expected_reidentifications),
             f"{risk.violations[2]:,}", f"{risk.violations[5]:,}",
             f"{risk.unique_percent:.2f}"]
 
