@@ -116,10 +116,23 @@ def install() -> bool:
                 object.__setattr__(self, "typer_param", build(self.descriptor))
             return self.typer_param._coerce_value(value, param=param, ctx=ctx)
 
+    class Deferred(PlainFirst):
+        """Typer's coercion of an option of another type (a list), built only when the
+        option is given: an option left out keeps its default of ``None``."""
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            if value is None or value == ():
+                return None
+            if self.typer_param is None:
+                object.__setattr__(self, "typer_param", build(self.descriptor))
+            return self.typer_param._coerce_value(value, param=param, ctx=ctx)
+
     def plain_first(descriptor: Any) -> Any:
-        if (descriptor.file_annotation is None and descriptor.annotation in PLAIN_TYPES
-                and _plain(descriptor.parameter_info)):
-            return PlainFirst(descriptor)
+        if descriptor.file_annotation is None and _plain(descriptor.parameter_info):
+            if descriptor.annotation in PLAIN_TYPES:
+                return PlainFirst(descriptor)
+            if descriptor.parameter_info.default is None:
+                return Deferred(descriptor)
         return build(descriptor)
 
     plain_first.plain_first = True  # type: ignore[attr-defined]
