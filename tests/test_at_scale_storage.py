@@ -43,6 +43,27 @@ def test_an_error_names_the_url_without_its_credentials(run_cli):
     assert done.code == 2 and "--storage-option applies to --engine dask" in done.stderr
 
 
+@pytest.mark.parametrize("command", [
+    ["microaggregate", "IN", "-o", "s3://u:s3cr3t@bucket/out.csv", "--k", "2"],
+    ["microaggregate", "s3://u:s3cr3t@bucket/in.csv", "-o", "OUT", "--k", "2"],
+    ["dp", "s3://u:s3cr3t@bucket/in.csv", "-o", "OUT", "--epsilon", "1", "--k", "5",
+     "--bounds-from-data"],
+    ["suppress", "IN", "-o", "s3://u:s3cr3t@bucket/out.csv", "--keys", "a", "--k", "2"]])
+def test_the_local_engine_refuses_a_url_without_showing_its_credentials(run_cli, tmp_path,
+                                                                         command):
+    """Only the Dask engine reads and writes at URLs: the local one refuses them in one line
+    that shows the URL without its user and password."""
+    source = tmp_path / "in.csv"
+    source.write_text("a,b\n1,2\n3,4\n5,6\n")
+    args = [str(source) if a == "IN" else str(tmp_path / "o.csv") if a == "OUT" else a
+            for a in command]
+    done = run_cli(*args)
+    assert done.code == 2 and "s3cr3t" not in done.stderr + done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "s3://bucket/" in lines[0] and "--engine dask" in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
 def test_paths_stay_paths_and_urls_survive_a_path():
     assert locate("data/part-*.parquet") == Path("data/part-*.parquet")
     assert locate(Path("file:///tmp/x")) == Path("/tmp/x")  # file:// is a local path

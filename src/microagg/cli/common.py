@@ -279,13 +279,31 @@ def names(value: str | None, option: str) -> list[str] | None:
     return names
 
 
+def shown(path: Path) -> Path | str:
+    """``path`` as a command may print it: a URL without its credentials and query."""
+    from microagg.at_scale.storage import Location, locate
+
+    where = locate(path)
+    return where.url if isinstance(where, Location) else path
+
+
+def local_only(path: Path) -> Path:
+    """``path``, refused in one line (credentials never shown) when it is a URL, which only
+    the Dask engine reads and writes."""
+    where = shown(path)
+    if isinstance(where, str):
+        raise InputError(f"{where} is a URL: the local engine reads and writes files of this "
+                         "machine; a data set at a URL needs --engine dask")
+    return path
+
+
 def read_input(path: Path, decimal: str | None = None, thousands: str | None = None,
                schema: Any = None) -> Any:
     """The table ``path`` (a CSV one in the dialect of ``--decimal`` and ``--thousands``;
     with a ``schema``, its categorical columns read as text, as a DP release reads them)."""
     from microagg.data.io import declared_text, read_table
 
-    return read_table(path, decimal=decimal, thousands=thousands,
+    return read_table(local_only(path), decimal=decimal, thousands=thousands,
                       text=declared_text(schema))
 
 
@@ -317,7 +335,7 @@ def outputs(targets: list[Path | None], sources: list[Path]) -> Iterator[dict[Pa
     rename them all into place at the end, or none: yields each target's temporary file."""
     from microagg.data.io import atomic_paths, output_format
 
-    chosen = [t for t in targets if t is not None]
+    chosen = [local_only(t) for t in targets if t is not None]
     for target in chosen:
         if target.suffix.lower() not in (".json", ".html", ".htm", ".yaml", ".yml"):
             output_format(target)

@@ -95,7 +95,7 @@ def dp(
             household_size=household_size, threads=threads, report=report, roles=roles)
         for notice in release.notices:
             notices.say(notice)
-    print_privacy(release.report, output, report_path, json_out)
+    print_privacy(release.report, common.shown(output), report_path, json_out)
 
 
 def _dp(input: Path, output: Path, made: Any, *, engine: str, scheduler: str | None,
@@ -151,7 +151,8 @@ def _dp(input: Path, output: Path, made: Any, *, engine: str, scheduler: str | N
     return release, report_path
 
 
-def print_privacy(report: Any, output: Path, report_path: Path, json_out: bool) -> None:
+def print_privacy(report: Any, output: Path | str, report_path: Path, json_out: bool
+                  ) -> None:
     """The privacy report in lines (or as JSON) and its warnings: public figures only."""
     if not report.differentially_private:
         common.warn(report.guarantee)
