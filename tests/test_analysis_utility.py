@@ -177,3 +177,28 @@ def test_evaluate_classify_needs_its_holdout(run_cli, tmp_path) -> None:
     said = json.loads(result.stdout)["classification"]
     assert said["n_holdout"] == 300 and said["accuracy_lost"] == 0.0
     assert said["features"] == ["age", "sector"]
+
+
+def test_every_table_keeps_the_originals_baseline_and_mixed_columns_are_categories() -> None:
+    """Every coefficient is compared against the original's baseline level: a release that
+    lost it lists its own coefficients apart, compared with none; a column numeric in one
+    table and text in the other is read as categories, not an error."""
+    original, released = _pair(11)
+    released = released.fillna({"hours": 40.0})
+    moved = released.assign(sector=released["sector"].replace("private", "public"))
+    result = regression_utility(original, moved, "income ~ age + sector")
+    terms = {c.term: c for c in result.coefficients}
+    assert "sector[T.private]" not in terms  # the baseline is the original's, in both
+    public = terms["sector[T.public]"]
+    assert public.original is not None and public.released is None  # no baseline left
+    shifted = terms["sector[T.self; against public]"]  # the release's own baseline
+    assert shifted.original is None and shifted.released is not None
+    recoded = released.assign(age=pd.cut(released["age"], [0, 40, 60, 100]).astype(str))
+    assert pmse(original, recoded, ["age", "sector"]).parameters > 3
+    table = _census_like(12, 900)
+    text_age = table.assign(age=table["age"].map(lambda a: f"{int(a) // 10}0s"))
+    pytest.importorskip("sklearn")
+    from microagg.evaluation.analysis import classification_utility
+
+    found = classification_utility(table[:600], text_age[:600], table[600:], "rich")
+    assert found.on_released["accuracy"] is not None

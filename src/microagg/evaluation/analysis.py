@@ -129,21 +129,40 @@ def _is_categorical(values: pd.Series, forced: bool) -> bool:
                           and not pd.api.types.is_bool_dtype(values))
 
 
+def _levels(tables: Sequence[pd.DataFrame], terms: Sequence[tuple[str, str, bool]]
+            ) -> dict[str, list[str]]:
+    """The levels of every categorical term's column, as text: the first table's in sorted
+    order (its first is the baseline of every table), then those only later tables hold. A
+    column that is numeric in one table and text in another is categorical in all."""
+    levels = {}
+    for _, column, forced in terms:
+        if any(_is_categorical(t[column], forced) for t in tables):
+            found = [sorted(set(t[column].dropna().astype(str))) for t in tables]
+            levels[column] = list(dict.fromkeys(level for group in found for level in group))
+    return levels
+
+
 def _design(frame: pd.DataFrame, terms: Sequence[tuple[str, str, bool]],
-            levels: dict[str, list[Any]] | None = None) -> tuple[np.ndarray, list[str]]:
+            levels: dict[str, list[str]]) -> tuple[np.ndarray, list[str]]:
     """The design matrix (an intercept first) of complete rows ``frame``, with its column
-    names; categorical levels from ``levels`` or, when not given, from ``frame``."""
-    blocks, names = [np.ones((len(frame), 1))], ["Intercept"]
-    for label, column, forced in terms:
+    names: a categorical term (a column of ``levels``) as one indicator per level but the
+    first; a level ``frame`` does not hold has no column."""
+    blocks: list[np.ndarray] = [np.ones((len(frame), 1))]
+    names = ["Intercept"]
+    for label, column, _ in terms:
         values = frame[column]
-        if not _is_categorical(values, forced):
+        if column not in levels:
             blocks.append(values.to_numpy(dtype=float)[:, None])
             names.append(label)
             continue
-        present = sorted(pd.unique(values)) if levels is None else levels[column]
-        for level in present[1:]:
-            blocks.append((values == level).to_numpy(dtype=float)[:, None])
-            names.append(f"{label}[T.{level}]")
+        text = values.astype(str)
+        held = [level for level in levels[column] if bool((text == level).any())]
+        # without the first table's baseline, this table's first level is the baseline, and
+        # its terms are named for it: they are compared with none of the first table's
+        against = "" if not held or held[0] == levels[column][0] else f"; against {held[0]}"
+        for level in held[1:]:
+            blocks.append((text == level).to_numpy(dtype=float)[:, None])
+            names.append(f"{label}[T.{level}{against}]")
     return np.hstack(blocks), names
 
 
@@ -230,11 +249,12 @@ def regression_utility(original: pd.DataFrame, released: pd.DataFrame, formula: 
     response, terms = _parse(formula, shared)
     used = list(dict.fromkeys([response, *(column for _, column, _ in terms)]))
     fits = []
-    for frame in (original, released):
-        complete = frame[used].dropna()
+    completes = [frame[used].dropna() for frame in (original, released)]
+    levels = _levels(completes, terms)
+    for complete in completes:
         if not pd.api.types.is_numeric_dtype(complete[response]):
             raise InputError(f"the response '{response}' of a regression is numeric")
-        X, names = _design(complete, terms)
+        X, names = _design(complete, terms, levels)
         fits.append((dict(zip(names, zip(*_ols(complete[response].to_numpy(dtype=float), X,
                                                   level), strict=True), strict=True)),
                      len(complete), names))
@@ -295,11 +315,12 @@ def pmse(original: pd.DataFrame, released: pd.DataFrame,
     if missing or not chosen:
         raise InputError(f"pMSE compares columns of both tables; '{missing[0]}' is not one"
                          if missing else "pMSE needs at least one column")
-    both = pd.concat([original[chosen].dropna(), released[chosen].dropna()],
-                     ignore_index=True)
-    n_o, n_r = len(original[chosen].dropna()), len(released[chosen].dropna())
+    tables = [original[chosen].dropna(), released[chosen].dropna()]
+    n_o, n_r = len(tables[0]), len(tables[1])
     terms = [(c, c, False) for c in chosen]
-    X, _ = _design(both, terms)
+    levels = _levels(tables, terms)
+    both = pd.concat([t.astype({c: str for c in levels}) for t in tables], ignore_index=True)
+    X, _ = _design(both, terms, levels)
     scale = X[:, 1:].std(axis=0)
     scale[scale == 0] = 1.0
     X[:, 1:] = (X[:, 1:] - X[:, 1:].mean(axis=0)) / scale  # the fit is the same, better posed
@@ -402,7 +423,7 @@ def classification_utility(train: pd.DataFrame, released: pd.DataFrame,
         raise InputError(f"'{absent[0]}' is not a column of the three tables" if absent
                          else "the classification needs at least one feature")
     levels = {c: sorted(set().union(*(t[c].dropna().astype(str).unique() for t in tables)))
-              for c in chosen if not pd.api.types.is_numeric_dtype(train[c])}
+              for c in chosen if not all(pd.api.types.is_numeric_dtype(t[c]) for t in tables)}
     # the classifier takes at most 255 categories a column; more are ordered codes to it
     categorical = [c in levels and len(levels[c]) <= 255 for c in chosen]
 
