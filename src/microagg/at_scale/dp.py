@@ -253,7 +253,7 @@ def _noisy_groups(ranking: bool, sums: list[np.ndarray], *, data: DPInput, k: in
                 -(counts @ metric.distances), metric, budget=budget,
                 part=None if calibration_used is Calibration.PAPER else name,
                 epsilon=category_epsilon[name], rng=rng, name=name, groups="cluster",
-                source="000 Alg. 4, eq. 6 with c for n/k", group_size=k)
+                source="Soria-Comas et al. 2014, Alg. 4 and eq. 6, with c for n/k", group_size=k)
             sensitivities.append(entry)
             columns.append(chosen[:, None].astype(np.float64))
         sets = [([*names, *data.categorical], np.hstack(columns))]

@@ -57,8 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["EigenPairs", "coefficients_of", "eigen_pairs", "eigenvalue_sensitivity",
            "eigenvector_bounds", "entry_bound", "perturb_eigen", "symmetric_matrices"]
 
-INDIVIDUAL = ("the eigengaps of every cluster's covariance and coskewness slices (004 Prop. "
-              "9-10)")
+INDIVIDUAL = "the eigengaps of every cluster's covariance and coskewness slices"
 
 
 @dataclass(frozen=True, eq=False)

@@ -151,7 +151,7 @@ class CrossMoment(DPMethod):
                                  "for `moments` 1")
         if self.strategy is not None and self.resolved_noise is MomentNoise.JOINT:
             raise ParameterError("strategy", "applies to `noise` separate only (joint noise "
-                                 "uses one scale for every statistic, 004 Alg. 1)")
+                                 "uses one scale for every statistic)")
         if self.strategy is not None and len(self.strategy) != self.moments + 1:
             raise ParameterError("strategy", f"needs {self.moments + 1} shares ("
                                  f"{', '.join(STATISTICS[:self.moments + 1])}) for `moments` "
@@ -232,7 +232,7 @@ class CrossMoment(DPMethod):
         names = [", ".join(g) for g in column_sets]
         group_epsilon = budget.split(
             {name: 1.0 for name in names},
-            "sequential composition over attribute groups clustered separately (004 Alg. 3)"
+            "sequential composition over attribute groups clustered separately"
             if len(column_sets) > 1 else "the whole budget on the one attribute group")
         run = _Run(self, data, budget, rng)
         for g, group in enumerate(column_sets):
@@ -278,7 +278,7 @@ class _Run:
         statistics = list(dict.fromkeys(share_of(b) for b in blocks))
         shares = self.budget.split_part(
             name, dict(zip(statistics, self.method.shares_of_statistics, strict=True)),
-            "sequential composition over the statistics of a cluster (004 Alg. 2)")
+            "sequential composition over the statistics of a cluster")
         return shares, [(s, [b for b in blocks if share_of(b) == s]) for s in statistics]
 
     def group(self, g: int, group: list[str], name: str, epsilon: float,

@@ -123,7 +123,8 @@ class DPIndividualRanking(DPMethod):
                 data.part.codes[:, j], labels[:, len(data.numeric) + j], metric,
                 budget=budget, part=name, epsilon=shares[name], rng=rng, name=name,
                 groups="ranked group",
-                source="the argument of 000 Alg. 4; see docs/algorithms.md", group_size=self.k)
+                source="the argument of Soria-Comas et al. 2014, Alg. 4; see docs/algorithms.md",
+                group_size=self.k)
             sensitivities.append(entry)
         return DPStep(
             numeric_values=numeric_values, concepts=concepts, labels=labels,

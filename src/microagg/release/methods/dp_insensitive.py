@@ -97,7 +97,8 @@ class DPInsensitive(DPMethod):
                 data.part.codes[:, j], labels, metric, budget=budget,
                 part=None if self.calibration is Calibration.PAPER else name,
                 epsilon=category_epsilon[name], rng=rng, name=name, groups="cluster",
-                source="000 Alg. 4, eq. 6 with c for n/k", group_size=self.k)
+                source="Soria-Comas et al. 2014, Alg. 4 and eq. 6, with c for n/k",
+                group_size=self.k)
             sensitivities.append(entry)
         return DPStep(
             numeric_values=numeric_values, concepts=concepts, labels=labels,
