@@ -5,7 +5,7 @@ columns it protects, the columns it carries, the declared bounds …), or a role
 the schema (``--weight``). Each is one :class:`FamilyOption`: its name, what it holds
 (:class:`OptionKind`), its default, its help text (one text, or one per command where the
 option means something else there), the families that take it, and where it is offered: the
-command line (``cli/``: :func:`microagg.cli.methods.family_option` makes the typer option),
+command line (``cli/``: :func:`microagg.cli.methods.option` makes the typer option),
 a recipe step (``recipe/``: the family's adapter lists the declarations its family takes
 and checks a value with :meth:`FamilyOption.check`) and the web app's step form (``ui/forms``:
 one field per recipe option). So the three say the same name, default and help.
