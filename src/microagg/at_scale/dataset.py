@@ -428,17 +428,19 @@ def _write_remote(client: Any, parts: Sequence[Any], target: Location, extra: Se
     import dask
 
     tmp = temporary_prefix_of(target)
+    done = False
     try:
         writes = [dask.delayed(_write_part)(part, f"{tmp}/part-{i:05d}.parquet", target)
                   for i, part in enumerate(parts)]
         rows, results = _compute(client, writes, extra, progress)
+        done = True  # every task has ended: none can write under the prefix any more
         with interrupts.held():  # the commit is not cut in two by Ctrl-C
             commit(target, tmp, len(writes))
             interrupts.wrote([target.url])
         return rows, results
     finally:
         with interrupts.held():
-            remove_prefix(target, tmp)
+            remove_prefix(target, tmp, patience=0.0 if done else 2.0)
 
 
 def remove_folder(folder: Path, patience: float = 30.0) -> None:

@@ -247,18 +247,33 @@ def commit(target: Location, temporary: str, parts: int) -> None:
     older = [p for p in (fs.ls(path, detail=False) if fs.isdir(path) else [])
              if PART.fullmatch(p.rstrip("/").rpartition("/")[2])]
     names = [f"part-{i:05d}.parquet" for i in range(parts)]
-    for name in names:
-        fs.copy(f"{temporary}/{name}", f"{path}/{name}")
-    stale = [p for p in older if p.rstrip("/").rpartition("/")[2] not in names]
-    if stale:
-        fs.rm(stale)
-    fs.pipe_file(f"{path}/{MARKER}", b"")
+    try:
+        fs.copy([f"{temporary}/{name}" for name in names], [f"{path}/{name}" for name in names])
+        stale = [p for p in older if p.rstrip("/").rpartition("/")[2] not in names]
+        if stale:
+            fs.rm(stale)
+        fs.pipe_file(f"{path}/{MARKER}", b"")
+    except OSError as exc:
+        raise InputError(f"putting {target.url} in place failed part way: it has no {MARKER} "
+                         f"and is incomplete until the command runs again "
+                         f"({target.hide(exc)})") from None
     fs.invalidate_cache()
 
 
 def remove_prefix(location: Location, prefix: str, patience: float = 2.0) -> None:
-    """Delete every object under ``prefix``, and again after ``patience`` seconds if a task
-    that was still running when the run failed wrote one more."""
+    """Delete every object under ``prefix``, and again during ``patience`` seconds if a task
+    that was still running when the run failed wrote one more (0 after a run whose tasks
+    have all ended: once).
+
+    Parameters
+    ----------
+    location : Location
+        Where the data set goes (its file system and options).
+    prefix : str
+        The temporary prefix, inside the file system.
+    patience : float
+        How long to look again for objects written late.
+    """
     fs = location.filesystem()
     deadline = time.monotonic() + patience
     while True:
@@ -266,7 +281,7 @@ def remove_prefix(location: Location, prefix: str, patience: float = 2.0) -> Non
         with contextlib.suppress(FileNotFoundError):
             if fs.find(prefix):
                 fs.rm(prefix, recursive=True)
-        if time.monotonic() > deadline:
+        if time.monotonic() >= deadline:
             return
         time.sleep(min(0.5, patience))
 
