@@ -270,6 +270,18 @@ def test_the_report_says_which_risk_and_utility(comparison):
         assert text in html
 
 
+def test_the_report_shows_the_global_risk_in_percent(schema):
+    """The global risk is held as a fraction and shown in percent, as everywhere else."""
+    from microagg.risk.registry import percent
+
+    result = compare_keys(_frame(120, 2), target_risk=0.2, risk_kind="global-risk",
+                          keys=KEYS, schema=schema, methods=["local-suppression"], seeds=2)
+    html = comparison_html(result)
+    assert result.target_value == 0.2 and percent(0.2) in html
+    matched = result.methods[0]
+    assert percent(matched.risk) in html and f"{matched.risk:.4g}<" not in html
+
+
 def test_violations_reach_zero_where_a_method_can_and_pram_cannot(schema):
     """No record in a class smaller than 3: suppression and MDAV reach it at k = 3 exactly;
     PRAM always keeps some unique records as they are, so it is short, with its reason."""

@@ -166,6 +166,16 @@ def _number(value: float | str | None, digits: int = 4) -> str:
     return "—" if value is None else f"{value:.{digits}g}"
 
 
+def _risk_number(c: Comparison, value: float | None, digits: int = 4) -> str:
+    """A risk of the comparison as the reports show it: the global risk in percent (held as a
+    fraction), any other risk as a number."""
+    if value is not None and c.risk_kind is RiskKind.GLOBAL_RISK:
+        from microagg.risk.registry import percent
+
+        return escape(percent(value))
+    return _number(value, digits)
+
+
 def _status(m: MethodResult, tied: bool) -> str:
     if m.status is MatchStatus.MATCHED:
         text = "matched"
@@ -189,7 +199,8 @@ def _table(c: Comparison) -> str:
         rows.append(
             f"<tr><td>{escape(m.method.value)}</td><td>{rank.get(m.method, '—')}</td>"
             f"<td>{escape(m.parameter)} = {_number(m.value)}</td>"
-            f"<td>{_number(m.risk)} [{_number(m.risk_ci[0])}, {_number(m.risk_ci[1])}]</td>"
+            f"<td>{_risk_number(c, m.risk)} [{_risk_number(c, m.risk_ci[0])}, "
+            f"{_risk_number(c, m.risk_ci[1])}]</td>"
             f"{cells}<td>{_status(m, m.method in tied)}</td></tr>")
     utility = type(c.methods[0].utility)
     headers = "".join(f"<th>{escape(h)}</th>" for h in utility.columns)
@@ -227,7 +238,7 @@ def _keys_table(c: Comparison) -> str:
     return ('<table id="data-table"><thead><tr><th>key</th><th>values</th><th>missing</th>'
             f"<th>recoded by the recoding candidates</th></tr></thead><tbody>{rows}</tbody>"
             f"</table><p>The original keys' {escape(c.risk_label)}: "
-            f"{c.data['original_risk']:.6g}"
+            f"{_risk_number(c, c.data['original_risk'], 6)}"
             + (f"; weight: {escape(c.data['weight'])}" if c.data.get("weight") else "")
             + f".</p>{notes}")
 
@@ -236,12 +247,15 @@ def _parameters(c: Comparison) -> str:
     items = [
         ("target", f"{c.target.value} = {c.target_value:.6g} ({escape(c.target_source)})"
          if c.risk_kind is RiskKind.RANK else
-         f"{escape(c.risk_label)} at most {c.target_value:.6g} ({escape(c.target_source)})"
+         f"{escape(c.risk_label)} at most {_risk_number(c, c.target_value, 6)} "
+         f"({escape(c.target_source)})"
          if c.match is TargetMatch.AT_MOST else
-         f"{escape(c.risk_label)} = {c.target_value:.6g} ({escape(c.target_source)})"),
-        ("tolerance", f"± {c.tolerance:.3g} (a value is matched when its 95 % interval lies "
-                      "within the band)" if c.match is TargetMatch.WITHIN else
-         f"+ {c.tolerance:.3g} (a value is matched when its 95 % interval lies at or below "
+         f"{escape(c.risk_label)} = {_risk_number(c, c.target_value, 6)} "
+         f"({escape(c.target_source)})"),
+        ("tolerance", f"± {_risk_number(c, c.tolerance, 3)} (a value is matched when its 95 % "
+                      "interval lies within the band)" if c.match is TargetMatch.WITHIN else
+         f"+ {_risk_number(c, c.tolerance, 3)} (a value is matched when its 95 % interval lies "
+         "at or below "
          "the target plus the tolerance; of those, the least protective is chosen)"),
         ("seeds per randomized evaluation", f"{c.seeds} (doubled up to 4× near the target)"),
         ("risk", escape(_risk_text(c))),
@@ -294,6 +308,8 @@ def _provenance(c: Comparison) -> str:
 def comparison_html(c: Comparison) -> str:
     """The report of ``c`` as one HTML document (UTF-8 text)."""
     held = "risk" if c.target is Target.RISK else "utility"
+    target = (_risk_number(c, c.target_value, 6) if c.target is Target.RISK
+              else f"{c.target_value:.6g}")
     curves = figure_html(_curves(c), f"{_measure_label(c)} against each method's parameter, "
                          "with the target band and the matched value (003 Figure 1).",
                          "figure-curves")
@@ -309,7 +325,7 @@ def comparison_html(c: Comparison) -> str:
 <h1>Anonymization methods compared at equal {held}</h1>
 <p class="notice" id="notice">{escape(RAW_DATA_NOTICE)}</p>
 <p>{c.data['rows']:,} records, {len(c.data['columns'])} attributes
-({escape(', '.join(c.data['columns']))}); target {held} {c.target_value:.6g}
+({escape(', '.join(c.data['columns']))}); target {held} {target}
 ({escape(c.target_source)}).</p>
 <h2>Recommendation</h2>
 <p class="recommendation" id="recommendation">{escape(c.recommendation())}</p>
