@@ -214,3 +214,17 @@ def test_a_module_named_in_the_registry_declares_its_measure(tmp_path, monkeypat
     finally:
         MEASURES.pop("toy_classes", None)
     assert report["toy_classes"] == {"classes": len(frame[KEYS].drop_duplicates())}
+
+
+def test_the_names_a_measure_may_not_take_are_the_risk_commands_own_options() -> None:
+    """A measure's parameter becomes an option of ``microagg risk``: the names reserved are
+    exactly the command's own, so that none collides with one of them."""
+    import inspect
+
+    from microagg.cli import risk as risk_command
+    from microagg.risk import registry
+
+    declared = {name for name, p in inspect.signature(risk_command.risk).parameters.items()
+                if p.kind is not inspect.Parameter.VAR_KEYWORD}
+    measures = {p.name for m in registry.MEASURES.values() for p in m.parameters}
+    assert measures and declared - measures == set(registry._COMMAND_OPTIONS)

@@ -236,7 +236,8 @@ def declared_measures(frame: pd.DataFrame, keys: Sequence[str], *,
                       missing: MissingValues | str = MissingValues.MATCHES_ANY,
                       weight: str | None = None, household: str | None = None,
                       sensitive: str | None = None,
-                      parameters: Mapping[str, Any] | None = None) -> dict[str, Measured]:
+                      parameters: Mapping[str, Any] | None = None,
+                      only: Sequence[str] | None = None) -> dict[str, Measured]:
     """The measures shown from their declaration (:func:`microagg.risk.registry.computed`)
     over the keys of ``frame``, as :func:`categorical_risk` measures them, without the
     others: by name, those whose needs are met.
@@ -245,13 +246,15 @@ def declared_measures(frame: pd.DataFrame, keys: Sequence[str], *,
     ----------
     frame, keys, missing, weight, household, sensitive, parameters
         As :func:`categorical_risk` (the columns are not checked again).
+    only : sequence of str, optional
+        The names of the measures to compute (default: every declared one).
 
     Returns
     -------
     dict
         Each measure's :class:`~microagg.risk.registry.Measured`, in the registry's order.
     """
-    declared = computed()
+    declared = [m for m in computed() if only is None or m.name in only]
     if not declared or not len(frame):
         return {}
     missing = parse(MissingValues, missing, "`missing`")

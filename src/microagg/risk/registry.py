@@ -286,7 +286,8 @@ def unregister(name: str) -> None:
 
 _COMMAND_OPTIONS = frozenset({"input", "keys", "weight", "household", "sensitive", "k",
                               "missing", "schema", "decimal", "thousands", "json_out",
-                              "records_out", "engine", "scheduler", "workers"})
+                              "records_out", "engine", "scheduler", "workers",
+                              "storage_option"})
 """The parameters of ``microagg risk`` that are not a measure's."""
 
 MODULES: tuple[str, ...] = ()

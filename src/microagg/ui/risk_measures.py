@@ -114,13 +114,15 @@ def _measure(input: Inputs, state: State, frame: pd.DataFrame, keys: list[str],
     def compute(_: Callable[..., None]) -> Measured | str:
         found = declared_measures(frame, keys, missing=missing, weight=weight,
                                   household=households[0] if len(households) == 1 else None,
-                                  sensitive=sensitive or None, parameters=chosen)
+                                  sensitive=sensitive or None, parameters=chosen,
+                                  only=[measure.name])
         return found.get(measure.name, f"{measure.title} needs: "
                          + ", ".join(sorted(n.value for n in measure.needs)))
 
     try:
         result = state.remembered(frame, ("measure", measure.name, tuple(keys), missing,
-                                          weight, sensitive, tuple(chosen.items())),
+                                          weight, sensitive, tuple(households),
+                                          tuple(chosen.items())),
                                   compute, what=f"Measuring the {measure.title}…")
     except MicroaggError as exc:
         named = [p for p in measure.parameters if f"`{p.name}`" in str(exc)]
