@@ -52,7 +52,6 @@ class Protects(StrEnum):
 
 
 _ALL = tuple(Family)
-_RELEASES = (Family.K_ANONYMITY, Family.T_CLOSENESS, Family.MASKING)
 
 
 @dataclass(frozen=True)
