@@ -25,6 +25,12 @@ from microagg.errors import InputError
 # -- URLs and options (no cluster) --------------------------------------------------------------
 
 
+def test_a_password_with_a_question_mark_and_an_azure_container_are_shown_right():
+    assert public_url("s3://u:pa?ss#w@bucket/x?versionId=3") == "s3://bucket/x"
+    assert public_url("abfs://data@account.dfs.core.windows.net/a/b?sig=S") == \
+        "abfs://data@account.dfs.core.windows.net/a/b"
+
+
 def test_a_url_is_shown_without_its_credentials():
     assert public_url("s3://AKIA:s3cr3t@bucket/data?X-Amz-Signature=abc#x") == "s3://bucket/data"
     where = locate("s3://AKIA:s3cr3t@bucket/data", {"secret": "s3cr3t"})

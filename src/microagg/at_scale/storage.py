@@ -63,9 +63,16 @@ def public_url(url: str) -> str:
     match = _SCHEME.fullmatch(url)
     if match is None:
         return url
-    rest = re.split(r"[?#]", match.group(3), maxsplit=1)[0]
+    scheme, rest = match.group(1), match.group(3)
     host, slash, path = rest.partition("/")
-    return f"{match.group(1)}://{host.rpartition('@')[2]}{slash}{path}"
+    if scheme.lower() not in _CONTAINER_AT_HOST:  # a password may hold '?' or '#'
+        host = host.rpartition("@")[2]
+    shown = re.split(r"[?#]", f"{host}{slash}{path}", maxsplit=1)[0]
+    return f"{scheme}://{shown}"
+
+
+_CONTAINER_AT_HOST = frozenset({"abfs", "abfss", "az", "wasb", "wasbs"})
+"""Azure's schemes, whose ``container@account`` names a place, not a user."""
 
 
 @dataclass(frozen=True)
