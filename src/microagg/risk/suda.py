@@ -450,9 +450,8 @@ class _Search:
         agree = np.empty(first.size, dtype=np.uint16 if m <= 16 else np.uint32)
         state = np.zeros(2, dtype=np.int64)
         arguments = (rows, self.gap.astype(code_type), candidates, self.weight, agree, state)
-        self.score, self.contribution, self.by_size = (
-            records.record_search(*arguments) if self.progress is None
-            else _polled(lambda: records.record_search(*arguments), state, self.progress))
+        self.score, self.contribution, self.by_size = _polled(
+            lambda: records.record_search(*arguments), state, self.progress or _silent)
         self.visited = int(state[0])
 
     def run_compiled(self) -> None:
@@ -465,11 +464,10 @@ class _Search:
         state = np.zeros(2, dtype=np.int64)  # subsets visited; nonzero: stop
         arguments = (self.table, self.radix, self.candidate_row, self.present,
                      self.zero_sets, self.weight, scratch, state)
-        if self.progress is None:
-            self.score, self.contribution, self.by_size = kernels.search(*arguments)
-        else:
-            self.score, self.contribution, self.by_size = _polled(
-                lambda: kernels.search(*arguments), state, self.progress)
+        # on a thread of its own even without a progress callback: the caller's thread
+        # waits in Python, where a signal that ends the command is handled at once
+        self.score, self.contribution, self.by_size = _polled(
+            lambda: kernels.search(*arguments), state, self.progress or _silent)
         self.visited = int(state[0])
 
     def run(self) -> None:
@@ -560,6 +558,10 @@ class _Search:
         self.score[owners] += weight
         self.contribution[np.ix_(owners, columns)] += weight
         self.by_size[size - 1] += owners.size
+
+
+def _silent(_: int) -> None:
+    """A progress callback that says nothing."""
 
 
 def _polled(work: Callable[[], _Found], state: np.ndarray,
