@@ -146,13 +146,14 @@ def _private_namespaces() -> bool:
                           capture_output=True).returncode == 0
 
 
-def _worker_command(scheduler: str, folder: Path, hidden: bool) -> list[str]:
+def _worker_command(scheduler: str, hide: Path, hidden: bool) -> list[str]:
     worker = [sys.executable, "-m", "distributed.cli.dask_worker", scheduler, "--nworkers",
               "1", "--nthreads", "1", "--no-dashboard", "--local-directory", "."]
     if not hidden:
         return worker
-    # the client's temporary files are under the system temporary folder: hide it
-    tmp = os.path.realpath(os.environ.get("TMPDIR", "/tmp"))
+    # the client's files are under the tests' temporary folder: hide it (not the whole
+    # system temporary folder, which may hold the Python the worker runs)
+    tmp = os.path.realpath(hide)
     return ["unshare", "-m", "sh", "-c", f"mount -t tmpfs tmpfs {tmp} && mkdir {tmp}/w && "
             f"cd {tmp}/w && exec \"$@\"", "worker", *worker]
 
@@ -180,7 +181,8 @@ def cluster(tmp_path_factory) -> Iterator[dict]:
         address = f"tcp://127.0.0.1:{sched}"
         hidden = _private_namespaces()
         for i in range(2):
-            start(_worker_command(address, base / f"worker-{i}", hidden), base / f"worker-{i}")
+            start(_worker_command(address, tmp_path_factory.getbasetemp(), hidden),
+                  base / f"worker-{i}")
         from distributed import Client
 
         with Client(address, timeout="60s") as client:

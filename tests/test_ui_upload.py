@@ -102,7 +102,10 @@ def test_missing_tokens_taxonomy_coverage_and_a_second_table(app_url, tmp_path):
         page.fill("#upload_na", "")
         page.set_input_files("#upload", str(census))
         page.wait_for_selector("#loaded-text:has-text('census.csv')")
-        assert page.input_value("#role_0") == "weight"  # AFNLWGT: named as a weight
+        # AFNLWGT, named as a weight (the roles' table is drawn after the summary line)
+        page.wait_for_function("document.querySelector('#role_0') && "
+                               "document.querySelector('#role_0').value === 'weight'",
+                               timeout=20_000)
         page.click("text=4 · Compare")
         expected = list(_census_like().columns[1:])  # numeric quasi-identifiers
         page.wait_for_function(

@@ -75,6 +75,17 @@ _CONTAINER_AT_HOST = frozenset({"abfs", "abfss", "az", "wasb", "wasbs"})
 """Azure's schemes, whose ``container@account`` names a place, not a user."""
 
 
+def store_errors() -> tuple[type[BaseException], ...]:
+    """What a store's client raises for a failed call: ``OSError``, and botocore's own
+    errors (missing credentials, an endpoint that does not answer), which are not one.
+    Imported only once an error is being handled (``except store_errors()``)."""
+    try:
+        from botocore.exceptions import BotoCoreError
+    except ImportError:
+        return (OSError,)
+    return (OSError, BotoCoreError)
+
+
 @dataclass(frozen=True)
 class Location:
     """A file or folder of an fsspec file system: its URL as it may be shown (``url``), the
@@ -124,7 +135,7 @@ class Location:
             return self.filesystem().open(self.inner(url), mode)
         except FileNotFoundError:
             raise InputError(f"file not found: {url}") from None
-        except OSError as exc:
+        except store_errors() as exc:
             raise InputError(f"cannot open {url}: {self.hide(exc)}") from None
 
     @contextlib.contextmanager
@@ -195,7 +206,7 @@ def list_files(store: Location) -> list[str]:
             found = [path]
         else:
             raise InputError(f"file not found: {store.url}")
-    except OSError as exc:
+    except store_errors() as exc:
         raise InputError(f"cannot read {store.url}: {store.hide(exc)}") from None
     return [store.child(p) for p in found]
 
@@ -230,7 +241,7 @@ def check_output_at(target: Location, source: str | Path | None) -> None:
                                      for p in fs.ls(path, detail=False)])
         fs.pipe_file(probe, b"")
         fs.rm_file(probe)
-    except OSError as exc:
+    except store_errors() as exc:
         raise InputError(f"cannot write to {target.child(parent)}: {target.hide(exc)}") from None
 
 
@@ -260,7 +271,7 @@ def commit(target: Location, temporary: str, parts: int) -> None:
         if stale:
             fs.rm(stale)
         fs.pipe_file(f"{path}/{MARKER}", b"")
-    except OSError as exc:
+    except store_errors() as exc:
         raise InputError(f"putting {target.url} in place failed part way: it has no {MARKER} "
                          f"and is incomplete until the command runs again "
                          f"({target.hide(exc)})") from None
@@ -300,6 +311,6 @@ def write_beside(target: Location, suffix: str, text: str) -> Location:
                       target.options)
     try:
         beside.filesystem().pipe_file(beside.inner(), text.encode("utf-8"))
-    except OSError as exc:
+    except store_errors() as exc:
         raise InputError(f"cannot write {beside.url}: {beside.hide(exc)}") from None
     return beside
