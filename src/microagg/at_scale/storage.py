@@ -59,7 +59,25 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):(//|[/\\](?![/\\]))(.*)", re.S)
 
 def public_url(url: str) -> str:
     """``url`` without a ``user:password@`` and without its query string or fragment: what
-    may be printed or written to a report."""
+    may be printed or written to a report.
+
+    Parameters
+    ----------
+    url : str
+        A URL as given, or a local path (returned as it is).
+
+    Returns
+    -------
+    str
+        The URL that may be shown.
+
+    Examples
+    --------
+    >>> public_url("s3://key:secret@bucket/data?versionId=3")
+    's3://bucket/data'
+    >>> public_url("abfs://container@account/data")
+    'abfs://container@account/data'
+    """
     match = _SCHEME.fullmatch(url)
     if match is None:
         return url
@@ -78,7 +96,13 @@ _CONTAINER_AT_HOST = frozenset({"abfs", "abfss", "az", "wasb", "wasbs"})
 def store_errors() -> tuple[type[BaseException], ...]:
     """What a store's client raises for a failed call: ``OSError``, and botocore's own
     errors (missing credentials, an endpoint that does not answer), which are not one.
-    Imported only once an error is being handled (``except store_errors()``)."""
+    Imported only once an error is being handled (``except store_errors()``).
+
+    Returns
+    -------
+    tuple of type
+        The exception classes to catch.
+    """
     try:
         from botocore.exceptions import BotoCoreError
     except ImportError:
@@ -154,7 +178,27 @@ def locate(target: str | Path | Location, options: Mapping[str, Any] | None = No
            ) -> Path | Location:
     """A local path for a path or a ``file://`` URL, else a :class:`Location` with
     ``options``. A URL that went through :class:`~pathlib.Path` (``s3:/bucket/key``, as a
-    command line's path arguments arrive) is read as the URL it was."""
+    command line's path arguments arrive) is read as the URL it was.
+
+    Parameters
+    ----------
+    target : str, Path or Location
+        A path or URL as given.
+    options : mapping, optional
+        The storage options of a URL's file system.
+
+    Returns
+    -------
+    Path or Location
+        Where the data set lives.
+
+    Examples
+    --------
+    >>> locate("s3:/bucket/key").url
+    's3://bucket/key'
+    >>> locate("data/census.parquet").name
+    'census.parquet'
+    """
     if isinstance(target, Location):
         return target
     text = str(target)
@@ -172,7 +216,28 @@ def locate(target: str | Path | Location, options: Mapping[str, Any] | None = No
 
 def parse_storage_options(pairs: Sequence[str]) -> dict[str, Any]:
     """``KEY=VALUE`` pairs as storage options; a VALUE that reads as JSON (``true``, ``3``,
-    ``{"region_name": "eu-west-1"}``) is that value, any other is text."""
+    ``{"region_name": "eu-west-1"}``) is that value, any other is text.
+
+    Parameters
+    ----------
+    pairs : sequence of str
+        The ``--storage-option`` values.
+
+    Returns
+    -------
+    dict
+        The options, by name.
+
+    Raises
+    ------
+    InputError
+        For a pair without ``=`` or without a key.
+
+    Examples
+    --------
+    >>> parse_storage_options(["anon=true", "endpoint_url=http://localhost:9000"])
+    {'anon': True, 'endpoint_url': 'http://localhost:9000'}
+    """
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -187,7 +252,24 @@ def parse_storage_options(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def list_files(store: Location) -> list[str]:
-    """The files of a folder, glob or file at a URL, as URLs that may be shown."""
+    """The files of a folder, glob or file at a URL, as URLs that may be shown.
+
+    Parameters
+    ----------
+    store : Location
+        A folder (its ``.parquet``, ``.pq`` and ``.csv`` files that are not hidden), a glob
+        or one file.
+
+    Returns
+    -------
+    list of str
+        The files' URLs, sorted.
+
+    Raises
+    ------
+    InputError
+        When nothing matches, or the store cannot be read.
+    """
     fs = store.filesystem()
     path = store.inner()
     try:
@@ -213,7 +295,20 @@ def list_files(store: Location) -> list[str]:
 
 def refuse_foreign(target: Path | Location, names: Sequence[str]) -> None:
     """Refuse an output folder holding anything but the partitions of a data set microagg
-    wrote (and, at a URL, its ``_SUCCESS`` marker): replacing it would delete them."""
+    wrote (and, at a URL, its ``_SUCCESS`` marker): replacing it would delete them.
+
+    Parameters
+    ----------
+    target : Path or Location
+        The output folder.
+    names : sequence of str
+        The names of the files it holds.
+
+    Raises
+    ------
+    InputError
+        Naming the first foreign file.
+    """
     foreign = sorted(n for n in names if not PART.fullmatch(n)
                      and not (isinstance(target, Location) and n == MARKER))
     if foreign:
@@ -225,7 +320,20 @@ def refuse_foreign(target: Path | Location, names: Sequence[str]) -> None:
 
 def check_output_at(target: Location, source: str | Path | None) -> None:
     """:func:`~microagg.at_scale.dataset.check_dataset_output` for a URL: not the input, not
-    a file, no foreign object in it, and an object can be written beside it."""
+    a file, no foreign object in it, and an object can be written beside it.
+
+    Parameters
+    ----------
+    target : Location
+        The output data set.
+    source : str, Path or None
+        The input, which the output may not be.
+
+    Raises
+    ------
+    InputError
+        For each of those faults, or a store that refuses the probe.
+    """
     fs = target.filesystem()
     path = target.inner().rstrip("/")
     if source is not None and public_url(str(source)).rstrip("/") == target.url.rstrip("/"):
@@ -246,7 +354,18 @@ def check_output_at(target: Location, source: str | Path | None) -> None:
 
 
 def temporary_prefix_of(target: Location) -> str:
-    """A new hidden temporary prefix beside ``target`` (inside the file system)."""
+    """A new hidden temporary prefix beside ``target`` (inside the file system).
+
+    Parameters
+    ----------
+    target : Location
+        The output data set.
+
+    Returns
+    -------
+    str
+        ``.NAME.microagg-<pid>-<random>.tmp`` in the target's parent, inside the file system.
+    """
     from microagg.data.io import temporary_prefix
 
     parent = target.inner().rstrip("/").rpartition("/")[0]
@@ -256,7 +375,22 @@ def temporary_prefix_of(target: Location) -> str:
 
 def commit(target: Location, temporary: str, parts: int) -> None:
     """Put the ``parts`` partitions written under ``temporary`` in place at ``target``
-    (module docstring: copy, delete what is left of an older data set, mark complete)."""
+    (module docstring: copy, delete what is left of an older data set, mark complete).
+
+    Parameters
+    ----------
+    target : Location
+        The output data set.
+    temporary : str
+        The temporary prefix the partitions were written under, inside the file system.
+    parts : int
+        The number of partitions (``part-00000.parquet`` ...).
+
+    Raises
+    ------
+    InputError
+        When the store fails part way: the target then has no ``_SUCCESS`` marker.
+    """
     fs = target.filesystem()
     path = target.inner().rstrip("/")
     fs.invalidate_cache()
@@ -306,7 +440,22 @@ def remove_prefix(location: Location, prefix: str, patience: float = 2.0) -> Non
 
 def write_beside(target: Location, suffix: str, text: str) -> Location:
     """Write ``text`` to the object named ``target`` + ``suffix`` (one object: written
-    whole or not at all) and return where."""
+    whole or not at all) and return where.
+
+    Parameters
+    ----------
+    target : Location
+        The output data set.
+    suffix : str
+        Added to its name (``.report.json`` ...).
+    text : str
+        Written as UTF-8.
+
+    Returns
+    -------
+    Location
+        The object written.
+    """
     beside = Location(target.url.rstrip("/") + suffix, target.given.rstrip("/") + suffix,
                       target.options)
     try:
