@@ -24,7 +24,23 @@ PREFIX = "microagg: compiling the kernels"
 
 def is_microagg_kernel(module: str | None) -> bool:
     """Whether a compiled function defined in ``module`` is one of microagg's kernels (not
-    one of numba's helpers, nor a user's own function)."""
+    one of numba's helpers, nor a user's own function).
+
+    Parameters
+    ----------
+    module : str or None
+        The ``__module__`` of the compiled function.
+
+    Returns
+    -------
+    bool
+        True for a module of the ``microagg`` package.
+
+    Examples
+    --------
+    >>> is_microagg_kernel("microagg.partition._kernels"), is_microagg_kernel("numba.np")
+    (True, False)
+    """
     return (module or "").partition(".")[0] == "microagg"
 
 
@@ -42,6 +58,11 @@ def cache_scope(cache_path: str | None, source_file: str | None, cache_dir: str 
         The kernel's module file.
     cache_dir : str or None
         numba's configured ``NUMBA_CACHE_DIR`` (empty or None when unset).
+
+    Returns
+    -------
+    str
+        One of the four scopes above.
     """
     if not cache_path:
         return "unknown"
@@ -59,7 +80,20 @@ def cache_scope(cache_path: str | None, source_file: str | None, cache_dir: str 
 
 def notice_text(scope: str, cache_path: str | None) -> str:
     """The notice (one line, ending in a newline) for a compilation into ``cache_path``,
-    whose :func:`cache_scope` is ``scope``."""
+    whose :func:`cache_scope` is ``scope``.
+
+    Parameters
+    ----------
+    scope : str
+        What :func:`cache_scope` says of ``cache_path``.
+    cache_path : str or None
+        The folder numba compiles into.
+
+    Returns
+    -------
+    str
+        The line to write on stderr.
+    """
     folder = str(Path(cache_path).parent) if scope == "configured" and cache_path else (
         cache_path or "numba's cache")
     reach = {
@@ -80,7 +114,18 @@ class NoticeOnce:
 
     def should_say(self, module: str | None) -> bool:
         """Whether a compilation of a function of ``module`` starting now is to be
-        announced (and, if so, remember that it was)."""
+        announced (and, if so, remember that it was).
+
+        Parameters
+        ----------
+        module : str or None
+            The ``__module__`` of the function being compiled.
+
+        Returns
+        -------
+        bool
+            True once per process, for a microagg kernel.
+        """
         if self.said or not is_microagg_kernel(module):
             return False
         self.said = True

@@ -96,14 +96,50 @@ COMPARED: tuple[Compared, ...] = (
 
 
 def compared(name: CompareMethod) -> Compared:
-    """The entry of the compared method ``name``."""
+    """The entry of the compared method ``name``.
+
+    Parameters
+    ----------
+    name : CompareMethod
+        A compared method's name.
+
+    Returns
+    -------
+    Compared
+        Its entry in :data:`COMPARED`.
+
+    Examples
+    --------
+    >>> from microagg.options import CompareMethod
+    >>> compared(CompareMethod.DP_LAPLACE).parameter
+    'epsilon'
+    """
     return next(c for c in COMPARED if c.name is name)
 
 
 def candidate(name: CompareMethod, low: float, high: float, mask: Mask, note: str = "",
               **more: Any) -> Candidate:
     """The :class:`Candidate` of ``name`` searched over [low, high] by ``mask``, its
-    parameter and flags read off its entry (``more``: ``log``)."""
+    parameter and flags read off its entry (``more``: ``log``).
+
+    Parameters
+    ----------
+    name : CompareMethod
+        The compared method.
+    low, high : float
+        The interval its parameter is searched over.
+    mask : callable
+        Releases the table at a parameter value.
+    note : str
+        Said beside the method in the comparison's report.
+    **more
+        Further fields of :class:`Candidate` (``log``).
+
+    Returns
+    -------
+    Candidate
+        What the comparison searches.
+    """
     entry = compared(name)
     return Candidate(name, entry.parameter, low, high, integer=entry.integer,
                      randomized=entry.randomized, increasing=entry.increasing,
