@@ -271,6 +271,34 @@ def test_s3_to_s3_on_workers_that_cannot_see_the_client(cluster, run_cli, tmp_pa
     for key in ("n", "sample_uniques", "violations", "global_risk", "largest_risk"):
         assert ours[key] == pytest.approx(theirs[key], rel=1e-12), key
     assert _read(fs, "data/r")["fk"].sum() > N  # one row per record, its class size
+
+    # recode: the schema and its taxonomy are files only the client sees
+    (tmp_path / "regions.yaml").write_text("any:\n  north-west: [north, west]\n"
+                                           "  south-east: [south, east]\n")
+    (tmp_path / "schema.yaml").write_text(
+        "attributes:\n  region: {kind: nominal, role: quasi, taxonomy: regions.yaml}\n"
+        "  edu: {kind: nominal, role: quasi}\n  age: {kind: numeric, role: quasi}\n")
+    recode = ["--levels", "region=1", "--breaks", "age=-inf:30:60:inf", "--keys", keys,
+              "--schema", tmp_path / "schema.yaml"]
+    done = run_cli("recode", "s3://data/in", "-o", "s3://data/rec", *recode, "--engine",
+                   "dask", *common)
+    assert done.code == 0, done.stderr
+    local = run_cli("recode", tmp_path / "in" / "all.parquet", "-o", tmp_path / "rec.parquet",
+                    *recode)
+    assert local.code == 0, local.stderr
+    ours, theirs = _read(fs, "data/rec"), pd.read_parquet(tmp_path / "rec.parquet")
+    assert ours.astype(str).equals(theirs.astype(str))
+    assert set(ours["region"]) == {"north-west", "south-east"}
+    for when in ("before", "after"):
+        ours_figures = json.loads(fs.cat("data/rec.report.json"))[when]
+        theirs_figures = json.loads((tmp_path / "rec.parquet.report.json").read_text()
+                                    )["report"][when]
+        for key in ("smallest_class", "sample_uniques", "below_k", "classes"):
+            assert ours_figures[key] == theirs_figures[key], (when, key)
+    done = run_cli("check", "s3://data/rec", "--k", "5", "--quasi", keys, "--engine", "dask",
+                   "--json", *common)
+    local = run_cli("check", tmp_path / "rec.parquet", "--k", "5", "--quasi", keys, "--json")
+    assert done.code == local.code == 0 and json.loads(done.stdout) == json.loads(local.stdout)
     assert not [p for p in fs.find("data", withdirs=True) if ".microagg-" in p]
 
 

@@ -11,11 +11,17 @@ import typer
 from microagg.cli.app import command, out
 from microagg.cli.common import (
     DECIMAL,
+    ENGINE_HELP,
     READS,
+    SCHEDULER_HELP,
+    STORAGE_OPTION_HELP,
     THOUSANDS,
+    WORKERS_HELP,
+    engine_is_dask,
     load,
     names,
     print_json,
+    schema_of,
 )
 
 if TYPE_CHECKING:
@@ -54,6 +60,12 @@ def check(
                                 "matches-any (any value, sdcMicro's alpha = 1; default) | "
                                 "category (only another missing value)."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It checks "
+                               "k-anonymity (--k) only."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
+    storage_option: list[str] | None = typer.Option(None, "--storage-option",
+                                                    help=STORAGE_OPTION_HELP),
 ) -> None:
     """Verify k-anonymity, l-diversity and/or t-closeness of a table (exit 0 holds, 1
     violated)."""
@@ -62,11 +74,16 @@ def check(
     confidential_names = names(confidential, "--confidential") or []
     check_request(k=k, t=t, confidential=confidential_names, distance=distance, l=l,
                   sensitive=sensitive, l_kind=l_kind, l_c=l_c)
-    frame, schema_obj = load(input, schema, decimal, thousands)
-    result = check_table(frame, schema=schema_obj, k=k, quasi=names(quasi, "--quasi"), t=t,
-                         confidential=confidential_names, distance=distance,
-                         drop_incomplete=drop_incomplete, l=l, sensitive=sensitive,
-                         l_kind=l_kind, l_c=l_c, missing=missing)
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, l=l, t=t,
+                      drop_incomplete=drop_incomplete, decimal=decimal, thousands=thousands):
+        result = _check_at_scale(input, k, names(quasi, "--quasi"), schema, missing,
+                                 scheduler, workers, storage_option or [])
+    else:
+        frame, schema_obj = load(input, schema, decimal, thousands)
+        result = check_table(frame, schema=schema_obj, k=k, quasi=names(quasi, "--quasi"),
+                             t=t, confidential=confidential_names, distance=distance,
+                             drop_incomplete=drop_incomplete, l=l, sensitive=sensitive,
+                             l_kind=l_kind, l_c=l_c, missing=missing)
     if json_out:
         print_json(result.to_dict())
     else:
@@ -74,6 +91,28 @@ def check(
             out.print(line)
     if not result.holds:
         raise typer.Exit(code=1)
+
+
+def _check_at_scale(input: Path, k: int | None, quasi: list[str] | None, schema: Path | None,
+                    missing: str, scheduler: str | None, workers: int | None,
+                    storage: list[str]) -> TableCheck:
+    """k-anonymity on the Dask engine (:mod:`microagg.at_scale.check`); the
+    quasi-identifiers are ``quasi``, else the schema's, else every column."""
+    from microagg.at_scale.check import check_at_scale
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import open_dataset
+    from microagg.at_scale.storage import parse_storage_options
+    from microagg.errors import InputError
+
+    if k is None:
+        raise InputError("--engine dask checks k-anonymity: give --k (l-diversity and "
+                         "t-closeness are checked on one machine)")
+    dataset = open_dataset(input, storage_options=parse_storage_options(storage))
+    declared = schema_of(schema)
+    chosen = quasi or (list(declared.quasi_identifiers) if declared is not None else [])
+    chosen = chosen or list(dataset.columns)
+    with dask_client(scheduler, workers) as client:
+        return check_at_scale(client, dataset, chosen, k, missing)
 
 
 def _lines(result: TableCheck) -> list[str]:

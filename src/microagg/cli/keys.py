@@ -12,8 +12,25 @@ from typing import Any
 import typer
 
 from microagg.cli.app import out
-from microagg.cli.common import DECIMAL, READS, THOUSANDS, WRITES, names, write_release
+from microagg.cli.common import (
+    DECIMAL,
+    ENGINE_HELP,
+    READS,
+    SCHEDULER_HELP,
+    STORAGE_OPTION_HELP,
+    THOUSANDS,
+    WORKERS_HELP,
+    WRITES,
+    engine_is_dask,
+    names,
+    print_json,
+    progress_bar,
+    schema_of,
+    write_release,
+    write_sidecar,
+)
 from microagg.cli.methods import method_command, option
+from microagg.errors import ParameterError
 from microagg.release.methods import (
     GlobalRecoding,
     InvariantPram,
@@ -30,6 +47,11 @@ INPUT = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS}).")
 OUTPUT = typer.Option(..., "-o", "--output", help=f"Protected table ({WRITES}); its report "
                       "goes to OUTPUT.report.json.")
 JSON = typer.Option(False, "--json", help="Print the report as JSON.")
+ENGINE = typer.Option("local", "--engine", help=ENGINE_HELP + " Each partition is recoded "
+                      "on its own, as one machine recodes it.")
+SCHEDULER = typer.Option(None, "--scheduler", help=SCHEDULER_HELP)
+WORKERS = typer.Option(None, "--workers", help=WORKERS_HELP)
+STORAGE = typer.Option(None, "--storage-option", help=STORAGE_OPTION_HELP)
 
 
 def _run(cls: type[ReleaseMethod], options: dict[str, Any] | None, **given: Any) -> None:
@@ -50,11 +72,21 @@ def recode(
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
     json_out: bool = JSON,
+    engine: str = ENGINE,
+    scheduler: str | None = SCHEDULER,
+    workers: int | None = WORKERS,
+    storage_option: list[str] | None = STORAGE,
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
     """Global recoding: categories to a level of their taxonomy (--levels), numbers to
     intervals (--breaks); every record recoded the same way."""
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, roles=roles or None,
+                      decimal=decimal, thousands=thousands):
+        _at_scale(GlobalRecoding, options, input=input, output=output, schema=schema,
+                  keys=names(keys, "--keys"), json_out=json_out, scheduler=scheduler,
+                  workers=workers, storage=storage_option or [])
+        return
     _run(GlobalRecoding, options, input=input, output=output, schema=schema,
          json_out=json_out, show=_show_recoding, decimal=decimal, thousands=thousands,
          keys=names(keys, "--keys"), roles=roles)
@@ -120,6 +152,43 @@ def topcode(
     _run(TopBottomCoding, options, input=input, output=output, schema=schema,
          json_out=json_out, show=_print_report, decimal=decimal, thousands=thousands,
          columns=names(columns, "--columns"), roles=roles)
+
+
+def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input: Path,
+              output: Path, schema: Path | None, keys: list[str] | None, json_out: bool,
+              scheduler: str | None, workers: int | None, storage: list[str]) -> None:
+    """The method on the Dask engine, partition by partition
+    (:mod:`microagg.at_scale.per_record`), its report beside the data set."""
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import check_dataset_output, open_dataset
+    from microagg.at_scale.per_record import per_record_at_scale
+    from microagg.at_scale.storage import parse_storage_options
+    from microagg.data.io import json_text
+
+    made: Any = build(cls, options or {}, family(cls.family))
+    refusal = made.at_scale_refusal()
+    if refusal:
+        raise ParameterError("engine", f"dask cannot run {made.name}: {refusal}")
+    declared = schema_of(schema)
+    storage_options = parse_storage_options(storage)
+    target = check_dataset_output(output, input, storage_options)
+    dataset = open_dataset(input, storage_options=storage_options)
+    with dask_client(scheduler, workers) as client, \
+            progress_bar(dataset.n, made.name) as progress:
+        report = per_record_at_scale(client, dataset, target, made, schema=declared, keys=keys,
+                                     storage_options=storage_options, progress=progress)
+    sidecar = write_sidecar(target, json_text(report.to_dict()))
+    if json_out:
+        print_json(report.to_dict())
+        return
+    parts = f"{report.partitions} partition{'' if report.partitions == 1 else 's'}"
+    out.print(f"{report.method}: {report.records:,} records in {parts}, columns "
+              f"{', '.join(report.changed)} -> {target}")
+    before, after = report.before, report.after
+    out.print(f"  keys {', '.join(report.keys)}: smallest f_k {before['smallest_class']} -> "
+              f"{after['smallest_class']}, sample uniques {before['sample_uniques']:,} -> "
+              f"{after['sample_uniques']:,}")
+    out.print(f"  report: {sidecar}")
 
 
 def _frequencies(report: Any) -> str:

@@ -164,6 +164,12 @@ class GlobalRecoding(KeyMethod):
                     "outer breaks -inf and inf")
         return None
 
+    def at_scale_refusal(self) -> str | None:
+        """``None``: each record is recoded on its own, so the Dask engine recodes every
+        partition as one machine recodes the whole table
+        (:mod:`microagg.at_scale.per_record`)."""
+        return None
+
     def named_columns(self) -> tuple[str, ...]:
         return tuple(self.recoded_columns())
 
