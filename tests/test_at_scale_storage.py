@@ -295,9 +295,21 @@ def test_s3_to_s3_on_workers_that_cannot_see_the_client(cluster, run_cli, tmp_pa
                                     )["report"][when]
         for key in ("smallest_class", "sample_uniques", "below_k", "classes"):
             assert ours_figures[key] == theirs_figures[key], (when, key)
-    done = run_cli("check", "s3://data/rec", "--k", "5", "--quasi", keys, "--engine", "dask",
+
+    # suppress: the codes of the keys meet on the client, the rest stays in the store
+    done = run_cli("suppress", "s3://data/rec", "-o", "s3://data/sup", "--k", "200", "--keys",
+                   keys, "--engine", "dask", *common)
+    assert done.code == 0, done.stderr
+    local = run_cli("suppress", tmp_path / "rec.parquet", "-o", tmp_path / "sup.parquet",
+                    "--k", "200", "--keys", keys)
+    assert local.code == 0, local.stderr
+    ours, theirs = _read(fs, "data/sup"), pd.read_parquet(tmp_path / "sup.parquet")
+    assert ours.astype(str).equals(theirs.astype(str))
+    report = json.loads(fs.cat("data/sup.report.json"))
+    assert report["total_suppressions"] > 0 and report["k_anonymity"]["holds"]
+    done = run_cli("check", "s3://data/sup", "--k", "200", "--quasi", keys, "--engine", "dask",
                    "--json", *common)
-    local = run_cli("check", tmp_path / "rec.parquet", "--k", "5", "--quasi", keys, "--json")
+    local = run_cli("check", tmp_path / "sup.parquet", "--k", "200", "--quasi", keys, "--json")
     assert done.code == local.code == 0 and json.loads(done.stdout) == json.loads(local.stdout)
     assert not [p for p in fs.find("data", withdirs=True) if ".microagg-" in p]
 

@@ -1,5 +1,5 @@
-"""Global recoding and the k-anonymity check on the Dask engine give, row for row and figure
-for figure, what one machine gives on the whole table."""
+"""Global recoding, local suppression and the k-anonymity check on the Dask engine give, row
+for row and figure for figure, what one machine gives on the whole table."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from microagg.at_scale.check import check_at_scale
 from microagg.at_scale.dataset import open_dataset
 from microagg.at_scale.per_record import per_record_at_scale
+from microagg.at_scale.suppress import suppress_at_scale
 from microagg.data.schema import Schema
 from microagg.errors import ParameterError
 from microagg.evaluation.check import check_table
@@ -85,6 +86,26 @@ def test_a_method_that_reads_other_records_is_refused_by_name(client, survey, tm
         per_record_at_scale(client, open_dataset(folder), tmp_path / "out",
                             LocalSuppression(k=3), schema=schema, keys=KEYS)
     assert not (tmp_path / "out").exists()
+
+
+def test_suppression_on_the_cluster_is_the_suppression_of_the_whole_table(client, survey,
+                                                                          tmp_path):
+    folder, whole, _ = survey
+    method = LocalSuppression(k=8, importance=("edu",))
+    report = suppress_at_scale(client, open_dataset(folder), tmp_path / "out", method,
+                               ["region", "edu", "age"])
+    local = method.release(whole, keys=KEYS)
+    written = pd.read_parquet(tmp_path / "out")
+    assert written.astype(str).equals(local.frame.astype(str))
+    assert report.total_suppressions == local.report.total_suppressions > 0
+    assert report.suppressions == local.report.suppressions
+    assert report.importance == local.report.importance
+    assert report.k_anonymity == {"k": 8, "smallest_class": local.report.after.smallest_class,
+                                  "holds": True}
+    assert report.before["smallest_class"] == local.report.before.smallest_class < 8
+    with pytest.raises(ParameterError, match="`combinations` is checked on one machine"):
+        suppress_at_scale(client, open_dataset(folder), tmp_path / "out2",
+                          LocalSuppression(k=8, combinations=(2,)), KEYS)
 
 
 @pytest.mark.parametrize("missing", ["matches-any", "category"])

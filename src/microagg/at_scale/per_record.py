@@ -1,8 +1,8 @@
 """Methods that protect each record on its own, on a Dask cluster (``microagg recode
 --engine dask``).
 
-A method whose step reads no other record (its ``at_scale_refusal()`` is ``None``: global
-recoding by declared breaks or taxonomy levels) gives every record the same values in any
+A method whose step reads no other record (``records_alone``: global recoding by declared
+breaks or taxonomy levels) gives every record the same values in any
 partition as in the whole table, so the cluster runs it partition by partition: every task
 reads its partition, releases it by the method under the declared schema, and writes it in
 input order; the records never meet. The schema's taxonomy files are read on the client and
@@ -30,7 +30,7 @@ from microagg.at_scale.storage import Location
 from microagg.data.schema import Role, Schema
 from microagg.errors import InputError, ParameterError
 
-__all__ = ["PerRecordReport", "per_record_at_scale"]
+__all__ = ["RISK_KS", "PerRecordReport", "per_record_at_scale", "risk_figures"]
 
 RISK_KS = (2, 3, 5)
 """The k of the records-below-k figures of the report."""
@@ -67,9 +67,20 @@ class PerRecordReport:
         return asdict(self)
 
 
-def _risk_figures(risk: ScaleRisk) -> dict[str, Any]:
+def risk_figures(risk: ScaleRisk) -> dict[str, Any]:
     """The figures of the keys the report gives on one machine (``smallest_class``,
-    ``sample_uniques``, ``below_k``, ``classes``, ``all_missing``), and the risk."""
+    ``sample_uniques``, ``below_k``, ``classes``, ``all_missing``), and the risk.
+
+    Parameters
+    ----------
+    risk : ScaleRisk
+        The group-by of the keys over a data set.
+
+    Returns
+    -------
+    dict
+        The figures, by name.
+    """
     table = risk.combinations
     return {"smallest_class": int(table["fk"].min()),
             "sample_uniques": int(table["records"][table["fk"] == 1].sum()),
@@ -134,7 +145,7 @@ def per_record_at_scale(client: Any, dataset: Dataset, output: str | Path | Loca
     output : str, Path or Location
         The data set to write (a folder, or a URL: :mod:`~microagg.at_scale.storage`).
     method : KeyMethod
-        A method of the keys family whose :meth:`at_scale_refusal` is ``None``.
+        A method of the keys family whose ``records_alone`` is true.
     schema : Schema, optional
         The declared schema (taxonomies, roles); the undeclared columns are read as one
         machine reads them.
@@ -161,9 +172,11 @@ def per_record_at_scale(client: Any, dataset: Dataset, output: str | Path | Loca
     from microagg.release.families.keys import plain_parameters
     from microagg.release.inputs import require_known, resolve_schema
 
-    refusal = method.at_scale_refusal()
+    refusal = method.at_scale_refusal() or (
+        None if method.records_alone else "a record's values depend on other records")
     if refusal:
-        raise ParameterError("engine", f"dask cannot run {method.name}: {refusal}")
+        raise ParameterError("engine", f"dask cannot run {method.name} partition by "
+                             f"partition: {refusal}")
     head = dataset.head()
     resolved, declared = resolve_schema(head, schema, None, strict=False)
     chosen = list(dict.fromkeys(keys)) if keys else method.default_keys(resolved, declared)
@@ -183,7 +196,7 @@ def per_record_at_scale(client: Any, dataset: Dataset, output: str | Path | Loca
     return PerRecordReport(
         method=method.name, parameters=plain_parameters(method), keys=chosen, changed=changed,
         records=dataset.n, partitions=len(dataset.pieces), identifiers_dropped=identifiers,
-        released_unchanged=unchanged, before=_risk_figures(before),
-        after=_risk_figures(after),
+        released_unchanged=unchanged, before=risk_figures(before),
+        after=risk_figures(after),
         notes=["every record is protected on its own, so the data set written is the table "
                "one machine writes, partition by partition in input order"])

@@ -101,12 +101,23 @@ def suppress(
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
     json_out: bool = JSON,
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " The codes of the "
+                               "keys are suppressed together, as on one machine."),
+    scheduler: str | None = SCHEDULER,
+    workers: int | None = WORKERS,
+    storage_option: list[str] | None = STORAGE,
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
     """Local suppression: the fewest key values found are made missing so that every
     record shares its keys with at least k - 1 others (a missing value matching any value);
     verified on the written table."""
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, roles=roles or None,
+                      decimal=decimal, thousands=thousands):
+        _at_scale(LocalSuppression, options, input=input, output=output, schema=schema,
+                  keys=names(keys, "--keys"), json_out=json_out, scheduler=scheduler,
+                  workers=workers, storage=storage_option or [])
+        return
     _run(LocalSuppression, options, input=input, output=output, schema=schema,
          json_out=json_out, show=_show_suppression, decimal=decimal, thousands=thousands,
          keys=names(keys, "--keys"), roles=roles)
@@ -157,11 +168,11 @@ def topcode(
 def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input: Path,
               output: Path, schema: Path | None, keys: list[str] | None, json_out: bool,
               scheduler: str | None, workers: int | None, storage: list[str]) -> None:
-    """The method on the Dask engine, partition by partition
-    (:mod:`microagg.at_scale.per_record`), its report beside the data set."""
+    """The method on the Dask engine (local suppression: :mod:`microagg.at_scale.suppress`,
+    a method of records alone: :mod:`microagg.at_scale.per_record`), its report beside the
+    data set."""
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
-    from microagg.at_scale.per_record import per_record_at_scale
     from microagg.at_scale.storage import parse_storage_options
     from microagg.data.io import json_text
 
@@ -175,19 +186,39 @@ def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input
     dataset = open_dataset(input, storage_options=storage_options)
     with dask_client(scheduler, workers) as client, \
             progress_bar(dataset.n, made.name) as progress:
-        report = per_record_at_scale(client, dataset, target, made, schema=declared, keys=keys,
-                                     storage_options=storage_options, progress=progress)
+        if isinstance(made, LocalSuppression):
+            from microagg.at_scale.suppress import suppress_at_scale
+
+            chosen = keys or (list(declared.quasi_identifiers) if declared else [])
+            report: Any = suppress_at_scale(client, dataset, target, made, chosen,
+                                            schema=declared, storage_options=storage_options,
+                                            progress=progress)
+        else:
+            from microagg.at_scale.per_record import per_record_at_scale
+
+            report = per_record_at_scale(client, dataset, target, made, schema=declared,
+                                         keys=keys, storage_options=storage_options,
+                                         progress=progress)
     sidecar = write_sidecar(target, json_text(report.to_dict()))
     if json_out:
         print_json(report.to_dict())
         return
     parts = f"{report.partitions} partition{'' if report.partitions == 1 else 's'}"
+    changed = getattr(report, "changed", None) or [k for k, n in getattr(
+        report, "suppressions", {}).items() if n]
     out.print(f"{report.method}: {report.records:,} records in {parts}, columns "
-              f"{', '.join(report.changed)} -> {target}")
+              f"{', '.join(changed) or 'none changed'} -> {target}")
     before, after = report.before, report.after
     out.print(f"  keys {', '.join(report.keys)}: smallest f_k {before['smallest_class']} -> "
               f"{after['smallest_class']}, sample uniques {before['sample_uniques']:,} -> "
               f"{after['sample_uniques']:,}")
+    if isinstance(made, LocalSuppression):
+        per = ", ".join(f"{k} {n:,}" for k, n in report.suppressions.items() if n)
+        out.print(f"  suppressed {report.total_suppressions:,} value(s)"
+                  + (f": {per}" if per else ""))
+        holds = "holds" if report.k_anonymity["holds"] else "does NOT hold"
+        out.print(f"  k-anonymity {holds} on the data set written (smallest f_k "
+                  f"{report.k_anonymity['smallest_class']})")
     out.print(f"  report: {sidecar}")
 
 

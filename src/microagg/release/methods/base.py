@@ -49,6 +49,10 @@ class ReleaseMethod:
     name: ClassVar[str]
     family: ClassVar[Family]
     summary: ClassVar[str]
+    records_alone: ClassVar[bool] = False
+    """Whether each record's released values are a function of that record and the
+    parameters alone (whether the step runs aside: :meth:`reads_other_records`), so that a
+    table released in parts is the table released whole (:mod:`microagg.at_scale.per_record`)."""
 
     def __post_init__(self) -> None:
         validate(self)

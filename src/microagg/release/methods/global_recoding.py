@@ -125,6 +125,7 @@ class GlobalRecoding(KeyMethod):
     command: ClassVar[str] = "recode"
     report_type: ClassVar[type[RecodingReport]] = RecodingReport
     reads_weights: ClassVar[bool] = False  # every record is recoded the same way
+    records_alone: ClassVar[bool] = True
 
     levels: tuple[tuple[str, int], ...] = param(
         Predicate(_levels, "COLUMN=LEVEL pairs"), default=(),
@@ -165,9 +166,8 @@ class GlobalRecoding(KeyMethod):
         return None
 
     def at_scale_refusal(self) -> str | None:
-        """``None``: each record is recoded on its own, so the Dask engine recodes every
-        partition as one machine recodes the whole table
-        (:mod:`microagg.at_scale.per_record`)."""
+        """``None``: each record is recoded on its own (``records_alone``), so the Dask
+        engine recodes every partition as one machine recodes the whole table."""
         return None
 
     def named_columns(self) -> tuple[str, ...]:

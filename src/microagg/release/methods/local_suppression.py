@@ -21,6 +21,8 @@ from microagg.release.reports.key_reports import RISK_KS, KeyRisk, SuppressionRe
 from microagg.release.reports.report import Anonymity
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from microagg.core.suppression import Constraint
 
 __all__ = ["LocalSuppression"]
@@ -98,8 +100,21 @@ class LocalSuppression(KeyMethod):
     def risk_ks(self) -> tuple[int, ...]:
         return (*RISK_KS, self.k)
 
-    def _rank(self, codes: np.ndarray, keys: list[str]) -> np.ndarray:
-        """Each key's rank (0: the least important), from ``importance`` and the default."""
+    def rank(self, codes: np.ndarray, keys: list[str]) -> np.ndarray:
+        """Each key's rank (0: the least important), from ``importance`` and the default.
+
+        Parameters
+        ----------
+        codes : numpy.ndarray
+            The codes of the keys (:func:`~microagg.core.frequencies.key_codes`).
+        keys : list of str
+            Their names.
+
+        Returns
+        -------
+        numpy.ndarray
+            One int64 rank per key.
+        """
 
         from microagg.core.suppression import default_importance
 
@@ -126,23 +141,57 @@ class LocalSuppression(KeyMethod):
         return [Constraint(columns, self.k) for size in self.combinations
                 for columns in itertools.combinations(range(q), size)]
 
-    def protect(self, data: KeyData, rng: np.random.Generator) -> KeyStep:
+    def suppressed(self, codes: np.ndarray, keys: list[str],
+                   strata: Iterable[np.ndarray] | None = None) -> tuple[np.ndarray, int, int]:
+        """Which key values to suppress, from the codes of the keys alone.
+
+        Parameters
+        ----------
+        codes : numpy.ndarray
+            The ``(n, len(keys))`` codes of :func:`~microagg.core.frequencies.key_codes`
+            (numbered by first appearance, -1 where missing).
+        keys : list of str
+            The keys' names, for ``importance``.
+        strata : iterable of numpy.ndarray, optional
+            The rows of each stratum, each made k-anonymous on its own (default: one).
+
+        Returns
+        -------
+        tuple
+            The ``(n, len(keys))`` boolean mask of the values to suppress, and the
+            suppressions of the greedy pass and the values put back by the second.
+        """
         from microagg.core.suppression import local_suppression
 
-        keys = data.keys
-        codes = key_codes(data.frame, keys)
-        rank = self._rank(codes, keys)
+        rank = self.rank(codes, keys)
         constraints = self._constraints(len(keys))
         suppressed = np.zeros(codes.shape, dtype=bool)
         greedy = restored = 0
-        for rows, _ in data.strata():
+        for rows in strata if strata is not None else [np.arange(codes.shape[0])]:
             done = local_suppression(codes[rows], self.k, importance=rank,
                                      constraints=constraints)
             suppressed[rows] = done.suppressed
             greedy += done.greedy
             restored += done.restored
+        return suppressed, greedy, restored
+
+    def at_scale_refusal(self) -> str | None:
+        """``None``: the Dask engine gathers the codes of the keys and suppresses them as
+        one machine does (:mod:`microagg.at_scale.suppress`); sets of ``combinations``
+        are checked on one machine."""
+        if self.combinations:
+            return ("`combinations` is checked on one machine: leave it out to make all "
+                    "the keys together k-anonymous")
+        return None
+
+    def protect(self, data: KeyData, rng: np.random.Generator) -> KeyStep:
+        keys = data.keys
+        codes = key_codes(data.frame, keys)
+        suppressed, greedy, restored = self.suppressed(
+            codes, keys, [rows for rows, _ in data.strata()])
         columns = {key: with_missing(data.frame[key], suppressed[:, j])
                    for j, key in enumerate(keys) if suppressed[:, j].any()}
+        rank = self.rank(codes, keys)
         by_importance = sorted(keys, key=lambda k: -rank[keys.index(k)])
         notes = ["a suppressed value is written as a missing value; k-anonymity counts a "
                  "missing value as matching any value (sdcMicro's alpha = 1)"]
