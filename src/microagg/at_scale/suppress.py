@@ -82,13 +82,15 @@ class SuppressionAtScale:
 def _values(piece: Piece, keys: Sequence[str]) -> list[np.ndarray]:
     """The distinct values of each key in the partition, in order of first appearance."""
     frame = read_piece(piece, list(keys))
-    return [pd.unique(frame[key][~missing_mask(frame[key])]) for key in keys]
+    return [np.asarray(pd.unique(frame[key][~missing_mask(frame[key])]), dtype=object)
+            for key in keys]
 
 
 def _numbering(parts: Sequence[list[np.ndarray]], q: int) -> list[pd.Index]:
     """Every key's values over all partitions, in order of first appearance."""
-    return [pd.Index(pd.unique(np.concatenate([p[j] for p in parts]) if parts else [])
-                     ) for j in range(q)]
+    return [pd.Index(pd.unique(np.concatenate([np.empty(0, dtype=object),
+                                               *(p[j] for p in parts)])), dtype=object)
+            for j in range(q)]
 
 
 def _codes(piece: Piece, keys: Sequence[str], numbering: Sequence[pd.Index]) -> np.ndarray:
@@ -96,7 +98,7 @@ def _codes(piece: Piece, keys: Sequence[str], numbering: Sequence[pd.Index]) -> 
     frame = read_piece(piece, list(keys))
     columns = []
     for key, index in zip(keys, numbering, strict=True):
-        codes = index.get_indexer(frame[key]).astype(np.int64)
+        codes = index.get_indexer(pd.Index(frame[key].astype(object))).astype(np.int64)
         codes[missing_mask(frame[key])] = -1
         columns.append(codes)
     return (np.column_stack(columns) if columns
