@@ -137,7 +137,8 @@ def test_a_household_bound_runs_every_mechanism_at_epsilon_over_the_bound():
         record = dp_insensitive(frame, epsilon=0.5, k=4, schema=schema, rng=8)
     pd.testing.assert_frame_equal(household.frame, record.frame)
     report = household.report
-    assert report.epsilon == pytest.approx(0.5) and report.unit_epsilon == 1.5
+    assert report.epsilon == report.unit_epsilon == 1.5  # the household's guarantee
+    assert report.record_epsilon == pytest.approx(0.5)
     assert report.unit == "one household of at most 3 records (column hh)"
     assert sum(p["epsilon"] for p in report.epsilon_split) <= 0.5
     assert "e^1.5" in report.guarantee and "hh" not in household.frame.columns
@@ -171,5 +172,5 @@ def test_the_command_line_protects_households_and_keeps_gap_counts_to_the_owner(
     assert "missing value(s)" not in run.stderr
     report = json.loads((tmp_path / "out.csv.privacy.json").read_text())
     assert report["unit"].startswith("one household of at most 3")
-    assert report["epsilon"] == pytest.approx(2 / 3)
+    assert report["epsilon"] == 2 and report["record_epsilon"] == pytest.approx(2 / 3)
     assert not pd.read_csv(tmp_path / "out.csv").isna().to_numpy().any()

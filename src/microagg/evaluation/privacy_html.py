@@ -29,7 +29,8 @@ def _guarantee(r: Any) -> str:
              ("unit of privacy", escape(r.unit)),
              ("epsilon for that unit", number_cell(r.unit_epsilon if r.unit_epsilon
                                                    is not None else r.epsilon, 6)),
-             ("epsilon spent per record", number_cell(r.epsilon, 6))]
+             ("epsilon spent per record", number_cell(r.record_epsilon if r.record_epsilon
+                                                       is not None else r.epsilon, 6))]
     weaker = "".join(f"<li>{escape(w)}</li>" for w in r.weaker_than_plain_dp)
     return (f'<p class="recommendation" id="guarantee">{escape(r.guarantee)}</p>'
             + rows_table(items, "scope")

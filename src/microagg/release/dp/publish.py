@@ -140,7 +140,7 @@ def privacy_report(data: DPInput, *, records: int, method: str, budget: Budget,
                       stacklevel=caller_stacklevel())
     return PrivacyReport(
         method=method, differentially_private=private, guarantee_scope=scope,
-        guarantee=sentence, epsilon=budget.epsilon * multiplier,
+        guarantee=sentence, epsilon=unit_level, record_epsilon=budget.epsilon * multiplier,
         epsilon_split=[EpsilonPart.from_mapping(e) for e in budget.ledger], k=k,
         groups=groups, records=records, columns=data.columns, carried=data.carried,
         dropped_columns=data.dropped_columns,

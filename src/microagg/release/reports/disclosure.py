@@ -100,6 +100,7 @@ _PRIVACY_REPORT: dict[str, Node] = {
         "epsilon_split", "k", "groups", "records", "columns", "carried", "dropped_columns",
         "linkage", "calibration", "reference", "sensitivities", "domains", "noise",
         "weaker_than_plain_dp", "warnings", "row_order", "moments", "unit", "unit_epsilon",
+        "record_epsilon",
         "threat_model", "neighbouring", "clamping", "sampling")}
 """A DP release's :class:`~microagg.release.reports.report.PrivacyReport`: public by construction
 (declared domains, ε and its split, noise levels computed from declared quantities)."""

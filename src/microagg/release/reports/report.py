@@ -344,7 +344,8 @@ class PrivacyReport:
     row_order: str = "uniformly random permutation, fresh index"
     moments: dict[str, Any] | None = None  # 004: m, noise, strategy, clustering, variant
     unit: str = "one record"  # what two neighbouring data sets differ in
-    unit_epsilon: float | None = None  # the guarantee's epsilon for that unit
+    unit_epsilon: float | None = None  # the guarantee's epsilon for that unit (= epsilon)
+    record_epsilon: float | None = None  # what each record's mechanisms spend (epsilon_split)
     threat_model: str = THREAT_MODEL
     neighbouring: str = NEIGHBOURS
     clamping: str = CLAMPING
