@@ -278,3 +278,22 @@ def test_the_command_writes_the_table_and_its_report(run_cli, tmp_path):
     assert refused.code == 2 and not out.exists()
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and "nowhere" in lines[0]
+
+
+def test_a_recipe_step_swaps_as_the_method_and_repeats_from_its_yaml():
+    import yaml
+
+    from microagg.data.schema import Schema
+    from microagg.recipe.model import Recipe
+
+    frame = census(300, seed=9)
+    schema = Schema.infer(frame).with_roles({"hid": "household"})
+    recipe = Recipe(seed=3, schema=schema).add({
+        "family": "keys", "method": "targeted-record-swapping", "hierarchy": HIERARCHY,
+        "similar": "hsize,htype;hsize", "risk_variables": ["age", "national"],
+        "swap_rate": 0.1})
+    written = recipe.run(frame).frame
+    again = Recipe.from_dict(yaml.safe_load(recipe.dumps())).run(frame).frame
+    pd.testing.assert_frame_equal(written, again)
+    moved = (written[HIERARCHY] != frame[HIERARCHY]).any(axis=1)
+    assert moved.any() and (written.groupby("hid")[HIERARCHY].nunique() == 1).all().all()
