@@ -1,7 +1,9 @@
 """Targeted record swapping: microagg's ``swap`` beside sdcMicro's ``recordSwap``.
 
-Two censuses: sdcMicro's own synthetic one (``createDat``) and UCI Adult's persons put into
-synthetic households (1-5 persons) in a synthetic three-level geography of uneven areas.
+Two censuses: sdcMicro's own synthetic one (``createDat``; and again with more risk variables
+and a narrow similarity profile, ``createdat-tight``, where many households at risk find no
+donor) and UCI Adult's persons put into synthetic households (1-5 persons) in a synthetic
+three-level geography of uneven areas.
 Both methods run on the same integer-coded table with the same parameters over several
 seeds. Printed, one JSON object per census:
 
@@ -18,7 +20,8 @@ seeds. Printed, one JSON object per census:
 * on createDat, sdcMicro's own example (hierarchy nuts1, nuts2, no carry-along): the share of
   records whose nuts3 no longer lies in their nuts2 (microagg refuses such a table).
 
-Usage: python reproduction/sdcmicro_recordswap.py [--data createdat,adult] [--seeds 10]
+Usage: python reproduction/sdcmicro_recordswap.py [--data createdat,createdat-tight,adult]
+       [--seeds 12]
        [--households 20000] [--rate 0.05] [--k 3]
 """
 
@@ -41,13 +44,19 @@ HERE = Path(__file__).resolve().parent
 R_SCRIPT = HERE / "sdcmicro_recordswap.R"
 
 
-def createdat(households: int, folder: Path) -> tuple[pd.DataFrame, dict]:
+def createdat(households: int, folder: Path, tight: bool = False
+              ) -> tuple[pd.DataFrame, dict]:
+    """sdcMicro's census; ``tight``: more risk variables and a narrow profile (household
+    size, type and income), so that many households at risk find no donor."""
     path = folder / "createdat.csv"
-    subprocess.run(["Rscript", str(R_SCRIPT), "create", str(households), "2021", str(path)],
-                   check=True)
+    if not path.exists():
+        subprocess.run(["Rscript", str(R_SCRIPT), "create", str(households), "2021",
+                        str(path)], check=True)
     return pd.read_csv(path), {
-        "hierarchy": ["nuts1", "nuts2", "nuts3"], "risk": ["ageGroup", "national"],
-        "similar": ["hsize"], "carry": ["lau2"]}
+        "hierarchy": ["nuts1", "nuts2", "nuts3"],
+        "risk": ["ageGroup", "gender", "national"] if tight else ["ageGroup", "national"],
+        "similar": ["hsize", "htype", "hincome"] if tight else ["hsize"],
+        "carry": ["lau2"]}
 
 
 def adult(folder: Path, seed: int = 7) -> tuple[pd.DataFrame, dict]:
@@ -168,9 +177,10 @@ def compare(name: str, frame: pd.DataFrame, spec: dict, args: argparse.Namespace
         theirs.append(_figures(frame, swapped, hierarchy, at_risk))
         pairs = pd.read_csv(out / f"pairs_{seed}.csv").set_index("hid")["hid_swapped"]
         moved = pairs[pairs.index != pairs]
-        sizes = frame.groupby("hid")["hsize"].first()
+        profile = frame.groupby("hid")[spec["similar"]].first()
         theirs[-1]["profiles_kept"] = bool(
-            (sizes.loc[moved.index].to_numpy() == sizes.loc[moved.to_numpy()].to_numpy()).all())
+            (profile.loc[moved.index].to_numpy() == profile.loc[moved.to_numpy()].to_numpy()
+             ).all())
     their_seconds = pd.read_csv(out / "times.csv")["seconds"].tolist()
     result = {
         "data": name, "persons": len(frame), "households": int(frame["hid"].nunique()),
@@ -202,8 +212,8 @@ def contradiction(frame: pd.DataFrame, folder: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="createdat,adult")
-    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--data", default="createdat,createdat-tight,adult")
+    parser.add_argument("--seeds", type=int, default=12)
     parser.add_argument("--households", type=int, default=20000)
     parser.add_argument("--rate", type=float, default=0.05)
     parser.add_argument("--k", type=int, default=3)
@@ -211,8 +221,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         for data in args.data.split(","):
-            frame, spec = (createdat(args.households, folder) if data == "createdat"
-                           else adult(folder))
+            frame, spec = (adult(folder) if data == "adult" else
+                           createdat(args.households, folder, tight=data == "createdat-tight"))
             row = compare(data, frame, spec, args, folder)
             if data == "createdat":
                 row["sdcmicro_example_nuts3_outside_nuts2"] = contradiction(frame, folder)
