@@ -1,8 +1,8 @@
 """Targeted record swapping: microagg's ``swap`` beside sdcMicro's ``recordSwap``.
 
 Two censuses: sdcMicro's own synthetic one (``createDat``; and again with more risk variables
-and a narrow similarity profile, ``createdat-tight``, where many households at risk find no
-donor) and UCI Adult's persons put into synthetic households (1-5 persons) in a synthetic
+k = 5 and a narrow similarity profile, ``createdat-tight``, where some households at risk
+find no donor) and UCI Adult's persons put into synthetic households (1-5 persons) in a synthetic
 three-level geography of uneven areas.
 Both methods run on the same integer-coded table with the same parameters over several
 seeds. Printed, one JSON object per census:
@@ -46,8 +46,8 @@ R_SCRIPT = HERE / "sdcmicro_recordswap.R"
 
 def createdat(households: int, folder: Path, tight: bool = False
               ) -> tuple[pd.DataFrame, dict]:
-    """sdcMicro's census; ``tight``: more risk variables and a narrow profile (household
-    size, type and income), so that many households at risk find no donor."""
+    """sdcMicro's census; ``tight``: more risk variables, k = 5 and a narrow profile
+    (household size, type and income), so that some households at risk find no donor."""
     path = folder / "createdat.csv"
     if not path.exists():
         subprocess.run(["Rscript", str(R_SCRIPT), "create", str(households), "2021",
@@ -56,7 +56,7 @@ def createdat(households: int, folder: Path, tight: bool = False
         "hierarchy": ["nuts1", "nuts2", "nuts3"],
         "risk": ["ageGroup", "gender", "national"] if tight else ["ageGroup", "national"],
         "similar": ["hsize", "htype", "hincome"] if tight else ["hsize"],
-        "carry": ["lau2"]}
+        "carry": ["lau2"], **({"k": 5} if tight else {})}
 
 
 def adult(folder: Path, seed: int = 7) -> tuple[pd.DataFrame, dict]:
@@ -151,7 +151,7 @@ def _our_at_risk(frame: pd.DataFrame, spec: dict, k: int) -> pd.Series:
 
 def compare(name: str, frame: pd.DataFrame, spec: dict, args: argparse.Namespace,
             folder: Path) -> dict:
-    hierarchy = spec["hierarchy"]
+    hierarchy, k = spec["hierarchy"], spec.get("k", args.k)
     seeds = list(range(1, args.seeds + 1))
     path = folder / f"{name}.csv"
     frame.to_csv(path, index=False)
@@ -159,13 +159,13 @@ def compare(name: str, frame: pd.DataFrame, spec: dict, args: argparse.Namespace
     out.mkdir()
     subprocess.run(["Rscript", str(R_SCRIPT), "swap", str(path), str(out), ",".join(hierarchy),
                     ",".join(spec["risk"]), ",".join(spec["similar"]), str(args.rate),
-                    str(args.k), ",".join(map(str, seeds)), ",".join(spec["carry"])],
+                    str(k), ",".join(map(str, seeds)), ",".join(spec["carry"])],
                    check=True, capture_output=True)
     levels = pd.read_csv(out / "levels.csv").set_index("hid")["level"].sort_index()
-    ours_level = _our_at_risk(frame, spec, args.k).sort_index()
+    ours_level = _our_at_risk(frame, spec, k).sort_index()
     at_risk = {lv: list(ours_level.index[ours_level <= lv]) for lv in range(len(hierarchy))}
     method = RecordSwap(hierarchy=hierarchy, similar=[spec["similar"]],
-                        risk_variables=spec["risk"], swap_rate=args.rate, k=args.k,
+                        risk_variables=spec["risk"], swap_rate=args.rate, k=k,
                         carry_along=spec["carry"] or None)
     ours, theirs, our_seconds = [], [], []
     for seed in seeds:
@@ -185,7 +185,7 @@ def compare(name: str, frame: pd.DataFrame, spec: dict, args: argparse.Namespace
     result = {
         "data": name, "persons": len(frame), "households": int(frame["hid"].nunique()),
         "hierarchy": hierarchy, "risk_variables": spec["risk"], "similar": spec["similar"],
-        "carry_along": spec["carry"], "swap_rate": args.rate, "k": args.k, "seeds": len(seeds),
+        "carry_along": spec["carry"], "swap_rate": args.rate, "k": k, "seeds": len(seeds),
         "at_risk_households": {str(lv): len(h) for lv, h in at_risk.items()},
         "at_risk_identical": bool(levels.index.equals(ours_level.index)
                                   and (levels.to_numpy() == ours_level.to_numpy()).all()),
