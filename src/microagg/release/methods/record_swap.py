@@ -18,7 +18,7 @@ from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, Optional, Predicate, param
 from microagg.release.reports.swap_report import SwapLevel, SwapReport
 
-__all__ = ["RecordSwap"]
+__all__ = ["RecordSwap", "household_figures", "swap_fields"]
 
 _IDS_LISTED = 1_000
 
@@ -177,24 +177,15 @@ class RecordSwap(KeyMethod):
                          threshold, pairing, self._cells(frame))
                   for level, name in enumerate(self.hierarchy)]
         sizes = np.bincount(household, minlength=first.size)
-        swapped = pairing.partner >= 0
-        stayed = (pairing.at_risk < len(self.hierarchy)) & ~swapped
-        ids = frame[hid].iloc[first[np.flatnonzero(stayed)[:_IDS_LISTED]]]
+        fields = swap_fields(self, hid, carry, threshold, pairing, sizes, levels,
+                             frame[hid].iloc[first].tolist())
         notes = [f"households are swapped whole: the {', '.join(self.hierarchy)}"
                  + (f" and {', '.join(carry)}" if carry else "") + " of a household are "
                  "another's; every other value is as it was, each record in its place"]
-        if stayed.any():
-            notes.append(f"{int(stayed.sum()):,} household(s) at risk found no donor of "
-                         "their profile in another area and keep their geography")
-        return KeyStep(columns, {
-            "household": hid, "hierarchy": list(self.hierarchy),
-            "risk_rule": self._rule(threshold), "similar": [list(p) for p in self.similar],
-            "carry_along": carry, "households": int(first.size),
-            "swaps_due": pairing.swaps, "households_swapped": int(swapped.sum()),
-            "persons_swapped": int(sizes[swapped].sum()),
-            "realised_rate": float(swapped.mean()) if first.size else 0.0,
-            "levels": levels, "without_donor": int(stayed.sum()),
-            "without_donor_ids": [category_text(v) for v in ids]}, notes)
+        if fields["without_donor"]:
+            notes.append(f"{fields['without_donor']:,} household(s) at risk found no donor "
+                         "of their profile in another area and keep their geography")
+        return KeyStep(columns, fields, notes)
 
     def _household(self, data: KeyData) -> str:
         households = data.design.households
@@ -214,8 +205,7 @@ class RecordSwap(KeyMethod):
         if self.risk_columns is None:
             assert self.risk_variables is not None
             keys = _combined([_codes(frame[c]) for c in self.risk_variables])
-            return (1.0 / self.k if self.k else np.inf,
-                    household_risk(person_areas, keys, household, households))
+            return self.threshold(), household_risk(person_areas, keys, household, households)
         risk = np.zeros((len(self.risk_columns), households))
         for level, name in enumerate(self.risk_columns):
             values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
@@ -223,10 +213,16 @@ class RecordSwap(KeyMethod):
                 raise InputError(f"risk column '{name}' must hold numbers of at least 0 in "
                                  "every row")
             np.maximum.at(risk[level], household, values)
-        threshold = self.risk_threshold or (1.0 / self.k if self.k else np.inf)
-        return threshold, risk
+        return self.threshold(), risk
 
-    def _rule(self, threshold: float) -> str:
+    def threshold(self) -> float:
+        """A household whose risk at a level exceeds this is at risk there."""
+        if self.risk_columns is not None and self.risk_threshold:
+            return self.risk_threshold
+        return 1.0 / self.k if self.k else np.inf
+
+    def rule(self, threshold: float) -> str:
+        """How the risk is measured, in words."""
         if self.risk_columns is None:
             return (f"k-anonymity: a member one of fewer than {self.k} persons with its "
                     f"{', '.join(self.risk_variables or ())} in its area" if self.k
@@ -330,37 +326,64 @@ def _take(series: pd.Series, rows: np.ndarray) -> pd.Series:
         index=series.index, name=series.name, dtype=series.dtype)
 
 
-def _level(name: str, level: int, areas: np.ndarray, after: np.ndarray,
-           household: np.ndarray, risk: np.ndarray, risk_after: np.ndarray | None,
-           threshold: float, pairing: Any, cells: np.ndarray) -> SwapLevel:
-    """The figures of one level (:class:`SwapLevel`)."""
-    sizes = np.bincount(household, minlength=areas.shape[1])
+def household_figures(level: int, areas: np.ndarray, after: np.ndarray, risk: np.ndarray,
+                      threshold: float, pairing: Any, sizes: np.ndarray) -> dict[str, Any]:
+    """The figures of one level read off the households alone (:class:`SwapLevel`):
+    ``areas`` and ``after`` their areas before and after, ``sizes`` their persons."""
     here = pairing.level == level
     at_risk = risk[level] > threshold
     n_areas = int(areas[level].max(initial=-1)) + 1
-    persons_before = np.bincount(areas[level][household], minlength=n_areas)
-    persons_after = np.bincount(after[level][household], minlength=n_areas)
+    persons_before = np.bincount(areas[level], weights=sizes, minlength=n_areas)
+    persons_after = np.bincount(after[level], weights=sizes, minlength=n_areas)
+    finest = level == areas.shape[0] - 1
+    drawn_here = pairing.at_risk >= level if finest else pairing.at_risk == level
+    return {
+        "areas": n_areas, "at_risk": int(at_risk.sum()),
+        "first_at_risk": int((pairing.at_risk == level).sum()),
+        "swapped_at_risk": int((here & (pairing.role == 1)).sum()),
+        "swapped_at_random": int((here & (pairing.role == 2)).sum()),
+        "donors": int((here & (pairing.role == 3)).sum()),
+        "persons_swapped": int(sizes[here].sum()),
+        "no_donor": int((pairing.no_donor & drawn_here).sum()),
+        "in_place_after": int((at_risk & (after[level] == areas[level])).sum()),
+        "household_counts_kept": bool(np.array_equal(
+            np.bincount(areas[level], minlength=n_areas),
+            np.bincount(after[level], minlength=n_areas))),
+        "areas_persons_changed": int((persons_before != persons_after).sum())}
+
+
+def swap_fields(method: RecordSwap, hid: str, carry: list[str], threshold: float,
+                pairing: Any, sizes: np.ndarray, levels: list[SwapLevel],
+                ids: Sequence[Any]) -> dict[str, Any]:
+    """The method's own fields of its report (:class:`SwapReport`); ``ids`` the household
+    identifiers, in household order."""
+    swapped = pairing.partner >= 0
+    stayed = np.flatnonzero((pairing.at_risk < len(method.hierarchy)) & ~swapped)
+    return {
+        "household": hid, "hierarchy": list(method.hierarchy),
+        "risk_rule": method.rule(threshold), "similar": [list(p) for p in method.similar],
+        "carry_along": carry, "households": int(swapped.size),
+        "swaps_due": pairing.swaps, "households_swapped": int(swapped.sum()),
+        "persons_swapped": int(sizes[swapped].sum()),
+        "realised_rate": float(swapped.mean()) if swapped.size else 0.0,
+        "levels": levels, "without_donor": int(stayed.size),
+        "without_donor_ids": [category_text(ids[i]) for i in stayed[:_IDS_LISTED]]}
+
+
+def _level(name: str, level: int, areas: np.ndarray, after: np.ndarray,
+           household: np.ndarray, risk: np.ndarray, risk_after: np.ndarray | None,
+           threshold: float, pairing: Any, cells: np.ndarray) -> SwapLevel:
+    """The figures of one level (:class:`SwapLevel`), persons' included."""
+    sizes = np.bincount(household, minlength=areas.shape[1])
     span = int(cells.max(initial=0)) + 1
     both = np.concatenate([areas[level][household] * span + cells,
                            after[level][household] * span + cells])
     cell, _ = pd.factorize(both)
-    tables = np.bincount(cell[:cells.size], minlength=int(cell.max(initial=-1)) + 1), \
-        np.bincount(cell[cells.size:], minlength=int(cell.max(initial=-1)) + 1)
+    width = int(cell.max(initial=-1)) + 1
+    moved = np.abs(np.bincount(cell[:cells.size], minlength=width)
+                   - np.bincount(cell[cells.size:], minlength=width)).sum() // 2
     return SwapLevel(
-        level=name, areas=n_areas, at_risk=int(at_risk.sum()),
-        first_at_risk=int((pairing.at_risk == level).sum()),
-        swapped_at_risk=int((here & (pairing.role == 1)).sum()),
-        swapped_at_random=int((here & (pairing.role == 2)).sum()),
-        donors=int((here & (pairing.role == 3)).sum()),
-        persons_swapped=int(sizes[here].sum()),
-        no_donor=int((pairing.no_donor & (pairing.at_risk == level)).sum()
-                     if level < areas.shape[0] - 1 else
-                     (pairing.no_donor & (pairing.at_risk >= level)).sum()),
-        in_place_after=int((at_risk & (after[level] == areas[level])).sum()),
+        level=name, **household_figures(level, areas, after, risk, threshold, pairing, sizes),
         at_risk_after=None if risk_after is None else int((risk_after[level] > threshold
                                                            ).sum()),
-        household_counts_kept=bool(np.array_equal(
-            np.bincount(areas[level], minlength=n_areas),
-            np.bincount(after[level], minlength=n_areas))),
-        areas_persons_changed=int((persons_before != persons_after).sum()),
-        persons_moved=int(np.abs(tables[0] - tables[1]).sum() // 2))
+        persons_moved=int(moved))
