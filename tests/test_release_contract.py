@@ -25,10 +25,12 @@ from microagg.release.reports.report import (
 
 # A value for every required parameter a method may declare; a new method with a required
 # parameter not listed here fails below with its name.
-REQUIRED = {"k": 10, "t": 0.5, "epsilon": 1.0, "gamma": 0.2, "s": 0.2, "fraction": 0.2}
+REQUIRED = {"k": 10, "t": 0.5, "epsilon": 1.0, "gamma": 0.2, "s": 0.2, "fraction": 0.2,
+            "hierarchy": ("region",), "similar": ("education",)}
 # Parameters that have a default but of which a method needs one given (top or bottom).
 GIVEN = {"TopBottomCoding": {"top": 50_000.0},
-         "GlobalRecoding": {"breaks": {"age": [0, 50, 120]}}}
+         "GlobalRecoding": {"breaks": {"age": [0, 50, 120]}},
+         "RecordSwap": {"risk_variables": ("age",)}}
 ALL = [pytest.param(m, id=m.name + "/" + m.family.value) for m in METHODS]
 
 
@@ -54,6 +56,10 @@ def _release(method, frame, schema):
                               confidential=["expenses"])
     if method.family is Family.K_ANONYMITY:
         return method.release(frame, schema=schema)
+    if method.family is Family.KEYS and "hierarchy" in method.parameters():
+        # record swapping needs households: here one per record
+        return method.release(frame.assign(household=np.arange(len(frame))), schema=schema,
+                              roles={"household": "household"}, rng=5)
     if method.family is Family.KEYS:
         return method.release(frame, schema=schema, keys=["region", "education"],
                               **({"rng": 5} if method.randomized else {}))

@@ -21,6 +21,7 @@ _EXPORTS = {
     "recode": "microagg.release",
     "suppress": "microagg.release",
     "pram": "microagg.release",
+    "swap": "microagg.release",
     "KeyReport": "microagg.release",
     "rank_swap": "microagg.core.masking",
     "multiplicative_noise": "microagg.core.masking",

@@ -47,6 +47,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "sdcMicro's localSuppression)."),
     "pram": ("keys", "Post-randomize key variables (invariant PRAM: the expected marginal "
              "kept)."),
+    "swap": ("swap", "Targeted record swapping of households within a geographic hierarchy "
+             "(census)."),
     "topcode": ("keys", "Top and bottom coding of numeric columns, at a value or a quantile."),
     "compare": ("compare", "Compare methods at equal risk (or equal utility) and rank them "
                 "by the utility they keep (numeric columns or categorical keys)."),

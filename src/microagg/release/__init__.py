@@ -13,6 +13,7 @@ from microagg.release.functions import (
     pram,
     recode,
     suppress,
+    swap,
     tclose,
 )
 from microagg.release.methods import (
@@ -53,4 +54,4 @@ __all__ = ["MDAV", "METHODS", "VMDAV", "CorrelatedNoise", "CrossMoment", "DPIndi
            "MultiplicativeNoise", "OptimalUnivariate", "PrivacyReport", "RankSwap", "Release",
            "ReleaseMethod", "TClosenessFirst", "TClosenessReport", "dp_cross_moment",
            "dp_individual_ranking", "dp_insensitive", "dp_laplace", "dp_release", "mask",
-           "microaggregate", "pram", "recode", "suppress", "tclose"]
+           "microaggregate", "pram", "recode", "suppress", "swap", "tclose"]

@@ -160,7 +160,9 @@ FAMILY_OPTIONS: tuple[FamilyOption, ...] = (
         "recode": "The key variables whose frequencies the report gives (default: the "
                   "recoded columns and the schema's quasi-identifiers).",
         "suppress": f"The key variables to make k-anonymous {_KEYS_DEFAULT}",
-        "pram": f"The variables to post-randomize {_KEYS_DEFAULT}"}, (Family.KEYS,)),
+        "pram": f"The variables to post-randomize {_KEYS_DEFAULT}",
+        "swap": "The key variables whose frequencies the report gives (default: the "
+                "hierarchy and the risk variables)."}, (Family.KEYS,)),
     FamilyOption("carry", OptionKind.COLUMNS, "Columns copied unchanged: the table is then "
                  "NOT differentially private.", (Family.DIFFERENTIAL_PRIVACY,)),
     FamilyOption("schema", OptionKind.FILE, "Schema file (YAML): roles, kinds, domains, "

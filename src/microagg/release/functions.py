@@ -22,6 +22,7 @@ from microagg.release.methods import (
     GlobalRecoding,
     InvariantPram,
     LocalSuppression,
+    RecordSwap,
     ReleaseMethod,
     family,
     lookup,
@@ -37,7 +38,7 @@ from microagg.release.reports.report import (
 
 __all__ = ["dp_cross_moment", "dp_individual_ranking", "dp_insensitive", "dp_laplace",
            "dp_release", "make_method", "mask", "microaggregate", "pram", "recode", "release",
-           "suppress", "tclose"]
+           "suppress", "swap", "tclose"]
 
 
 def make_method(of: Family, method: str | type[ReleaseMethod],
@@ -143,3 +144,10 @@ def pram(frame: pd.DataFrame, **options: Any) -> Release[KeyReport]:
     """:class:`~microagg.release.methods.pram.InvariantPram` in one call (``retention``,
     ``alpha``; ``keys``, ``schema``, ``roles``, ``rng``)."""
     return release(Family.KEYS, frame, InvariantPram, options)
+
+
+def swap(frame: pd.DataFrame, **options: Any) -> Release[KeyReport]:
+    """:class:`~microagg.release.methods.record_swap.RecordSwap` in one call
+    (``hierarchy``, ``similar``, ``risk_variables``, ``swap_rate``, ``k`` …; ``roles``
+    naming the household column, ``keys``, ``schema``, ``rng``)."""
+    return release(Family.KEYS, frame, RecordSwap, options)

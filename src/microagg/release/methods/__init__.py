@@ -27,6 +27,7 @@ from microagg.release.methods.multiplicative_noise import MultiplicativeNoise
 from microagg.release.methods.optimal_univariate import OptimalUnivariate
 from microagg.release.methods.pram import InvariantPram
 from microagg.release.methods.rank_swap import RankSwap
+from microagg.release.methods.record_swap import RecordSwap
 from microagg.release.methods.t_closeness_first import TClosenessFirst
 from microagg.release.methods.top_coding import TopBottomCoding
 from microagg.release.methods.vmdav import VMDAV
@@ -51,6 +52,7 @@ METHODS: tuple[type[ReleaseMethod], ...] = (
     GlobalRecoding,
     LocalSuppression,
     InvariantPram,
+    RecordSwap,
 )
 """Every release method, in the order the command line lists them."""
 

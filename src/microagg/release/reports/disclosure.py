@@ -115,6 +115,23 @@ _PRIVACY_RECORD["steps"] = Each({"step": PUBLIC, "method": PUBLIC, "context": PU
                                  "spends": PUBLIC,
                                  "record": ByFormat({PRIVACY_FORMAT: _PRIVACY_RECORD})})
 
+_SWAPPING: dict[str, Node] = {
+    # targeted record swapping (SwapReport): its parameters are public; how many households
+    # and persons were swapped, and the counts per area it changed, are aggregates of the
+    # raw data, shareable; the risk before and after, the households at risk without a
+    # donor and their identifiers are the owner's
+    "household": PUBLIC, "hierarchy": PUBLIC, "risk_rule": PUBLIC, "similar": PUBLIC,
+    "carry_along": PUBLIC, "households": EXTERNAL, "swaps_due": EXTERNAL,
+    "households_swapped": EXTERNAL, "persons_swapped": EXTERNAL, "realised_rate": EXTERNAL,
+    "levels": Each({"level": PUBLIC, "household_counts_kept": PUBLIC, "areas": EXTERNAL,
+                    "swapped_at_risk": EXTERNAL, "swapped_at_random": EXTERNAL,
+                    "donors": EXTERNAL, "persons_swapped": EXTERNAL,
+                    "areas_persons_changed": EXTERNAL, "persons_moved": EXTERNAL,
+                    "*": OWNER}),
+    "without_donor": OWNER, "without_donor_ids": OWNER,
+}
+
+
 def _release_record(table: Audience) -> dict[str, Node]:
     """A release's report (:class:`~microagg.release.reports.sidecar.ReleaseRecord`); ``table`` is
     the audience of what describes its written table (public for the release itself,
@@ -136,7 +153,7 @@ def _release_record(table: Audience) -> dict[str, Node]:
         "skipped": OWNER,  # the reasons name how many values were missing in the input
         # the method's own report: the number of clusters is shareable, the rest (sizes,
         # generalized categories, clamped counts, notes on the data) is the owner's
-        "report": {"clusters": {"count": EXTERNAL, "*": OWNER}, "*": OWNER},
+        "report": {"clusters": {"count": EXTERNAL, "*": OWNER}, **_SWAPPING, "*": OWNER},
     }
 
 

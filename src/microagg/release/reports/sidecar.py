@@ -49,7 +49,7 @@ from microagg.version import installed_version
 __all__ = ["COSTLY_MAX_ROWS", "EMD_SKIPPED", "MEASURES", "PRIVACY_FORMAT", "REPORT_FORMAT",
            "ColumnRoles", "Guarantee", "InputFile", "PrivacyRecord", "ReleaseRecord", "Risk",
            "Utility", "block_record", "created_now", "plain_parameters",
-           "privacy_record", "rows_aligned", "sidecar_path"]
+           "privacy_record", "rows_aligned", "sidecar_path", "swap_record"]
 
 
 COSTLY_MAX_ROWS = 20_000
@@ -267,6 +267,27 @@ def block_record(method: ReleaseMethod, report: Any, source: Path) -> ReleaseRec
         records=int(report.records), rows_aligned=True, columns=roles, guarantee=guarantee,
         risk={}, utility=None, measures=MEASURES, skipped={"risk_and_utility": AT_SCALE_SKIPPED},
         report=report.to_dict())
+
+
+def swap_record(method: ReleaseMethod, result: Any, source: Path) -> ReleaseRecord:
+    """The report of targeted record swapping on the Dask engine (``result``: its
+    :class:`~microagg.at_scale.swap.ScaleSwap`) from the data set ``source``: the provenance,
+    the columns swapped, no ex-ante guarantee; risk and utility skipped (the method's report
+    has its figures per level)."""
+    fields = result.fields
+    changed = [*fields["hierarchy"], *fields["carry_along"]]
+    guarantee = Guarantee(
+        f"No ex-ante guarantee: {result.method} exchanges the {', '.join(changed)} of "
+        "households; the risk before and after is in the method's report.", False, changed,
+        "none: the risk is measured per level, not bounded")
+    roles = ColumnRoles(masked=changed, confidential=[], released_unchanged=[],
+                        identifiers_dropped=[])
+    return ReleaseRecord(
+        method=result.method, family=str(method.family), parameters=plain_parameters(method),
+        input=InputFile(source.name), microagg_version=installed_version(), created=created_now(),
+        records=int(result.records), rows_aligned=True, columns=roles, guarantee=guarantee,
+        risk={}, utility=None, measures=MEASURES, skipped={"risk_and_utility": AT_SCALE_SKIPPED},
+        report=result.to_dict())
 
 
 def rows_aligned(masked: Path) -> tuple[bool, Path | None]:
