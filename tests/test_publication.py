@@ -165,6 +165,26 @@ def test_categories_read_off_a_parquet_file_stay_observed(tmp_path, run_cli):
     assert declared.code == 0, declared.stderr
 
 
+def test_the_schema_command_declares_no_role_read_off_the_values(tmp_path, run_cli):
+    """`microagg schema` wrote a column whose values were all distinct (or numbered the rows)
+    as an identifier, which `dp --schema` then dropped; one record repeating a value made it
+    a quasi-identifier, protected and refused for want of a domain. Roles come from the names;
+    what the values suggest is said, as a comment."""
+    frame = pd.DataFrame({"age": np.arange(20, 60), "code": [f"c{i}" for i in range(40)],
+                          "num": np.arange(1, 41), "wgt": np.ones(40)})
+    other = frame.copy()
+    other.loc[0, ["code", "num"]] = ["c1", 2]
+    declared = []
+    for i, table in enumerate((frame, other)):
+        table.to_csv(tmp_path / f"in{i}.csv", index=False)
+        done = run_cli("schema", tmp_path / f"in{i}.csv", "-o", tmp_path / f"s{i}.yaml")
+        assert done.code == 0, done.stderr
+        declared.append(yaml.safe_load((tmp_path / f"s{i}.yaml").read_text()))
+    assert declared[0] == declared[1]
+    assert declared[0]["attributes"]["wgt"]["role"] == "weight"  # its name says so
+    assert "code: role identifier" in (tmp_path / "s0.yaml").read_text()
+
+
 def test_a_recipe_on_parquet_publishes_no_category_read_off_the_data(tmp_path):
     """L7: the app's recipe held the categories of a Parquet column, even one the DP step
     dropped; the public recipe leaves them out, the owner's keeps them as observed."""
