@@ -263,6 +263,20 @@ def test_the_papers_calibration_states_the_epsilon_it_spends(tmp_path, run_cli):
     assert run.privacy.epsilon == 3.0
 
 
+def test_a_recipe_with_an_unbounded_household_says_group_privacy():
+    """A household column without a bound: each DP step's report says that a household is
+    protected by group privacy only; the recipe's top-level guarantee said "unit of privacy:
+    one record" and nothing of the households."""
+    data = microagg.datasets.synthetic(300, 2, seed=0)
+    frame = data.frame.assign(hh=np.arange(300) // 3)
+    schema = Schema((*data.schema, Attribute("hh", Role.HOUSEHOLD, Kind.NOMINAL)))
+    run = Recipe(schema=schema).add(DP).run(frame)
+    step = run.results[0].release.report.guarantee
+    assert "group privacy" in step and "hh" in step
+    assert step[step.index("The unit of privacy"):] in run.privacy.guarantee
+    assert run.privacy.guarantee.count("group privacy") == 1
+
+
 def test_the_scope_names_the_weakest_guarantee():
     """Carried columns with a guarantee about the microaggregated set, or with dropped
     incomplete rows: the scope is the weaker one, not "protected columns"."""

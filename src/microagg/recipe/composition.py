@@ -44,6 +44,7 @@ from typing import Any
 from microagg.errors import PrivacyError
 from microagg.recipe.families import adapter
 from microagg.recipe.model import Protects, Step
+from microagg.release.dp.unit import GROUPED
 from microagg.release.reports.report import GuaranteeScope, PrivacyReport
 
 __all__ = ["DPContext", "RecipePrivacy", "check_steps", "dp_context", "recipe_guarantee",
@@ -313,6 +314,9 @@ def recipe_privacy(steps: Sequence[Step], reports: Sequence[PrivacyReport | None
     else:
         sentence = (f"The released table is NOT differentially private: {'; '.join(weaker)}. "
                     f"Apart from that, {how}")
+    # households with no bound: protected by group privacy only, as each step's report says
+    sentence += "".join(dict.fromkeys(r.guarantee[r.guarantee.index(GROUPED):]
+                                      for _, r in spending if GROUPED in r.guarantee))
     return RecipePrivacy(private, scope, sentence, epsilon, unit, weaker, numbers, raw)
 
 
