@@ -306,6 +306,35 @@ def test_no_dp_step_takes_an_epsilon_a_comparison_calibrated_on_the_records():
     assert len(calibrated) == 2  # what the step would have published
 
 
+def test_no_value_a_comparison_calibrated_follows_a_dp_step():
+    """The comparison tab measures the uploaded records; after a DP step it applied the
+    calibrated method as post-processing, and its parameter (rank swap's fraction: 0.25 or
+    1.0 as one record lies) was published in the recipe. It is refused there."""
+    pytest.importorskip("shiny")
+    from microagg.errors import InputError
+    from microagg.evaluation.compare import compare
+    from microagg.ui.compare_tab import applied_step
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.uniform(0, 10, 60).round(2),
+                          "b": rng.uniform(0, 10, 60).round(2)})
+    schema = Schema(tuple(Attribute(c, Role.QUASI, Kind.NUMERIC, domain=(0, 10))
+                          for c in "ab"))
+    steps = []
+    for record in ([0.0, 0.0], [10.0, 10.0]):
+        neighbour = frame.copy()
+        neighbour.loc[0, ["a", "b"]] = record
+        result = compare(neighbour, target_risk="mdav=4", methods=["mdav", "rank-swap"],
+                         schema=schema, seeds=3)
+        assert applied_step(result, "rank-swap", None).family.value == "mask"
+        released = Recipe(schema=schema).add(
+            {"family": "dp", "method": "laplace", "epsilon": 1.0}).run(neighbour)
+        with pytest.raises(InputError, match="after a differentially private step"):
+            applied_step(result, "rank-swap", released)
+        steps.append(result.by_method()["rank-swap"].value)
+    assert steps[0] != steps[1]  # what the recipe would have published
+
+
 def test_the_scope_names_the_weakest_guarantee():
     """Carried columns with a guarantee about the microaggregated set, or with dropped
     incomplete rows: the scope is the weaker one, not "protected columns"."""
