@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microagg.audit_paths import PATHS, Case, side_outputs, table_audit
+from microagg.audit_paths import PATHS, RELOADED, Case, side_outputs, table_audit
 from microagg.data.schema import Attribute, Kind, Role, Schema
 from microagg.errors import MicroaggError
 from microagg.evaluation.audit import epsilon_lower_bound
@@ -145,6 +145,24 @@ def test_nothing_but_the_table_differs_between_neighbours(path, case):
         (code, *_), = seen if len(seen) == 1 else [(None,)]
         assert len(seen) == 1, _difference(seen)
         assert code == 0, seen
+
+
+RELOADED_CASES = [c for c in CASES if c.name in (
+    "a DP step carrying a column, then a DP step on it",
+    "codes with leading zeros in an Excel sheet",
+    "a DP step carrying a column with a gap, then a DP step on it")]
+
+
+@pytest.mark.parametrize("path", RELOADED)
+@pytest.mark.parametrize("case", RELOADED_CASES, ids=[c.name for c in RELOADED_CASES])
+def test_a_release_made_again_from_its_recipe_differs_in_its_table_only(path, case):
+    """The app's recipe card reads the recipe and its data file and runs the steps again:
+    the same audit on a few cases (two DP steps composing, an Excel sheet, a carried gap),
+    each neighbour once."""
+    for pair in _neighbours(case.fmt):
+        seen = side_outputs(path, case, pair, runs=1)
+        assert len(seen) == 1, _difference(seen)
+        assert next(iter(seen))[0] == 0, seen
 
 
 FINITE_BREAKS = Case("intervals with finite outer breaks, then DP", SCHEMA, (
