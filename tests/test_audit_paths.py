@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microagg.audit_paths import PATHS, Case, side_outputs, table_audit
+from microagg.audit_paths import PATHS, RELOADED, Case, side_outputs, table_audit
 from microagg.data.schema import Attribute, Kind, Role, Schema
+from microagg.errors import MicroaggError
 from microagg.evaluation.audit import epsilon_lower_bound
 
 pytest.importorskip("shiny")  # the app's path imports the app's modules
@@ -144,6 +145,50 @@ def test_nothing_but_the_table_differs_between_neighbours(path, case):
         (code, *_), = seen if len(seen) == 1 else [(None,)]
         assert len(seen) == 1, _difference(seen)
         assert code == 0, seen
+
+
+RELOADED_CASES = [c for c in CASES if c.name in (
+    "a DP step carrying a column, then a DP step on it",
+    "codes with leading zeros in an Excel sheet",
+    "a DP step carrying a column with a gap, then a DP step on it")]
+
+
+@pytest.mark.parametrize("path", RELOADED)
+@pytest.mark.parametrize("case", RELOADED_CASES, ids=[c.name for c in RELOADED_CASES])
+def test_a_release_made_again_from_its_recipe_differs_in_its_table_only(path, case):
+    """The app's recipe card reads the recipe and its data file and runs the steps again:
+    the same audit on a few cases (two DP steps composing, an Excel sheet, a carried gap),
+    each neighbour once."""
+    for pair in _neighbours(case.fmt):
+        seen = side_outputs(path, case, pair, runs=1)
+        assert len(seen) == 1, _difference(seen)
+        assert next(iter(seen))[0] == 0, seen
+
+
+FINITE_BREAKS = Case("intervals with finite outer breaks, then DP", SCHEMA, (
+    {"family": "keys", "method": "global-recoding", "breaks": {"y": [0.0, 50.0, 100.0]}},
+    {**INSENSITIVE, "columns": ["x", "y"]}))
+
+
+def test_steps_that_cannot_compose_are_refused_before_the_data_is():
+    """A recipe whose DP step follows a recoding with finite outer breaks is refused by its
+    steps alone: run step by step, the recoding refused first a value beyond its breaks (an
+    infinite y, clamped into its domain by the DP step), so one record chose which line
+    ``microagg run`` and a recipe loaded back in the app said."""
+    from microagg.recipe.model import Recipe, Step
+    from microagg.ui.resume import replay
+
+    pair = _neighbours("csv")[2]  # one y infinite
+    seen = side_outputs("run", FINITE_BREAKS, pair, runs=1)
+    assert len(seen) == 1, _difference(seen)
+    assert next(iter(seen))[0] == 2
+    recipe = Recipe(schema=SCHEMA, steps=tuple(Step.of(s) for s in FINITE_BREAKS.steps))
+    said = set()
+    for frame in pair:
+        with pytest.raises(MicroaggError) as refused:
+            replay(recipe, None, frame, Path("."))
+        said.add(str(refused.value))
+    assert len(said) == 1, said
 
 
 def _difference(seen) -> str:

@@ -63,7 +63,7 @@ def test_a_dp_candidate_on_domains_read_off_the_data_is_not_applied():
     frame = _frame(40)
     result = compare(frame, target_risk="mdav=4", methods=["mdav", "dp-laplace"],
                      columns=["x", "z"], seeds=2, tolerance=0.05)
-    with pytest.raises(InputError, match="declare the domains"):
+    with pytest.raises(InputError, match="calibrated on the records"):
         step_spec(result, "dp-laplace")
     assert step_spec(result, "mdav")["k"] == 4
 

@@ -526,3 +526,20 @@ def test_kendall_variant_releases_variances_and_rank_correlations(data):
     np.testing.assert_allclose(got, truth, atol=4.5 * 0.027)
     covariance = stats[stats.statistic == "covariance"]
     assert len(covariance) == 6  # every q_ij, rebuilt as sd_i sd_j sin(pi tau / 2)
+
+
+def test_kendall_on_one_attribute_releases_its_variance():
+    """One attribute has no pair to rank-correlate: the Kendall variant releases its mean
+    and variance (an empty block of τ ended in an unforeseen error), as `variances` does."""
+    frame = pd.DataFrame({"x": np.linspace(0.0, 1.0, 12)})
+    schema = Schema((Attribute("x", Role.QUASI, Kind.NUMERIC, domain=(0, 1)),))
+    released = {}
+    for variant in ("kendall", "variances"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            release = dp_cross_moment(frame, epsilon=1.0, k=3, variant=variant, schema=schema,
+                                      rng=np.random.default_rng(0))
+        assert release.report.differentially_private
+        released[variant] = [e["statistic"] for e in release.report.sensitivities]
+        assert release.frame["x"].between(0, 1).all() and len(release.frame) == 12
+    assert released["kendall"] == released["variances"]

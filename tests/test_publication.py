@@ -165,6 +165,26 @@ def test_categories_read_off_a_parquet_file_stay_observed(tmp_path, run_cli):
     assert declared.code == 0, declared.stderr
 
 
+def test_the_schema_command_declares_no_role_read_off_the_values(tmp_path, run_cli):
+    """`microagg schema` wrote a column whose values were all distinct (or numbered the rows)
+    as an identifier, which `dp --schema` then dropped; one record repeating a value made it
+    a quasi-identifier, protected and refused for want of a domain. Roles come from the names;
+    what the values suggest is said, as a comment."""
+    frame = pd.DataFrame({"age": np.arange(20, 60), "code": [f"c{i}" for i in range(40)],
+                          "num": np.arange(1, 41), "wgt": np.ones(40)})
+    other = frame.copy()
+    other.loc[0, ["code", "num"]] = ["c1", 2]
+    declared = []
+    for i, table in enumerate((frame, other)):
+        table.to_csv(tmp_path / f"in{i}.csv", index=False)
+        done = run_cli("schema", tmp_path / f"in{i}.csv", "-o", tmp_path / f"s{i}.yaml")
+        assert done.code == 0, done.stderr
+        declared.append(yaml.safe_load((tmp_path / f"s{i}.yaml").read_text()))
+    assert declared[0] == declared[1]
+    assert declared[0]["attributes"]["wgt"]["role"] == "weight"  # its name says so
+    assert "code: role identifier" in (tmp_path / "s0.yaml").read_text()
+
+
 def test_a_recipe_on_parquet_publishes_no_category_read_off_the_data(tmp_path):
     """L7: the app's recipe held the categories of a Parquet column, even one the DP step
     dropped; the public recipe leaves them out, the owner's keeps them as observed."""
@@ -241,6 +261,77 @@ def test_the_papers_calibration_states_the_epsilon_it_spends(tmp_path, run_cli):
         {"family": "dp", "method": "insensitive", "epsilon": 1.0, "k": 10,
          "calibration": "paper", "columns": ["age", "income", "expenses"]}).run(data.frame)
     assert run.privacy.epsilon == 3.0
+
+
+def test_a_recipe_with_an_unbounded_household_says_group_privacy():
+    """A household column without a bound: each DP step's report says that a household is
+    protected by group privacy only; the recipe's top-level guarantee said "unit of privacy:
+    one record" and nothing of the households."""
+    data = microagg.datasets.synthetic(300, 2, seed=0)
+    frame = data.frame.assign(hh=np.arange(300) // 3)
+    schema = Schema((*data.schema, Attribute("hh", Role.HOUSEHOLD, Kind.NOMINAL)))
+    run = Recipe(schema=schema).add(DP).run(frame)
+    step = run.results[0].release.report.guarantee
+    assert "group privacy" in step and "hh" in step
+    assert step[step.index("The unit of privacy"):] in run.privacy.guarantee
+    assert run.privacy.guarantee.count("group privacy") == 1
+
+
+def test_no_dp_step_takes_an_epsilon_a_comparison_calibrated_on_the_records():
+    """The comparison tab applied dp-laplace as a step with the epsilon it calibrated to a
+    rank risk measured against the records: one record moved that epsilon (on declared
+    domains), and the recipe and privacy report published it. A DP candidate is not
+    offered as a step."""
+    from microagg.errors import InputError
+    from microagg.evaluation.as_step import applicable, step_spec
+    from microagg.evaluation.compare import compare
+    from microagg.options import CompareMethod
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.uniform(0, 10, 60).round(2),
+                          "b": rng.uniform(0, 10, 60).round(2)})
+    schema = Schema(tuple(Attribute(c, Role.QUASI, Kind.NUMERIC, domain=(0, 10))
+                          for c in "ab"))
+    calibrated = set()
+    for record in ([0.0, 0.0], [0.0, 10.0]):
+        neighbour = frame.copy()
+        neighbour.loc[0, ["a", "b"]] = record
+        result = compare(neighbour, target_risk="mdav=3", methods=["dp-laplace"],
+                         schema=schema, seeds=2)
+        calibrated.add(result.by_method()[CompareMethod.DP_LAPLACE].value)
+        assert not applicable(result, CompareMethod.DP_LAPLACE)
+        with pytest.raises(InputError, match="calibrated on the records"):
+            step_spec(result, "dp-laplace")
+    assert len(calibrated) == 2  # what the step would have published
+
+
+def test_no_value_a_comparison_calibrated_follows_a_dp_step():
+    """The comparison tab measures the uploaded records; after a DP step it applied the
+    calibrated method as post-processing, and its parameter (rank swap's fraction: 0.25 or
+    1.0 as one record lies) was published in the recipe. It is refused there."""
+    pytest.importorskip("shiny")
+    from microagg.errors import InputError
+    from microagg.evaluation.compare import compare
+    from microagg.ui.compare_tab import applied_step
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.uniform(0, 10, 60).round(2),
+                          "b": rng.uniform(0, 10, 60).round(2)})
+    schema = Schema(tuple(Attribute(c, Role.QUASI, Kind.NUMERIC, domain=(0, 10))
+                          for c in "ab"))
+    steps = []
+    for record in ([0.0, 0.0], [10.0, 10.0]):
+        neighbour = frame.copy()
+        neighbour.loc[0, ["a", "b"]] = record
+        result = compare(neighbour, target_risk="mdav=4", methods=["mdav", "rank-swap"],
+                         schema=schema, seeds=3)
+        assert applied_step(result, "rank-swap", None).family.value == "mask"
+        released = Recipe(schema=schema).add(
+            {"family": "dp", "method": "laplace", "epsilon": 1.0}).run(neighbour)
+        with pytest.raises(InputError, match="after a differentially private step"):
+            applied_step(result, "rank-swap", released)
+        steps.append(result.by_method()["rank-swap"].value)
+    assert steps[0] != steps[1]  # what the recipe would have published
 
 
 def test_the_scope_names_the_weakest_guarantee():

@@ -5,7 +5,8 @@ recipe) and the web app's own calls, on everything each writes or prints.
 everything published beside it, so here one DP release (a :class:`Case`: the table, its
 declared schema, the steps) is made through each :data:`PATHS` entry exactly as a user makes
 it: the command line run in-process in a folder of its own, the recipe runner through
-``microagg run``, the app through the functions its steps and download tabs call. Each returns
+``microagg run``, the app through the functions its steps and download tabs call (and, in
+:data:`RELOADED`, its recipe card loading a recipe back with its data file). Each returns
 a :class:`Written`: the exit status, stdout, stderr, every file written beside the table, and
 the table read back.
 
@@ -36,8 +37,8 @@ from microagg.data.schema import Schema
 from microagg.errors import MicroaggError
 from microagg.evaluation.audit import AuditResult
 
-__all__ = ["PATHS", "Case", "Written", "side_outputs", "table_audit", "through_app",
-           "through_dp", "through_run"]
+__all__ = ["PATHS", "RELOADED", "Case", "Written", "side_outputs", "table_audit", "through_app",
+           "through_dp", "through_resume", "through_run"]
 
 TABLE = "out.csv"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\+00:00|Z)?")
@@ -203,15 +204,57 @@ def through_app(case: Case, frame: pd.DataFrame, folder: Path) -> Written:
     return Written(0, "", stderr.getvalue(), released, pd.read_csv(files.table))
 
 
+def through_resume(case: Case, frame: pd.DataFrame, folder: Path) -> Written:
+    """The web app's recipe card: the recipe of the case's schema and steps loaded back
+    with its data file (:func:`~microagg.ui.resume.read_recipe`,
+    :func:`~microagg.ui.resume.recipe_table`), its steps run again
+    (:func:`~microagg.ui.resume.replay`) and the files of the download tab; what the card
+    says (its notes) stands for stdout."""
+    import shutil
+
+    from microagg.recipe.model import Recipe, Step
+    from microagg.ui.limits import Limits
+    from microagg.ui.resume import read_recipe, recipe_table, replay
+    from microagg.ui.state import Workspace, write_downloads
+
+    source = _input(frame, folder, case)
+    recipe = Recipe(input=source, schema=case.schema,
+                    steps=tuple(Step.of(s) for s in case.steps))
+    (folder / "recipe.yaml").write_text(recipe.dumps(folder), encoding="utf-8")
+    (folder / "session").mkdir()
+    space = Workspace(folder / "session")
+    upload = folder / "upload.tmp"  # as the browser hands a file over
+    shutil.copyfile(source, upload)
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr):
+            loaded = read_recipe(folder / "recipe.yaml", "recipe.yaml")
+            table, _ = recipe_table(loaded, (upload, source.name), None, None, space,
+                                    Limits())
+            assert table is not None  # its data file was given
+            resumed = replay(loaded, table.path, table.frame, space.folder)
+            files = write_downloads(resumed.run, table.path, "csv", "external")
+    except MicroaggError as exc:
+        return Written(2, "", str(exc), {}, None)
+    released = {p.name: p.read_bytes() for p in files.release if p != files.table}
+    return Written(0, "\n".join(resumed.notes), stderr.getvalue(), released,
+                   pd.read_csv(files.table))
+
+
 PATHS: dict[str, Callable[[Case, pd.DataFrame, Path], Written]] = {
     "dp": through_dp, "run": through_run, "app": through_app}
 """Every path a DP release can take, by name."""
+
+RELOADED: dict[str, Callable[[Case, pd.DataFrame, Path], Written]] = {
+    "resume": through_resume}
+"""The paths that make a release again from its recipe, by name: they run the steps the
+app's path runs, so the tests audit them on a few cases rather than all."""
 
 
 def release(path: str, case: Case, frame: pd.DataFrame) -> Written:
     """The release of ``frame`` by ``case`` through ``path``, in a folder of its own."""
     with tempfile.TemporaryDirectory(prefix="microagg-audit-") as folder:
-        return PATHS[path](case, frame, Path(folder))
+        return {**PATHS, **RELOADED}[path](case, frame, Path(folder))
 
 
 def side_outputs(path: str, case: Case, neighbours: Sequence[pd.DataFrame],

@@ -5,19 +5,20 @@ value and the columns (or keys) compared, as the mapping a recipe step is made f
 (:meth:`~microagg.recipe.model.Step.of`), so that the step releases what the comparison
 measured (the same partition, suppression or mask given the same random stream).
 
-A differentially private candidate is a step only when the domains of its columns are
-declared: the comparison took undeclared domains from the data, and a step doing so would
-not be differentially private. Global recoding, alone or before local suppression, is
-compared at a level of every recoded key at once (taxonomies and interval widths), which no
-single step says: it is set on the Steps tab."""
+A differentially private candidate is never a step: the comparison chose its epsilon by
+measuring releases against the records (their rank risk), so that epsilon is a figure of the
+data, which one record can move, and a DP step with it would publish it in its recipe and
+privacy report (and the search itself spent the records' privacy many times over). The
+owner chooses epsilon without the data, on the Steps tab. Global recoding, alone or before
+local suppression, is compared at a level of every recoded key at once (taxonomies and
+interval widths), which no single step says: it is set on the Steps tab."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from microagg.errors import InputError
-from microagg.evaluation.compare import DP_RANKING_K
-from microagg.evaluation.compared_methods import COMPARED, Compared
+from microagg.evaluation.compared_methods import COMPARED, Compared, compared
 from microagg.evaluation.comparison import Comparison, MethodResult
 from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
 from microagg.options import CompareMethod, RiskKind
@@ -30,13 +31,14 @@ def _steps(result: Comparison) -> dict[CompareMethod, Compared]:
     """The compared methods of ``result``'s kind of risk that a step releases as measured,
     each with its class in the registry (its family and name are the step's)."""
     if result.risk_kind is RiskKind.RANK:
-        return {c.name: c for c in COMPARED if c.step and not c.name.keys_only}
+        return {c.name: c for c in COMPARED if c.step and not c.name.keys_only
+                and c.family is not Family.DIFFERENTIAL_PRIVACY}
     return {c.name: c for c in COMPARED if c.step and c.name in DEFAULT_KEY_METHODS}
 
 
 def applicable(result: Comparison, method: CompareMethod) -> bool:
-    """Whether :func:`step_spec` makes a step of ``method`` as ``result`` compared it (a DP
-    method on undeclared domains aside)."""
+    """Whether :func:`step_spec` makes a step of ``method`` as ``result`` compared it (never
+    for a differentially private method: its epsilon was calibrated on the records)."""
     return method in _steps(result)
 
 
@@ -69,8 +71,8 @@ def step_spec(result: Comparison, method: CompareMethod | str) -> dict[str, Any]
     Raises
     ------
     InputError
-        The method was not compared, is a recoding, or is differentially private and its
-        domains were read off the data.
+        The method was not compared, is a recoding, or is differentially private (its
+        epsilon was calibrated on the records).
 
     Examples
     --------
@@ -85,6 +87,12 @@ def step_spec(result: Comparison, method: CompareMethod | str) -> dict[str, Any]
     columns = [str(c) for c in result.data["columns"]]
     value: float | int = int(chosen.value) if chosen.parameter == "k" else float(chosen.value)
     steps = _steps(result)
+    if compared(chosen.method).family is Family.DIFFERENTIAL_PRIVACY:
+        raise InputError(f"{chosen.method.value}'s epsilon was calibrated on the records (the "
+                         "risk of its releases against them), so it is a figure of the data "
+                         "and a step with it would not be differentially private: choose "
+                         "epsilon without looking at the data and add the step on the Steps "
+                         "tab")
     if chosen.method not in steps:
         raise InputError(f"{chosen.method.value} is compared at a level of every recoded "
                          "key at once: set the recoding on the Steps tab (family keys)")
@@ -93,14 +101,4 @@ def step_spec(result: Comparison, method: CompareMethod | str) -> dict[str, Any]
     if result.risk_kind is not RiskKind.RANK:
         option = "keys" if entry.family is Family.KEYS else "columns"
         return {"family": family, "method": name, chosen.parameter: value, option: columns}
-    spec: dict[str, Any] = {"family": family, "method": name, chosen.parameter: value}
-    if entry.family is Family.DIFFERENTIAL_PRIVACY:
-        domains = result.data.get("domains", {})
-        if any(domains.get(c, {}).get("source") != "schema" for c in columns):
-            raise InputError(f"{chosen.method.value} was compared on domains read off the "
-                             "data: declare the domains of the columns (Data tab) to apply "
-                             "it as a differentially private step")
-        if chosen.method is CompareMethod.DP_INDIVIDUAL_RANKING:
-            spec["k"] = min(DP_RANKING_K, int(result.data["rows"]))
-    spec["columns"] = columns
-    return spec
+    return {"family": family, "method": name, chosen.parameter: value, "columns": columns}

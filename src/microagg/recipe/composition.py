@@ -44,9 +44,11 @@ from typing import Any
 from microagg.errors import PrivacyError
 from microagg.recipe.families import adapter
 from microagg.recipe.model import Protects, Step
+from microagg.release.dp.unit import GROUPED
 from microagg.release.reports.report import GuaranteeScope, PrivacyReport
 
-__all__ = ["DPContext", "RecipePrivacy", "dp_context", "recipe_guarantee", "recipe_privacy"]
+__all__ = ["DPContext", "RecipePrivacy", "check_steps", "dp_context", "recipe_guarantee",
+           "recipe_privacy"]
 
 ALL = None
 """Every column of the table is raw (before the first DP step)."""
@@ -173,6 +175,23 @@ def _flow(steps: Sequence[Step]) -> tuple[_Flow, list[DPContext | None]]:
     return flow, contexts
 
 
+def check_steps(steps: Sequence[Step]) -> None:
+    """Refuse a recipe of ``steps`` whose DP steps cannot compose (:func:`dp_context`'s
+    :class:`PrivacyError`), before any step runs: the refusal follows the steps alone, where
+    one raised when the DP step is reached would be preceded by an earlier step's refusal of
+    the data (finite breaks and a value beyond them), which one record can switch.
+
+    Examples
+    --------
+    >>> mdav = Step.of({"family": "microaggregate", "method": "mdav", "k": 5})
+    >>> check_steps([mdav, Step.of({"family": "dp", "method": "laplace", "epsilon": 1.0})])
+    Traceback (most recent call last):
+    ...
+    microagg.errors.PrivacyError: a differentially private step after step 1 (mdav: ...
+    """
+    _flow(steps)
+
+
 def dp_context(step: Step, before: Sequence[Step]) -> DPContext | None:
     """The context of ``step`` after the steps ``before`` (``None`` for a step that is not
     DP); a :class:`PrivacyError` for a DP step that would protect the masked table without
@@ -295,6 +314,9 @@ def recipe_privacy(steps: Sequence[Step], reports: Sequence[PrivacyReport | None
     else:
         sentence = (f"The released table is NOT differentially private: {'; '.join(weaker)}. "
                     f"Apart from that, {how}")
+    # households with no bound: protected by group privacy only, as each step's report says
+    sentence += "".join(dict.fromkeys(r.guarantee[r.guarantee.index(GROUPED):]
+                                      for _, r in spending if GROUPED in r.guarantee))
     return RecipePrivacy(private, scope, sentence, epsilon, unit, weaker, numbers, raw)
 
 

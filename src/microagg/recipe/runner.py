@@ -23,6 +23,7 @@ from microagg.errors import InputError
 from microagg.recipe.composition import (
     DPContext,
     RecipePrivacy,
+    check_steps,
     dp_context,
     recipe_guarantee,
     recipe_privacy,
@@ -110,7 +111,10 @@ class RecipeRun:
               source: Path | None = None) -> RecipeRun:
         """A run of no step yet on ``frame`` (default: the recipe's input, read with its
         dialect); ``source`` is the file ``frame`` was read from, for the report. The steps
-        of ``recipe`` are applied by :meth:`then` (:meth:`Recipe.run` applies them all)."""
+        of ``recipe`` are applied by :meth:`then` (:meth:`Recipe.run` applies them all);
+        whether its DP steps compose is checked first, on the steps alone
+        (:func:`~microagg.recipe.composition.check_steps`)."""
+        check_steps(recipe.steps)
         if frame is None:
             if recipe.input is None:
                 raise InputError("the recipe names no input: give the table")

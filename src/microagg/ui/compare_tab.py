@@ -27,14 +27,15 @@ from microagg.evaluation.comparison import Comparison
 from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
 from microagg.options import MatchStatus, RiskKind
 from microagg.recipe.model import Step
+from microagg.recipe.runner import RecipeRun
 from microagg.ui.forms import field_at_fault
 from microagg.ui.plots import percent
 from microagg.ui.progress import Calibration, Feed, follow
 from microagg.ui.session import Cancelled, State, clear_errors, show_error
 from microagg.ui.steps_tab import Planned, plan, typed_seed
 
-__all__ = ["apply_choices", "compare_server", "comparison_view", "iframe", "shown_risk",
-           "typed_target"]
+__all__ = ["applied_step", "apply_choices", "compare_server", "comparison_view", "iframe",
+           "shown_risk", "typed_target"]
 
 RANK_FIELDS = {"target_risk": "target_risk", "methods": "methods", "columns": "columns",
                "seeds": "seeds"}
@@ -123,6 +124,26 @@ def apply_choices(result: Comparison) -> dict[str, str]:
         said = ("best" if place == 0 else f"ranked {place + 1}") if m.ranked else "not ranked"
         labels[method.value] = f"{method.value} ({m.parameter} = {m.value:.4g}; {said})"
     return labels
+
+
+def applied_step(result: Comparison, method: str, run: RecipeRun | None) -> Step:
+    """The step that applies ``method`` as ``result`` calibrated it, as the next step of
+    ``run``. Refused after a differentially private step: the comparison measured the
+    uploaded records, so its calibrated value is a figure of them, and a step after a DP
+    step is published with its parameters beside the release (as post-processing, which
+    it would not be).
+
+    Raises
+    ------
+    MicroaggError
+        ``run`` holds a DP step, or :func:`~microagg.evaluation.as_step.step_spec` refuses.
+    """
+    if run is not None and run.private:
+        raise InputError("the comparison measured the uploaded records: after a "
+                         "differentially private step, a value calibrated on them would be "
+                         "published beside the release; set the step on the Steps tab with "
+                         "a value chosen without the data")
+    return Step.of(step_spec(result, method))
 
 
 def compare_server(input: Inputs, state: State,
@@ -294,7 +315,7 @@ def _apply_panel(input: Inputs, state: State,
             return
         try:
             seed = typed_seed(input, state.run())
-            step = Step.of(step_spec(done[0], input.apply_method()))
+            step = applied_step(done[0], input.apply_method(), state.run())
             run_step(plan(state, step, seed, input.missing_semantics()))
         except MicroaggError as exc:
             show_error("apply_compare", exc)

@@ -30,6 +30,7 @@ from microagg.data.io import READ_KEY, table_format
 from microagg.data.schema import Schema
 from microagg.data.yamlfile import load_yaml
 from microagg.errors import InputError, MicroaggError, SchemaError
+from microagg.recipe.composition import check_steps
 from microagg.recipe.families import OptionKind, adapter
 from microagg.recipe.model import Recipe, Step
 from microagg.recipe.runner import RecipeRun
@@ -192,10 +193,12 @@ def replay(recipe: Recipe, source: Path | None, frame: pd.DataFrame, folder: Pat
     """Run the steps of ``recipe`` on ``frame`` (read from ``source``), as the steps tab
     would have run them one by one: with the recipe's schema, seed and missing-value
     semantics. ``feed`` is told each step and its records, ``check`` is called as they go
-    (it raises to stop). An error of a step is raised naming the step."""
+    (it raises to stop). An error of a step is raised naming the step; DP steps that cannot
+    compose are refused before any step runs, as ``microagg run`` refuses them."""
     why = unknown_columns(recipe, frame)
     if why is not None:
         raise InputError(why)
+    check_steps(recipe.steps)
     notes = []
     given = InputFile.of(source) if source is not None else None
     if recipe.input_sha256 and given is not None and given.sha256 not in (

@@ -123,7 +123,7 @@ def statistic_blocks(d: int, moments: int, variant: MomentVariant,
     if moments >= 1:
         blocks.append(StatisticBlock("covariance", moment_indices(
             d, 2, marginal=variant in (MomentVariant.VARIANCES, MomentVariant.KENDALL))))
-    if moments >= 1 and variant is MomentVariant.KENDALL:
+    if moments >= 1 and variant is MomentVariant.KENDALL and d > 1:  # one attribute: no pair
         pairs = moment_indices(d, 2, marginal=False)
         blocks.append(StatisticBlock(KENDALL, pairs[pairs[:, 0] < pairs[:, 1]]))
     if moments >= 2:

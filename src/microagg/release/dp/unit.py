@@ -20,7 +20,11 @@ import pandas as pd
 from microagg.data.schema import Role, Schema
 from microagg.errors import ParameterError, PrivacyError
 
-__all__ = ["PrivacyUnit"]
+__all__ = ["GROUPED", "PrivacyUnit"]
+
+GROUPED = " The unit of privacy is one record; the records come in households"
+"""How the guarantee's closing sentence starts when records come in households with no bound
+on their size (protected by group privacy only): a recipe's guarantee repeats that sentence."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +102,7 @@ class PrivacyUnit:
                     f"give outputs whose probabilities differ by at most a factor "
                     f"e^{epsilon:g}.")
         if self.household is not None:
-            return (f" The unit of privacy is one record; the records come in households "
-                    f"(column {self.household}), and a household of s records is protected "
-                    f"at s times this epsilon only (group privacy): declare a bound on their "
-                    f"size (household_size) to protect whole households.")
+            return (f"{GROUPED} (column {self.household}), and a household of s records is "
+                    f"protected at s times this epsilon only (group privacy): declare a bound "
+                    f"on their size (household_size) to protect whole households.")
         return ""
