@@ -132,7 +132,7 @@ def _stated_classes_hold(folder: Path) -> None:
 def test_readme_states_the_number_of_tests():
     """The README's count is the number of tests `python -m pytest` collects."""
     root = README.parent
-    result = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+    result = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0",
                              "-p", "no:cacheprovider"], cwd=root, capture_output=True,
                             text=True)
     collected = re.search(r"(\d+) tests? collected", result.stdout)
