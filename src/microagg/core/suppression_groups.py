@@ -203,16 +203,18 @@ def sweep(X: np.ndarray, f: np.ndarray, k: int, S: int, mask: int,
         reach = _size(start, query, t, groups)
         if reach < k:
             continue
+        blank = (present(X, i, mask) & ~S) == 0  # left blank: complete records lose it
         for v in range(query.shape[0]):
             g = query[v, t]
             if g >= groups:
                 continue
             for s in range(start[g], start[g + 1]):
                 r = members[s]
-                if r != i and not _compatible(X, i, r, S):
+                if r == i or _compatible(X, i, r, S):
+                    continue
+                if not (blank and present(X, r, mask) == mask):
                     f[r] += 1
-        kept = present(X, i, mask) & ~S
-        if kept == 0:  # left blank: complete records no longer count it
+        if blank:
             for r in range(n):
                 if r != i and present(X, r, mask) == mask and _compatible(X, i, r, mask):
                     f[r] -= 1
