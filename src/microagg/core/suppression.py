@@ -59,8 +59,8 @@ the keys kept) plus, per record below k, a look-up per pattern of missing values
 keys; the sweeps are at most the 2^q sets of keys (for 7 keys, 7 + 21 for most tables),
 each followed by the q sweeps of one key. Pass 2 is a hashed pass per key and set of keys
 present among the values suppressed, plus a look-up per value. So the cost grows with n as
-the hashed passes do, not as n²: on 10^5 mostly unique records seconds, where the record at
-a time passes took minutes (docs/benchmarks.md). The frequencies the passes start from are
+the hashed passes do, not as n² (docs/benchmarks.md: 10^6 mostly unique records in minutes,
+where the record at a time passes took 108 s for 10^5). The frequencies the passes start from are
 those of :mod:`microagg.core.frequencies`, which the caller also uses to verify the table as
 written (the passes keep theirs up to date by their own conflict counts).
 """
