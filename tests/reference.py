@@ -708,3 +708,117 @@ def information_loss_direct(original_columns, released_columns) -> float:
                          else -math.log2(count_xr[(x, r)] / count_r[r]) for x, r in pairs)
         shares.append(lost / own if own > 0 else 0.0)
     return math.fsum(shares) / len(shares)
+
+
+def _f_of(codes, i, columns):
+    """f of record i alone (:func:`matching_counts`, one row)."""
+    sub = np.asarray(codes)[:, list(columns)]
+    same = ((sub == sub[i]) | (sub < 0) | (sub[i] < 0)).all(axis=1)
+    if (sub[i] >= 0).all():
+        same &= ~(sub < 0).all(axis=1)
+    return int(same.sum())
+
+
+def _all_f(codes, columns):
+    """:func:`matching_counts` of every record, all pairs at once."""
+    sub = np.asarray(codes)[:, list(columns)]
+    a, b = sub[:, None, :], sub[None, :, :]
+    same = ((a == b) | (a < 0) | (b < 0)).all(axis=2)
+    complete, blank = (sub >= 0).all(axis=1), (sub < 0).all(axis=1)
+    same &= ~(complete[:, None] & blank[None, :])
+    return same.sum(axis=1)
+
+
+def _bits(s):
+    return [c for c in range(s.bit_length()) if (s >> c) & 1]
+
+
+def _keys_of(codes, i, mask):
+    return sum(1 << c for c in _bits(mask) if codes[i, c] >= 0)
+
+
+def _f_after(codes, i, S, columns):
+    trial = codes.copy()
+    trial[i, _bits(S)] = -1
+    return _f_of(trial, i, columns)
+
+
+def local_suppression_sweeps(codes, rank, constraints, auto=False):
+    """Local suppression by the sweeps of microagg.core.suppression's module docstring,
+    every frequency counted afresh from its definition; ``auto``: the records left below k
+    done a record at a time once they are no more than the sets of the next size. Returns
+    the suppressed table."""
+    X0 = np.asarray(codes)
+    X = X0.copy()
+    weight = lambda s: sum(1 << int(rank[c]) for c in _bits(s))  # noqa: E731
+    below = True
+    while below:
+        below = False
+        for con in constraints:
+            f = _all_f(X, con.columns)
+            order = [int(i) for i in np.argsort(f, kind="stable") if f[i] < con.k]
+            if order:
+                below = True
+                _greedy_sweeps(X, con, order, weight, auto)
+    _restore_by_key(X, X0, rank, constraints)
+    return X
+
+
+def _greedy_sweeps(X, con, pending, weight, auto):
+    mask, k = con.mask(), con.k
+    sets = sorted(range(1, mask + 1), key=lambda s: (s.bit_count(), weight(s)))
+    sets = [s for s in sets if s & ~mask == 0]
+    singles = [s for s in sets if s.bit_count() == 1]
+
+    def below():
+        f = _all_f(X, con.columns)
+        return [i for i in pending if f[i] < k]
+
+    def sweep(S):
+        candidates = [i for i in below() if _keys_of(X, i, mask) & S == S]
+        done = 0
+        for p in sorted({_keys_of(X, i, mask) for i in candidates}):
+            for i in [i for i in candidates if _keys_of(X, i, mask) == p]:
+                if _f_of(X, i, con.columns) < k and _f_after(X, i, S, con.columns) >= k:
+                    X[i, _bits(S)] = -1
+                    done += 1
+        return done
+
+    for S in sets:
+        pending = below()
+        if not pending:
+            return
+        if auto and len(pending) <= math.comb(len(con.columns), S.bit_count()):
+            break
+        if sweep(S) and S.bit_count() > 1:
+            for single in singles:
+                sweep(single)
+    for i in below():  # a record at a time, with its copies
+        if _f_of(X, i, con.columns) >= k:
+            continue
+        keys = _keys_of(X, i, mask)
+        best = next(S for S in sets if S & ~keys == 0
+                    and _f_after(X, i, S, con.columns) >= k)
+        copies = (X[:, _bits(mask)] == X[i, _bits(mask)]).all(axis=1)
+        X[np.ix_(copies, _bits(best))] = -1
+
+
+def _restore_by_key(X, X0, rank, constraints):
+    """Pass 2: a value is put back when every constraint stays k-anonymous; the keys from
+    the most important, then the records with more keys, then by their keys and row."""
+    everything = (1 << X.shape[1]) - 1
+    raised = True
+    while raised:
+        raised = False
+        for c in sorted(range(X.shape[1]), key=lambda c: -rank[c]):
+            rows = [j for j in range(X.shape[0]) if X[j, c] < 0 <= X0[j, c]]
+            keys = {j: _keys_of(X, j, everything) for j in rows}
+            rows.sort(key=lambda j: (-keys[j].bit_count(), -keys[j], j))
+            for j in rows:
+                trial = X.copy()
+                trial[j, c] = X0[j, c]
+                if all(_all_f(trial, con.columns).min() >= con.k for con in constraints
+                       if (con.mask() >> c) & 1):
+                    raised |= any(keys[j] & con.mask() == 0 for con in constraints
+                                  if (con.mask() >> c) & 1)
+                    X[j, c] = X0[j, c]

@@ -11,10 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from microagg.core.frequencies import key_codes
-from microagg.core.suppression import Constraint, default_importance, local_suppression
+from microagg.core.suppression import (
+    Constraint,
+    _passes,
+    default_importance,
+    local_suppression,
+)
 from microagg.errors import InputError
 from microagg.release.methods import LocalSuppression
-from tests.reference import matching_counts
+from tests.reference import local_suppression_sweeps, matching_counts
 
 
 def _codes(rng, n, cards, gaps=0.05):
@@ -213,3 +218,44 @@ def test_records_left_blank_count_for_no_complete_record(n, q, k, seed):
     for c in constraints:
         assert matching_counts(out, c.columns).min() >= c.k
     assert _restorable(codes, out, k, constraints) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(5, 30), st.integers(1, 4), st.integers(2, 4), st.sampled_from([0.0, 0.1, 0.3]),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_the_sweeps_make_the_choices_of_their_definition(n, q, k, gaps, pairs, seed):
+    """The grouped sweeps and the grouped restoring suppress exactly the cells that the
+    same rules give with every frequency counted afresh from its definition (few categories:
+    copies and ties in f; gaps: missing values and records left blank), with and without the
+    switch to a record at a time."""
+    rng = np.random.default_rng(seed)
+    codes = _codes(rng, n, rng.integers(2, 4, q), gaps)
+    rank = default_importance(codes)
+    constraints = [Constraint(tuple(range(q)), k)]
+    if pairs and q >= 3:
+        constraints += [Constraint(c, 2) for c in itertools.combinations(range(q), 2)]
+    for mode in ("sweeps", "auto"):
+        done = _passes(codes, constraints, rank, mode)
+        expected = local_suppression_sweeps(codes, rank, constraints, auto=mode == "auto")
+        assert (done.suppressed == ((expected < 0) & (codes >= 0))).all(), mode
+        assert done.total == done.greedy - done.restored
+
+
+def test_mostly_unique_records_are_done_by_sweeps_with_no_value_to_put_back(monkeypatch):
+    """200 records of 5 keys, most of them unique: the sweeps do the work (the record at a
+    time kernel is never called), the result is 5-anonymous by the definition of f_k and no
+    suppressed value can be put back."""
+    import microagg.core.suppression as suppression
+
+    def refused(*args):
+        raise AssertionError("a record at a time")
+
+    rng = np.random.default_rng(7)
+    codes = _codes(rng, 200, [4, 5, 4, 3, 5], gaps=0.01)
+    assert (matching_counts(codes) == 1).mean() > 0.5
+    monkeypatch.setattr(suppression, "_greedy", refused)
+    constraint = [Constraint(tuple(range(5)), 5)]
+    done = _passes(codes, constraint, default_importance(codes), "sweeps")
+    out = _apply(codes, done.suppressed)
+    assert matching_counts(out).min() >= 5
+    assert _restorable(codes, out, 5, constraint) == []

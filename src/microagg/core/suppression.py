@@ -13,28 +13,40 @@ there are none (each run suppresses at least one value, so this ends).
 
 The method (:func:`local_suppression`) has two passes:
 
-1. **Greedy, a class at a time.** The records below k are visited in increasing f (the most
-   at risk first, as sdcMicro's ``localSuppression`` orders them by individual risk), ties
-   by row. For a record i still below k, the conflict set D_ij of every record j is the set
-   of keys where both have a value and the values differ; j matches i once the keys D_ij
-   of i are suppressed. The histogram of the conflict sets, summed over subsets (a zeta
-   transform over the 2^q subsets of the keys), gives f_i(S) = #{j : D_ij ⊆ S} for every
-   set S of keys of i at once. The set chosen is the smallest S with f_i(S) >= k; among
-   sets of that size, the one whose most important key is least important (then the next
-   …): the order of ``importance``. S is suppressed in i and in every record equal to i
-   on the keys (they have the same f and the same conflicts), so a class needing one
-   suppression costs one per record; the frequencies of the records that now match are
-   raised by the class's size (or, when the class is left blank, the records with every key
-   that matched it lowered by its size). Unlike sdcMicro, which moves a record one key towards its
-   nearest neighbours and checks again after a full pass, the set chosen makes the record
-   k-anonymous at once, by the fewest suppressions given the table as it is.
-2. **Restoring.** Every suppressed value is tried in turn, the most important keys first
-   (then by row): it is put back when every record keeps f >= k (putting back the value v
-   of key l in record j removes the matches between j and the records that have another
-   value than v at l and match j elsewhere; only their frequencies and j's fall, and j's
-   also by the blank records when j then has every key; a blank j, once it has a value,
-   counts for the records with every key that agree with it). A greedy choice made early is
-   often no longer needed once later records were suppressed.
+1. **Greedy, a set of keys at a time.** For a record i below k and a set S of its keys, the
+   conflict set D_ij of a record j is the set of keys where both have a value and the values
+   differ; j matches i once the keys D_ij of i are suppressed, so f_i(S) = #{j : D_ij ⊆ S}
+   is i's f once S is suppressed in it. The sets S are visited the fewest keys first, among
+   sets of a size the one whose most important key is least important first (then the next
+   …: the order of ``importance``); each *sweep* visits the records still below k that have
+   the keys S, the most at risk first (in increasing f, as sdcMicro's ``localSuppression``
+   orders them by individual risk, ties by row), and suppresses S in each one whose
+   f_i(S) >= k on the table as it is then. So a record gets the smallest set that brings it
+   to k at the first sweep that can, by the fewest keys, the least important. After a sweep
+   of two or more keys that suppressed some value, the sweeps of one key run again: the
+   records just suppressed now match more records, and one key may be enough for others
+   (without this, records that could have shared a record's wildcards pay two keys each).
+   f_i(S) is counted over the records grouped by their values on the keys i keeps
+   (:mod:`microagg.core.suppression_groups`): a few look-ups per record, not a pass over the
+   table; the frequencies of the records that now match i are raised by one (or, when i is
+   left blank, those of the records with every key that matched it lowered by one). When
+   the records still below k are no more than the sets of the next size, they are done a
+   record at a time instead: for each, the histogram of its conflict sets summed over
+   subsets (a zeta transform over the 2^q subsets of the keys) gives f_i(S) for every S at
+   once, and the same choice is made, in i and in every record equal to i on the keys.
+   Unlike sdcMicro, which moves a record one key towards its nearest neighbours and checks
+   again after a full pass, the set chosen makes the record k-anonymous at once, by the
+   fewest suppressions given the table as it is.
+2. **Restoring.** Every suppressed value is tried in turn, the most important keys first,
+   then the records with more keys first (then by their keys, then by row): it is put back
+   when every record keeps f >= k (putting back the value v of key l in record j removes the
+   matches between j and the records that have another value than v at l and match j
+   elsewhere; only their frequencies and j's fall, and j's also by the blank records when j
+   then has every key; a blank j, once it has a value, counts for the records with every
+   key that agree with it). A greedy choice made early is often no longer needed once later
+   records were suppressed. The records that match j are found in its group on the keys it
+   has (their values there do not change while the values of key l are put back); fewer
+   than eight values of one key and one set of keys are done by a pass over the table each.
 
 With ``constraints`` (sdcMicro's and μ-ARGUS's combinations of keys), each constraint is a
 set of keys and its own k, and blank means blank on its keys: the greedy pass runs for each
@@ -42,21 +54,33 @@ in turn (conflicts counted on its keys only), and again for every constraint a l
 left a record below k in (by leaving a record blank on its keys), and a value is restored
 only when every constraint holding its key still has f >= k.
 
-Cost: O(n q) per class visited in the greedy pass plus O(q 2^q) for its subsets, and O(n q)
-per suppressed value in the second pass (numba kernels); on UCI Adult (32,561 records,
-7 keys, k = 5) about two seconds (docs/benchmarks.md). The frequencies the passes start
-from are those of :mod:`microagg.core.frequencies`, which the caller also uses to verify the
-table as written (the passes keep theirs up to date by their own conflict counts).
+Cost: one hashed pass over the table per sweep (the records numbered by their values on
+the keys kept) plus, per record below k, a look-up per pattern of missing values on those
+keys; the sweeps are at most the 2^q sets of keys (for 7 keys, 7 + 21 for most tables),
+each followed by the q sweeps of one key. Pass 2 is a hashed pass per key and set of keys
+present among the values suppressed, plus a look-up per value. So the cost grows with n as
+the hashed passes do, not as n² (docs/benchmarks.md: 10^6 mostly unique records in minutes,
+where the record at a time passes took 108 s for 10^5). The frequencies the passes start from are
+those of :mod:`microagg.core.frequencies`, which the caller also uses to verify the table as
+written (the passes keep theirs up to date by their own conflict counts).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 
+from microagg.core.suppression_groups import (
+    gap_patterns,
+    patterns,
+    projection_groups,
+    restore_key,
+    sweep,
+)
 from microagg.errors import InputError
 
 __all__ = ["MAX_KEYS", "Constraint", "Suppression", "default_importance",
@@ -64,6 +88,9 @@ __all__ = ["MAX_KEYS", "Constraint", "Suppression", "default_importance",
 
 MAX_KEYS = 16
 """The most keys one constraint may hold (the greedy pass visits its 2^q sets of keys)."""
+
+_FEW = 8
+"""Pass 2 puts back fewer values of one key and one set of keys present a value at a time."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +161,14 @@ def local_suppression(codes: np.ndarray, k: int, *, importance: np.ndarray | Non
         if n < constraint.k:
             raise InputError(f"k = {constraint.k} is larger than the {n} records: no table of "
                              "them is k-anonymous")
+    return _passes(X0, chosen, rank, "auto")
+
+
+def _passes(X0: np.ndarray, chosen: Sequence[Constraint], rank: np.ndarray,
+            mode: str) -> Suppression:
+    """The two passes on the (n, q) codes ``X0``; ``mode`` says how: ``"sweeps"`` a set of
+    keys at a time over the records grouped by their values (module docstring),
+    ``"records"`` a record at a time, ``"auto"`` sweeps while they cost less."""
     cost = (1 << rank).astype(np.int64)
     X = X0.T.copy()  # one row per key, the kernels' layout (a copy: X0 stays the input)
     below = True
@@ -144,40 +179,142 @@ def local_suppression(codes: np.ndarray, k: int, *, importance: np.ndarray | Non
             order = np.argsort(f, kind="stable")
             order = order[f[order] < constraint.k]
             if order.size:
-                _greedy(X, f, constraint.k, constraint.mask(), order, cost)
+                _greedy_pass(X, f, constraint, order, cost, mode)
                 below = True
     greedy = int(((X.T < 0) & (X0 >= 0)).sum())
-    restored = _restore_all(X, X0.T.copy(), chosen, rank)
+    restored = _restore_all(X, X0.T.copy(), chosen, rank, mode)
     return Suppression((X.T < 0) & (X0 >= 0), greedy, restored)
 
 
+def _sets_in_order(mask: int, cost: np.ndarray) -> list[int]:
+    """The non-empty sets of keys of ``mask``, the fewest keys first, then the least
+    important (the order in which pass 1 prefers them)."""
+    def weight(s: int) -> int:
+        return sum(int(cost[c]) for c in range(cost.size) if (s >> c) & 1)
+
+    sets = [s for s in range(1, mask + 1) if s & ~mask == 0]
+    return sorted(sets, key=lambda s: (s.bit_count(), weight(s)))
+
+
+def _sweep_one(X: np.ndarray, f: np.ndarray, k: int, mask: int, S: int,
+               pending: np.ndarray) -> int:
+    """One sweep of pass 1: the keys ``S`` suppressed where that brings a record of
+    ``pending`` still below ``k`` to k. Returns the values suppressed."""
+    pending = pending[f[pending] < k]
+    held = patterns(X, mask)
+    of_pending = held[pending]
+    chosen = (of_pending & S) == S
+    if not chosen.any():
+        return 0
+    rows, keys = pending[chosen], of_pending[chosen]
+    distinct = np.flatnonzero(np.bincount(held, minlength=mask + 1))
+    done = 0
+    for p in np.unique(keys):
+        these = rows[keys == p]
+        kept = int(p) & ~S
+        start, members, query, groups = projection_groups(
+            X, kept, these, gap_patterns(kept, distinct))
+        done += sweep(X, f, k, S, mask, these, start, members, query, groups)
+    return done
+
+
+def _greedy_pass(X: np.ndarray, f: np.ndarray, constraint: Constraint, order: np.ndarray,
+                 cost: np.ndarray, mode: str) -> None:
+    """Pass 1 for one constraint on the records ``order`` (below k, the most at risk first).
+    A sweep per set of keys (module docstring); in ``"auto"`` mode the records still below k
+    when a size of sets begins are done a record at a time once they are no more than the
+    sets of that size (each sweep and each record cost one pass over the table)."""
+    k, mask = constraint.k, constraint.mask()
+    sets = _sets_in_order(mask, cost)
+    singles = [S for S in sets if S.bit_count() == 1]
+    pending = order
+    for S in ([] if mode == "records" else sets):
+        pending = pending[f[pending] < k]
+        if not pending.size:
+            return
+        if mode == "auto" and pending.size <= math.comb(len(constraint.columns), S.bit_count()):
+            break
+        if _sweep_one(X, f, k, mask, S, pending) and S.bit_count() > 1:
+            for single in singles:  # its records now match more: one key may be enough
+                _sweep_one(X, f, k, mask, single, pending[f[pending] < k])
+    pending = pending[f[pending] < k]
+    if pending.size:
+        _greedy(X, f, k, mask, pending, cost)
+
+
 def _restore_all(X: np.ndarray, X0: np.ndarray, constraints: Sequence[Constraint],
-                 rank: np.ndarray) -> int:
-    """Pass 2 on the transposed matrices ``X`` (suppressed) and ``X0`` (the input)."""
+                 rank: np.ndarray, mode: str) -> int:
+    """Pass 2 on the transposed matrices ``X`` (suppressed) and ``X0`` (the input): the keys
+    from the most important, and the values of a key by the keys their record has, then by
+    row (module docstring). In ``"auto"`` mode a set of fewer than :data:`_FEW` values is
+    done a value at a time (each look-up of groups costs a pass over the table)."""
     masks = np.array([c.mask() for c in constraints], dtype=np.int64)
     ks = np.array([c.k for c in constraints], dtype=np.int64)
+    everything = (1 << X.shape[0]) - 1
     total, raised = 0, True
     while raised:  # a blank record was given a value back: try the values refused again
-        keys, rows = np.nonzero((X < 0) & (X0 >= 0))
-        if rows.size == 0:
-            break
-        order = np.lexsort((rows, -rank[keys]))  # the most important keys first, then by row
+        raised = False
         F = np.stack([_frequencies(X.T, c.columns) for c in constraints])
-        restored, raised = _restore(X, X0, F, ks, masks, rows[order], keys[order])
-        total += int(restored)
+        for c in sorted(range(X.shape[0]), key=lambda c: -rank[c]):
+            rows = np.flatnonzero((X[c] < 0) & (X0[c] >= 0))
+            held = np.flatnonzero((masks >> c) & 1)
+            if not rows.size or not held.size:
+                continue
+            keys = patterns(X, everything)
+            distinct = np.flatnonzero(np.bincount(keys, minlength=everything + 1))
+            # records with more keys first (then by their keys, then by row)
+            of_rows = keys[rows]
+            rows = rows[np.lexsort((rows, -of_rows, -_key_counts(of_rows)))]
+            for p in dict.fromkeys(keys[rows].tolist()):
+                these = rows[keys[rows] == p]
+                if mode == "records" or (mode == "auto" and these.size < _FEW):
+                    done, blank = _restore(X, X0, F, ks, masks, these,
+                                           np.full(these.size, c, dtype=np.int64))
+                else:
+                    done, blank = _restore_groups(X, X0, F, ks, masks, c, these, int(p),
+                                                  held, distinct)
+                total += int(done)
+                raised |= bool(blank)
     return total
+
+
+def _key_counts(held: np.ndarray) -> np.ndarray:
+    """The number of keys in each bitmask of ``held``."""
+    counts = np.zeros(held.size, dtype=np.int64)
+    for c in range(MAX_KEYS):
+        counts += (held >> c) & 1
+    return counts
+
+
+def _restore_groups(X: np.ndarray, X0: np.ndarray, F: np.ndarray, ks: np.ndarray,
+                    masks: np.ndarray, c: int, rows: np.ndarray, keys: int,
+                    held: np.ndarray, distinct: np.ndarray) -> tuple[int, bool]:
+    """Pass 2 for the values of key ``c`` in ``rows``, records that have the keys ``keys``
+    (:func:`microagg.core.suppression_groups.restore_key` on their groups under every
+    constraint ``held``)."""
+    n = X.shape[1]
+    found = [projection_groups(X, keys & int(masks[a]), rows,
+                               gap_patterns(keys & int(masks[a]), distinct)) for a in held]
+    widest = max(len(start) for start, _, _, _ in found)
+    gaps = max(query.shape[0] for _, _, query, _ in found)
+    start = np.zeros((held.size, widest), dtype=np.int64)
+    members = np.empty((held.size, n), dtype=np.int64)
+    query = np.full((held.size, gaps, rows.size), np.iinfo(np.int64).max, dtype=np.int64)
+    groups = np.empty(held.size, dtype=np.int64)
+    for a, (s, m, qr, g) in enumerate(found):
+        start[a, :s.size], members[a], query[a, :qr.shape[0]], groups[a] = s, m, qr, g
+    present = patterns(X, (1 << X.shape[0]) - 1)
+    blanks = np.array([int(((present & masks[a]) == 0).sum()) for a in held], dtype=np.int64)
+    return restore_key(X, X0, F, ks, masks, c, rows, held, start, members, query, groups,
+                       blanks)
 
 
 def _frequencies(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
     """f of every record over the key ``columns`` of the (n, q) ``codes``, a missing value
-    matching any value (:func:`microagg.core.frequencies.sample_frequencies`)."""
-    import pandas as pd
+    matching any value (:func:`microagg.core.frequencies.matching_counts`)."""
+    from microagg.core.frequencies import matching_counts
 
-    from microagg.core.frequencies import sample_frequencies
-
-    frame = pd.DataFrame({j: pd.array(codes[:, j], dtype="Int64") for j in columns})
-    frame = frame.mask(frame < 0)
-    return sample_frequencies(frame, list(frame.columns))
+    return matching_counts(np.ascontiguousarray(codes[:, list(columns)]))
 
 
 @numba.njit(cache=True)
