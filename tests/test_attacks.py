@@ -173,3 +173,53 @@ def test_bad_requests_are_refused() -> None:
         attack_risks(original, original, control, ["membership"])
     with pytest.raises(InputError, match="numeric"):
         attack_risks(original, original.assign(age=original.age.astype(str)), control)
+
+
+def test_evaluate_adds_the_attacks_to_its_json_and_words(run_cli, tmp_path) -> None:
+    """``evaluate --attacks … --json``: the library's figures under ``attacks``, the same
+    with the same seed; the words name each risk; bad requests are one line, exit 2."""
+    import json
+
+    original, control = _people(600, 11), _people(300, 12)
+    paths = [tmp_path / f"{name}.csv" for name in ("original", "release", "control")]
+    original.to_csv(paths[0], index=False)
+    original.sample(frac=1, random_state=2).to_csv(paths[1], index=False)
+    control.to_csv(paths[2], index=False)
+    asked = ("evaluate", *paths[:2], "--columns", "age", "--control", paths[2], "--attacks",
+             "singling-out,linkability,inference", "--secret", "city,income",
+             "--linkability-columns", "age,income|height,city", "--attacks-n", "200",
+             "--seed", "3")
+    result = run_cli(*asked, "--json")
+    assert result.code == 0, result.stderr
+    said = json.loads(result.stdout)["attacks"]
+    assert set(said) == {"singling_out", "linkability", "inference"}
+    assert set(said["singling_out"]) == {"univariate", "multivariate"}
+    assert set(said["inference"]) == {"city", "income"}
+    for found in [said["linkability"], *said["inference"].values(),
+                  *said["singling_out"].values()]:
+        assert {"risk", "ci", "attack_rate", "baseline_rate", "control_rate",
+                "n_attacks"} <= set(found)
+        low, high = found["ci"]
+        assert low <= found["risk"] <= high and found["n_attacks"] == 200
+    read = [pd.read_csv(p) for p in paths]
+    settings = AttackSettings(n_attacks=200, secrets=["city", "income"],
+                              linkability_columns=(["age", "income"], ["height", "city"]))
+    direct = attack_risks(read[0], read[1], read[2],
+                          ["singling-out", "linkability", "inference"], settings=settings,
+                          rng=3)
+    assert said == json.loads(json.dumps(direct.to_dict()))
+    assert said["linkability"]["risk"] > 0.5
+    words = run_cli(*asked)
+    assert words.code == 0 and "linkability" in words.stdout and "city: risk" in words.stdout
+    for bad, named in ((("--secret", "salary"), "salary"), (("--attacks", "membership"),
+                                                             "--attacks")):
+        wrong = run_cli("evaluate", *paths[:2], "--control", paths[2], "--attacks",
+                        "inference", *bad)
+        assert wrong.code == 2 and len(wrong.stderr.strip().splitlines()) == 1
+        assert named in wrong.stderr
+    extra = tmp_path / "extra.csv"
+    control.assign(extra=1).to_csv(extra, index=False)
+    wrong = run_cli("evaluate", *paths[:2], "--control", extra, "--attacks", "inference")
+    assert wrong.code == 2 and "--control" in wrong.stderr
+    alone = run_cli("evaluate", *paths[:2], "--attacks", "inference")
+    assert alone.code == 2 and "--control" in alone.stderr
