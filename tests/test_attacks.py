@@ -15,7 +15,7 @@ from microagg.risk.attack_rates import attack_risk, wilson
 from microagg.risk.attacks import AttackSettings, attack_risks
 from microagg.risk.inference import inference
 from microagg.risk.linkability import linkability
-from microagg.risk.singling_out import Predicates, count_matches, singling_out
+from microagg.risk.singling_out import Indexed, Predicates, count_matches, singling_out
 
 
 def _people(n: int, seed: int) -> pd.DataFrame:
@@ -114,8 +114,25 @@ def test_predicates_match_what_pandas_matches() -> None:
     expected = [(frame.a >= 2).sum(), ((frame.a == 2) & (frame.b == 1)).sum(),
                 ((frame.a.notna() & (frame.a != 1)) & (frame.b == 1)).sum(),
                 frame.b.isna().sum(), frame.a.notna().sum()]
-    assert count_matches(data, predicates, cap=10).tolist() == expected
-    assert count_matches(data, predicates, cap=2).tolist() == [min(e, 2) for e in expected]
+    assert count_matches(Indexed(data), predicates, cap=10).tolist() == expected
+    assert count_matches(Indexed(data), predicates, cap=2).tolist() == [
+        min(e, 2) for e in expected]
+    # random conjunctions of every operator on data with gaps and ties
+    draw = np.random.default_rng(5)
+    data = draw.integers(0, 6, (300, 3)).astype(float)
+    data[draw.random(data.shape) < 0.1] = np.nan
+    columns = np.argsort(draw.random((400, 3)), axis=1)[:, :2]
+    ops = draw.integers(0, 8, columns.shape)
+    bounds = draw.integers(0, 6, columns.shape).astype(float)
+    frame = pd.DataFrame(data)
+    tests = {0: lambda x, v: x == v, 1: lambda x, v: x.notna() & (x != v),
+             2: lambda x, v: x > v, 3: lambda x, v: x < v, 4: lambda x, v: x >= v,
+             5: lambda x, v: x <= v, 6: lambda x, v: x.isna(), 7: lambda x, v: x.notna()}
+    expected = [int((tests[ops[q, 0]](frame[columns[q, 0]], bounds[q, 0])
+                     & tests[ops[q, 1]](frame[columns[q, 1]], bounds[q, 1])).sum())
+                for q in range(len(columns))]
+    found = count_matches(Indexed(data), Predicates(columns, ops, bounds), cap=1000)
+    assert found.tolist() == expected
 
 
 def test_a_copy_is_at_risk_and_an_independent_table_is_not() -> None:

@@ -87,8 +87,7 @@ class AttackTables:
 
 def _codes(series: list[pd.Series]) -> list[np.ndarray]:
     """Codes shared by the ``series`` (their values compared as text), -1 missing."""
-    joined = pd.concat([s.astype("object").where(s.notna(), None).map(
-        lambda v: None if v is None else str(v)) for s in series], ignore_index=True)
+    joined = pd.concat([s.astype("string") for s in series], ignore_index=True)
     codes, _ = pd.factorize(joined, use_na_sentinel=True)
     bounds = np.cumsum([0] + [len(s) for s in series])
     return [codes[bounds[i]:bounds[i + 1]].astype(np.int64) for i in range(len(series))]

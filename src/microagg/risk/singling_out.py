@@ -26,6 +26,8 @@ evaluated by a compiled kernel that stops at a predicate's second match.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 import pandas as pd
@@ -62,13 +64,48 @@ def _holds(value: float, op: int, bound: float) -> bool:
     return value <= bound
 
 
-@numba.njit(cache=True, parallel=True)
-def _count(data: np.ndarray, rows: np.ndarray, columns: np.ndarray, ops: np.ndarray,
-           bounds: np.ndarray, cap: int) -> np.ndarray:
+@numba.njit(cache=True, inline="always")
+def _range(keys: np.ndarray, present: int, n: int, op: int, bound: float) -> Any:
+    """The positions, in a column's sorted order (missing values last), of the rows a term
+    ``op bound`` can hold for; (0, -1) for a term that is not a range (``!=``, present)."""
+    head = keys[:present]
+    if op == EQ:
+        return np.searchsorted(head, bound, "left"), np.searchsorted(head, bound, "right")
+    if op == LE:
+        return 0, np.searchsorted(head, bound, "right")
+    if op == LT:
+        return 0, np.searchsorted(head, bound, "left")
+    if op == GE:
+        return np.searchsorted(head, bound, "left"), present
+    if op == GT:
+        return np.searchsorted(head, bound, "right"), present
+    if op == MISSING:
+        return present, n
+    return 0, -1
+
+
+@numba.njit(cache=True)
+def _count(data: np.ndarray, order: np.ndarray, keys: np.ndarray, present: np.ndarray,
+           columns: np.ndarray, ops: np.ndarray, bounds: np.ndarray, cap: int) -> np.ndarray:
+    """How many rows of ``data`` each predicate matches, up to ``cap``: the rows of its
+    narrowest range term (``order``, ``keys``: each column's rows and values sorted,
+    ``present`` of them not missing) checked against all its terms, else every row. One
+    thread: a call is a few milliseconds, less than a parallel region costs on a busy
+    machine."""
+    n = data.shape[0]
     counts = np.zeros(columns.shape[0], dtype=np.int64)
-    for q in numba.prange(columns.shape[0]):
+    for q in range(columns.shape[0]):
+        narrow, low, high = -1, 0, n
+        for t in range(columns.shape[1]):
+            c = columns[q, t]
+            if c < 0:
+                continue
+            lo, hi = _range(keys[c], present[c], n, ops[q, t], bounds[q, t])
+            if hi >= 0 and hi - lo < high - low:
+                narrow, low, high = c, lo, hi
         found = 0
-        for r in rows:
+        for at in range(low, high):
+            r = order[narrow, at] if narrow >= 0 else at
             matched = True
             for t in range(columns.shape[1]):
                 c = columns[q, t]
@@ -81,6 +118,26 @@ def _count(data: np.ndarray, rows: np.ndarray, columns: np.ndarray, ops: np.ndar
                     break
         counts[q] = found
     return counts
+
+
+class Indexed:
+    """A table's records with each column's rows in the order of its values (missing last),
+    for :func:`count_matches`."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = np.ascontiguousarray(data, dtype=np.float64)
+        self.order = np.ascontiguousarray(np.argsort(self.data, axis=0, kind="stable").T)
+        self.keys = np.ascontiguousarray(np.take_along_axis(self.data, self.order.T, axis=0).T)
+        self.present = (~np.isnan(self.data)).sum(axis=0).astype(np.int64)
+
+    @property
+    def rows(self) -> int:
+        """How many records."""
+        return int(self.data.shape[0])
+
+    def subset(self, rows: np.ndarray) -> Indexed:
+        """The records ``rows``."""
+        return Indexed(self.data[rows])
 
 
 class Predicates:
@@ -108,16 +165,13 @@ class Predicates:
         return [row.tobytes() for row in joined]
 
 
-def count_matches(data: np.ndarray, predicates: Predicates, rows: np.ndarray | None = None,
-                  cap: int = 2) -> np.ndarray:
-    """How many of the records ``rows`` (default all) of ``data`` each predicate matches,
-    counting up to ``cap``."""
-    chosen = np.arange(data.shape[0]) if rows is None else rows
-    return _count(np.ascontiguousarray(data), chosen.astype(np.int64), predicates.columns,
+def count_matches(table: Indexed, predicates: Predicates, cap: int = 2) -> np.ndarray:
+    """How many records of ``table`` each predicate matches, counting up to ``cap``."""
+    return _count(table.data, table.order, table.keys, table.present, predicates.columns,
                   predicates.ops, predicates.bounds, cap)
 
 
-def _isolating(data: np.ndarray, candidates: Predicates, kept: list[Predicates],
+def _isolating(data: Indexed, candidates: Predicates, kept: list[Predicates],
                seen: set[bytes], wanted: int) -> int:
     """Add to ``kept`` the candidates isolating one record of ``data``, unseen before, up to
     ``wanted`` in all; return how many are kept."""
@@ -134,8 +188,9 @@ def _isolating(data: np.ndarray, candidates: Predicates, kept: list[Predicates],
     return total + len(chosen)
 
 
-def _univariate(release: np.ndarray, numeric: np.ndarray, n_attacks: int,
+def _univariate(table: Indexed, numeric: np.ndarray, n_attacks: int,
                 rng: np.random.Generator) -> Predicates:
+    release = table.data
     terms: list[tuple[int, int, float]] = []
     for j in range(release.shape[1]):
         column = release[:, j]
@@ -148,15 +203,16 @@ def _univariate(release: np.ndarray, numeric: np.ndarray, n_attacks: int,
         values, counts = np.unique(present, return_counts=True)
         terms += [(j, EQ, float(v)) for v in values[counts == 1]]
     order = rng.permutation(len(terms))
-    table = np.array([terms[i] for i in order]).reshape(-1, 3)
-    candidates = Predicates(table[:, :1], table[:, 1:2], table[:, 2:3])
+    listed = np.array([terms[i] for i in order]).reshape(-1, 3)
+    candidates = Predicates(listed[:, :1], listed[:, 1:2], listed[:, 2:3])
     kept: list[Predicates] = []
-    _isolating(release, candidates, kept, set(), n_attacks)
+    _isolating(table, candidates, kept, set(), n_attacks)
     return _joined(kept, 1)
 
 
-def _multivariate(release: np.ndarray, numeric: np.ndarray, n_attacks: int, n_cols: int,
+def _multivariate(table: Indexed, numeric: np.ndarray, n_attacks: int, n_cols: int,
                   max_attempts: int, rng: np.random.Generator) -> Predicates:
+    release = table.data
     n, d = release.shape
     n_cols = min(n_cols, d)
     medians = np.array([np.nanmedian(release[:, j]) if numeric[j] and
@@ -172,7 +228,7 @@ def _multivariate(release: np.ndarray, numeric: np.ndarray, n_attacks: int, n_co
         above = values > medians[columns]
         ops = np.where(np.isnan(values), MISSING,
                        np.where(numeric[columns], np.where(above, GE, LE), EQ))
-        found = _isolating(release, Predicates(columns, ops, values), kept, seen, n_attacks)
+        found = _isolating(table, Predicates(columns, ops, values), kept, seen, n_attacks)
         attempts += batch
     return _joined(kept, n_cols)
 
@@ -203,19 +259,19 @@ def _joined(kept: list[Predicates], terms: int) -> Predicates:
                       np.concatenate([k.bounds for k in kept]))
 
 
-def _isolated(data: np.ndarray, predicates: Predicates, rows: np.ndarray | None = None) -> int:
-    return int((count_matches(data, predicates, rows) == 1).sum()) if len(predicates) else 0
+def _isolated(table: Indexed, predicates: Predicates) -> int:
+    return int((count_matches(table, predicates) == 1).sum()) if len(predicates) else 0
 
 
-def _size_correction(control: np.ndarray, predicates: Predicates, size: int,
+def _size_correction(control: Indexed, predicates: Predicates, size: int,
                      rng: np.random.Generator) -> float:
     """How many more of ``predicates`` would isolate a record among ``size`` records than
     among the control's, by the model of the module docstring fitted on subsamples."""
     from scipy.optimize import curve_fit
 
-    n = control.shape[0]
+    n = control.rows
     sizes = np.repeat(np.linspace(min(1000, n), n, 10).astype(int), 5)
-    hits = np.array([_isolated(control, predicates, rng.choice(n, s, replace=False))
+    hits = np.array([_isolated(control.subset(rng.choice(n, s, replace=False)), predicates)
                      for s in sizes], dtype=float)
 
     def model(x: np.ndarray, weight: float, norm: float) -> np.ndarray:
@@ -232,8 +288,8 @@ def _size_correction(control: np.ndarray, predicates: Predicates, size: int,
     return float(model(np.array(size), *fitted)) / below if below > 0 else 1.0
 
 
-def _distinct(block: np.ndarray) -> np.ndarray:
-    return pd.DataFrame(block).drop_duplicates().to_numpy(dtype=float)
+def _distinct(block: np.ndarray) -> Indexed:
+    return Indexed(pd.DataFrame(block).drop_duplicates().to_numpy(dtype=float))
 
 
 def singling_out(tables: AttackTables, *, mode: str = "multivariate", n_attacks: int = 500,
@@ -275,13 +331,13 @@ def singling_out(tables: AttackTables, *, mode: str = "multivariate", n_attacks:
     else:
         raise ValueError(f"mode must be univariate or multivariate, got {mode!r}")
     attack = wilson(n_attacks, _isolated(original, predicates))
-    guesses = _baseline(release, numeric, n_attacks, width, generator)
+    guesses = _baseline(release.data, numeric, n_attacks, width, generator)
     baseline = wilson(n_attacks, _isolated(original, guesses))
     control_rate = None
     if tables.control is not None:
         control = _distinct(blocks[2])
         hits: float = _isolated(control, predicates)
-        if control.shape[0] != original.shape[0] and len(predicates):
-            hits *= _size_correction(control, predicates, original.shape[0], generator)
+        if control.rows != original.rows and len(predicates):
+            hits *= _size_correction(control, predicates, original.rows, generator)
         control_rate = wilson(n_attacks, min(hits, float(n_attacks)))
     return attack_risk(attack, baseline, control_rate)
