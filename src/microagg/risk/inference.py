@@ -64,22 +64,25 @@ def inference(tables: AttackTables, secret: str, *, n_attacks: int = 500,
     secrets = [s[:, 0] for s in tables.raw([secret])[0]]
     release_secret = secrets[1]
 
-    def attack(target: int) -> tuple[int, int]:
-        count = min(n_attacks, blocks[target].shape[0])
-        rows = generator.choice(blocks[target].shape[0], count, replace=False)
-        if known:
-            found, _ = nearest_neighbours(blocks[1], blocks[target][rows], categorical, 1)
-            guesses = release_secret[found[:, 0]]
-        else:
-            guesses = release_secret[generator.integers(0, len(release_secret), count)]
-        right = right_guesses(guesses, secrets[target][rows], numeric, tolerance)
-        return count, int(right.sum())
-
-    hit = wilson(*attack(0))
+    targets = [0] if tables.control is None else [0, 2]
+    chosen = [generator.choice(blocks[t].shape[0], min(n_attacks, blocks[t].shape[0]),
+                               replace=False) for t in targets]
+    queries = np.vstack([blocks[t][rows] for t, rows in zip(targets, chosen, strict=True)])
+    if known:  # one search of the release's tree for the originals and the controls
+        found, _ = nearest_neighbours(blocks[1], queries, categorical, 1)
+        guesses = release_secret[found[:, 0]]
+    else:
+        guesses = release_secret[generator.integers(0, len(release_secret), len(queries))]
+    rates = []
+    for t, rows in zip(targets, chosen, strict=True):
+        right = right_guesses(guesses[:len(rows)], secrets[t][rows], numeric, tolerance)
+        guesses = guesses[len(rows):]
+        rates.append(wilson(len(rows), int(right.sum())))
+    hit = rates[0]
     count = min(hit.attacks, len(release_secret))
     rows = generator.choice(blocks[0].shape[0], count, replace=False)
     picks = release_secret[generator.choice(len(release_secret), count, replace=False)]
     baseline = wilson(count, int(right_guesses(picks, secrets[0][rows], numeric,
                                                tolerance).sum()))
-    control = None if tables.control is None else wilson(*attack(2))
+    control = rates[1] if len(rates) > 1 else None
     return attack_risk(hit, baseline, control)

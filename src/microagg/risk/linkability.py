@@ -27,22 +27,28 @@ def linked(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return (first[:, :, None] == second[:, None, :]).any(axis=(1, 2))
 
 
-def _links(tables: AttackTables, split: tuple[list[str], list[str]], target: int,
-           n_attacks: int, n_neighbors: int, rng: np.random.Generator) -> tuple[int, int]:
-    """How many of ``n_attacks`` random records of table ``target`` (0 original, 2
-    control) are linked, and how many were attacked."""
-    rows = None
+def _links(tables: AttackTables, split: tuple[list[str], list[str]], n_attacks: int,
+           n_neighbors: int, rng: np.random.Generator) -> list[tuple[int, int]]:
+    """For the originals and (when given) the controls: how many of ``n_attacks`` random
+    records are linked, and how many were attacked; one search of the release's tree per
+    half for both."""
+    targets = [0] if tables.control is None else [0, 2]
+    chosen: list[np.ndarray] = []
     lists = []
     for columns in split:
         blocks, categorical = tables.encoded(columns)
-        targets = blocks[target]
-        if rows is None:
-            count = min(n_attacks, targets.shape[0])
-            rows = rng.choice(targets.shape[0], count, replace=False)
-        found, _ = nearest_neighbours(blocks[1], targets[rows], categorical, n_neighbors)
+        if not chosen:
+            chosen = [rng.choice(blocks[t].shape[0], min(n_attacks, blocks[t].shape[0]),
+                                 replace=False) for t in targets]
+        queries = np.vstack([blocks[t][rows] for t, rows in zip(targets, chosen, strict=True)])
+        found, _ = nearest_neighbours(blocks[1], queries, categorical, n_neighbors)
         lists.append(found)
-    assert rows is not None
-    return int(linked(lists[0], lists[1]).sum()), len(rows)
+    joined = linked(lists[0], lists[1])
+    counts = []
+    for rows in chosen:
+        counts.append((int(joined[:len(rows)].sum()), len(rows)))
+        joined = joined[len(rows):]
+    return counts
 
 
 def linkability(tables: AttackTables, split: tuple[list[str], list[str]], *,
@@ -72,11 +78,10 @@ def linkability(tables: AttackTables, split: tuple[list[str], list[str]], *,
     generator = make_rng(rng)
     size = len(tables.release)
     k = min(n_neighbors, size)
-    hits, attacked = _links(tables, split, 0, n_attacks, k, generator)
+    counts = _links(tables, split, n_attacks, k, generator)
+    hits, attacked = counts[0]
     guesses = [np.array([generator.choice(size, k, replace=False) for _ in range(attacked)])
                for _ in range(2)]
     baseline = wilson(attacked, int(linked(*guesses).sum()))
-    control = None
-    if tables.control is not None:
-        control = wilson(*reversed(_links(tables, split, 2, n_attacks, k, generator)))
+    control = wilson(counts[1][1], counts[1][0]) if len(counts) > 1 else None
     return attack_risk(wilson(attacked, hits), baseline, control)
