@@ -25,6 +25,7 @@ from microagg.cli.common import (
     read_input,
     warn,
 )
+from microagg.cli.evaluate_attacks import attack_lines, attack_request
 from microagg.errors import InputError
 
 if TYPE_CHECKING:
@@ -72,6 +73,24 @@ def evaluate(
     holdout: Path | None = typer.Option(
         None, "--holdout", help="With --classify: original records MASKED was not made "
         "from, to score the classifiers on."),
+    attacks: str | None = typer.Option(
+        None, "--attacks", metavar="A,B", help="Also attack the release: singling-out, "
+        "linkability, inference, closest-records (comma-separated), each on ORIGINAL, on "
+        "--control and by guessing; the risk with its 95 % interval."),
+    control: Path | None = typer.Option(
+        None, "--control", help="With --attacks: original records MASKED was not made from "
+        "(the same columns as ORIGINAL)."),
+    linkability_columns: str | None = typer.Option(
+        None, "--linkability-columns", metavar="A,B|C,D", help="With --attacks linkability: "
+        "the two column sets the attacker joins (default: the first half of the columns and "
+        "the rest)."),
+    secret: str | None = typer.Option(
+        None, "--secret", metavar="COL,…", help="With --attacks inference: the columns "
+        "guessed (default: every column)."),
+    attacks_n: int = typer.Option(500, "--attacks-n", help="With --attacks: records (or "
+                                  "predicates) per attack (default 500)."),
+    seed: int | None = typer.Option(None, "--seed", help="With --attacks: the seed of the "
+                                    "attacks' draws."),
     storage_option: list[str] | None = typer.Option(None, "--storage-option",
                                                     help=STORAGE_OPTION_HELP),
 ) -> None:
@@ -80,8 +99,9 @@ def evaluate(
 
     if engine_is_dask(engine, scheduler, workers, storage=storage_option, schema=schema,
                       decimal=decimal, thousands=thousands):
-        if regression is not None or propensity or classify is not None:
-            raise InputError("--regression, --pmse and --classify run on the local engine: "
+        if regression is not None or propensity or classify is not None or attacks:
+            raise InputError("--regression, --pmse, --classify and --attacks run on the "
+                             "local engine: "
                              "leave out --engine dask, or evaluate a sample of the data sets")
         _evaluate_at_scale(original, masked, columns=names(columns, "--columns"),
                            sample=1000 if sample is None else sample, scheduler=scheduler,
@@ -95,6 +115,9 @@ def evaluate(
                          "on original records the release was not made from")
     held = None if holdout is None else read_input(holdout, decimal, thousands)
     analysis = _analysis_request(regression, propensity, classify, held)
+    attacked = attack_request(attacks, control, linkability_columns=linkability_columns,
+                              secrets=secret, n_attacks=attacks_n, seed=seed,
+                              decimal=decimal, thousands=thousands)
 
     from microagg.release.reports.sidecar import rows_aligned
 
@@ -109,6 +132,9 @@ def evaluate(
         result = run_evaluation(original_frame, masked_frame, schema_obj,
                                 names(columns, "--columns"), aligned=aligned)
     analysed = analysis(original_frame, masked_frame, result["columns"])
+    if attacked is not None:
+        with compile_notice():
+            analysed["attacks"] = attacked(original_frame, masked_frame)
     if json_out:
         print_json({**result.to_dict(), **analysed})
         return
@@ -128,7 +154,7 @@ def evaluate(
         out.print(f"  {label:{width}s}  {fmt(value)}{why}", markup=False)
     for line in _missing_lines(result):
         out.print(line, markup=False)
-    for line in _analysis_lines(analysed):
+    for line in _analysis_lines(analysed) + attack_lines(analysed.get("attacks", {})):
         out.print(line, markup=False)
 
 

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["MEASURES", "Cost", "Figure", "MeasureInput", "Measured", "Need", "Parameter",
-           "RiskMeasure", "computed", "function", "percent", "register", "unregister"]
+__all__ = ["ATTACKS", "MEASURES", "Attack", "Cost", "Figure", "MeasureInput", "Measured",
+           "Need", "Parameter", "RiskMeasure", "computed", "function", "percent", "register",
+           "unregister"]
 
 
 class Need(StrEnum):
@@ -300,3 +301,30 @@ def computed() -> list[RiskMeasure]:
     for module in MODULES:
         importlib.import_module(module)
     return [m for m in MEASURES.values() if m.generic]
+
+
+@dataclass(frozen=True)
+class Attack:
+    """An attack on a release (:mod:`microagg.risk.attacks`): its value of ``--attacks``
+    (``option``), its key in the JSON ``attacks`` object (``name``), its name in words and
+    ``"module:function"`` measuring it: ``function(AttackTables, AttackSettings, Generator)``
+    returning its JSON-ready result."""
+
+    option: str
+    name: str
+    title: str
+    compute: str
+
+
+ATTACKS: dict[str, Attack] = {a.option: a for a in (
+    Attack("singling-out", "singling_out", "singling out (univariate and multivariate "
+           "predicates)", "microagg.risk.attacks:singling_out_risks"),
+    Attack("linkability", "linkability", "linkability (two column sets joined through the "
+           "release)", "microagg.risk.attacks:linkability_risk"),
+    Attack("inference", "inference", "inference (a secret column guessed from the others)",
+           "microagg.risk.attacks:inference_risks"),
+    Attack("closest-records", "closest_records", "distance to closest record and nearest-"
+           "neighbour distance ratio", "microagg.risk.attacks:closest_record_distances"),
+)}
+"""The attacks on a release against its original and control records (Article 29 Working
+Party, Opinion 05/2014: singling out, linkability, inference), in the order reported."""
