@@ -468,3 +468,19 @@ def test_a_name_with_a_line_break_is_read_and_named_in_microaggs_words(run_cli, 
         assert lines[0] == ("microagg: error: --quasi: the name 'a\\nb' holds a line break; "
                             "write a name that holds one in double quotes, as a CSV header "
                             "does"), lines[0]
+
+
+@pytest.mark.parametrize("output", ["", ".", ".."])
+def test_an_output_that_names_no_file_is_refused_in_one_line(run_cli, tmp_path, monkeypatch,
+                                                           output):
+    """An output path that names a folder rather than a file ("" is the current folder) is a
+    refusal naming it, before any work, and nothing is written in either folder."""
+    work = tmp_path / "work"
+    work.mkdir()
+    source = _numbers(work)
+    monkeypatch.chdir(work)
+    result = run_cli("microaggregate", source, "-o", output, "--k", "2")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert "names a folder, not a file" in lines[0], lines[0]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["in.csv", "work"]
