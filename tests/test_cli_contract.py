@@ -484,3 +484,27 @@ def test_an_output_that_names_no_file_is_refused_in_one_line(run_cli, tmp_path, 
     assert result.code == 2 and len(lines) == 1, result.stderr
     assert "names a folder, not a file" in lines[0], lines[0]
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["in.csv", "work"]
+
+
+@pytest.mark.parametrize("args", [
+    ["microaggregate", "--k", "2", "--columns", "x,x"],
+    ["mask", "--method", "rank-swap", "--fraction", "0.5", "--columns", "x,y,x"],
+    ["tclose", "--k", "2", "--t", "0.5", "--quasi", "x,x", "--confidential", "y"],
+    ["dp", "--epsilon", "1", "--method", "laplace", "--columns", "x,x", "--bounds",
+     "x=0:60"],
+    ["dp", "--epsilon", "1", "--method", "laplace", "--columns", "x", "--bounds",
+     "x=0:60,x=0:70"],
+])
+def test_a_column_named_twice_is_refused_as_the_keys_commands_refuse_it(run_cli, tmp_path,
+                                                                        args):
+    """A list of columns that names one twice is a slip (a wrong name copied over the one
+    meant): every command refuses it in one line naming the column, as `suppress --keys`
+    does, and writes nothing."""
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"x": [1.0, 2.0, 3.0, 50.0, 5.0, 6.0], "y": [1, 2, 1, 2, 1, 2]}).to_csv(
+        source, index=False)
+    result = run_cli(args[0], source, "-o", tmp_path / "o.csv", *args[1:])
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert "names column 'x' twice" in lines[0] and "common." not in lines[0], lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
