@@ -508,3 +508,15 @@ def test_a_column_named_twice_is_refused_as_the_keys_commands_refuse_it(run_cli,
     assert result.code == 2 and len(lines) == 1, result.stderr
     assert "names column 'x' twice" in lines[0] and "common." not in lines[0], lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_top_coding_an_infinite_value_is_one_line(run_cli, tmp_path):
+    """The refusal of an infinite value comes alone, without numpy's warning about the
+    infinite values it subtracted on the way."""
+    source = tmp_path / "in.csv"
+    source.write_text("x\n1\ninf\n-inf\n4\n5\n")
+    result = run_cli("topcode", source, "-o", tmp_path / "o.csv", "--columns", "x",
+                     "--top", "3")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert "'x' has an infinite value in row 2" in lines[0], lines[0]
