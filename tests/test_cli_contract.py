@@ -520,3 +520,15 @@ def test_top_coding_an_infinite_value_is_one_line(run_cli, tmp_path):
     lines = result.stderr.strip().splitlines()
     assert result.code == 2 and len(lines) == 1, result.stderr
     assert "'x' has an infinite value in row 2" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("cells", [[{"a": i} for i in range(30)], [[i, i] for i in range(30)]])
+def test_distinct_nested_cells_are_refused_as_nested(run_cli, tmp_path, cells):
+    """Nested cells all distinct (a struct or list column of a Parquet file) are refused as
+    nested, not judged as a column of distinct text (whose test cannot hash them)."""
+    nested = tmp_path / "nested.parquet"
+    pd.DataFrame({"x": [float(i % 7) for i in range(30)], "tags": cells}).to_parquet(nested)
+    result = run_cli("microaggregate", nested, "-o", tmp_path / "o.csv", "--k", "2")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert "column 'tags' holds lists or mappings (row 1)" in lines[0], lines[0]
