@@ -532,3 +532,15 @@ def test_distinct_nested_cells_are_refused_as_nested(run_cli, tmp_path, cells):
     lines = result.stderr.strip().splitlines()
     assert result.code == 2 and len(lines) == 1, result.stderr
     assert "column 'tags' holds lists or mappings (row 1)" in lines[0], lines[0]
+
+
+def test_a_schema_is_not_guessed_from_a_table_without_records(run_cli, tmp_path):
+    """A header alone says nothing of the kinds (every column would be guessed nominal):
+    `schema` refuses it, as every other command refuses a table without records."""
+    source = tmp_path / "header.csv"
+    source.write_text("age,income\n")
+    result = run_cli("schema", source, "-o", tmp_path / "s.yaml")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert "holds no records" in lines[0] and str(source) in lines[0], lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["header.csv"]

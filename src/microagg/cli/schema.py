@@ -33,6 +33,9 @@ def schema(
         raise InputError(f"{output}: a schema is written as YAML; use a .yaml extension")
     with outputs([output], sources(input)) as files:
         frame = read_table(input)
+        if len(frame) == 0:  # every column would be guessed nominal, and every release refuses it
+            raise InputError(f"{input} holds no records: the kinds of its columns cannot be "
+                             "read off it")
         roles = suggested_roles(frame)
         inferred = Schema.infer(frame, roles={name: role for name, (role, _) in roles.items()})
         files[output].write_text(inferred.dumps(base_dir=output.parent), encoding="utf-8")
