@@ -561,3 +561,47 @@ def test_the_keys_commands_refuse_values_outside_the_declared_categories(run_cli
     assert result.code == 2 and len(lines) == 1, result.stderr
     assert "column 'sex' holds 8 cells" in lines[0] and "'F' (4)" in lines[0], lines[0]
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_failure_after_a_signal_is_said_as_the_interrupt(run_cli, tmp_path, monkeypatch):
+    """A signal that cut an import short, the interrupt caught by a library, leaves a half-made
+    module whose failure comes later: once a signal was received, that failure is the
+    interrupt's line and code, not an unexpected error."""
+    import signal
+
+    import microagg.data.io as io
+    import microagg.interrupts as interrupts
+
+    monkeypatch.setattr(interrupts._state, "received", None)  # restored afterwards
+    monkeypatch.setattr(interrupts._state, "said", False)
+
+    def cut_short(*args, **kwargs):
+        interrupts._state.received = int(signal.SIGINT)  # as the handler records it
+        raise AttributeError("module 'numpy' has no attribute 'minimum'")
+
+    monkeypatch.setattr(io, "read_table", cut_short)
+    result = run_cli("microaggregate", _numbers(tmp_path), "-o", tmp_path / "o.csv", "--k",
+                     "2")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 130 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("microagg: error: interrupted;"), lines[0]
+
+
+def test_ctrl_c_while_the_signal_handlers_import_is_one_line(tmp_path):
+    """Ctrl-C can land before the handlers exist, while Python imports its `signal` module
+    for them: one line and 130, not the interpreter's traceback."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "class Cut:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'microagg.interrupts':\n"
+            "            raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Cut())\n"
+            "from microagg.cli import entry\n"
+            "entry()\n")
+    done = subprocess.run([sys.executable, "-c", code, "check", "x.csv"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.splitlines() == ["microagg: error: interrupted; no output was written"]
