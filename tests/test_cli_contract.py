@@ -546,23 +546,6 @@ def test_a_schema_is_not_guessed_from_a_table_without_records(run_cli, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["header.csv"]
 
 
-@pytest.mark.parametrize("args", [["suppress", "--keys", "sex", "--k", "2"],
-                                  ["pram", "--keys", "sex", "--seed", "1"]])
-def test_the_keys_commands_refuse_values_outside_the_declared_categories(run_cli, tmp_path,
-                                                                         args):
-    """A schema whose categories do not cover the data is refused by the commands on keys
-    as by microaggregate: one line naming the column and the values outside."""
-    source = tmp_path / "in.csv"
-    pd.DataFrame({"sex": ["F", "M"] * 4, "x": range(8)}).to_csv(source, index=False)
-    schema = tmp_path / "s.yaml"
-    schema.write_text("attributes:\n  sex: {role: quasi, kind: nominal, domain: [X, Y]}\n")
-    result = run_cli(args[0], source, "-o", tmp_path / "o.csv", "--schema", schema, *args[1:])
-    lines = result.stderr.strip().splitlines()
-    assert result.code == 2 and len(lines) == 1, result.stderr
-    assert "column 'sex' holds 8 cells" in lines[0] and "'F' (4)" in lines[0], lines[0]
-    assert not (tmp_path / "o.csv").exists()
-
-
 def test_a_failure_after_a_signal_is_said_as_the_interrupt(run_cli, tmp_path, monkeypatch):
     """A signal that cut an import short, the interrupt caught by a library, leaves a half-made
     module whose failure comes later: once a signal was received, that failure is the

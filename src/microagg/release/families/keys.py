@@ -32,7 +32,6 @@ import pandas as pd
 
 from microagg.core.frequencies import all_missing_note
 from microagg.core.rng import make_rng
-from microagg.data.coverage import check_covered
 from microagg.data.schema import Role, Schema
 from microagg.data.table import encode, require_rows_and_columns
 from microagg.errors import InputError, ParameterError
@@ -129,7 +128,6 @@ class KeyMethod(ReleaseMethod):
             raise InputError("name the key variables with `keys` (or declare "
                              "quasi-identifiers in a schema)")
         require_known(schema, chosen, "`keys`")
-        check_covered(frame, schema, chosen)  # as every other family refuses it, at once
         data = KeyData(frame, schema, chosen, *_design(frame, schema, self.smallest_stratum(),
                                                       weights=self.reads_weights))
         step = self.protect(data, make_rng(rng))
