@@ -468,3 +468,123 @@ def test_a_name_with_a_line_break_is_read_and_named_in_microaggs_words(run_cli, 
         assert lines[0] == ("microagg: error: --quasi: the name 'a\\nb' holds a line break; "
                             "write a name that holds one in double quotes, as a CSV header "
                             "does"), lines[0]
+
+
+@pytest.mark.parametrize("output", ["", ".", ".."])
+def test_an_output_that_names_no_file_is_refused_in_one_line(run_cli, tmp_path, monkeypatch,
+                                                           output):
+    """An output path that names a folder rather than a file ("" is the current folder) is a
+    refusal naming it, before any work, and nothing is written in either folder."""
+    work = tmp_path / "work"
+    work.mkdir()
+    source = _numbers(work)
+    monkeypatch.chdir(work)
+    result = run_cli("microaggregate", source, "-o", output, "--k", "2")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert "names a folder, not a file" in lines[0], lines[0]
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["in.csv", "work"]
+
+
+@pytest.mark.parametrize("args", [
+    ["microaggregate", "--k", "2", "--columns", "x,x"],
+    ["mask", "--method", "rank-swap", "--fraction", "0.5", "--columns", "x,y,x"],
+    ["tclose", "--k", "2", "--t", "0.5", "--quasi", "x,x", "--confidential", "y"],
+    ["dp", "--epsilon", "1", "--method", "laplace", "--columns", "x,x", "--bounds",
+     "x=0:60"],
+    ["dp", "--epsilon", "1", "--method", "laplace", "--columns", "x", "--bounds",
+     "x=0:60,x=0:70"],
+])
+def test_a_column_named_twice_is_refused_as_the_keys_commands_refuse_it(run_cli, tmp_path,
+                                                                        args):
+    """A list of columns that names one twice is a slip (a wrong name copied over the one
+    meant): every command refuses it in one line naming the column, as `suppress --keys`
+    does, and writes nothing."""
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"x": [1.0, 2.0, 3.0, 50.0, 5.0, 6.0], "y": [1, 2, 1, 2, 1, 2]}).to_csv(
+        source, index=False)
+    result = run_cli(args[0], source, "-o", tmp_path / "o.csv", *args[1:])
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert "names column 'x' twice" in lines[0] and "common." not in lines[0], lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_top_coding_an_infinite_value_is_one_line(run_cli, tmp_path):
+    """The refusal of an infinite value comes alone, without numpy's warning about the
+    infinite values it subtracted on the way."""
+    source = tmp_path / "in.csv"
+    source.write_text("x\n1\ninf\n-inf\n4\n5\n")
+    result = run_cli("topcode", source, "-o", tmp_path / "o.csv", "--columns", "x",
+                     "--top", "3")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert "'x' has an infinite value in row 2" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("cells", [[{"a": i} for i in range(30)], [[i, i] for i in range(30)]])
+def test_distinct_nested_cells_are_refused_as_nested(run_cli, tmp_path, cells):
+    """Nested cells all distinct (a struct or list column of a Parquet file) are refused as
+    nested, not judged as a column of distinct text (whose test cannot hash them)."""
+    nested = tmp_path / "nested.parquet"
+    pd.DataFrame({"x": [float(i % 7) for i in range(30)], "tags": cells}).to_parquet(nested)
+    result = run_cli("microaggregate", nested, "-o", tmp_path / "o.csv", "--k", "2")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert "column 'tags' holds lists or mappings (row 1)" in lines[0], lines[0]
+
+
+def test_a_schema_is_not_guessed_from_a_table_without_records(run_cli, tmp_path):
+    """A header alone says nothing of the kinds (every column would be guessed nominal):
+    `schema` refuses it, as every other command refuses a table without records."""
+    source = tmp_path / "header.csv"
+    source.write_text("age,income\n")
+    result = run_cli("schema", source, "-o", tmp_path / "s.yaml")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 2 and len(lines) == 1, result.stderr
+    assert "holds no records" in lines[0] and str(source) in lines[0], lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["header.csv"]
+
+
+def test_a_failure_after_a_signal_is_said_as_the_interrupt(run_cli, tmp_path, monkeypatch):
+    """A signal that cut an import short, the interrupt caught by a library, leaves a half-made
+    module whose failure comes later: once a signal was received, that failure is the
+    interrupt's line and code, not an unexpected error."""
+    import signal
+
+    import microagg.data.io as io
+    import microagg.interrupts as interrupts
+
+    monkeypatch.setattr(interrupts._state, "received", None)  # restored afterwards
+    monkeypatch.setattr(interrupts._state, "said", False)
+
+    def cut_short(*args, **kwargs):
+        interrupts._state.received = int(signal.SIGINT)  # as the handler records it
+        raise AttributeError("module 'numpy' has no attribute 'minimum'")
+
+    monkeypatch.setattr(io, "read_table", cut_short)
+    result = run_cli("microaggregate", _numbers(tmp_path), "-o", tmp_path / "o.csv", "--k",
+                     "2")
+    lines = result.stderr.strip().splitlines()
+    assert result.code == 130 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("microagg: error: interrupted;"), lines[0]
+
+
+def test_ctrl_c_while_the_signal_handlers_import_is_one_line(tmp_path):
+    """Ctrl-C can land before the handlers exist, while Python imports its `signal` module
+    for them: one line and 130, not the interpreter's traceback."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "class Cut:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'microagg.interrupts':\n"
+            "            raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Cut())\n"
+            "from microagg.cli import entry\n"
+            "entry()\n")
+    done = subprocess.run([sys.executable, "-c", code, "check", "x.csv"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.splitlines() == ["microagg: error: interrupted; no output was written"]

@@ -405,3 +405,12 @@ def test_a_target_just_beyond_the_range_but_within_tolerance_is_matched():
     (mdav,) = result.methods
     assert mdav.matched and mdav.reason == ""
     assert abs(mdav.risk - beyond) <= result.tolerance
+
+
+@pytest.mark.parametrize("target", ["-1", -0.5, "-1e-9"])
+def test_a_negative_target_is_refused(target):
+    """Every risk and utility a comparison ranks by is at least 0: a negative target would
+    rank every method as safer than asked, so it is refused."""
+    with pytest.raises(InputError, match="is negative"):
+        parse_target(target)
+    assert parse_target("0") == 0.0 and parse_target("mdav=5")[1] == 5.0

@@ -69,12 +69,13 @@ def test_laplace_mechanism_clips_statistics_into_the_domain():
     assert np.all((released >= 0) & (released <= 0.1))
 
 
-def test_too_small_epsilon_names_the_smallest_usable_one():
+@pytest.mark.parametrize("epsilon", [1e-300, 5e-324])  # 5e-324: subnormal, 1 / ε is inf
+def test_too_small_epsilon_names_the_smallest_usable_one(epsilon):
     with pytest.raises(PrivacyError, match=r"smallest usable epsilon here is [0-9.e-]+\b"):
-        laplace_mechanism(np.array([1.0]), sensitivity=1.0, epsilon=1e-300, lows=0.0,
+        laplace_mechanism(np.array([1.0]), sensitivity=1.0, epsilon=epsilon, lows=0.0,
                           highs=10.0, rng=1)
     with pytest.raises(PrivacyError, match="smallest usable epsilon"):
-        exponential_mechanism(np.zeros((1, 3)), sensitivity=1.0, epsilon=1e-300, rng=1)
+        exponential_mechanism(np.zeros((1, 3)), sensitivity=1.0, epsilon=epsilon, rng=1)
 
 
 def test_exponential_mechanism_probabilities():

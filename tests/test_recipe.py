@@ -254,3 +254,24 @@ def test_a_step_counts_its_records_up_to_the_table_across_strata(data):
     quiet: list[int] = []
     run.then(SWAP, records=quiet.append)
     assert quiet == []
+
+
+@pytest.mark.parametrize("data", [
+    {"input": "a.csv", "steps": "microaggregate"},
+    {"input": "a.csv", "steps": []},
+    {"input": 5, "steps": [{"family": "mask"}]},
+    {"input": "a.csv", "schema": 7, "steps": [{"family": "mask"}]},
+    {"input": "a.csv", "steps": [{"method": "mdav"}]},
+    {"input": "a.csv", "read": {"sepparator": ";"}, "steps": [{"family": "microaggregate",
+                                                               "method": "mdav", "k": 3}]},
+])
+def test_a_malformed_recipe_names_its_keys_not_flags(data):
+    """The keys of a recipe file are no command-line options: a refusal names them as the
+    file writes them, also once the command line has said it in its words."""
+    from microagg.errors import MicroaggError
+    from microagg.release.flags import render
+
+    with pytest.raises(MicroaggError) as caught:
+        Recipe.from_dict(data)
+    said = render(str(caught.value))
+    assert "--" not in said and "'" in said, said

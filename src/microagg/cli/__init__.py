@@ -21,9 +21,13 @@ __all__ = ["app", "entry", "main"]
 
 def entry() -> None:
     """The ``microagg`` program (:func:`microagg.cli.program.entry`)."""
-    import microagg.interrupts as interrupts
+    try:
+        import microagg.interrupts as interrupts
 
-    interrupts.install()
+        interrupts.install()
+    except KeyboardInterrupt:  # Ctrl-C before the handlers: while `signal` itself imports
+        sys.stderr.write("microagg: error: interrupted; no output was written\n")
+        os._exit(130)
     try:
         _start()
     except KeyboardInterrupt:  # outside the command's own handling: before or after it

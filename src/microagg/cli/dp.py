@@ -37,7 +37,7 @@ def parse_bounds(value: str | None) -> dict[str, tuple[float, float]]:
             raise ParameterError("bounds", f"'{item.strip()}' should read NAME=LO:HI with "
                                  "LO < HI")
         if name.strip() in found:
-            raise ParameterError("bounds", f"common.names column '{name.strip()}' twice")
+            raise ParameterError("bounds", f"names column '{name.strip()}' twice")
         found[name.strip()] = (low, high)
     return found
 

@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         _error("not enough memory for this input; no output was written")
         return 2
     except Exception as exc:
-        if _interrupted(exc):  # Ctrl-C inside a compiled kernel surfaces as a SystemError
+        # Ctrl-C inside a compiled kernel surfaces as a SystemError; one that cut an import
+        # short, caught by a library, leaves a half-made module whose failure comes later
+        if _interrupted(exc) or interrupts.received() is not None:
             interrupts.say()
             return interrupts.exit_code()
         if os.environ.get("MICROAGG_DEBUG"):

@@ -40,6 +40,9 @@ def schema(
         raise InputError(f"{output}: a schema is written as YAML; use a .yaml extension")
     with outputs([output], sources(input)) as files:
         frame = read_table(input)
+        if len(frame) == 0:  # every column would be guessed nominal, and every release refuses it
+            raise InputError(f"{input} holds no records: the kinds of its columns cannot be "
+                             "read off it")
         inferred = Schema.infer(frame)
         roles = {a.name: _named(a.name, a.kind) for a in inferred}
         suggested = _suggested(frame, roles)

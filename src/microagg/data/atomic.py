@@ -24,7 +24,7 @@ from typing import Any
 import microagg.interrupts as interrupts
 from microagg.errors import InputError
 
-__all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "check_output", "json_text",
+__all__ = ["TMP_TAG", "atomic_path", "atomic_paths", "beside", "check_output", "json_text",
            "remove_stale_temporaries", "temporary_prefix", "write_all", "write_json",
            "write_text"]
 
@@ -39,6 +39,21 @@ STEM = 64
 def temporary_prefix(path: Path) -> str:
     """The name prefix of the temporaries of writes to ``path``."""
     return f".{path.name[:STEM]}{TMP_TAG}"
+
+
+def beside(path: Path, suffix: str) -> Path:
+    """The file named ``path``'s name followed by ``suffix``, in ``path``'s folder (a
+    release's ``OUT.report.json``); refuses a ``path`` that names no file (``""``, ``.``,
+    ``..``, ``/``).
+
+    Examples
+    --------
+    >>> beside(Path("out/t.csv"), ".report.json").as_posix()
+    'out/t.csv.report.json'
+    """
+    if path.name in ("", ".", ".."):
+        raise InputError(f"'{path}' names a folder, not a file: name the output file")
+    return path.with_name(path.name + suffix)
 
 
 def _process_alive(pid: int) -> bool:

@@ -65,7 +65,12 @@ def _distinct_text(series: pd.Series) -> bool:
     if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         return False
     values = series.dropna()
-    return len(values) >= _MIN_ROWS_FOR_DISTINCT and values.nunique() == len(values)
+    if len(values) < _MIN_ROWS_FOR_DISTINCT:
+        return False
+    try:
+        return bool(values.nunique() == len(values))
+    except TypeError:  # cells holding lists or mappings: refused when the column is read
+        return False
 
 
 def suspect(name: str, series: pd.Series, *, values: bool = True

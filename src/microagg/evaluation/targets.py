@@ -34,7 +34,7 @@ def parse_target(text: str | float) -> float | tuple[CompareMethod, float]:
     ((<CompareMethod.MDAV: 'mdav'>, 5.0), 0.5)
     """
     if isinstance(text, int | float):
-        return float(text)
+        return _level(float(text))
     text = str(text).strip()
     if "=" in text:
         name, _, value = text.partition("=")
@@ -44,10 +44,21 @@ def parse_target(text: str | float) -> float | tuple[CompareMethod, float]:
         except ValueError:
             raise InputError(f"the target '{text}' needs a number after '='") from None
     try:
-        return float(text)
+        level = float(text)
     except ValueError:
         raise InputError(f"the target '{text}' is neither a number nor METHOD=VALUE "
                          "(e.g. mdav=5)") from None
+    return _level(level)
+
+
+def _level(value: float) -> float:
+    """A target level, refused when negative: every risk and utility compared (a rank
+    distance, an EMD, a count or a probability) is at least 0, so that no method could
+    reach it."""
+    if value < 0:
+        raise InputError(f"the target {value:g} is negative: every risk and utility "
+                         "compared is at least 0")
+    return value
 
 
 def is_integer(value: object) -> bool:

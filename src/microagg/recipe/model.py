@@ -124,7 +124,7 @@ class Step:
                              f"{spec!r}")
         spec = dict(spec)
         if "family" not in spec or "method" not in spec:
-            raise InputError("a recipe step names its `family` and its `method`")
+            raise InputError("a recipe step names its 'family' and its 'method'")
         family = adapter(spec.pop("family")).family
         method = lookup(family, str(spec.pop("method")))
         protects = spec.pop("protects", Protects.ORIGINAL)
@@ -191,8 +191,8 @@ class Recipe:
             raise ParameterError("seed", f"must be a non-negative integer, got {self.seed!r}")
         unknown = set(self.read) - set(READ_OPTIONS)
         if unknown:
-            raise ParameterError(sorted(unknown)[0], "is not a reading option ("
-                                 f"{', '.join(READ_OPTIONS)})")
+            raise InputError(f"'{sorted(unknown)[0]}' is not a reading option of the recipe's "
+                             f"'read' ({', '.join(READ_OPTIONS)})")
 
     def add(self, step: Step | Mapping[str, Any]) -> Recipe:
         """This recipe with ``step`` appended."""
@@ -259,10 +259,10 @@ class Recipe:
         schema = _schema(data.get("schema"), base_dir)
         steps = data.get("steps")
         if not isinstance(steps, list):
-            raise InputError("the recipe's `steps` is a list of steps" + (
+            raise InputError("the recipe's 'steps' is a list of steps" + (
                 ", and this recipe has none: add at least one" if steps is None else ""))
         if not steps:
-            raise InputError("the recipe's `steps` is empty: a recipe releases its input "
+            raise InputError("the recipe's 'steps' is empty: a recipe releases its input "
                              "through at least one step")
         made = []
         for number, spec in enumerate(steps, start=1):
@@ -290,8 +290,8 @@ def _input(value: Any, base_dir: Path | None) -> tuple[Path | None, str | None]:
     if isinstance(value, str):
         value = {"path": value}
     if not isinstance(value, Mapping) or "path" not in value:
-        raise InputError("the recipe's `input` is a path, or a mapping with `path` and "
-                         "`sha256`")
+        raise InputError("the recipe's 'input' is a path, or a mapping with 'path' and "
+                         "'sha256'")
     path = Path(str(value["path"]))
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
@@ -323,7 +323,7 @@ def _schema(value: Any, base_dir: Path | None) -> Schema | None:
         return Schema.load(base_dir / path if base_dir is not None and not path.is_absolute()
                            else path)
     if not isinstance(value, Mapping) or not isinstance(value.get("attributes"), Mapping):
-        raise SchemaError("the recipe's `schema` is a mapping with one key `attributes`")
+        raise SchemaError("the recipe's 'schema' is a mapping with one key 'attributes'")
     attributes = dict(value["attributes"])
     inline = {name: spec["taxonomy"] for name, spec in attributes.items()
               if isinstance(spec, Mapping) and isinstance(spec.get("taxonomy"), list | dict)}

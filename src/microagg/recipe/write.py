@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from microagg.data.atomic import beside
 from microagg.data.io import atomic_paths, json_text, output_format, write_frame
 from microagg.options import ReportKind
 from microagg.recipe.families import adapter
@@ -47,12 +48,12 @@ PRIVATE_RECIPE_HEADER = (
 
 def recipe_path(output: Path) -> Path:
     """Where the recipe as run goes: ``OUT.recipe.yaml``."""
-    return output.with_name(output.name + ".recipe.yaml")
+    return beside(output, ".recipe.yaml")
 
 
 def owner_report_path(output: Path) -> Path:
     """The usual name of the owner's report of a run to ``output``: ``OUT.owner.json``."""
-    return output.with_name(output.name + ".owner.json")
+    return beside(output, ".owner.json")
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,10 @@ def require_known(schema: Schema, names: Sequence[str], option: str, *,
                   identifiers: bool = False) -> None:
     """Refuse a name that is not a column and, unless ``identifiers``, a column a release
     never masks (identifiers are dropped; weights, strata and households are kept as they
-    are)."""
+    are), and a column named twice (a slip that a list would otherwise hide)."""
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise InputError(f"{option} names column '{twice}' twice")
     for name in names:
         if name not in schema:
             raise InputError(f"{option}: unknown column '{name}'{_comma_hint(schema, name)} "

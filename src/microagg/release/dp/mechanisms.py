@@ -113,7 +113,7 @@ class LaplaceRelease:
 def _grid(sensitivity: float, parts: int, epsilon: float) -> float:
     """A power-of-two grid step 2^bits finer than sensitivity / parts, with bits as large as
     keeps the integer scale below the samplers' 2^46 (8 <= bits <= 20)."""
-    room = 45 - math.log2(parts) - max(0.0, math.log2(1 / epsilon))
+    room = 45 - math.log2(parts) - max(0.0, -math.log2(epsilon))  # 1 / a subnormal ε is inf
     bits = max(8, min(_GRID_BITS, math.floor(room)))
     return 2.0 ** math.floor(math.log2(sensitivity / (parts * 2**bits)))
 

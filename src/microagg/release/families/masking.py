@@ -151,7 +151,8 @@ def _check_masked(values: np.ndarray, masked: np.ndarray, names: Sequence[str],
     high = np.where(present, values, -np.inf).max(axis=0)
     spread = np.where(high >= low, high - low, 0.0)
     largest = np.where(present, np.abs(values), 0.0).max(axis=0)
-    moved = np.where(present, np.abs(masked - values), 0.0).max(axis=0)
+    with np.errstate(invalid="ignore"):  # inf - inf where an infinite value stayed
+        moved = np.where(present, np.abs(masked - values), 0.0).max(axis=0)
     if np.all(moved <= UNCHANGED * np.where(spread > 0, spread, largest)):
         said = (f"{what} changes no value beyond rounding (every value moves by less than "
                 f"{UNCHANGED:g} of its column's range)")

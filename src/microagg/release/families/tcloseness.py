@@ -67,14 +67,14 @@ def _roles(schema: Schema, quasi: Sequence[str] | None, confidential: Sequence[s
     schema's; without a declared schema every column that may be masked and is not
     confidential is a quasi-identifier (as for a k-anonymous release: nothing leaves
     unmasked by default), a column suspected to be an identifier or a weight refused."""
-    confidential = (list(dict.fromkeys(confidential)) if confidential
+    confidential = (list(confidential) if confidential
                     else list(schema.names_with_role(Role.CONFIDENTIAL)))
     if not confidential:
         raise InputError("no confidential attribute: name it with `confidential` or declare "
                          "it in the schema")
     require_known(schema, confidential, "`confidential`")
     if quasi:
-        quasi = list(dict.fromkeys(quasi))
+        quasi = list(quasi)
     elif declared:
         quasi = list(schema.quasi_identifiers)
     else:

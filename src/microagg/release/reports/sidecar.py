@@ -30,6 +30,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from microagg.data.atomic import beside
 from microagg.errors import InputError
 from microagg.release.methods.base import ReleaseMethod
 from microagg.release.reports.disclosure import (
@@ -82,7 +83,7 @@ SUFFIXES = (".privacy.json", ".report.json")
 def sidecar_path(output: Path, *, private: bool = False) -> Path:
     """Where the report of the release written to ``output`` goes: ``OUT.report.json``, or
     ``OUT.privacy.json`` for a DP release (``private``)."""
-    return output.with_name(output.name + SUFFIXES[0 if private else 1])
+    return beside(output, SUFFIXES[0 if private else 1])
 
 
 @dataclass(frozen=True, eq=False)
@@ -297,7 +298,7 @@ def rows_aligned(masked: Path) -> tuple[bool, Path | None]:
     random order, ``row_order``). Without a report: aligned. Returns the answer and the report
     it came from."""
     for suffix in SUFFIXES:
-        path = masked.with_name(masked.name + suffix)
+        path = beside(masked, suffix)
         if not path.is_file():
             continue
         try:
