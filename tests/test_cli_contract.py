@@ -588,3 +588,38 @@ def test_ctrl_c_while_the_signal_handlers_import_is_one_line(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 130, done.stderr
     assert done.stderr.splitlines() == ["microagg: error: interrupted; no output was written"]
+
+
+def test_nonsense_the_sweep_found_accepted_is_refused_in_one_line(run_cli, tmp_path):
+    """A numeric domain of booleans, two household columns, a recipe step naming no column,
+    a table with no value, a host that is no host name, and a recoding of an unknown column
+    (blamed on the option that names it): each one line, exit 2, nothing written."""
+    pd.DataFrame({"age": [20, 30, 40, 50], "sex": ["f", "m", "f", "m"],
+                  "hh": [1, 1, 2, 2], "hh2": [1, 2, 3, 4]}).to_csv(tmp_path / "t.csv",
+                                                                    index=False)
+    pd.DataFrame({"a": [None, None], "b": ["", " "]}).to_csv(tmp_path / "empty.csv",
+                                                           index=False)
+    (tmp_path / "bool.yaml").write_text(
+        "attributes:\n  age: {kind: numeric, role: quasi, domain: [false, true]}\n")
+    (tmp_path / "hh.yaml").write_text(
+        "attributes:\n  hh: {role: household}\n  hh2: {role: household}\n")
+    (tmp_path / "r.yaml").write_text(
+        "steps:\n  - {family: keys, method: local-suppression, k: 2, keys: []}\n")
+    cases = [
+        (["check", tmp_path / "t.csv", "--k", "2", "--schema", tmp_path / "bool.yaml"],
+         "domain bounds must be numbers, got [false, true]"),
+        (["check", tmp_path / "t.csv", "--k", "2", "--schema", tmp_path / "hh.yaml"],
+         "'hh' and 'hh2' both have the role household"),
+        (["run", tmp_path / "r.yaml", "--input", tmp_path / "t.csv", "-o", tmp_path / "o.csv"],
+         "names no column"),
+        (["schema", tmp_path / "empty.csv", "-o", tmp_path / "s.yaml"],
+         "holds no value, every cell is missing"),
+        (["ui", "--allow-host", "bad host/evil"], "is not a host name or an address"),
+        (["recode", tmp_path / "t.csv", "-o", tmp_path / "o.csv", "--breaks", "nope=0:1:2"],
+         "--levels/--breaks: unknown column 'nope'"),
+    ]
+    for args, said in cases:
+        done = run_cli(*args)
+        assert done.code == 2, (args, done.stdout, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1 and said in done.stderr, done.stderr
+    assert not (tmp_path / "o.csv").exists() and not (tmp_path / "s.yaml").exists()

@@ -35,6 +35,7 @@ def schema(
     DP release refuses them until you check them and list them under `domain:`."""
     from microagg.data.io import read_table
     from microagg.data.schema import Role, Schema
+    from microagg.data.table import missing_mask
 
     if output.suffix.lower() not in (".yaml", ".yml"):
         raise InputError(f"{output}: a schema is written as YAML; use a .yaml extension")
@@ -43,6 +44,9 @@ def schema(
         if len(frame) == 0:  # every column would be guessed nominal, and every release refuses it
             raise InputError(f"{input} holds no records: the kinds of its columns cannot be "
                              "read off it")
+        if all(missing_mask(frame[c]).all() for c in frame.columns):
+            raise InputError(f"{input} holds no value, every cell is missing: the kinds of its "
+                             "columns cannot be read off it")
         inferred = Schema.infer(frame)
         roles = {a.name: _named(a.name, a.kind) for a in inferred}
         suggested = _suggested(frame, roles)

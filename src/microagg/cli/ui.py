@@ -37,6 +37,8 @@ def ui(
     """Serve the web application: load a table, set its roles, measure its risk, add
     protection steps and download the release, its report and the recipe that reproduces
     it with `microagg run`. Needs the extra `ui` (pip install "microagg[ui]")."""
+    import re
+
     from microagg import interrupts
     from microagg.errors import InputError
     from microagg.ui.limits import Limits
@@ -47,6 +49,9 @@ def ui(
                         ("--max-cells", max_cells)):
         if not value > 0:
             raise InputError(f"{name} must be positive, got {value:g}")
+    for name in allow_host:
+        if not re.fullmatch(r"[A-Za-z0-9._-]+|\[?[0-9A-Fa-f:.]+\]?", name.strip()):
+            raise InputError(f"--allow-host {name!r} is not a host name or an address")
     if new_token and token:
         raise InputError("give --token or --new-token, not both")
     token = make_token() if new_token else token

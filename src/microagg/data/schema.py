@@ -166,6 +166,11 @@ class Attribute:
                 raise SchemaError(
                     f"attribute '{self.name}': a numeric domain is [lo, hi], got {list(values)}"
                 )
+            if any(isinstance(v, bool) for v in values):  # YAML's true/false are not bounds
+                raise SchemaError(
+                    f"attribute '{self.name}': domain bounds must be numbers, got ["
+                    + ", ".join(str(v).lower() if isinstance(v, bool) else str(v)
+                                for v in values) + "]")
             try:
                 lo, hi = float(values[0]), float(values[1])
             except (TypeError, ValueError):
@@ -436,8 +441,14 @@ class Schema:
         attributes = data["attributes"]
         if not isinstance(attributes, Mapping) or not attributes:
             raise SchemaError("'attributes' must map each column name to its description")
-        return cls(tuple(Attribute.from_dict(unicodedata.normalize("NFC", str(n).strip()), s,
-                                             base_dir) for n, s in attributes.items()))
+        schema = cls(tuple(Attribute.from_dict(unicodedata.normalize("NFC", str(n).strip()), s,
+                                               base_dir) for n, s in attributes.items()))
+        households = schema.names_with_role(Role.HOUSEHOLD)
+        if len(households) > 1:
+            raise SchemaError(f"attributes '{households[0]}' and '{households[1]}' both have "
+                              "the role household: a record belongs to one household, named "
+                              "by one column")
+        return schema
 
     @classmethod
     def load(cls, path: str | Path) -> Schema:

@@ -106,7 +106,13 @@ class FamilyOption:
             items = [value] if isinstance(value, str) else value
             if not isinstance(items, list | tuple) or not all(isinstance(c, str) for c in items):
                 raise ParameterError(self.name, f"is a list of column names, got {value!r}")
-            return [c.strip() for c in items if c.strip()] or None
+            if isinstance(value, str) and not value.strip():
+                return None  # an empty field: the default
+            named = [c.strip() for c in items if c.strip()]
+            if not named:
+                raise ParameterError(self.name, "names no column: leave it out for the "
+                                     "default columns")
+            return named
         if self.kind is OptionKind.FLAG:
             if not isinstance(value, bool):
                 raise ParameterError(self.name, f"is true or false, got {value!r}")

@@ -191,6 +191,7 @@ class GlobalRecoding(KeyMethod):
         return [c for c, _ in self.levels] + [c for c, _ in self.breaks]
 
     def default_keys(self, schema: Schema, declared: bool) -> list[str]:
+        require_known(schema, self.recoded_columns(), "`levels`/`breaks`")
         quasi = list(schema.quasi_identifiers) if declared else []
         return list(dict.fromkeys([*self.recoded_columns(), *quasi]))
 
