@@ -376,3 +376,23 @@ def test_without_the_extra_a_one_line_error_says_how_to_install_it(tmp_path, mon
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
     assert 'pip install "microagg[formats]"' in lines[0]
+
+
+def test_an_excel_formula_without_a_saved_value_is_refused_not_read_as_missing(tmp_path):
+    """openpyxl writes formulas without their values (no spreadsheet computed them); read as
+    missing they would be a silent misread. A missing cell that holds no formula stays
+    missing."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["age", "income"])
+    for i in range(6):
+        sheet.append([20 + i, 100 * i if i != 4 else f"=A{i + 2}*100"])
+    book.save(tmp_path / "formula.xlsx")
+    with pytest.raises(InputError, match="cell B6 holds a formula without a saved value"):
+        read_table(tmp_path / "formula.xlsx")
+    sheet["B6"] = None
+    book.save(tmp_path / "gap.xlsx")
+    frame = read_table(tmp_path / "gap.xlsx")
+    assert frame["income"].isna().tolist() == [False] * 4 + [True, False]

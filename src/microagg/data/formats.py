@@ -265,7 +265,37 @@ def _read_xlsx(path: Path, text: Mapping[str, Collection[str]] | None = None
                           dtype={raw: str for raw, name in pairs
                                  if column_name(name) in text} or None)
     frame.columns = [column_name(c) for c in frame.columns]
+    unsaved = _formula_without_value(path, frame)
+    if unsaved is not None:
+        raise InputError(f"{path}: cell {unsaved} holds a formula without a saved value (the "
+                         "file was written by a program, never opened in a spreadsheet): open "
+                         "it in a spreadsheet and save it, or export it as CSV")
     return frame
+
+
+def _formula_without_value(path: Path, frame: pd.DataFrame) -> str | None:
+    """The first cell (``B7``) of the first sheet that holds a formula and was read as
+    missing: a formula whose value no spreadsheet has saved, which pandas reads as missing
+    (checked only when something was read as missing)."""
+    read_missing = frame.isna().to_numpy()
+    if not read_missing.any():
+        return None
+    from openpyxl import load_workbook
+    from openpyxl.utils import get_column_letter
+
+    book = load_workbook(path, read_only=True, data_only=False)
+    try:
+        rows = book.worksheets[0].iter_rows(min_row=2, max_row=len(frame) + 1,
+                                            max_col=frame.shape[1], values_only=True)
+        for r, row in enumerate(rows):
+            for c, value in enumerate(row):
+                formula = (isinstance(value, str) and value.startswith("=")) or \
+                    type(value).__name__ == "ArrayFormula"
+                if formula and read_missing[r, c]:
+                    return f"{get_column_letter(c + 1)}{r + 2}"
+    finally:
+        book.close()
+    return None
 
 
 def write_format(frame: pd.DataFrame, path: Path, fmt: str) -> None:
