@@ -592,8 +592,9 @@ def test_ctrl_c_while_the_signal_handlers_import_is_one_line(tmp_path):
 
 def test_nonsense_the_sweep_found_accepted_is_refused_in_one_line(run_cli, tmp_path):
     """A numeric domain of booleans, two household columns, a recipe step naming no column,
-    a table with no value, a host that is no host name, and a recoding of an unknown column
-    (blamed on the option that names it): each one line, exit 2, nothing written."""
+    a table with no value, a host that is no host name, a recipe reading a URL, and unknown
+    columns (blamed on the option that names them): each one line, exit 2, nothing
+    written."""
     pd.DataFrame({"age": [20, 30, 40, 50], "sex": ["f", "m", "f", "m"],
                   "hh": [1, 1, 2, 2], "hh2": [1, 2, 3, 4]}).to_csv(tmp_path / "t.csv",
                                                                     index=False)
@@ -605,6 +606,9 @@ def test_nonsense_the_sweep_found_accepted_is_refused_in_one_line(run_cli, tmp_p
         "attributes:\n  hh: {role: household}\n  hh2: {role: household}\n")
     (tmp_path / "r.yaml").write_text(
         "steps:\n  - {family: keys, method: local-suppression, k: 2, keys: []}\n")
+    (tmp_path / "url.yaml").write_text(
+        "input: s3://bucket/t.csv\nsteps:\n  - {family: keys, method: local-suppression, "
+        "k: 2, keys: [sex]}\n")
     cases = [
         (["check", tmp_path / "t.csv", "--k", "2", "--schema", tmp_path / "bool.yaml"],
          "domain bounds must be numbers, got [false, true]"),
@@ -617,6 +621,12 @@ def test_nonsense_the_sweep_found_accepted_is_refused_in_one_line(run_cli, tmp_p
         (["ui", "--allow-host", "bad host/evil"], "is not a host name or an address"),
         (["recode", tmp_path / "t.csv", "-o", tmp_path / "o.csv", "--breaks", "nope=0:1:2"],
          "--levels/--breaks: unknown column 'nope'"),
+        (["microaggregate", tmp_path / "t.csv", "-o", tmp_path / "o.csv", "--k", "2",
+          "--columns", "age", "--weight", "nope"], "error: --weight: unknown column 'nope'"),
+        (["check", tmp_path / "t.csv", "--k", "2", "--quasi", "age", "--l", "2",
+          "--sensitive", "nope"], "error: --sensitive: unknown column 'nope'"),
+        (["run", tmp_path / "url.yaml", "-o", tmp_path / "o.csv"],
+         "the recipe's 'input' is a URL (s3://…)"),
     ]
     for args, said in cases:
         done = run_cli(*args)

@@ -163,10 +163,11 @@ def _quasi(table: Table, quasi: Sequence[str] | None, confidential: Sequence[str
     return list(chosen) or [c for c in table.schema.names if c not in confidential]
 
 
-def _require_columns(available: Sequence[str], names: Sequence[str]) -> None:
+def _require_columns(available: Sequence[str], names: Sequence[str], option: str = "") -> None:
     for name in names:
         if name not in available:
-            raise InputError(f"unknown column '{name}' (the data has: {', '.join(available)})")
+            raise InputError(f"{option + ': ' if option else ''}unknown column '{name}' (the "
+                             f"data has: {', '.join(available)})")
 
 
 def _nominal_distance(table: Table, confidential: Sequence[str],
@@ -256,7 +257,10 @@ def check_table(frame: pd.DataFrame, *, schema: Schema | None = None, k: int | N
     released = decode(table)
     others = [*confidential, *([sensitive] if sensitive is not None else [])]
     quasi = _quasi(table, quasi, others, declared=schema is not None)
-    _require_columns(table.schema.names, (*quasi, *others))
+    _require_columns(table.schema.names, quasi, "`quasi`")
+    _require_columns(table.schema.names, confidential, "`confidential`")
+    _require_columns(table.schema.names, [sensitive] if sensitive is not None else [],
+                     "`sensitive`")
     k_check = None
     if k is not None:
         check_k(k, table.n_rows)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 import tempfile
 import weakref
@@ -292,6 +293,10 @@ def _input(value: Any, base_dir: Path | None) -> tuple[Path | None, str | None]:
     if not isinstance(value, Mapping) or "path" not in value:
         raise InputError("the recipe's 'input' is a path, or a mapping with 'path' and "
                          "'sha256'")
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", str(value["path"])):
+        raise InputError(f"the recipe's 'input' is a URL ({str(value['path']).split('://')[0]}"
+                         "://…): a recipe reads a local file; copy the data here, or give "
+                         "microagg run --input a local path")
     path = Path(str(value["path"]))
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path

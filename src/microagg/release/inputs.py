@@ -50,10 +50,20 @@ def resolve_schema(frame: pd.DataFrame, schema: Schema | None,
     completed = (Schema.infer(frame, strict=strict) if schema is None
                  else schema).complete(frame, strict=strict)
     if roles:
-        for name in roles:
-            require_known(completed, [name], "`roles`", identifiers=True)
+        for name, role in roles.items():
+            require_known(completed, [name], _role_option(role), identifiers=True)
         completed = completed.with_roles(roles)
     return completed, declared
+
+
+def _role_option(role: Role | str) -> str:
+    """The family option that gives columns ``role`` (```weight``` …), as a message names
+    it; ```roles``` for a role no option gives."""
+    from microagg.release.family_options import FAMILY_OPTIONS
+
+    named = [o.name for o in FAMILY_OPTIONS if o.role is not None and o.role.value == str(
+        role.value if isinstance(role, Role) else role).strip().lower()]
+    return f"`{named[0]}`" if named else "`roles`"
 
 
 def refuse_suspects(frame: pd.DataFrame, chosen: Sequence[str],
