@@ -273,6 +273,10 @@ def test_the_command_writes_the_table_and_its_report(run_cli, tmp_path):
     assert report["method"] == "targeted-record-swapping"
     assert report["report"]["households_swapped"] == int(
         (written.groupby("hid")["nuts3"].first() != frame.groupby("hid")["nuts3"].first()).sum())
+    repeated = [*args[:10], "--similar", "hsize,htype", "--similar", "hsize", *args[12:]]
+    repeated[3] = tmp_path / "again.csv"
+    assert run_cli(*repeated).code == 0  # one profile per --similar: the same profiles
+    assert (tmp_path / "again.csv").read_bytes() == out.read_bytes()
     out.unlink()
     refused = run_cli(*args[:-4], "--k", "3", "--seed", "4", "--carry-along", "nowhere")
     assert refused.code == 2 and not out.exists()

@@ -68,8 +68,12 @@ def _option(f: Field, takers: list[str], everyone: int) -> inspect.Parameter:
     help_text = render(f.metadata["help"])
     if len(takers) < everyone:
         help_text += f" (--method {', '.join(takers)})"
-    option = typer.Option(None, flag_of(f), *f.metadata.get("aliases", ()), help=help_text)
-    kind = _python_type(f.metadata["constraint"])
+    repeated = bool(f.metadata.get("repeat"))
+    option = typer.Option(None, flag_of(f), *f.metadata.get("aliases", ()), help=help_text,
+                          metavar="TEXT" if repeated else None)
+    kind: Any = _python_type(f.metadata["constraint"])
+    if repeated:
+        kind = list[kind]
     return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=option,
                              annotation=kind | None)
 
@@ -132,6 +136,14 @@ def method_command(method: type[ReleaseMethod], name: str, *, after: str
     return _command(name, fields, 1, after)
 
 
+def _joined(f: Field, value: Any) -> Any:
+    """A repeated option's values joined by the field's separator (``None`` when not
+    given)."""
+    if isinstance(value, list | tuple) and f.metadata.get("repeat"):
+        return f.metadata["repeat"].join(value) if value else None
+    return value
+
+
 def _command(name: str, fields: dict[str, tuple[Field, list[str]]], everyone: int, after: str
              ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     def register(template: Callable[..., None]) -> Callable[..., None]:
@@ -145,7 +157,7 @@ def _command(name: str, fields: dict[str, tuple[Field, list[str]]], everyone: in
         parameters = [*own[:at], *(_role_option(n) for n in ROLE_OPTIONS), *own[at:]]
 
         def command(**given: Any) -> None:
-            options = {name: given.pop(name) for name in fields}
+            options = {name: _joined(fields[name][0], given.pop(name)) for name in fields}
             template(options=options, roles=roles_given(given), **given)
 
         command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]

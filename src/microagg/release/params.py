@@ -124,13 +124,16 @@ class Predicate(Constraint):
 
 
 def param(constraint: Constraint, *, help: str, default: Any = MISSING,
-          flag: str | None = None, aliases: tuple[str, ...] = (), cli: bool = True) -> Any:
+          flag: str | None = None, aliases: tuple[str, ...] = (), cli: bool = True,
+          repeat: str | None = None) -> Any:
     """A method field: its ``constraint``, a one-line ``help``, its ``default`` (none: the
     parameter is required), its command-line ``flag`` when it is not ``--name`` with dashes,
-    older spellings of the flag the command line still takes (``aliases``), and ``cli`` False
-    to keep it off the command line (a Python-only parameter)."""
+    older spellings of the flag the command line still takes (``aliases``), ``cli`` False
+    to keep it off the command line (a Python-only parameter), and ``repeat``: the option
+    may be given more than once, its values joined by this separator (``--similar a
+    --similar b,c`` is ``"a;b,c"``)."""
     metadata = {"constraint": constraint, "help": help, "flag": flag, "aliases": aliases,
-                "cli": cli}
+                "cli": cli, "repeat": repeat}
     return field(default=default, metadata=metadata)
 
 

@@ -105,7 +105,8 @@ class RecordSwap(KeyMethod):
     similar: tuple[tuple[str, ...], ...] = param(
         Predicate(_profiles, "column names; profiles separated by ';'"),
         help="The similarity profiles a donor must share, tried in order: household "
-             "columns separated by ',', profiles by ';' (e.g. 'hsize,htype;hsize').")
+             "columns separated by ',', profiles by ';' (e.g. 'hsize,htype;hsize'), or "
+             "one profile per --similar.", repeat=";")
     risk_variables: tuple[str, ...] | None = param(
         Optional(Predicate(_names, "column names")), default=None,
         help="The person columns whose counts in each area give the risk (k-anonymity "
