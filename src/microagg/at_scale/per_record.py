@@ -30,14 +30,28 @@ from microagg.at_scale.storage import Location
 from microagg.data.schema import Role, Schema
 from microagg.errors import InputError, ParameterError
 
-__all__ = ["RISK_KS", "PerRecordReport", "per_record_at_scale", "risk_figures"]
+__all__ = ["RISK_KS", "DatasetReport", "PerRecordReport", "per_record_at_scale", "risk_figures"]
 
 RISK_KS = (2, 3, 5)
 """The k of the records-below-k figures of the report."""
 
 
+class DatasetReport:
+    """A report of a data set written on the cluster: its fields are its JSON form."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form, as the command prints it and writes it to ``OUT.report.json``.
+
+        Returns
+        -------
+        dict
+            Every field, by name.
+        """
+        return asdict(self)  # type: ignore[call-overload]
+
+
 @dataclass(frozen=True)
-class PerRecordReport:
+class PerRecordReport(DatasetReport):
     """What a per-record method did on a data set: its parameters, the columns it changed,
     and the frequencies of the key variables before and after, with the names the report of
     one machine gives them (``smallest_class``, ``sample_uniques``, ``below_k``,
@@ -55,16 +69,6 @@ class PerRecordReport:
     after: dict[str, Any]
     engine: str = "dask"
     notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form, as the command prints it and writes it to ``OUT.report.json``.
-
-        Returns
-        -------
-        dict
-            Every field, by name.
-        """
-        return asdict(self)
 
 
 def risk_figures(risk: ScaleRisk) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.at_scale.dataset import Dataset, Piece, open_dataset, read_piece, write_dataset
-from microagg.at_scale.per_record import RISK_KS, risk_figures
+from microagg.at_scale.per_record import RISK_KS, DatasetReport, risk_figures
 from microagg.at_scale.risk import risk_at_scale
 from microagg.at_scale.storage import Location
 from microagg.data.schema import Role, Schema
@@ -44,7 +44,7 @@ __all__ = ["SuppressionAtScale", "suppress_at_scale"]
 
 
 @dataclass(frozen=True)
-class SuppressionAtScale:
+class SuppressionAtScale(DatasetReport):
     """What local suppression did on a data set: the values suppressed per key, the passes'
     counts, and the frequencies of the keys before and after (as
     :class:`~microagg.at_scale.per_record.PerRecordReport` gives them); ``k_anonymity``
@@ -67,16 +67,6 @@ class SuppressionAtScale:
     k_anonymity: dict[str, Any]
     engine: str = "dask"
     notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form, as the command prints it and writes it to ``OUT.report.json``.
-
-        Returns
-        -------
-        dict
-            Every field, by name.
-        """
-        return asdict(self)
 
 
 def _values(piece: Piece, keys: Sequence[str]) -> list[np.ndarray]:

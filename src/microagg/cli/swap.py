@@ -14,17 +14,14 @@ from microagg.cli.app import out
 from microagg.cli.common import (
     DECIMAL,
     ENGINE_HELP,
-    SCHEDULER_HELP,
-    STORAGE_OPTION_HELP,
     THOUSANDS,
-    WORKERS_HELP,
     engine_is_dask,
     names,
     print_json,
     progress_bar,
     write_sidecar,
 )
-from microagg.cli.keys import INPUT, JSON, OUTPUT, _run
+from microagg.cli.keys import INPUT, JSON, OUTPUT, SCHEDULER, STORAGE, WORKERS, _run
 from microagg.cli.methods import method_command, option
 from microagg.data.schema import Role
 from microagg.errors import InputError
@@ -45,10 +42,9 @@ def swap(
     seed: int | None = option("seed", "swap"),
     json_out: bool = JSON,
     engine: str = typer.Option("local", "--engine", help=ENGINE_HELP),
-    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
-    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
-    storage_option: list[str] | None = typer.Option(None, "--storage-option",
-                                                    help=STORAGE_OPTION_HELP),
+    scheduler: str | None = SCHEDULER,
+    workers: int | None = WORKERS,
+    storage_option: list[str] | None = STORAGE,
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
