@@ -12,7 +12,7 @@ look-ups instead of a pass over every record.
 
 :func:`projection_groups` numbers the records and the queries together (a query not among
 the records gets an id past the records' groups: an empty group) and lists each group's
-records (a counting sort), O((n + queries) |T|). The two kernels use them where the groups
+records (a counting sort), O((n + queries) ``|T|``). The two kernels use them where the groups
 on T cannot change while they run:
 
 * :func:`sweep` (pass 1, one set S of keys to suppress, T = the record's keys less S):
