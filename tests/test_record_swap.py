@@ -159,6 +159,19 @@ def test_a_seed_repeats_the_release_and_another_seed_does_not():
     assert not one.equals(other)
 
 
+def test_the_swap_is_the_same_whether_codes_were_read_as_numbers_or_text():
+    """A household identifier and a geography read as text (as the web app reads a column
+    with the role household or a nominal kind) swap as when read as numbers, though ``10``
+    sorts before ``9`` only as text."""
+    frame = census()
+    frame["hid"] -= 95  # identifiers of one to three digits
+    as_text = frame.astype({c: str for c in ["hid", *HIERARCHY]})
+    numbers, text = _swap(frame).frame, _swap(as_text).frame
+    for column in HIERARCHY:
+        assert numbers[column].astype(str).tolist() == text[column].tolist()
+    assert (numbers[HIERARCHY] != frame[HIERARCHY]).any(axis=None)
+
+
 def test_a_hand_worked_census():
     """Region a holds households 1-3 (districts a1: 1 and 3, a2: 2), region b 4-6 (all in
     b1). With k = 2 only household 2 (the one person aged 70 in a) is at risk, at the
