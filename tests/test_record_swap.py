@@ -271,6 +271,21 @@ def test_bad_parameters_are_refused_by_name(options, name):
         RecordSwap(**given)
 
 
+@pytest.mark.parametrize(("options", "name"), [
+    ({"carry_along": ["income"]}, "carry_along"),
+    ({"similar": "age"}, "similar"),
+    ({"hierarchy": ["nuts1", "age"]}, "hierarchy"),
+])
+def test_a_person_column_read_as_a_household_one_names_its_parameter(options, name):
+    """The web app shows the refusal beside the field that named the column."""
+    from microagg.release.params import method_fields
+    from microagg.ui.forms import field_at_fault
+
+    with pytest.raises(InputError, match=r"'(income|age)' differs within household") as raised:
+        _swap(census(200, seed=6), **options)
+    assert field_at_fault(raised.value, [f.name for f in method_fields(RecordSwap)]) == name
+
+
 def test_the_command_writes_the_table_and_its_report(run_cli, tmp_path):
     frame = census(300, seed=8)
     path, out = tmp_path / "census.csv", tmp_path / "out.csv"

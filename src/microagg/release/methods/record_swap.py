@@ -158,7 +158,9 @@ class RecordSwap(KeyMethod):
         profile_columns = list(dict.fromkeys(c for p in self.similar for c in p))
         _check_columns(data.schema, self, hid, carry, profile_columns)
         household, first = _households(frame[hid])
-        _household_level(frame, household, first, hid, [*self.hierarchy, *profile_columns, *carry])
+        _household_level(frame, household, first, hid, {
+            **dict.fromkeys(carry, "carry_along"), **dict.fromkeys(profile_columns, "similar"),
+            **dict.fromkeys(self.hierarchy, "hierarchy")})
         _refuse_finer(frame, household, first, hid, self, carry)
         geography = np.stack([_codes(frame[c]) for c in self.hierarchy])
         areas = area_codes(geography[:, first])
@@ -295,14 +297,15 @@ def _combined(codes: list[np.ndarray]) -> np.ndarray:
 
 
 def _household_level(frame: pd.DataFrame, household: np.ndarray, first: np.ndarray,
-                     hid: str, columns: list[str]) -> None:
-    """Refuse a column whose value differs between members of a household."""
-    for name in dict.fromkeys(columns):
+                     hid: str, columns: dict[str, str]) -> None:
+    """Refuse a column whose value differs between members of a household, naming the
+    parameter that reads it (``columns``: each column's parameter)."""
+    for name, parameter in columns.items():
         codes = _codes(frame[name])
         differs = np.flatnonzero(codes != codes[first][household])
         if differs.size:
             row = int(differs[0])
-            raise InputError(f"column '{name}' differs within household "
+            raise InputError(f"`{parameter}`: column '{name}' differs within household "
                              f"{category_text(frame[hid].iloc[row])} (row {row + 1}): the "
                              "geography, the profiles and the carried columns are values "
                              "of the household")
