@@ -329,3 +329,28 @@ def test_a_recipe_step_swaps_as_the_method_and_repeats_from_its_yaml():
     pd.testing.assert_frame_equal(written, again)
     moved = (written[HIERARCHY] != frame[HIERARCHY]).any(axis=1)
     assert moved.any() and (written.groupby("hid")[HIERARCHY].nunique() == 1).all().all()
+
+
+def test_the_apps_steps_table_shows_the_swap_report_level_by_level():
+    """Under a swap step, the steps table gives the households swapped, those at risk
+    without a donor and each level's figures, as in the step's report."""
+    pytest.importorskip("shiny", reason="the web app needs the extra ui (shiny)")
+    from microagg.data.schema import Schema
+    from microagg.recipe.model import Recipe
+    from microagg.recipe.runner import RecipeRun
+    from microagg.ui.steps_tab import steps_html
+
+    frame = census(300, seed=9)
+    schema = Schema.infer(frame, roles={"hid": "household"})
+    run = RecipeRun.start(Recipe(schema=schema, seed=3), frame).then(
+        {"family": "keys", "method": "targeted-record-swapping", "hierarchy": HIERARCHY,
+         "similar": "hsize", "risk_variables": ["age", "national"], "k": 3})
+    report = run.results[0].record.report
+    shown = str(steps_html(run))
+    assert f"swapped {report['households_swapped']:,} households" in shown
+    assert f"{report['without_donor']:,} at risk without a donor" in shown
+    for level in report["levels"]:
+        assert (f"{level['level']}: {level['at_risk']:,} at risk, "
+                f"{level['swapped_at_risk']:,} swapped for risk, "
+                f"{level['swapped_at_random']:,} at random") in shown
+    assert report["households_swapped"] > 0 and any(lv["at_risk"] for lv in report["levels"])
