@@ -76,3 +76,35 @@ def test_ui_refuses_a_port_that_cannot_be(run_cli):
     result = run_cli("ui", "--port", "70000")
     assert result.code == 2 and result.stderr.count("\n") == 1
     assert "--port must be between 1 and 65535" in result.stderr
+
+
+def test_run_repeats_the_web_apps_table_with_codes_declared_categorical(tmp_path, run_cli):
+    """The app reads a column declared household or nominal as the text it holds, though
+    its cells are numbers; the recipe it offers, run by ``microagg run``, reads it so too
+    and writes the app's table byte for byte (a targeted record swap, whose households and
+    areas are numbered by their codes)."""
+    from microagg.ui.state import (
+        ColumnEdit,
+        begin_run,
+        build_schema,
+        read_upload,
+        write_downloads,
+    )
+    from tests.test_record_swap import census
+
+    frame = census(300)
+    frame["hid"] -= 95  # identifiers of one to three digits: 10 sorts before 9 as text
+    source = tmp_path / "census.csv"
+    frame.to_csv(source, index=False)
+    table, inferred, _ = read_upload(source)
+    edits = {"hid": ColumnEdit(role="household"),
+             **{c: ColumnEdit(kind="nominal") for c in ("nuts1", "nuts2", "nuts3")}}
+    step = {"family": "keys", "method": "targeted-record-swapping",
+            "hierarchy": "nuts1,nuts2,nuts3", "similar": "hsize;htype",
+            "risk_variables": "age,national", "swap_rate": 0.1}
+    app = begin_run(source, table, build_schema(inferred, edits), 7, "matches-any").then(step)
+    files = write_downloads(app, source, "csv", "internal")
+    assert files.table.read_bytes() != source.read_bytes()
+    result = run_cli("run", files.recipe, "-o", tmp_path / "again.csv")
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "again.csv").read_bytes() == files.table.read_bytes()

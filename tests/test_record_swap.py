@@ -159,6 +159,19 @@ def test_a_seed_repeats_the_release_and_another_seed_does_not():
     assert not one.equals(other)
 
 
+def test_the_swap_is_the_same_whether_codes_were_read_as_numbers_or_text():
+    """A household identifier and a geography read as text (as the web app reads a column
+    with the role household or a nominal kind) swap as when read as numbers, though ``10``
+    sorts before ``9`` only as text."""
+    frame = census()
+    frame["hid"] -= 95  # identifiers of one to three digits
+    as_text = frame.astype({c: str for c in ["hid", *HIERARCHY]})
+    numbers, text = _swap(frame).frame, _swap(as_text).frame
+    for column in HIERARCHY:
+        assert numbers[column].astype(str).tolist() == text[column].tolist()
+    assert (numbers[HIERARCHY] != frame[HIERARCHY]).any(axis=None)
+
+
 def test_a_hand_worked_census():
     """Region a holds households 1-3 (districts a1: 1 and 3, a2: 2), region b 4-6 (all in
     b1). With k = 2 only household 2 (the one person aged 70 in a) is at risk, at the
@@ -258,6 +271,21 @@ def test_bad_parameters_are_refused_by_name(options, name):
         RecordSwap(**given)
 
 
+@pytest.mark.parametrize(("options", "name"), [
+    ({"carry_along": ["income"]}, "carry_along"),
+    ({"similar": "age"}, "similar"),
+    ({"hierarchy": ["nuts1", "age"]}, "hierarchy"),
+])
+def test_a_person_column_read_as_a_household_one_names_its_parameter(options, name):
+    """The web app shows the refusal beside the field that named the column."""
+    from microagg.release.params import method_fields
+    from microagg.ui.forms import field_at_fault
+
+    with pytest.raises(InputError, match=r"'(income|age)' differs within household") as raised:
+        _swap(census(200, seed=6), **options)
+    assert field_at_fault(raised.value, [f.name for f in method_fields(RecordSwap)]) == name
+
+
 def test_the_command_writes_the_table_and_its_report(run_cli, tmp_path):
     frame = census(300, seed=8)
     path, out = tmp_path / "census.csv", tmp_path / "out.csv"
@@ -301,3 +329,28 @@ def test_a_recipe_step_swaps_as_the_method_and_repeats_from_its_yaml():
     pd.testing.assert_frame_equal(written, again)
     moved = (written[HIERARCHY] != frame[HIERARCHY]).any(axis=1)
     assert moved.any() and (written.groupby("hid")[HIERARCHY].nunique() == 1).all().all()
+
+
+def test_the_apps_steps_table_shows_the_swap_report_level_by_level():
+    """Under a swap step, the steps table gives the households swapped, those at risk
+    without a donor and each level's figures, as in the step's report."""
+    pytest.importorskip("shiny", reason="the web app needs the extra ui (shiny)")
+    from microagg.data.schema import Schema
+    from microagg.recipe.model import Recipe
+    from microagg.recipe.runner import RecipeRun
+    from microagg.ui.steps_tab import steps_html
+
+    frame = census(300, seed=9)
+    schema = Schema.infer(frame, roles={"hid": "household"})
+    run = RecipeRun.start(Recipe(schema=schema, seed=3), frame).then(
+        {"family": "keys", "method": "targeted-record-swapping", "hierarchy": HIERARCHY,
+         "similar": "hsize", "risk_variables": ["age", "national"], "k": 3})
+    report = run.results[0].record.report
+    shown = str(steps_html(run))
+    assert f"swapped {report['households_swapped']:,} households" in shown
+    assert f"{report['without_donor']:,} at risk without a donor" in shown
+    for level in report["levels"]:
+        assert (f"{level['level']}: {level['at_risk']:,} at risk, "
+                f"{level['swapped_at_risk']:,} swapped for risk, "
+                f"{level['swapped_at_random']:,} at random") in shown
+    assert report["households_swapped"] > 0 and any(lv["at_risk"] for lv in report["levels"])

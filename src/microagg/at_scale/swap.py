@@ -37,7 +37,12 @@ from microagg.at_scale.storage import Location
 from microagg.core.rng import make_rng
 from microagg.data.schema import category_text
 from microagg.errors import InputError
-from microagg.release.methods.record_swap import RecordSwap, household_figures, swap_fields
+from microagg.release.methods.record_swap import (
+    RecordSwap,
+    household_figures,
+    swap_fields,
+    text_codes,
+)
 from microagg.release.reports.swap_report import SwapLevel
 
 __all__ = ["ScaleSwap", "swap_at_scale"]
@@ -124,7 +129,8 @@ def _households(partials: Sequence[pd.DataFrame], household: str) -> pd.DataFram
         raise InputError(f"column '{column}' differs within household {category_text(hid)}: "
                          "the geography, the profiles and the carried columns are values of "
                          "the household")
-    return table.sort_values(household, kind="stable").reset_index(drop=True)
+    order = np.argsort(text_codes(table[household]), kind="stable")  # as the local engine
+    return table.iloc[order].reset_index(drop=True)
 
 
 def _level_tables(partials: Sequence[pd.Series | None], method: RecordSwap
@@ -167,7 +173,7 @@ def swap_at_scale(client: Any, dataset: Dataset, output: str | Path | Location, 
     values = per[[f"l{i}" for i in range(levels)]].to_numpy(dtype=float).T
     risk = 1.0 / values if tables is not None else values
     sizes = per[_PERSONS].to_numpy(dtype=np.int64)
-    codes = np.stack([pd.factorize(houses[c], sort=True)[0] for c in method.hierarchy])
+    codes = np.stack([text_codes(houses[c]) for c in method.hierarchy])
     areas = area_codes(codes)
     profiles = np.stack([pd.factorize(pd.MultiIndex.from_frame(houses[list(p)]))[0]
                          for p in method.similar])

@@ -61,7 +61,7 @@ def run(
     from dataclasses import replace
 
     from microagg.cli.common import outputs, print_json, sources, steps
-    from microagg.data.io import declared_text, read_table
+    from microagg.data.io import declared_text, read_table, table_format
     from microagg.recipe import Recipe
     from microagg.recipe.families import adapter
     from microagg.recipe.write import run_files, write_into
@@ -80,8 +80,11 @@ def run(
     read = sources(made.input, recipe, schema=made.schema)
     with owner_notices(private, show_owner_notices) as notices:
         with outputs(list(files.all), read) as temporaries, steps("recipe") as progress:
+            # the declared categorical and household columns as the text they hold, as a
+            # DP release and the web app read them (the app's recipe gives its table)
+            as_text = private or table_format(made.input) in ("csv", "xlsx")
             frame = read_table(made.input, **dict(made.read),
-                               text=declared_text(made.schema) if private else ())
+                               text=declared_text(made.schema) if as_text else ())
             done = made.run(frame, source=made.input, progress=progress)
             result = write_into(done, files, temporaries, kind=kind)
         whole = result.to_dict()

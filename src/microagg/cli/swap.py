@@ -27,6 +27,7 @@ from microagg.data.schema import Role
 from microagg.errors import InputError
 from microagg.release.methods import RecordSwap, family
 from microagg.release.methods.base import build
+from microagg.release.reports.swap_report import swap_lines
 
 __all__ = ["swap"]
 
@@ -94,15 +95,9 @@ def _swap_at_scale(source: Path, output: Path, options: dict[str, Any],
 
 def _show_swap(report: Any, output: Path, sidecar: Any = None) -> None:
     fields = report.fields if hasattr(report, "fields") else vars(report)
-    levels = fields["levels"]
     out.print(f"{report.method}: {fields['households']:,} households, {report.records:,} "
               f"records -> {output}")
-    out.print(f"  swapped {fields['households_swapped']:,} households "
-              f"({fields['realised_rate']:.2%}), {fields['persons_swapped']:,} persons; "
-              f"{fields['without_donor']:,} at risk without a donor")
-    for level in levels:
-        out.print(f"  {level.level}: {level.at_risk:,} at risk, {level.swapped_at_risk:,} "
-                  f"swapped for risk, {level.swapped_at_random:,} at random, "
-                  f"{level.in_place_after:,} at risk still in place")
+    for line in swap_lines(fields):
+        out.print(f"  {line}")
     if sidecar is not None:
         out.print(f"  report: {sidecar}")

@@ -22,6 +22,7 @@ from microagg.recipe.runner import RecipeRun
 from microagg.release.methods import Family, family, lookup
 from microagg.release.params import method_fields
 from microagg.release.reports.sidecar import ReleaseRecord
+from microagg.release.reports.swap_report import swap_lines
 from microagg.ui.forms import (
     field_at_fault,
     field_id,
@@ -76,6 +77,8 @@ def steps_html(run: RecipeRun) -> Any:
         notes = ([result.context.statement] if result.context else []) + list(result.warnings)
         if isinstance(result.record, ReleaseRecord):
             notes.insert(0, result.record.guarantee.statement)
+            if "households_swapped" in result.record.report:  # a targeted record swap
+                notes[1:1] = swap_lines(result.record.report)
         for note in notes:
             rows.append(ui.tags.tr(ui.tags.td(""), ui.tags.td(note, colspan=len(head) - 1,
                                                              class_="context")))

@@ -18,7 +18,7 @@ from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, Optional, Predicate, param
 from microagg.release.reports.swap_report import SwapLevel, SwapReport
 
-__all__ = ["RecordSwap", "household_figures", "swap_fields"]
+__all__ = ["RecordSwap", "household_figures", "swap_fields", "text_codes"]
 
 _IDS_LISTED = 1_000
 
@@ -158,7 +158,9 @@ class RecordSwap(KeyMethod):
         profile_columns = list(dict.fromkeys(c for p in self.similar for c in p))
         _check_columns(data.schema, self, hid, carry, profile_columns)
         household, first = _households(frame[hid])
-        _household_level(frame, household, first, hid, [*self.hierarchy, *profile_columns, *carry])
+        _household_level(frame, household, first, hid, {
+            **dict.fromkeys(carry, "carry_along"), **dict.fromkeys(profile_columns, "similar"),
+            **dict.fromkeys(self.hierarchy, "hierarchy")})
         _refuse_finer(frame, household, first, hid, self, carry)
         geography = np.stack([_codes(frame[c]) for c in self.hierarchy])
         areas = area_codes(geography[:, first])
@@ -258,19 +260,32 @@ def _households(ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     if missing_mask(ids).any():
         raise InputError(f"household column '{ids.name}' has missing values: every record "
                          "belongs to a household")
-    household, _ = pd.factorize(ids, sort=True)
-    household = household.astype(np.int64)
+    household = text_codes(ids)
     first = np.full(int(household.max(initial=-1)) + 1, len(ids), dtype=np.int64)
     np.minimum.at(first, household, np.arange(len(ids), dtype=np.int64))
     return household, first
 
 
+def text_codes(values: pd.Series) -> np.ndarray:
+    """The values numbered in the order of the text they hold, so that the numbering (and
+    with it the swap) is the same whether a column was read as numbers or as text (``10``
+    before ``9`` either way).
+
+    Examples
+    --------
+    >>> text_codes(pd.Series([9, 10, 9])).tolist()
+    [1, 0, 1]
+    """
+    return pd.factorize(values.astype(str), sort=True)[0].astype(np.int64)
+
+
 def _codes(series: pd.Series) -> np.ndarray:
-    """The column's values numbered in their order; a missing value is refused."""
+    """The column's values numbered in the order of their text (:func:`text_codes`); a
+    missing value is refused."""
     if missing_mask(series).any():
         raise InputError(f"column '{series.name}' has missing values: targeted record "
                          "swapping needs every value of the columns it reads")
-    return pd.factorize(series, sort=True)[0].astype(np.int64)
+    return text_codes(series)
 
 
 def _combined(codes: list[np.ndarray]) -> np.ndarray:
@@ -282,14 +297,15 @@ def _combined(codes: list[np.ndarray]) -> np.ndarray:
 
 
 def _household_level(frame: pd.DataFrame, household: np.ndarray, first: np.ndarray,
-                     hid: str, columns: list[str]) -> None:
-    """Refuse a column whose value differs between members of a household."""
-    for name in dict.fromkeys(columns):
+                     hid: str, columns: dict[str, str]) -> None:
+    """Refuse a column whose value differs between members of a household, naming the
+    parameter that reads it (``columns``: each column's parameter)."""
+    for name, parameter in columns.items():
         codes = _codes(frame[name])
         differs = np.flatnonzero(codes != codes[first][household])
         if differs.size:
             row = int(differs[0])
-            raise InputError(f"column '{name}' differs within household "
+            raise InputError(f"`{parameter}`: column '{name}' differs within household "
                              f"{category_text(frame[hid].iloc[row])} (row {row + 1}): the "
                              "geography, the profiles and the carried columns are values "
                              "of the household")

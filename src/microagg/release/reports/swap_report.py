@@ -4,12 +4,14 @@ data-protection officer needs, level by level (who may see each figure is declar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 from microagg.release.reports.key_reports import KeyReport
 from microagg.release.reports.report import Entry
 
-__all__ = ["SwapLevel", "SwapReport"]
+__all__ = ["SwapLevel", "SwapReport", "swap_lines"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,3 +69,36 @@ class SwapReport(KeyReport):
     levels: list[SwapLevel]
     without_donor: int  # households at risk that found no donor anywhere and stayed
     without_donor_ids: list[str]  # their household identifiers (the first 1,000)
+
+
+def _entry(level: Any) -> Mapping[str, Any]:
+    if isinstance(level, Mapping):
+        return level
+    return {f.name: getattr(level, f.name) for f in fields(level)}
+
+
+def swap_lines(report: Mapping[str, Any]) -> list[str]:
+    """The figures of a swap's report in lines: the households and persons swapped, those
+    at risk left without a donor, then per level those at risk, swapped for risk and at
+    random, still in place, and whether every area kept its number of households.
+    ``report`` is a :class:`SwapReport`'s fields, or its dictionary (levels as mappings).
+
+    Examples
+    --------
+    >>> level = {"level": "nuts1", "at_risk": 2, "swapped_at_risk": 2, "swapped_at_random": 0,
+    ...          "in_place_after": 0, "household_counts_kept": True}
+    >>> swap_lines({"households_swapped": 4, "realised_rate": 0.04, "persons_swapped": 9,
+    ...             "without_donor": 0, "levels": [level]})[0]
+    'swapped 4 households (4.00%), 9 persons; 0 at risk without a donor'
+    """
+    lines = [f"swapped {report['households_swapped']:,} households "
+             f"({report['realised_rate']:.2%}), {report['persons_swapped']:,} persons; "
+             f"{report['without_donor']:,} at risk without a donor"]
+    for level in map(_entry, report["levels"]):
+        kept = ("household counts kept" if level["household_counts_kept"]
+                else "household counts NOT kept")
+        lines.append(f"{level['level']}: {level['at_risk']:,} at risk, "
+                     f"{level['swapped_at_risk']:,} swapped for risk, "
+                     f"{level['swapped_at_random']:,} at random, "
+                     f"{level['in_place_after']:,} at risk still in place; {kept}")
+    return lines
