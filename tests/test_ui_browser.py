@@ -115,6 +115,23 @@ def _loaded(url: str, data: Path) -> Iterator[Any]:
             browser.close()
 
 
+def choose_method(page: Any, family: str, method: str) -> None:
+    """Choose ``method`` of ``family`` on the Steps tab and wait for its form (a field
+    filled before the form for the method arrives would be lost with the form before it)."""
+    page.select_option("#family", family)
+    page.wait_for_function("Array.from(document.querySelector('#method').options)"
+                           f".some(o => o.value === '{method}')")
+    page.select_option("#method", method)
+    page.wait_for_selector(f"#form [data-method='{method}']")
+
+
+def choose_column(page: Any, column: str) -> None:
+    """Choose ``column`` in the form of a column's details and wait for its fields (the
+    server fills them in; a value typed before they arrive would be overwritten)."""
+    page.select_option("#detail_column", column)
+    page.wait_for_selector(f"#detail_now [data-column='{column}']")
+
+
 def _sessions(temporary: Path) -> list[Path]:
     """The folders of the sessions and of their uploads, in the server's own folder."""
     return [p for server in temporary.iterdir() if server.is_dir()
@@ -145,11 +162,7 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
         assert f"{int((fk < 5).sum()):,}" in box
 
         page.click("text=3 · Steps")
-        page.select_option("#family", "keys")
-        page.wait_for_function("document.querySelector('#method') && "
-                               "document.querySelector('#method').value !== ''")
-        page.select_option("#method", "local-suppression")
-        page.wait_for_selector("#f_k")
+        choose_method(page, "keys", "local-suppression")
         page.fill("#f_k", "3")
         for key in ("workclass", "education", "sex", "native-country"):
             page.locator("#f_keys-selectized").fill(key)
@@ -157,9 +170,7 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
         page.click("#run_step")
         page.wait_for_selector("#step-1")
         assert "local-suppression" in page.inner_text("#step-1")
-        page.select_option("#family", "microaggregate")
-        page.wait_for_function("document.querySelector('#method').value === 'mdav'")
-        page.wait_for_selector("#f_scaling")
+        choose_method(page, "microaggregate", "mdav")
         page.fill("#f_k", "1")
         page.click("#run_step")
         page.wait_for_selector("#err-k .field-error")
@@ -167,11 +178,7 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
         page.fill("#f_k", "5")
         page.click("#run_step")
         page.wait_for_selector("#step-2")
-        page.select_option("#family", "mask")
-        page.wait_for_function("document.querySelector('#method').value === "
-                               "'correlated-noise'")
-        page.select_option("#method", "top-bottom-coding")
-        page.wait_for_selector("#f_top")
+        choose_method(page, "mask", "top-bottom-coding")
         page.fill("#f_top", "10000")
         page.locator("#f_columns-selectized").fill("capital-gain")
         page.keyboard.press("Enter")
@@ -290,7 +297,7 @@ def test_the_schema_the_risk_measures_and_the_comparison_of_key_methods(app_url,
             page.select_option(f"#role_{index}", role)
 
         # a domain and a missing value; one outside the domain is refused beside its field
-        page.select_option("#detail_column", "age")
+        choose_column(page, "age")
         page.fill("#detail_domain", "17, 95")
         page.fill("#detail_missing", "200")
         page.click("#detail_apply")
@@ -302,13 +309,13 @@ def test_the_schema_the_risk_measures_and_the_comparison_of_key_methods(app_url,
         said = page.inner_text("#declared li[data-column='age']")
         assert "domain [17, 95]" in said and "a missing cell stands for 40" in said
         # an ARX hierarchy as the taxonomy of education; refused for a numeric column
-        page.select_option("#detail_column", "education")
+        choose_column(page, "education")
         _attach_taxonomy(page, hierarchy)
         page.click("#detail_apply")
         page.wait_for_selector("#declared li[data-column='education']")
         assert "taxonomy of 3 level(s) above its 16 categories" in page.inner_text(
             "#declared li[data-column='education']")
-        page.select_option("#detail_column", "age")
+        choose_column(page, "age")
         _attach_taxonomy(page, hierarchy)
         page.click("#detail_apply")
         page.wait_for_selector("#err-taxonomy .field-error")
@@ -347,11 +354,7 @@ def test_the_schema_the_risk_measures_and_the_comparison_of_key_methods(app_url,
 
         # a global recoding step to level 2 of the uploaded taxonomy
         page.click("text=3 · Steps")
-        page.select_option("#family", "keys")
-        page.wait_for_function("document.querySelector('#method') && "
-                               "document.querySelector('#method').value !== ''")
-        page.select_option("#method", "global-recoding")
-        page.wait_for_selector("#f_levels")
+        choose_method(page, "keys", "global-recoding")
         page.fill("#f_levels", "education=2")
         page.click("#run_step")
         page.wait_for_selector("#step-1")
@@ -439,17 +442,14 @@ def test_a_dp_release_from_the_app_offers_public_files_only(app_url, tmp_path):
     downloads = tmp_path / "downloads"
     downloads.mkdir()
     with _loaded(url, data) as page:
-        page.select_option("#detail_column", "age")
+        choose_column(page, "age")
         page.fill("#detail_domain", "0, 120")
         page.click("#detail_apply")
         page.wait_for_selector("#declared li[data-column='age']")
         page.click("text=3 · Steps")
         assert page.input_value("#seed") == ""  # no seed unless the user gives one
-        page.select_option("#family", "dp")
-        page.wait_for_function("Array.from(document.querySelector('#method').options)"
-                               ".some(o => o.value === 'laplace')")
-        page.select_option("#method", "laplace")
-        page.wait_for_selector("text=plain Laplace noise")  # the form of the method chosen
+        choose_method(page, "dp", "laplace")
+        assert page.is_visible("text=plain Laplace noise")  # the form of the method chosen
         page.fill("#f_epsilon", "1")
         page.locator("#f_columns-selectized").fill("age")
         page.keyboard.press("Enter")
@@ -490,11 +490,7 @@ def test_a_dp_release_from_the_app_offers_public_files_only(app_url, tmp_path):
 def _step(page, family: str, method: str, fields: dict[str, str],
           columns: tuple[str, str] | None = None) -> None:
     """Fill the form of a step (``columns``: its field of columns and the one to name)."""
-    page.select_option("#family", family)
-    page.wait_for_function("Array.from(document.querySelector('#method').options)"
-                           f".some(o => o.value === '{method}')")
-    page.select_option("#method", method)
-    page.wait_for_selector(f"#f_{next(iter(fields))}")
+    choose_method(page, family, method)
     for name, value in fields.items():
         page.fill(f"#f_{name}", value)
     if columns is not None:

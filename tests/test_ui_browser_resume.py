@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_ui_browser import _loaded, adult_like, app_url  # noqa: F401 (fixture)
+from tests.test_ui_browser import _loaded, adult_like, app_url, choose_method  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -23,11 +23,7 @@ def _rows(page) -> list[str]:
 
 def _run(page, family: str, method: str, fields: dict[str, str], keys: list[str],
          step: int) -> None:
-    page.select_option("#family", family)
-    page.wait_for_function("document.querySelector('#method') && "
-                           "document.querySelector('#method').value !== ''")
-    page.select_option("#method", method)
-    page.wait_for_selector(f"#{next(iter(fields))}")
+    choose_method(page, family, method)
     for name, value in fields.items():
         page.fill(f"#{name}", value)
     for key in keys:

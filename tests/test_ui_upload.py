@@ -13,7 +13,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.test_ui_browser import _attach_taxonomy, _loaded, adult_like, app_url  # noqa: F401 (a fixture)
+from tests.test_ui_browser import (  # noqa: F401 (app_url: a fixture)
+    _attach_taxonomy,
+    _loaded,
+    adult_like,
+    app_url,
+    choose_column,
+    choose_method,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -47,7 +54,7 @@ def test_missing_tokens_taxonomy_coverage_and_a_second_table(app_url, tmp_path):
         # read as is, `?` is a value: no missing cell, and the taxonomy without it refused
         assert "600 records, 9 columns, 0 missing cells" in page.inner_text("#loaded-text")
         assert page.inner_text("td[data-missing='workclass']") == "0"
-        page.select_option("#detail_column", "workclass")
+        choose_column(page, "workclass")
         page.fill("#detail_missing", "?")  # the DP field, where `?` does not belong
         page.click("#detail_apply")
         page.wait_for_selector("#err-missing .field-error")
@@ -69,7 +76,7 @@ def test_missing_tokens_taxonomy_coverage_and_a_second_table(app_url, tmp_path):
         assert "?" in page.inner_text("#loaded-text")  # the tokens read as missing, said
         for column in ("workclass", "native-country", "age"):
             assert page.inner_text(f"td[data-missing='{column}']") == f"{tokens[column]:,}"
-        page.select_option("#detail_column", "workclass")
+        choose_column(page, "workclass")
         _attach_taxonomy(page, taxonomy)
         page.click("#detail_apply")
         page.wait_for_selector("#declared li[data-column='workclass']")
@@ -77,11 +84,7 @@ def test_missing_tokens_taxonomy_coverage_and_a_second_table(app_url, tmp_path):
 
         # a step, and the recipe the app offers reads `?` as missing
         page.click("text=3 · Steps")
-        page.select_option("#family", "keys")
-        page.wait_for_function("document.querySelector('#method') && "
-                               "document.querySelector('#method').value !== ''")
-        page.select_option("#method", "local-suppression")
-        page.wait_for_selector("#f_k")
+        choose_method(page, "keys", "local-suppression")
         page.fill("#f_k", "3")
         for key in ("workclass", "sex"):
             page.locator("#f_keys-selectized").fill(key)

@@ -361,6 +361,16 @@ def _detail_panel(input: Inputs, state: State) -> None:
         ui.update_text("detail_domain", value=edit.domain)
         ui.update_text("detail_missing", value=edit.missing)
 
+    @render.ui
+    def detail_now() -> Any:
+        """Which column the fields below hold, drawn with them (a field typed in before
+        they arrive would be overwritten: the page can wait for this line)."""
+        name = input.detail_column()
+        if not name:
+            return None
+        return ui.p(f"The fields below are those of ‘{name}’.",
+                    class_="text-muted small", data_column=name)
+
     taken: set[str] = set()  # the taxonomy files already applied (moved to the folder)
 
     @reactive.effect

@@ -69,6 +69,7 @@ def _data(limits: Limits) -> Any:
             ui.card(
                 ui.card_header("A column's domain, missing value and taxonomy"),
                 ui.input_select("detail_column", "Column", choices=[]),
+                ui.output_ui("detail_now"),
                 ui.input_text("detail_domain", "Domain (numeric: low, high; categories: a, "
                               "b, c in order)", value=""),
                 _slot("domain"),

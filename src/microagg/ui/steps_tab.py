@@ -179,7 +179,8 @@ def _form_panel(input: Inputs, state: State,
         of, cls = picked
         with reactive.isolate():  # a step run keeps the form as it was filled
             columns = columns_now()
-        return method_form(cls, adapter(of), columns)
+        # the method named on the form: a field filled before its form arrives is lost
+        return ui.div(method_form(cls, adapter(of), columns), data_method=cls.name)
 
     @reactive.effect
     def _column_choices() -> None:
