@@ -7,7 +7,7 @@ import pytest
 from microagg.data.schema import Schema
 from microagg.errors import InputError
 from microagg.evaluation.as_step import step_spec
-from microagg.evaluation.compare import _matrix, candidates, compare
+from microagg.evaluation.compare import candidates, compare, compared_matrix
 from microagg.evaluation.evaluate import attribute_domains
 from microagg.options import CompareMethod
 from microagg.recipe.families import step_seed
@@ -42,7 +42,7 @@ def test_the_applied_step_releases_the_compared_candidate(compared, method):
     run = RecipeRun.start(Recipe(schema=schema, seed=SEED), frame)
     done = run.then(Step.of(spec), records=lambda _: None)
     chosen = result.by_method()[CompareMethod(method)]
-    names, selected, X = _matrix(frame, schema, ["x", "z"])
+    names, selected, X = compared_matrix(frame, schema, ["x", "z"])
     lows, highs, _ = attribute_domains(selected, X)
     candidate = candidates(X, lows, highs)[CompareMethod(method)]
     expected = candidate.mask(X, chosen.value, np.random.default_rng(step_seed(SEED, 0)))
@@ -91,7 +91,7 @@ def test_the_app_applies_the_winner_through_the_steps_tabs_plan(compared):
         done = planned.run().then(planned.step, records=lambda _: None)
     finally:
         state.close()
-    names, selected, X = _matrix(frame, schema, ["x", "z"])
+    names, selected, X = compared_matrix(frame, schema, ["x", "z"])
     lows, highs, _ = attribute_domains(selected, X)
     value = result.by_method()[winner].value
     expected = candidates(X, lows, highs)[winner].mask(

@@ -196,6 +196,21 @@ class RiskKind(StrEnum):
     EXPECTED_REIDENTIFICATIONS = "expected-reidentifications"  # Σ individual risk of keys
     GLOBAL_RISK = "global-risk"  # the mean individual risk of the keys
     VIOLATIONS = "violations"  # records in classes of the keys smaller than k
+    SINGLING_OUT = "singling-out"  # attacks on a release (risk/attacks.py; smaller = safer)
+    LINKABILITY = "linkability"
+    INFERENCE = "inference"
+
+    @property
+    def by_attack(self) -> bool:
+        """Whether the risk is an attack's on a release against control records
+        (evaluation/attack_compare.py)."""
+        return self in (RiskKind.SINGLING_OUT, RiskKind.LINKABILITY, RiskKind.INFERENCE)
+
+    @property
+    def on_numeric(self) -> bool:
+        """Whether the methods compared at this risk mask numeric attributes (the rank risk
+        and the attacks) rather than categorical keys."""
+        return self is RiskKind.RANK or self.by_attack
 
 
 class TargetMatch(StrEnum):

@@ -26,6 +26,8 @@ from microagg.errors import InputError
 
 RANK_ONLY = {"target_utility": "--target-utility", "columns": "--columns",
              "risk_scale": "--risk-scale", "risk_aggregate": "--risk-aggregate"}
+ATTACKS_ONLY = {"control": "--control", "linkability_columns": "--linkability-columns",
+                "secret": "--secret", "attacks_n": "--attacks-n"}
 KEYS_ONLY = {"keys": "--keys", "weight": "--weight", "k": "--k", "missing": "--missing",
              "recode": "--recode", "widths": "--widths", "recode_level": "--recode-level",
              "match": "--match"}
@@ -43,7 +45,9 @@ def compare(
         "rank positions the masked record nearest to each original lies from it, larger = "
         "safer) | expected-reidentifications | global-risk | violations (of the "
         "categorical --keys as released, smaller = safer; methods ranked by information "
-        "loss)."),
+        "loss) | singling-out | linkability | inference (an attack on each release of the "
+        "numeric --columns against control records, 0 to 1, smaller = safer; at most the "
+        "target)."),
     target_utility: str | None = typer.Option(None, "--target-utility", help="Dual: the EMD "
                                               "to reach, a number or METHOD=VALUE; methods "
                                               "are then ranked by risk (rank risk only)."),
@@ -91,6 +95,19 @@ def compare(
     risk_aggregate: str | None = typer.Option(None, "--risk-aggregate",
                                               help="mean-of-logs (default) | log-of-mean | "
                                               "printed."),
+    control: Path | None = typer.Option(
+        None, "--control", help="Attack risks: original records no release is made from "
+        "(default: 20 % of IN held out of every release at random)."),
+    linkability_columns: str | None = typer.Option(
+        None, "--linkability-columns", metavar="A,B|C,D", help="Linkability: the two "
+        "column sets the attacker joins (default: the first half of the columns and the "
+        "rest)."),
+    secret: str | None = typer.Option(None, "--secret", metavar="COL,…", help="Inference: "
+                                      "the columns guessed (default: every column; the "
+                                      "worst is held)."),
+    attacks_n: int | None = typer.Option(None, "--attacks-n", help="Attack risks: records "
+                                         "(or predicates) attacked per release (default "
+                                         "2000)."),
     report: Path | None = typer.Option(None, "--report", help="Write an HTML report."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
@@ -104,18 +121,14 @@ def compare(
     given = {"target_utility": target_utility, "columns": columns, "risk_scale": risk_scale,
              "risk_aggregate": risk_aggregate, "keys": keys, "weight": weight, "k": k,
              "missing": missing, "recode": recode, "widths": widths,
-             "recode_level": recode_level, "match": match}
-    wrong = RANK_ONLY if kind is not RiskKind.RANK else KEYS_ONLY
-    stray = next((flag for name, flag in wrong.items() if given[name] is not None), None)
-    if stray is not None:
-        raise InputError(f"{stray} applies to " + (
-            "the rank risk (--target-risk-kind rank)" if kind is not RiskKind.RANK else
-            "the categorical risks (--target-risk-kind expected-reidentifications, "
-            "global-risk or violations)"))
+             "recode_level": recode_level, "match": match, "control": control,
+             "linkability_columns": linkability_columns, "secret": secret,
+             "attacks_n": attacks_n}
+    _refuse_strays(kind, given)
     if report is not None and report.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"--report must name an .html file, got '{report}'")
     schema_obj = schema_of(schema)
-    with outputs([report], sources(input, schema, schema=schema_obj)) as files:
+    with outputs([report], sources(input, schema, control, schema=schema_obj)) as files:
         frame = read_input(input, decimal, thousands)
         with compile_notice(), steps("calibrating") as progress:
             common: dict[str, Any] = {
@@ -128,6 +141,8 @@ def compare(
                 result = run(frame, target_risk=target_risk, target_utility=target_utility,
                              columns=names(columns, "--columns"), scale=risk_scale or "ranks",
                              aggregate=risk_aggregate or "mean-of-logs", **common)
+            elif kind.by_attack:
+                result = _attacks(frame, kind, target_risk, given, common, (decimal, thousands))
             else:
                 result = _keys(frame, kind, target_risk, given, common)
         if report is not None:
@@ -140,6 +155,45 @@ def compare(
     _print(result, RAW_DATA_NOTICE)
     if report is not None:
         out.print(f"report: {report}")
+
+
+def _refuse_strays(kind: Any, given: dict[str, Any]) -> None:
+    """Refuse an option of another kind of risk than ``kind``."""
+    from microagg.options import RiskKind
+
+    if kind is RiskKind.RANK:
+        wrong = {**KEYS_ONLY, **ATTACKS_ONLY}
+    elif kind.by_attack:
+        wrong = {**KEYS_ONLY, **{n: f for n, f in RANK_ONLY.items() if n != "columns"}}
+    else:
+        wrong = {**RANK_ONLY, **ATTACKS_ONLY}
+    stray = next((flag for name, flag in wrong.items() if given[name] is not None), None)
+    if stray is None:
+        return
+    home = ("the rank risk and the attack risks (--target-risk-kind rank, singling-out, "
+            "linkability or inference)" if stray == "--columns" else
+            "the rank risk (--target-risk-kind rank)" if stray in RANK_ONLY.values() else
+            "the categorical risks (--target-risk-kind expected-reidentifications, "
+            "global-risk or violations)" if stray in KEYS_ONLY.values() else
+            "the attack risks (--target-risk-kind singling-out, linkability or inference)")
+    raise InputError(f"{stray} applies to {home}")
+
+
+def _attacks(frame: Any, kind: Any, target_risk: str | None, given: dict[str, Any],
+             common: dict[str, Any], marks: tuple[str | None, str | None]) -> Any:
+    """The comparison at an attack's risk (compare_attacks)."""
+    from microagg.cli.evaluate_attacks import linkability_split
+    from microagg.evaluation.attack_compare import ATTACKS_N, compare_attacks
+
+    if target_risk is None:
+        raise InputError(f"--target-risk is needed with --target-risk-kind {kind.value}")
+    control = None if given["control"] is None else read_input(given["control"], *marks)
+    return compare_attacks(
+        frame, target_risk=target_risk, risk_kind=kind,
+        columns=names(given["columns"], "--columns"), control=control,
+        linkability_columns=linkability_split(given["linkability_columns"]),
+        secrets=names(given["secret"], "--secret"),
+        attacks_n=ATTACKS_N if given["attacks_n"] is None else given["attacks_n"], **common)
 
 
 def _keys(frame: Any, kind: Any, target_risk: str | None, given: dict[str, Any],

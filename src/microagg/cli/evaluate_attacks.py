@@ -14,12 +14,12 @@ from microagg.risk.registry import ATTACKS, percent
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["attack_lines", "attack_request"]
+__all__ = ["attack_lines", "attack_request", "linkability_split"]
 
 Attacks = Callable[["pd.DataFrame", "pd.DataFrame"], dict[str, Any]]
 
 
-def _split(value: str | None) -> tuple[list[str], list[str]] | None:
+def linkability_split(value: str | None) -> tuple[list[str], list[str]] | None:
     """``A,B|C,D`` as the two column sets of linkability."""
     if value is None:
         return None
@@ -60,7 +60,7 @@ def attack_request(attacks: str | None, control: Path | None, *, linkability_col
         raise InputError(f"--attacks-n must be at least 1, got {n_attacks}")
     if seed is not None and seed < 0:
         raise InputError(f"--seed must be 0 or more, got {seed}")
-    split = _split(linkability_columns)
+    split = linkability_split(linkability_columns)
     secret_columns = names(secrets, "--secret")
     held = read_input(control, decimal, thousands)
 

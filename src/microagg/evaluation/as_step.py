@@ -21,7 +21,7 @@ from microagg.errors import InputError
 from microagg.evaluation.compared_methods import COMPARED, Compared, compared
 from microagg.evaluation.comparison import Comparison, MethodResult
 from microagg.evaluation.key_compare import DEFAULT_KEY_METHODS
-from microagg.options import CompareMethod, RiskKind
+from microagg.options import CompareMethod
 from microagg.release.methods import Family
 
 __all__ = ["applicable", "step_spec"]
@@ -30,7 +30,7 @@ __all__ = ["applicable", "step_spec"]
 def _steps(result: Comparison) -> dict[CompareMethod, Compared]:
     """The compared methods of ``result``'s kind of risk that a step releases as measured,
     each with its class in the registry (its family and name are the step's)."""
-    if result.risk_kind is RiskKind.RANK:
+    if result.risk_kind.on_numeric:
         return {c.name: c for c in COMPARED if c.step and not c.name.keys_only
                 and c.family is not Family.DIFFERENTIAL_PRIVACY}
     return {c.name: c for c in COMPARED if c.step and c.name in DEFAULT_KEY_METHODS}
@@ -98,7 +98,7 @@ def step_spec(result: Comparison, method: CompareMethod | str) -> dict[str, Any]
                          "key at once: set the recoding on the Steps tab (family keys)")
     entry = steps[chosen.method]
     family, name = entry.family.value, entry.method.name
-    if result.risk_kind is not RiskKind.RANK:
+    if not result.risk_kind.on_numeric:
         option = "keys" if entry.family is Family.KEYS else "columns"
         return {"family": family, "method": name, chosen.parameter: value, option: columns}
     return {"family": family, "method": name, chosen.parameter: value, "columns": columns}

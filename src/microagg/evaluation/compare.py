@@ -84,7 +84,7 @@ from microagg.version import installed_version
 __all__ = ["DEFAULT_METHODS", "DP_RANKING_K", "GRID_POINTS", "MAX_SEEDS", "MAX_STEPS",
            "RESOLUTION", "SCATTER_EMD_POINTS", "UTILITY_SEEDS", "Candidate", "Comparison",
            "Evaluation", "Mask", "MethodResult", "Utility", "candidates", "compare",
-           "parse_target"]
+           "compared_matrix", "parse_target", "stated_domains"]
 
 DEFAULT_METHODS = (CompareMethod.MDAV, CompareMethod.CORRELATED_NOISE,
                    CompareMethod.MULTIPLICATIVE_NOISE, CompareMethod.RANK_SWAP)
@@ -153,7 +153,7 @@ def candidates(X: np.ndarray, lows: np.ndarray, highs: np.ndarray, *,
     return {c.method: c for c in table}
 
 
-def _matrix(frame: pd.DataFrame, schema: Schema | None, columns: Sequence[str] | None
+def compared_matrix(frame: pd.DataFrame, schema: Schema | None, columns: Sequence[str] | None
             ) -> tuple[list[str], Schema, np.ndarray]:
     """The compared columns, their schema and their values (numeric, complete, finite and of
     a magnitude whose squares do not overflow), checked as every release checks its input."""
@@ -171,7 +171,7 @@ def _matrix(frame: pd.DataFrame, schema: Schema | None, columns: Sequence[str] |
     return names, selected, X
 
 
-def _domains(names: Sequence[str], lows: np.ndarray, highs: np.ndarray,
+def stated_domains(names: Sequence[str], lows: np.ndarray, highs: np.ndarray,
              sources: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The domains as the result states them: declared bounds are given; bounds read off the
     data are the raw extremes, for the owner's eyes only, so they are named and not given."""
@@ -219,7 +219,7 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
     chosen = chosen_methods(methods, DEFAULT_METHODS, offered,
                             "it protects categorical keys: compare_keys compares it at a "
                             "categorical `risk_kind`")
-    names, selected, X = _matrix(frame, schema, columns)
+    names, selected, X = compared_matrix(frame, schema, columns)
     lows, highs, sources = attribute_domains(selected, X)
     table = candidates(X, lows, highs, declared=all(s == "schema" for s in sources))
     cal = Calibrator(X, lows, highs, target=target, seeds=int(seeds), seed=seed,
@@ -236,7 +236,7 @@ def compare(frame: pd.DataFrame, *, target_risk: str | float | None = None,
          "label": "rank risk", "scale": cal.scale.value, "aggregate": cal.aggregate.value,
          "ties": RankTies.INTERVALS.value},
         {"rows": int(X.shape[0]), "columns": names,
-         "domains": _domains(names, lows, highs, sources)},
+         "domains": stated_domains(names, lows, highs, sources)},
         results, ranking(results, target),
         {"input": source, "created": datetime.now(UTC).isoformat(timespec="seconds"),
          "microagg": installed_version(),

@@ -305,6 +305,13 @@ def _provenance(c: Comparison) -> str:
     return f'<table id="provenance"><tbody>{rows}</tbody></table>'
 
 
+def _held_out(c: Comparison) -> str:
+    """The control records of a comparison at an attack's risk, as the report's first
+    line counts them."""
+    held = c.data.get("control_rows")
+    return "" if held is None else f" released and {held:,} control records held out of each"
+
+
 def comparison_html(c: Comparison) -> str:
     """The report of ``c`` as one HTML document (UTF-8 text)."""
     held = "risk" if c.target is Target.RISK else "utility"
@@ -314,7 +321,7 @@ def comparison_html(c: Comparison) -> str:
                          "with the target band and the matched value (003 Figure 1).",
                          "figure-curves")
     grouped = ("EMD of groups of at most 1,000 distinct records per data set, "
-               if c.risk_kind is RiskKind.RANK else "")
+               if c.risk_kind.on_numeric else "")
     scatter = figure_html(_scatter(c), "Risk against utility loss of every evaluated release "
                           f"(first seed; {grouped}the chosen releases' as in the table); "
                           "stars: the releases each method is compared at.", "figure-scatter")
@@ -324,7 +331,7 @@ def comparison_html(c: Comparison) -> str:
 <body>
 <h1>Anonymization methods compared at equal {held}</h1>
 <p class="notice" id="notice">{escape(RAW_DATA_NOTICE)}</p>
-<p>{c.data['rows']:,} records, {len(c.data['columns'])} attributes
+<p>{c.data['rows']:,} records{_held_out(c)}, {len(c.data['columns'])} attributes
 ({escape(', '.join(c.data['columns']))}); target {held} {target}
 ({escape(c.target_source)}).</p>
 <h2>Recommendation</h2>

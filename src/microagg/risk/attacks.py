@@ -30,7 +30,7 @@ from microagg.risk.linkability import linkability
 from microagg.risk.registry import ATTACKS, function
 from microagg.risk.singling_out import singling_out
 
-__all__ = ["AttackRisks", "AttackSettings", "attack_risks"]
+__all__ = ["AttackRisks", "AttackSettings", "attack_risks", "checked_settings"]
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def closest_record_distances(tables: AttackTables, settings: AttackSettings,
     return closest_records(tables, rng=rng)
 
 
-def _settings(tables: AttackTables, settings: AttackSettings) -> AttackSettings:
+def checked_settings(tables: AttackTables, settings: AttackSettings) -> AttackSettings:
     """``settings`` checked against the columns, the defaults filled in."""
     columns = tables.columns
     if settings.n_attacks < 1:
@@ -201,7 +201,7 @@ def attack_risks(original: pd.DataFrame, release: pd.DataFrame,
     tables = attack_tables(original, release, control, columns)
     if "closest-records" in chosen and control is None:
         raise InputError("the distance to closest record needs control records")
-    asked = _settings(tables, settings or AttackSettings())
+    asked = checked_settings(tables, settings or AttackSettings())
     generator = make_rng(rng)
     found = {ATTACKS[a].name: function(ATTACKS[a].compute)(tables, asked, generator)
              for a in ATTACKS if a in chosen}

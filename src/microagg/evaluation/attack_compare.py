@@ -1,0 +1,291 @@
+"""Methods compared at an equal attack-based risk: singling out, linkability or inference,
+the three risks of the Article 29 Working Party (Opinion 05/2014), measured by attacking each
+release as :mod:`microagg.risk.attacks` does (Anonymeter: Giomi et al. 2023, PoPETs 2023(2)).
+
+The search is 003's (Domingo-Ferrer, Ricci and Soria-Comas 2016, §5.1;
+:mod:`microagg.evaluation.calibration`) on the numeric candidates of
+:func:`microagg.evaluation.compare.candidates`, with the risk of an attack in place of the
+rank risk. An attack needs records the release was not made from: the table is split once,
+at random, into the records every candidate releases and the control records held out of
+every release (:data:`CONTROL_SHARE` of them, or a control table the owner gives). The risk
+of a release is the attack's success on the released people beyond its success on the
+control people, ``(attack - control) / (1 - control)``, clipped to [0, 1]; smaller is safer.
+Every release is attacked on the same records (common random numbers: a difference between
+two methods is not a difference between two draws of targets), and a randomized method's
+risk is the mean over its seeds. The target is a ceiling: of the values whose 95 % interval
+lies at or below the target (plus the tolerance), the least protective is kept, and methods
+are ranked by the EMD they keep there (003 eq. 1). Inference is held at its worst secret
+column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import numpy as np
+import pandas as pd
+
+from microagg.data.schema import Schema
+from microagg.errors import InputError
+from microagg.evaluation.calibration import Calibrator, calibrate
+from microagg.evaluation.compare import DEFAULT_METHODS, candidates, compared_matrix, stated_domains
+from microagg.evaluation.comparison import EMD_DEFINITION, Comparison
+from microagg.evaluation.evaluate import attribute_domains
+from microagg.evaluation.targets import (
+    check_search,
+    chosen_methods,
+    parse_target,
+    ranking,
+    require_reach,
+    target_level,
+)
+from microagg.options import (
+    CompareMethod,
+    RankScale,
+    RiskAggregate,
+    RiskKind,
+    Target,
+    TargetMatch,
+    parse,
+)
+from microagg.risk.attack_data import AttackTables, attack_tables
+from microagg.risk.attacks import AttackSettings, checked_settings
+from microagg.risk.inference import inference
+from microagg.risk.linkability import linkability
+from microagg.risk.singling_out import singling_out
+from microagg.version import installed_version
+
+__all__ = ["ATTACKS_N", "CONTROL_SHARE", "PREDICATE_TRIES", "AttackCalibrator", "compare_attacks"]
+
+CONTROL_SHARE = 0.2
+"""The share of the records held out as control records when no control table is given."""
+ATTACKS_N = 2000
+"""Records (predicates for singling out) attacked per release, by default."""
+PREDICATE_TRIES = 20
+"""Singling out draws at most this many candidate predicates per predicate asked (and at
+least 10,000): a release whose records all share their values with others (MDAV's) isolates
+none of them, and the search would otherwise run to Anonymeter's ten million tries at every
+value searched."""
+
+
+class AttackCalibrator(Calibrator):
+    """Measures a release by an attack on it (module docstring): the rank risk of
+    :class:`~microagg.evaluation.calibration.Calibrator` replaced by the attack's risk,
+    smaller = safer, held as a ceiling."""
+
+    ceiling = True
+
+    def __init__(self, X: np.ndarray, control: np.ndarray, names: Sequence[str],
+                 lows: np.ndarray, highs: np.ndarray, *, kind: RiskKind,
+                 settings: AttackSettings, seeds: int, seed: int,
+                 progress: Callable[[str], None] | None) -> None:
+        super().__init__(X, lows, highs, target=Target.RISK, seeds=seeds, seed=seed,
+                         scale=RankScale.RANKS, aggregate=RiskAggregate.MEAN_OF_LOGS,
+                         progress=progress)
+        self.names, self.kind, self.settings = list(names), kind, settings
+        self.original = pd.DataFrame(X, columns=self.names)
+        self.control = pd.DataFrame(control, columns=self.names)
+
+    @property
+    def better_above(self) -> bool:
+        """A smaller attack risk is safer."""
+        return False
+
+    def tables(self, Y: np.ndarray) -> AttackTables:
+        """The original (released part), the release ``Y`` and the control records."""
+        return attack_tables(self.original, pd.DataFrame(Y, columns=self.names),
+                             self.control)
+
+    def risk(self, Y: np.ndarray) -> float:
+        """The attack's risk on the release ``Y``, its targets drawn from the same seed for
+        every release."""
+        tables, s = self.tables(Y), self.settings
+        rng = np.random.default_rng((self.seed, 7))
+        if self.kind is RiskKind.LINKABILITY:
+            assert s.linkability_columns is not None
+            return linkability(tables, s.linkability_columns, n_attacks=s.n_attacks,
+                               n_neighbors=s.n_neighbors, rng=rng).risk
+        if self.kind is RiskKind.SINGLING_OUT:
+            return singling_out(tables, mode="multivariate", n_attacks=s.n_attacks,
+                                n_cols=min(s.n_cols, len(self.names)),
+                                max_attempts=max(10_000, PREDICATE_TRIES * s.n_attacks),
+                                rng=rng).risk
+        secrets = s.secrets or self.names
+        return max(inference(tables, c, n_attacks=s.n_attacks, tolerance=s.tolerance,
+                             rng=np.random.default_rng((self.seed, 7))).risk for c in secrets)
+
+
+def _split(X: np.ndarray, control: np.ndarray | None, seed: int
+           ) -> tuple[np.ndarray, np.ndarray, int]:
+    """The records released and the control records: ``control`` as given, else
+    :data:`CONTROL_SHARE` of ``X`` drawn at random (seeded)."""
+    if control is not None:
+        return X, control, 0
+    n = X.shape[0]
+    held = round(CONTROL_SHARE * n)
+    if held < 2 or n - held < 4:
+        raise InputError(f"the attacks need control records: {n} records are too few to hold "
+                         f"{CONTROL_SHARE:.0%} out (give a control table)")
+    order = np.random.default_rng((seed, 11)).permutation(n)
+    return X[np.sort(order[held:])], X[np.sort(order[:held])], held
+
+
+def _reading(kind: RiskKind, level: float, settings: AttackSettings,
+             names: Sequence[str]) -> str:
+    """What a risk ``level`` of ``kind`` means, in words for a data-protection officer."""
+    share = f"{100 * level:.3g} %"
+    if kind is RiskKind.LINKABILITY:
+        assert settings.linkability_columns is not None
+        first, second = (", ".join(part) for part in settings.linkability_columns)
+        return (f"at a linkability risk of {level:.3g}, an attacker who holds {first} of "
+                f"a person from one source and {second} of the same person from another, "
+                f"and joins them through the release, links the two for at most {share} "
+                "more of the people in the release than of people who are not in it "
+                "(0 = the release links its people no better than anyone's; 1 = it links "
+                "every one of them)")
+    if kind is RiskKind.SINGLING_OUT:
+        return (f"at a singling-out risk of {level:.3g}, an attacker who reads the "
+                "release and writes conditions on "
+                f"{', '.join(names)} (up to {settings.n_cols} at once) that only one person "
+                f"meets singles out at most {share} more of the people in the release than "
+                "of people who are not in it")
+    secrets = ", ".join(settings.secrets or names)
+    return (f"at an inference risk of {level:.3g}, an attacker who knows the other columns of "
+            f"a person and looks for the nearest record in the release guesses the "
+            f"person's {secrets} (the worst of them; a number within "
+            f"{100 * settings.tolerance:.3g} % of it) right for at most {share} more of the "
+            "people in the release than of people who are not in it")
+
+
+def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
+                    risk_kind: RiskKind | str = RiskKind.LINKABILITY,
+                    methods: Sequence[CompareMethod | str] | None = None,
+                    columns: Sequence[str] | None = None, schema: Schema | None = None,
+                    control: pd.DataFrame | None = None,
+                    linkability_columns: tuple[list[str], list[str]] | None = None,
+                    secrets: Sequence[str] | None = None, attacks_n: int = ATTACKS_N,
+                    seeds: int = 10, tolerance: float = 0.0025, seed: int = 0,
+                    progress: Callable[[str], None] | None = None,
+                    source: str | None = None) -> Comparison:
+    """Calibrate every method of ``methods`` to at most ``target_risk`` of an attack and
+    rank them by the EMD they keep (module docstring).
+
+    Parameters
+    ----------
+    frame
+        The original records.
+    target_risk
+        The risk to hold: a number in [0, 1], or ``METHOD=VALUE`` (the risk of that method
+        with that parameter value on the data).
+    risk_kind
+        ``singling-out``, ``linkability`` or ``inference``.
+    methods
+        The numeric candidates compared (default: 003's four).
+    columns
+        The numeric columns released and attacked (default: the schema's
+        quasi-identifiers, else every numeric column).
+    schema
+        Declared domains and roles.
+    control
+        Original records no release is made from; default: :data:`CONTROL_SHARE` of
+        ``frame`` held out at random.
+    linkability_columns
+        The two sets of columns the linkability attacker holds (default: the first half
+        of ``columns`` and the rest).
+    secrets
+        The columns inference guesses (default: every column; the worst is held).
+    attacks_n
+        Records (or predicates) attacked per release.
+    seeds, tolerance, seed, progress, source
+        As :func:`microagg.evaluation.compare.compare` takes them.
+
+    Returns
+    -------
+    Comparison
+        Its ``risk_definition`` says which attack and its ``reading`` what the target means.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> frame = pd.DataFrame(rng.normal(size=(300, 4)), columns=list("abcd"))
+    >>> result = compare_attacks(frame, target_risk=0.1, risk_kind="linkability",
+    ...                          methods=["mdav"], seeds=2)
+    >>> result.match.value, result.by_method()[CompareMethod.MDAV].risk <= 0.1 * 1.0025
+    ('at-most', True)
+    """
+    kind = parse(RiskKind, risk_kind, "risk kind")
+    if not kind.by_attack:
+        raise InputError(f"compare_attacks holds an attack's risk (singling-out, linkability "
+                         f"or inference), not {kind.value}")
+    spec = parse_target(target_risk)
+    if not isinstance(spec, tuple) and spec > 1:
+        raise InputError(f"an attack's risk lies in [0, 1], got the target {spec:g}")
+    check_search(seeds, tolerance, seed)
+    if not isinstance(attacks_n, int) or isinstance(attacks_n, bool) or attacks_n < 1:
+        raise InputError(f"the number of attacks must be a positive integer, got {attacks_n}")
+    offered = {m: "" for m in CompareMethod if not m.keys_only}
+    chosen = chosen_methods(methods, DEFAULT_METHODS, offered,
+                            "it protects categorical keys: compare_keys compares it")
+    names, selected, X = compared_matrix(frame, schema, columns)
+    held = None
+    if control is not None:
+        lacking = [c for c in names if c not in control.columns]
+        if lacking:
+            raise InputError(f"the control table lacks the column(s) {', '.join(lacking)}")
+        held = compared_matrix(control[names], selected, names)[2]
+    released, held_out, drawn = _split(X, held, seed)
+    probe = attack_tables(pd.DataFrame(released[:2], columns=names),
+                          pd.DataFrame(released[:2], columns=names),
+                          pd.DataFrame(held_out[:2], columns=names))
+    settings = checked_settings(probe, AttackSettings(
+        n_attacks=int(attacks_n), linkability_columns=linkability_columns,
+        secrets=None if secrets is None else list(secrets)))
+    lows, highs, sources = attribute_domains(selected, released)
+    table = candidates(released, lows, highs, declared=all(s == "schema" for s in sources))
+    cal = AttackCalibrator(released, held_out, names, lows, highs, kind=kind,
+                           settings=settings, seeds=int(seeds), seed=seed, progress=progress)
+    target_value, target_source = target_level(cal, table, spec)
+    band = abs(target_value) * tolerance
+    results = tuple(calibrate(cal, table[m], target_value, band) for m in chosen)
+    require_reach(results, Target.RISK, target_value)
+    label = f"{kind.value} risk"
+    definition = {
+        "measure": f"{kind.value} risk of an attack on each release (Anonymeter's, Giomi et "
+                   "al. 2023): the attack's success on the released people beyond its "
+                   "success on control people, (attack - control) / (1 - control) "
+                   "(smaller = safer)",
+        "label": label,
+        "attack": _attack_words(kind, settings, names),
+        "control records": (f"{held_out.shape[0]:,} records held out of every release at "
+                            "random" if drawn else
+                            f"{held_out.shape[0]:,} records of the control table given"),
+        "records attacked": f"{min(settings.n_attacks, released.shape[0]):,} per release, "
+                            "the same for every release",
+        "reading": _reading(kind, target_value, settings, names),
+    }
+    return replace(Comparison(
+        Target.RISK, float(target_value), target_source, band, int(seeds), definition,
+        {"rows": int(released.shape[0]), "control_rows": int(held_out.shape[0]),
+         "columns": names, "domains": stated_domains(names, lows, highs, sources)},
+        results, ranking(results, Target.RISK),
+        {"input": source, "created": datetime.now(UTC).isoformat(timespec="seconds"),
+         "microagg": installed_version(),
+         "columns_left_out": [str(c) for c in frame.columns if c not in names]},
+        dict(EMD_DEFINITION)), risk_kind=kind, match=TargetMatch.AT_MOST)
+
+
+def _attack_words(kind: RiskKind, settings: AttackSettings, names: Sequence[str]) -> str:
+    """The attack's settings, in a few words."""
+    if kind is RiskKind.LINKABILITY:
+        assert settings.linkability_columns is not None
+        first, second = (",".join(part) for part in settings.linkability_columns)
+        return (f"linkability of {first} with {second} through the nearest "
+                f"{settings.n_neighbors} release record(s) of each")
+    if kind is RiskKind.SINGLING_OUT:
+        return f"multivariate singling out, predicates on up to {settings.n_cols} columns"
+    return (f"inference of {', '.join(settings.secrets or names)} from the other columns "
+            "(the worst column held)")
+

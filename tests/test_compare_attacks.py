@@ -1,0 +1,149 @@
+"""Methods compared at an equal attack-based risk (evaluation/attack_compare.py): the risk
+held is the one ``evaluate --attacks`` measures on the same tables, the value kept is the
+least protective that meets the ceiling, methods are ranked by EMD, the control records are
+held out of every release, the report reads the target in words, and the command refuses
+what does not belong."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from microagg.core.aggregate import replace_by_means
+from microagg.errors import InputError
+from microagg.evaluation.attack_compare import CONTROL_SHARE, compare_attacks
+from microagg.options import CompareMethod, MatchStatus, RiskKind
+from microagg.partition.mdav import mdav
+from microagg.risk.attacks import AttackSettings, attack_risks
+
+COLUMNS = list("abcd")
+
+
+def _table(n: int, seed: int) -> pd.DataFrame:
+    """Four continuous columns, two of them correlated: every record is unique, so a copy
+    of the table links nearly all of its people."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(n, 1))
+    values = np.hstack([base + 0.5 * rng.normal(size=(n, 2)), rng.normal(size=(n, 2))])
+    return pd.DataFrame(values, columns=COLUMNS)
+
+
+def _mdav_release(frame: pd.DataFrame, k: int) -> pd.DataFrame:
+    X = frame[COLUMNS].to_numpy(float)
+    z = (X - X.mean(axis=0)) / X.std(axis=0)
+    return pd.DataFrame(replace_by_means(X, mdav(z, k)), columns=COLUMNS)
+
+
+def _linkability(frame: pd.DataFrame, release: pd.DataFrame, control: pd.DataFrame) -> float:
+    """The linkability risk as ``evaluate --attacks linkability`` measures it, every record
+    attacked (so that no draw of targets differs)."""
+    settings = AttackSettings(n_attacks=10_000, linkability_columns=(["a", "b"], ["c", "d"]))
+    found = attack_risks(frame, release, control, ["linkability"], settings=settings, rng=3)
+    assert found.linkability is not None
+    return found.linkability.risk
+
+
+def test_mdav_is_kept_at_the_least_protective_k_that_meets_the_ceiling():
+    frame, control = _table(240, 0), _table(80, 1)
+    target = 0.01  # k = 2 to 4 link more
+    result = compare_attacks(frame, target_risk=target, risk_kind="linkability",
+                             methods=["mdav"], control=control, attacks_n=10_000,
+                             linkability_columns=(["a", "b"], ["c", "d"]), seeds=2)
+    m = result.by_method()[CompareMethod.MDAV]
+    k = int(m.value)
+    ceiling = target * (1 + 0.0025)
+    # the risk held is the one evaluate measures on the release made with that k
+    measured = _linkability(frame, _mdav_release(frame, k), control)
+    assert m.risk == pytest.approx(measured, abs=1e-12)
+    assert measured <= ceiling
+    # and k is the least protective that meets it: the copy and k - 1 do not
+    assert _linkability(frame, frame, control) > 0.5
+    assert m.status is MatchStatus.MATCHED and k > 2
+    assert _linkability(frame, _mdav_release(frame, k - 1), control) > ceiling
+    assert result.data == {**result.data, "rows": 240, "control_rows": 80}
+    assert result.risk_kind is RiskKind.LINKABILITY and result.match.value == "at-most"
+
+
+def test_ranked_methods_meet_the_target_and_are_ranked_by_emd():
+    frame = _table(300, 2)
+    result = compare_attacks(frame, target_risk=0.3, risk_kind="linkability",
+                             methods=["mdav", "correlated-noise", "rank-swap"], seeds=3)
+    assert result.data["control_rows"] == round(CONTROL_SHARE * 300)
+    assert result.data["rows"] + result.data["control_rows"] == 300
+    ranked = [result.by_method()[m] for m in result.ranking]
+    assert ranked, result.methods
+    for m in ranked:
+        assert m.risk_ci[1] <= 0.3 * 1.0025 + 1e-12
+    losses = [m.utility.loss for m in ranked]
+    assert losses == sorted(losses)
+    noise = result.by_method()[CompareMethod.CORRELATED_NOISE]
+    if noise.status is MatchStatus.MATCHED:  # less noise than the value kept is riskier
+        riskier = [e for e in noise.evaluations if e.value < noise.value]
+        assert riskier and all(e.ci[1] > 0.3 * 1.0025 or e.mean > 0.3 * 0.9 for e in riskier)
+
+
+@pytest.mark.parametrize("kind", ["singling-out", "inference"])
+def test_the_other_attacks_hold_their_ceiling(kind):
+    frame = _table(200, 4)
+    result = compare_attacks(frame, target_risk=0.2, risk_kind=kind, methods=["mdav"],
+                             attacks_n=200, seeds=1, secrets=["a"] if kind == "inference"
+                             else None)
+    m = result.by_method()[CompareMethod.MDAV]
+    assert m.ranked and m.risk <= 0.2 * 1.0025
+    assert kind in result.risk_definition["reading"]
+
+
+def test_bad_requests_are_refused():
+    frame = _table(100, 5)
+    with pytest.raises(InputError, match=r"lies in \[0, 1\]"):
+        compare_attacks(frame, target_risk=2, risk_kind="linkability")
+    with pytest.raises(InputError, match="not rank"):
+        compare_attacks(frame, target_risk=0.1, risk_kind="rank")
+    with pytest.raises(InputError, match="too few"):
+        compare_attacks(frame.head(5), target_risk=0.1, risk_kind="linkability")
+    with pytest.raises(InputError, match="lacks the column"):
+        compare_attacks(frame, target_risk=0.1, control=frame[["a", "b"]])
+    with pytest.raises(InputError, match="linkability columns"):
+        compare_attacks(frame, target_risk=0.1, linkability_columns=(["a"], ["zz"]))
+
+
+def test_the_command_reads_the_target_in_words(run_cli, tmp_path):
+    data = tmp_path / "table.csv"
+    _table(200, 6).to_csv(data, index=False)
+    report = tmp_path / "report.html"
+    run = run_cli(*["compare", str(data), "--target-risk-kind", "linkability",
+                   "--target-risk", "0.25", "--methods", "mdav,correlated-noise",
+                   "--linkability-columns", "a,b|c,d", "--seeds", "2", "--report",
+                   str(report), "--json"])
+    assert run.code == 0, run.stderr
+    found = json.loads(run.stdout)
+    assert found["risk_kind"] == "linkability" and found["match"] == "at-most"
+    assert found["data"]["control_rows"] == 40
+    page = report.read_text(encoding="utf-8")
+    assert "an attacker who holds a, b of a person" in page
+    assert "links the two for at most 25 % more of the people in the release" in page
+    assert "160 records released and 40 control records held out of each" in page
+    text = run_cli(*["compare", str(data), "--target-risk-kind", "linkability",
+                    "--target-risk", "0.25", "--methods", "mdav", "--seeds", "1"])
+    assert text.code == 0 and "linkability risk, at most the target" in text.stdout
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--target-risk", "1", "--attacks-n", "50"], "--attacks-n applies to the attack risks"),
+    (["--target-risk-kind", "violations", "--target-risk", "0", "--secret", "a"],
+     "--secret applies to the attack risks"),
+    (["--target-risk-kind", "linkability", "--target-risk", "0.1", "--risk-scale", "unit"],
+     "--risk-scale applies to the rank risk"),
+    (["--target-risk-kind", "inference", "--target-risk", "0.1", "--keys", "a"],
+     "--keys applies to the categorical risks"),
+    (["--target-risk-kind", "singling-out"], "--target-risk is needed"),
+    (["--target-risk-kind", "linkability", "--target-risk", "1.5"], "lies in [0, 1]"),
+])
+def test_the_command_refuses_options_of_another_risk(run_cli, tmp_path, args, fragment):
+    data = tmp_path / "table.csv"
+    _table(60, 7).to_csv(data, index=False)
+    run = run_cli("compare", str(data), *args)
+    assert run.code == 2 and fragment in run.stderr and run.stderr.count("\n") <= 1
