@@ -91,19 +91,35 @@ def _risk_line(label: str, found: dict[str, Any]) -> str:
 
 
 def attack_lines(found: dict[str, Any]) -> list[str]:
-    """The attacks' results in words, one line per risk."""
+    """The attacks' results, one line per risk, each risk then read in words
+    (:mod:`microagg.risk.attack_words`)."""
+    from microagg.risk.attack_words import (
+        inference_words,
+        linkability_words,
+        singling_out_words,
+    )
+    from microagg.risk.attacks import AttackSettings
+
+    asked = AttackSettings()
     lines = []
     if "singling_out" in found:
         lines.append("singling out (predicates that isolate one person):")
         lines += [_risk_line(mode, r) for mode, r in found["singling_out"].items()]
+        for mode, r in found["singling_out"].items():
+            terms = 1 if mode == "univariate" else asked.n_cols
+            lines.append(f"    in words ({mode}): "
+                         + singling_out_words(r["risk"], None, terms))
     if "linkability" in found:
         a, b = found["linkability"]["columns"]
         lines.append(f"linkability (joining {', '.join(a)} to {', '.join(b)} through the "
                      "release):")
         lines.append(_risk_line("linked", found["linkability"]))
+        lines.append("    in words: " + linkability_words(found["linkability"]["risk"], (a, b)))
     if "inference" in found:
         lines.append("inference (a column guessed from the others):")
-        lines += [_risk_line(c, r) for c, r in found["inference"].items()]
+        for c, r in found["inference"].items():
+            lines.append(_risk_line(c, r))
+            lines.append("    in words: " + inference_words(r["risk"], c, asked.tolerance))
     if "closest_records" in found:
         c = found["closest_records"]
         lines.append(f"distance to closest record: median {fmt(c['median_dcr_original'])} to "
