@@ -239,6 +239,9 @@ def test_the_report_shares_counts_and_keeps_the_risk_for_the_owner(swapped):
     (lambda f: f.assign(nuts2=f["nuts2"].where(f.index != 3)), {}, "'nuts2' has missing"),
     (lambda f: f, {"hierarchy": ["nuts1", "nowhere"]}, "nowhere"),
     (lambda f: f, {"similar": "nuts1"}, "`similar` names a column of the hierarchy"),
+    (lambda f: f, {"hierarchy": HIERARCHY[::-1]},
+     r"`hierarchy`: column 'nuts2' comes after 'nuts3' but is coarser \(its code \d+ spans "),
+    (lambda f: f, {"hierarchy": ["nuts2", "nuts1", "nuts3"]}, "'nuts1' comes after 'nuts2'"),
 ])
 def test_bad_input_is_refused_in_one_line(change, options, words):
     frame = change(census(200, seed=6))
@@ -248,6 +251,27 @@ def test_bad_input_is_refused_in_one_line(change, options, words):
     with pytest.raises(InputError, match=words) as raised:
         method.release(frame, roles=roles, rng=1)
     assert "\n" not in str(raised.value)
+
+
+def test_codes_numbered_within_their_parent_name_one_area_in_each():
+    """District 1 of region 1 and district 1 of region 2 are two districts (as sdcMicro
+    reads them): the swap is the one of codes unique over the country."""
+    frame = census(400, seed=9)
+    within = frame.assign(nuts2=frame["nuts2"] % 10, nuts3=frame["nuts3"] % 10)
+    unique, relative = _swap(frame, swap_rate=0.1), _swap(within, swap_rate=0.1)
+    back = relative.frame.assign(nuts2=relative.frame["nuts1"] * 10 + relative.frame["nuts2"])
+    back = back.assign(nuts3=back["nuts2"] * 10 + back["nuts3"])
+    pd.testing.assert_frame_equal(back, unique.frame)
+    assert [level.areas for level in relative.report.levels] == [3, 12, 60]
+
+
+def test_a_level_that_renames_its_parents_areas_is_accepted():
+    frame = census(200, seed=10)
+    frame = frame.assign(code=frame["nuts2"] + 1000)
+    release = _swap(frame, hierarchy=["nuts1", "nuts2", "code", "nuts3"])
+    levels = release.report.levels
+    assert levels[2].areas == levels[1].areas == frame["nuts2"].nunique()
+    assert levels[2].first_at_risk == 0 and all(lv.household_counts_kept for lv in levels)
 
 
 def test_a_finer_geography_carried_along_moves_with_its_household():
