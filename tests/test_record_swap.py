@@ -282,6 +282,42 @@ def test_a_finer_geography_carried_along_moves_with_its_household():
     assert (written["lau"] != frame["lau"]).any()
 
 
+@pytest.mark.parametrize(("spoil", "refused"), [
+    (None, True),
+    ("household", False),  # the value differs within a household split between the parts
+    ("area", False),  # a value found in two areas of the finest level, one in each part
+])
+def test_a_finer_geography_is_told_apart_across_the_parts_of_a_table(spoil, refused):
+    """The cluster's partitions: each says what it can, the refusal puts them together."""
+    from microagg.release.methods.record_swap import finer_summary, refuse_finer
+
+    frame = census(300, seed=14).sort_values("hid", kind="stable").reset_index(drop=True)
+    frame = frame.assign(lau=frame["nuts3"] * 10 + frame["hid"] % 3)
+    inside = np.flatnonzero(frame["hid"].duplicated().to_numpy())  # rows inside a household
+    cut = int(inside[inside >= len(frame) // 2][0])
+    if spoil == "household":
+        frame.loc[cut:, "lau"] = frame.loc[cut:, "lau"] + 1_000_000
+    elif spoil == "area":
+        only_first = set(frame["lau"].iloc[:cut]) - set(frame["lau"].iloc[cut:])
+        value = min(only_first)  # a lau of the first part alone, given to a household of
+        home = frame.loc[frame["lau"] == value, "nuts3"].iloc[0]  # the second elsewhere
+        row = int(np.flatnonzero((frame["nuts3"] != home).to_numpy()
+                                 & (frame.index > cut) & ~frame["hid"].duplicated())[1])
+        frame.loc[frame["hid"] == frame.loc[row, "hid"], "lau"] = value
+    parts = [frame.iloc[:cut], frame.iloc[cut:]]
+    method = RecordSwap(hierarchy=HIERARCHY, similar="hsize", risk_variables=["age"])
+    summaries = [finer_summary(part, "hid", HIERARCHY, set(HIERARCHY)) for part in parts]
+    assert all(summary["lau"] is not None for summary in summaries)  # no part can tell
+    assert all(summary["age"] is None for summary in summaries)  # a person's value
+    args = (summaries, list(frame.columns), frame["hid"].nunique(),
+            frame.groupby(HIERARCHY).ngroups, method)
+    if refused:
+        with pytest.raises(InputError, match="'lau' is a geography finer"):
+            refuse_finer(*args)
+    else:
+        refuse_finer(*args)
+
+
 @pytest.mark.parametrize(("options", "name"), [
     ({"risk_variables": None}, "risk_variables"),
     ({"risk_columns": ["a"]}, "risk_columns"),

@@ -222,8 +222,9 @@ def swap_at_scale(client: Any, dataset: Dataset, output: str | Path | Location, 
     first = client.compute([dask.delayed(_first_pass)(p, household, method) for p in pieces],
                            sync=True)
     houses = _households([h for _, h, _ in first], household)
-    refuse_misordered([houses[c] for c in method.hierarchy])
-    areas = area_codes(np.stack([text_codes(houses[c]) for c in method.hierarchy]))
+    codes = np.stack([text_codes(houses[c]) for c in method.hierarchy])
+    areas = area_codes(codes)
+    refuse_misordered([houses[c] for c in method.hierarchy], codes, areas)
     refuse_finer([f for _, _, f in first], dataset.columns, len(houses),
                  int(areas[-1].max(initial=-1)) + 1, method)
     tables = _level_tables([c for c, _, _ in first], method)

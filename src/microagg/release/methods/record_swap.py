@@ -162,9 +162,10 @@ class RecordSwap(KeyMethod):
         _household_level(frame, household, first, hid, {
             **dict.fromkeys(carry, "carry_along"), **dict.fromkeys(profile_columns, "similar"),
             **dict.fromkeys(self.hierarchy, "hierarchy")})
-        refuse_misordered([frame[c].iloc[first] for c in self.hierarchy])
         geography = np.stack([_codes(frame[c]) for c in self.hierarchy])
         areas = area_codes(geography[:, first])
+        refuse_misordered([frame[c].iloc[first] for c in self.hierarchy], geography[:, first],
+                          areas)
         refuse_finer([finer_summary(frame, hid, self.hierarchy, self.finer_skip(carry))],
                      list(frame.columns), first.size, int(areas[-1].max(initial=-1)) + 1,
                      self)
@@ -320,29 +321,32 @@ def _household_level(frame: pd.DataFrame, household: np.ndarray, first: np.ndarr
                              "of the household")
 
 
-def refuse_misordered(columns: Sequence[pd.Series]) -> None:
+def refuse_misordered(columns: Sequence[pd.Series], codes: np.ndarray,
+                      areas: np.ndarray) -> None:
     """Refuse a hierarchy out of order: a level that divides no area of the levels before it
     while one of its codes spans several of them (a coarser level after a finer one, as when
     the levels are given from the finest). ``columns``: the hierarchy's columns in the order
-    given, one value per household. A code found under several areas of the level before is
-    not refused: it names one area within each (codes numbered within their parent area, as
-    sdcMicro reads them), and a level that only renames its parent's areas is accepted.
+    given, one value per household; ``codes`` their :func:`text_codes` and ``areas`` the
+    :func:`~microagg.core.swapping.area_codes` of those. A code found under several areas
+    of the level before is not refused: it names one area within each (codes numbered
+    within their parent area, as sdcMicro reads them), and a level that only renames its
+    parent's areas is accepted.
 
     Examples
     --------
+    >>> from microagg.core.swapping import area_codes
+    >>> def check(*columns):
+    ...     codes = np.stack([text_codes(c) for c in columns])
+    ...     refuse_misordered(columns, codes, area_codes(codes))
     >>> fine, coarse = pd.Series([11, 12, 21], name="nuts2"), pd.Series([1, 1, 2], name="nuts1")
-    >>> refuse_misordered([coarse, fine])
-    >>> refuse_misordered([fine, coarse])
+    >>> check(coarse, fine)
+    >>> check(fine, coarse)
     Traceback (most recent call last):
     ...
     microagg.errors.InputError: `hierarchy`: column 'nuts1' comes after 'nuts2' but is \
 coarser (its code 1 spans 2 areas of nuts2 and divides none): give the levels from the \
 coarsest to the finest
     """
-    from microagg.core.swapping import area_codes
-
-    codes = np.stack([text_codes(c) for c in columns])
-    areas = area_codes(codes)
     for level in range(1, codes.shape[0]):
         above = int(areas[level - 1].max(initial=-1)) + 1
         if int(areas[level].max(initial=-1)) + 1 > above:
