@@ -346,6 +346,16 @@ def test_a_person_column_read_as_a_household_one_names_its_parameter(options, na
     assert field_at_fault(raised.value, [f.name for f in method_fields(RecordSwap)]) == name
 
 
+def test_a_hierarchy_out_of_order_is_shown_beside_its_field():
+    from microagg.release.params import method_fields
+    from microagg.ui.forms import field_at_fault
+
+    with pytest.raises(InputError, match="comes after") as raised:
+        _swap(census(200, seed=6), hierarchy=HIERARCHY[::-1])
+    assert field_at_fault(raised.value, [f.name for f in method_fields(RecordSwap)]) == (
+        "hierarchy")
+
+
 def test_the_command_writes_the_table_and_its_report(run_cli, tmp_path):
     frame = census(300, seed=8)
     path, out = tmp_path / "census.csv", tmp_path / "out.csv"
