@@ -104,26 +104,50 @@ def _first_pass(piece: Piece, household: str, method: RecordSwap
     return _counts(read, method), read[[household, *house]].drop_duplicates(), finer
 
 
-def _second_pass(piece: Piece, household: str, method: RecordSwap,
-                 tables: list[pd.Series] | None, moved: pd.DataFrame | None = None
-                 ) -> pd.DataFrame:
-    """Each household's smallest count (or largest risk column) per level and its persons;
-    with ``moved``, on the swapped partition."""
+def _person_values(frame: pd.DataFrame, method: RecordSwap,
+                   tables: list[pd.Series] | None) -> np.ndarray:
+    """Each person's count of its combination at every level (``tables``), or its risk
+    columns: one row per level."""
     risk = list(method.risk_variables or ())
-    names = list(method.risk_columns or ())
-    frame = _swapped(piece, household, moved, [household, *dict.fromkeys(
-        [*method.hierarchy, *risk, *names])])
-    out = pd.DataFrame({household: frame[household].to_numpy()})
+    out = np.empty((len(method.hierarchy), len(frame)))
     for level in range(len(method.hierarchy)):
         if tables is not None:
             keys = pd.MultiIndex.from_frame(frame[[*method.hierarchy[:level + 1], *risk]])
-            out[f"l{level}"] = tables[level].reindex(keys).to_numpy(dtype=float)
+            out[level] = tables[level].reindex(keys).to_numpy(dtype=float)
         else:
-            out[f"l{level}"] = pd.to_numeric(frame[names[level]], errors="coerce")
-    out[_PERSONS] = 1
+            out[level] = pd.to_numeric(frame[(method.risk_columns or ())[level]],
+                                       errors="coerce")
+    return out
+
+
+def _read(piece: Piece, household: str, method: RecordSwap,
+          moved: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The columns the risk reads, swapped by ``moved`` if given."""
+    return _swapped(piece, household, moved, [household, *dict.fromkeys(
+        [*method.hierarchy, *(method.risk_variables or ()), *(method.risk_columns or ())])])
+
+
+def _second_pass(piece: Piece, household: str, method: RecordSwap,
+                 tables: list[pd.Series] | None) -> pd.DataFrame:
+    """Each household's smallest count (or largest risk column) per level and its persons."""
+    frame = _read(piece, household, method)
+    values = _person_values(frame, method, tables)
+    out = pd.DataFrame({household: frame[household].to_numpy(),
+                        **{f"l{i}": row for i, row in enumerate(values)}, _PERSONS: 1})
     how = "min" if tables is not None else "max"
     return out.groupby(household, sort=False).agg(
         {**{f"l{i}": how for i in range(len(method.hierarchy))}, _PERSONS: "sum"})
+
+
+def _at_risk_after(piece: Piece, household: str, method: RecordSwap,
+                   tables: list[pd.Series], moved: pd.DataFrame, threshold: float
+                   ) -> list[np.ndarray]:
+    """The households with a person at risk at each level on the swapped partition (a
+    person's risk 1 / its count in ``tables``, the written data's)."""
+    frame = _read(piece, household, method, moved)
+    ids = frame[household].to_numpy()
+    return [pd.unique(ids[1.0 / row > threshold])
+            for row in _person_values(frame, method, tables)]
 
 
 def _swapped(piece: Piece, household: str, moved: pd.DataFrame | None,
@@ -171,16 +195,13 @@ def _level_tables(partials: Sequence[pd.Series | None], method: RecordSwap
 
 
 def _per_household(client: Any, pieces: Sequence[Piece], household: str,
-                   method: RecordSwap, tables: list[pd.Series] | None,
-                   order: pd.Series, moved: pd.DataFrame | None = None
+                   method: RecordSwap, tables: list[pd.Series] | None, order: pd.Series
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """The risk of each household (in ``order``) at each level and its persons, read off
-    the partitions (swapped by ``moved``, if given)."""
+    """The risk of each household (in ``order``) at each level and its persons."""
     import dask
 
     shared = client.scatter(tables, broadcast=True) if tables is not None else None
-    change = client.scatter(moved, broadcast=True) if moved is not None else None
-    parts = client.compute([dask.delayed(_second_pass)(p, household, method, shared, change)
+    parts = client.compute([dask.delayed(_second_pass)(p, household, method, shared)
                             for p in pieces], sync=True)
     levels = len(method.hierarchy)
     how = "min" if tables is not None else "max"
@@ -189,6 +210,21 @@ def _per_household(client: Any, pieces: Sequence[Piece], household: str,
     values = per[[f"l{i}" for i in range(levels)]].to_numpy(dtype=float).T
     return (1.0 / values if tables is not None else values,
             per[_PERSONS].to_numpy(dtype=np.int64))
+
+
+def _counted_at_risk(client: Any, pieces: Sequence[Piece], household: str,
+                     method: RecordSwap, tables: list[pd.Series], moved: pd.DataFrame,
+                     threshold: float) -> list[int]:
+    """The households at risk at each level on the swapped data: a household is at risk
+    when one of its persons is, in whichever partition."""
+    import dask
+
+    shared, change = client.scatter([tables, moved], broadcast=True)
+    parts = client.compute([dask.delayed(_at_risk_after)(p, household, method, shared,
+                                                         change, threshold)
+                            for p in pieces], sync=True)
+    return [int(pd.unique(np.concatenate([part[level] for part in parts])).size)
+            for level in range(len(method.hierarchy))]
 
 
 def _persons_moved(level: int, before: list[pd.Series] | None,
@@ -244,12 +280,12 @@ def swap_at_scale(client: Any, dataset: Dataset, output: str | Path | Location, 
     _, recounted = write_dataset(client, frames, output, source=dataset.source,
                                  progress=progress, extra=counted)
     tables_after = _level_tables(recounted, method)
-    risk_after = (None if tables_after is None else _per_household(
-        client, pieces, household, method, tables_after, houses[household], moved)[0])
+    at_risk_after = (None if tables_after is None else _counted_at_risk(
+        client, pieces, household, method, tables_after, moved, threshold))
     per_level = [SwapLevel(level=name, **household_figures(level, areas, after, risk,
                                                            threshold, pairing, sizes),
-                           at_risk_after=None if risk_after is None
-                           else int((risk_after[level] > threshold).sum()),
+                           at_risk_after=None if at_risk_after is None
+                           else at_risk_after[level],
                            persons_moved=_persons_moved(level, tables, tables_after, areas,
                                                         after, sizes))
                  for level, name in enumerate(method.hierarchy)]
