@@ -20,9 +20,9 @@ third, and a fourth for the report:
    geography and carried values, all other values and the row order as they were, and
    counts the records it writes per combination of the hierarchy and the risk variables
    (in the same graph);
-4. with risk variables, every partition reads its persons again, swapped, and gives each
-   household its smallest count in the tables of the written data: the households at risk
-   after swapping, counted as on one machine.
+4. with risk variables, every partition reads its persons again, swapped, and names at
+   each level the households with a person at risk in the tables of the written data; their
+   union is the households at risk after swapping, counted as on one machine.
 
 The households at risk, the quotas, the pairing and every figure of the report are those of
 the release on one machine for the same seed (tests/test_scale_swap.py).
