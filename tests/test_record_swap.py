@@ -239,6 +239,9 @@ def test_the_report_shares_counts_and_keeps_the_risk_for_the_owner(swapped):
     (lambda f: f.assign(nuts2=f["nuts2"].where(f.index != 3)), {}, "'nuts2' has missing"),
     (lambda f: f, {"hierarchy": ["nuts1", "nowhere"]}, "nowhere"),
     (lambda f: f, {"similar": "nuts1"}, "`similar` names a column of the hierarchy"),
+    (lambda f: f, {"hierarchy": HIERARCHY[::-1]},
+     r"`hierarchy`: column 'nuts2' comes after 'nuts3' but is coarser \(its code \d+ spans "),
+    (lambda f: f, {"hierarchy": ["nuts2", "nuts1", "nuts3"]}, "'nuts1' comes after 'nuts2'"),
 ])
 def test_bad_input_is_refused_in_one_line(change, options, words):
     frame = change(census(200, seed=6))
@@ -250,12 +253,69 @@ def test_bad_input_is_refused_in_one_line(change, options, words):
     assert "\n" not in str(raised.value)
 
 
+def test_codes_numbered_within_their_parent_name_one_area_in_each():
+    """District 1 of region 1 and district 1 of region 2 are two districts (as sdcMicro
+    reads them): the swap is the one of codes unique over the country."""
+    frame = census(400, seed=9)
+    within = frame.assign(nuts2=frame["nuts2"] % 10, nuts3=frame["nuts3"] % 10)
+    unique, relative = _swap(frame, swap_rate=0.1), _swap(within, swap_rate=0.1)
+    back = relative.frame.assign(nuts2=relative.frame["nuts1"] * 10 + relative.frame["nuts2"])
+    back = back.assign(nuts3=back["nuts2"] * 10 + back["nuts3"])
+    pd.testing.assert_frame_equal(back, unique.frame)
+    assert [level.areas for level in relative.report.levels] == [3, 12, 60]
+
+
+def test_a_level_that_renames_its_parents_areas_is_accepted():
+    frame = census(200, seed=10)
+    frame = frame.assign(code=frame["nuts2"] + 1000)
+    release = _swap(frame, hierarchy=["nuts1", "nuts2", "code", "nuts3"])
+    levels = release.report.levels
+    assert levels[2].areas == levels[1].areas == frame["nuts2"].nunique()
+    assert levels[2].first_at_risk == 0 and all(lv.household_counts_kept for lv in levels)
+
+
 def test_a_finer_geography_carried_along_moves_with_its_household():
     frame = census(300, seed=7)
     frame = frame.assign(lau=frame["nuts3"] * 10 + frame["hid"] % 3)
     written = _swap(frame, carry_along=["lau"], swap_rate=0.2).frame
     assert (written["lau"] // 10 == written["nuts3"]).all()
     assert (written["lau"] != frame["lau"]).any()
+
+
+@pytest.mark.parametrize(("spoil", "refused"), [
+    (None, True),
+    ("household", False),  # the value differs within a household split between the parts
+    ("area", False),  # a value found in two areas of the finest level, one in each part
+])
+def test_a_finer_geography_is_told_apart_across_the_parts_of_a_table(spoil, refused):
+    """The cluster's partitions: each says what it can, the refusal puts them together."""
+    from microagg.release.methods.record_swap import finer_summary, refuse_finer
+
+    frame = census(300, seed=14).sort_values("hid", kind="stable").reset_index(drop=True)
+    frame = frame.assign(lau=frame["nuts3"] * 10 + frame["hid"] % 3)
+    inside = np.flatnonzero(frame["hid"].duplicated().to_numpy())  # rows inside a household
+    cut = int(inside[inside >= len(frame) // 2][0])
+    if spoil == "household":
+        frame.loc[cut:, "lau"] = frame.loc[cut:, "lau"] + 1_000_000
+    elif spoil == "area":
+        only_first = set(frame["lau"].iloc[:cut]) - set(frame["lau"].iloc[cut:])
+        value = min(only_first)  # a lau of the first part alone, given to a household of
+        home = frame.loc[frame["lau"] == value, "nuts3"].iloc[0]  # the second elsewhere
+        row = int(np.flatnonzero((frame["nuts3"] != home).to_numpy()
+                                 & (frame.index > cut) & ~frame["hid"].duplicated())[1])
+        frame.loc[frame["hid"] == frame.loc[row, "hid"], "lau"] = value
+    parts = [frame.iloc[:cut], frame.iloc[cut:]]
+    method = RecordSwap(hierarchy=HIERARCHY, similar="hsize", risk_variables=["age"])
+    summaries = [finer_summary(part, "hid", HIERARCHY, set(HIERARCHY)) for part in parts]
+    assert all(summary["lau"] is not None for summary in summaries)  # no part can tell
+    assert all(summary["age"] is None for summary in summaries)  # a person's value
+    args = (summaries, list(frame.columns), frame["hid"].nunique(),
+            frame.groupby(HIERARCHY).ngroups, method)
+    if refused:
+        with pytest.raises(InputError, match="'lau' is a geography finer"):
+            refuse_finer(*args)
+    else:
+        refuse_finer(*args)
 
 
 @pytest.mark.parametrize(("options", "name"), [
@@ -284,6 +344,16 @@ def test_a_person_column_read_as_a_household_one_names_its_parameter(options, na
     with pytest.raises(InputError, match=r"'(income|age)' differs within household") as raised:
         _swap(census(200, seed=6), **options)
     assert field_at_fault(raised.value, [f.name for f in method_fields(RecordSwap)]) == name
+
+
+def test_a_hierarchy_out_of_order_is_shown_beside_its_field():
+    from microagg.release.params import method_fields
+    from microagg.ui.forms import field_at_fault
+
+    with pytest.raises(InputError, match="comes after") as raised:
+        _swap(census(200, seed=6), hierarchy=HIERARCHY[::-1])
+    assert field_at_fault(raised.value, [f.name for f in method_fields(RecordSwap)]) == (
+        "hierarchy")
 
 
 def test_the_command_writes_the_table_and_its_report(run_cli, tmp_path):

@@ -1,6 +1,8 @@
 """Targeted record swapping on the Dask engine (microagg.at_scale.swap), LocalCluster of 2
 workers: the written data set is the release of one machine for the same seed (households
-that span partitions included), and a household whose geography differs is refused."""
+that span partitions included), its report's figures those of one machine, and what one
+machine refuses (a geography that differs within a household, a finer one left uncarried, a
+hierarchy out of order) is refused with the same message."""
 
 from __future__ import annotations
 
@@ -36,10 +38,27 @@ def _parts(frame, folder):
     return folder
 
 
-def test_the_data_set_written_is_the_release_of_one_machine(client, tmp_path):
-    frame = census(900, seed=11)  # rows shuffled: households span the partitions
-    method = RecordSwap(hierarchy=HIERARCHY, similar="hsize,htype;hsize",
-                        risk_variables=["age", "national"], k=3, swap_rate=0.1)
+def _within_parent(frame):
+    """The census with its districts and areas numbered within their parent (1, 2, ...)."""
+    return frame.assign(nuts2=frame["nuts2"] % 10, nuts3=frame["nuts3"] % 10)
+
+
+def _risk_columns(frame):
+    """One risk column per level, the household's largest: its persons' share of age 7."""
+    old = (frame["age"] == 7).groupby(frame["hid"]).transform("mean")
+    return frame.assign(**{f"r{i}": old * (i + 1) / 3 for i in range(3)})
+
+
+@pytest.mark.parametrize(("change", "options"), [
+    (lambda f: f, {"risk_variables": ["age", "national"], "k": 3,
+                   "similar": "hsize,htype;hsize"}),
+    (lambda f: _risk_columns(_within_parent(f)),  # partners of other sizes: persons move
+     {"risk_columns": ["r0", "r1", "r2"], "risk_threshold": 0.3, "similar": "htype"}),
+])
+def test_the_data_set_written_is_the_release_of_one_machine(client, tmp_path, change,
+                                                            options):
+    frame = change(census(900, seed=11))  # rows shuffled: households span the partitions
+    method = RecordSwap(hierarchy=HIERARCHY, swap_rate=0.1, **options)
     local = method.release(frame, roles={"hid": "household"}, rng=5)
     result = swap_at_scale(client, open_dataset(_parts(frame, tmp_path / "in")),
                            str(tmp_path / "out"), method=method, household="hid", rng=5)
@@ -48,9 +67,34 @@ def test_the_data_set_written_is_the_release_of_one_machine(client, tmp_path):
     ours, theirs = result.fields, local.report
     assert ours["households_swapped"] == theirs.households_swapped > 0
     assert ours["without_donor_ids"] == theirs.without_donor_ids
-    for a, b in zip(ours["levels"], theirs.levels, strict=True):
-        assert {**a.to_dict(), "at_risk_after": None, "persons_moved": None} == {
-            **b.to_dict(), "at_risk_after": None, "persons_moved": None}
+    # every figure of every level, the persons' cross-tabulation and the risk after included
+    assert [a.to_dict() for a in ours["levels"]] == [b.to_dict() for b in theirs.levels]
+    assert any(level.persons_moved for level in ours["levels"])
+    if "k" in options:
+        assert all(level.at_risk_after is not None for level in ours["levels"])
+        assert ours["levels"][-1].at_risk_after < ours["levels"][-1].at_risk
+
+
+@pytest.mark.parametrize(("change", "hierarchy", "carry"), [
+    (lambda f: f.assign(lau=f["nuts3"] * 10 + f["hid"] % 3), HIERARCHY, None),
+    (lambda f: f, ["nuts1", "nuts3", "nuts2"], None),
+    (lambda f: f.assign(lau=f["nuts3"] * 10 + f["hid"] % 3), ["nuts1", "nuts2"], ["lau"]),
+])
+def test_the_refusals_of_one_machine_are_the_clusters(client, tmp_path, change, hierarchy,
+                                                     carry):
+    """A finer geography left uncarried (here 'lau', or 'nuts3' under nuts1,nuts2) and a
+    hierarchy out of order are refused with the message of one machine."""
+    frame = change(census(300, seed=13))
+    method = RecordSwap(hierarchy=hierarchy, similar="hsize", risk_variables=["age"],
+                        carry_along=carry)
+    with pytest.raises(InputError) as alone:
+        method.release(frame, roles={"hid": "household"}, rng=1)
+    with pytest.raises(InputError) as cluster:
+        swap_at_scale(client, open_dataset(_parts(frame, tmp_path / "in")),
+                      str(tmp_path / "out"), method=method, household="hid", rng=1)
+    assert str(cluster.value) == str(alone.value)
+    assert "finer than the hierarchy" in str(alone.value) or "coarser" in str(alone.value)
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_household_whose_geography_differs_is_refused(client, tmp_path):

@@ -3,7 +3,7 @@ Eurostat's TRS for the census; sdcMicro's ``recordSwap``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,7 +18,8 @@ from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, Optional, Predicate, param
 from microagg.release.reports.swap_report import SwapLevel, SwapReport
 
-__all__ = ["RecordSwap", "household_figures", "swap_fields", "text_codes"]
+__all__ = ["FinerSummary", "RecordSwap", "finer_summary", "household_figures",
+           "refuse_finer", "refuse_misordered", "swap_fields", "text_codes"]
 
 _IDS_LISTED = 1_000
 
@@ -161,9 +162,13 @@ class RecordSwap(KeyMethod):
         _household_level(frame, household, first, hid, {
             **dict.fromkeys(carry, "carry_along"), **dict.fromkeys(profile_columns, "similar"),
             **dict.fromkeys(self.hierarchy, "hierarchy")})
-        _refuse_finer(frame, household, first, hid, self, carry)
         geography = np.stack([_codes(frame[c]) for c in self.hierarchy])
         areas = area_codes(geography[:, first])
+        refuse_misordered([frame[c].iloc[first] for c in self.hierarchy], geography[:, first],
+                          areas)
+        refuse_finer([finer_summary(frame, hid, self.hierarchy, self.finer_skip(carry))],
+                     list(frame.columns), first.size, int(areas[-1].max(initial=-1)) + 1,
+                     self)
         threshold, risk = self._risk(frame, areas[:, household], household, first.size)
         profiles = np.stack([_combined([_codes(frame[c])[first] for c in p])
                              for p in self.similar])
@@ -189,6 +194,11 @@ class RecordSwap(KeyMethod):
             notes.append(f"{fields['without_donor']:,} household(s) at risk found no donor "
                          "of their profile in another area and keep their geography")
         return KeyStep(columns, fields, notes)
+
+    def finer_skip(self, carry: Sequence[str]) -> set[str]:
+        """The columns not looked at as a finer geography: those read as geography or
+        risk (``carry``: the carried columns)."""
+        return {*self.hierarchy, *carry, *(self.risk_columns or ())}
 
     def _household(self, data: KeyData) -> str:
         households = data.design.households
@@ -311,29 +321,108 @@ def _household_level(frame: pd.DataFrame, household: np.ndarray, first: np.ndarr
                              "of the household")
 
 
-def _refuse_finer(frame: pd.DataFrame, household: np.ndarray, first: np.ndarray, hid: str,
-                  method: RecordSwap, carry: list[str]) -> None:
-    """Refuse a household column of whole numbers or text, not carried along, whose values
-    each lie in one area of the finest level and divide it further (a finer geography)."""
-    finest = _combined([_codes(frame[c]) for c in method.hierarchy])
+def refuse_misordered(columns: Sequence[pd.Series], codes: np.ndarray,
+                      areas: np.ndarray) -> None:
+    """Refuse a hierarchy out of order: a level that divides no area of the levels before it
+    while one of its codes spans several of them (a coarser level after a finer one, as when
+    the levels are given from the finest). ``columns``: the hierarchy's columns in the order
+    given, one value per household; ``codes`` their :func:`text_codes` and ``areas`` the
+    :func:`~microagg.core.swapping.area_codes` of those. A code found under several areas
+    of the level before is not refused: it names one area within each (codes numbered
+    within their parent area, as sdcMicro reads them), and a level that only renames its
+    parent's areas is accepted.
+
+    Examples
+    --------
+    >>> from microagg.core.swapping import area_codes
+    >>> def check(*columns):
+    ...     codes = np.stack([text_codes(c) for c in columns])
+    ...     refuse_misordered(columns, codes, area_codes(codes))
+    >>> fine, coarse = pd.Series([11, 12, 21], name="nuts2"), pd.Series([1, 1, 2], name="nuts1")
+    >>> check(coarse, fine)
+    >>> check(fine, coarse)
+    Traceback (most recent call last):
+    ...
+    microagg.errors.InputError: `hierarchy`: column 'nuts1' comes after 'nuts2' but is \
+coarser (its code 1 spans 2 areas of nuts2 and divides none): give the levels from the \
+coarsest to the finest
+    """
+    for level in range(1, codes.shape[0]):
+        above = int(areas[level - 1].max(initial=-1)) + 1
+        if int(areas[level].max(initial=-1)) + 1 > above:
+            continue  # it divides some area before it
+        spans = np.bincount(np.unique(codes[level] * above + areas[level - 1]) // above)
+        if (spans > 1).any():
+            code = int(np.argmax(spans > 1))
+            value = columns[level].iloc[int(np.argmax(codes[level] == code))]
+            name, parent = columns[level].name, columns[level - 1].name
+            raise InputError(f"`hierarchy`: column '{name}' comes after '{parent}' but is "
+                             f"coarser (its code {category_text(value)} spans "
+                             f"{int(spans[code])} areas of {parent} and divides none): give "
+                             "the levels from the coarsest to the finest")
+
+
+FinerSummary = dict[str, tuple[pd.DataFrame, pd.DataFrame] | None]
+"""Per column, what :func:`refuse_finer` needs of a part of the table: None when the part
+already shows it is no finer geography, else its households with their value and its values
+with their area of the finest level (raw values, so that parts can be put together)."""
+
+
+def finer_summary(frame: pd.DataFrame, hid: str, hierarchy: Sequence[str],
+                  skip: Collection[str]) -> FinerSummary:
+    """What the rows of ``frame`` say of each column not in ``skip`` as a geography finer
+    than ``hierarchy`` (:data:`FinerSummary`): a column of decimals, with missing values,
+    whose value differs within a household or lies in two areas of the finest level is none.
+    """
+    household = pd.factorize(frame[hid])[0]
+    first = np.full(int(household.max(initial=-1)) + 1, len(frame), dtype=np.int64)
+    np.minimum.at(first, household, np.arange(len(frame), dtype=np.int64))
+    finest = _combined([pd.factorize(frame[c])[0] for c in hierarchy])
     n_finest = int(finest.max(initial=-1)) + 1
-    read = {hid, *method.hierarchy, *carry, *(method.risk_columns or ())}
+    out: FinerSummary = {}
     for name in frame.columns:
         series = frame[name]
-        if name in read or pd.api.types.is_float_dtype(series) or missing_mask(series).any():
+        if name in skip or name == hid:
             continue
-        codes = pd.factorize(series)[0].astype(np.int64)
-        distinct = int(codes.max(initial=-1)) + 1
-        if not n_finest < distinct < first.size:
+        if pd.api.types.is_float_dtype(series) or missing_mask(series).any():
+            out[name] = None
             continue
+        codes, uniques = pd.factorize(series)
         if (codes != codes[first][household]).any():
-            continue  # a person's value: not geography
-        pairs = np.unique(codes * n_finest + finest)
-        if pairs.size == distinct:  # each value in one finest area
-            raise InputError(f"column '{name}' is a geography finer than the hierarchy "
-                             f"({method.hierarchy[-1]}): swapped households would keep it "
-                             f"and contradict their new {method.hierarchy[-1]}; carry it "
-                             "along (`carry_along`) or drop it")
+            out[name] = None  # a person's value: not geography
+            continue
+        pairs = np.unique(codes.astype(np.int64) * n_finest + finest)
+        if pairs.size != len(uniques):
+            out[name] = None  # a value in two areas of the finest level
+            continue
+        at = np.full(len(uniques), len(frame), dtype=np.int64)
+        np.minimum.at(at, codes, np.arange(len(frame), dtype=np.int64))
+        out[name] = (frame[[hid, name]].iloc[first].reset_index(drop=True),
+                     frame[[name, *hierarchy]].iloc[at].reset_index(drop=True))
+    return out
+
+
+def refuse_finer(parts: Sequence[FinerSummary], columns: Sequence[str], households: int,
+                 areas: int, method: RecordSwap) -> None:
+    """Refuse a column (the first in ``columns`` order) whose values are household values,
+    each in one area of the finest level, dividing it further: more values than the finest
+    level's ``areas``, fewer than the ``households`` (a finer geography left uncarried).
+    ``parts``: the :func:`finer_summary` of every part of the table."""
+    for name in columns:
+        found = [part.get(name) for part in parts]
+        if not found or any(f is None for f in found):
+            continue
+        kept = [f for f in found if f is not None]
+        homes = pd.concat([f[0] for f in kept], ignore_index=True).drop_duplicates()
+        if homes.iloc[:, 0].duplicated().any():
+            continue  # differs within a household that spans parts
+        values = pd.concat([f[1] for f in kept], ignore_index=True).drop_duplicates()
+        if values.iloc[:, 0].duplicated().any() or not areas < len(values) < households:
+            continue
+        finest = method.hierarchy[-1]
+        raise InputError(f"column '{name}' is a geography finer than the hierarchy "
+                         f"({finest}): swapped households would keep it and contradict "
+                         f"their new {finest}; carry it along (`carry_along`) or drop it")
 
 
 def _take(series: pd.Series, rows: np.ndarray) -> pd.Series:

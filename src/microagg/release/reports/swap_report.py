@@ -47,7 +47,7 @@ class SwapLevel(Entry):
     at_risk_after: int | None
     household_counts_kept: bool
     areas_persons_changed: int
-    persons_moved: int | None  # None on the Dask engine (persons not gathered)
+    persons_moved: int
 
 
 @dataclass(frozen=True, kw_only=True)
