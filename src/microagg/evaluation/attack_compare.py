@@ -20,6 +20,7 @@ column.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -65,9 +66,9 @@ ATTACKS_N = 2000
 """Records (predicates for singling out) attacked per release, by default."""
 PREDICATE_TRIES = 20
 """Singling out draws at most this many candidate predicates per predicate asked (and at
-least 10,000): a release whose records all share their values with others (MDAV's) isolates
-none of them, and the search would otherwise run to Anonymeter's ten million tries at every
-value searched."""
+least 10,000): a release with few distinct records (MDAV's at a large k) offers few
+predicates that isolate one of them, and the search would otherwise run to Anonymeter's ten
+million tries at every value searched."""
 
 
 class AttackCalibrator(Calibrator):
@@ -108,9 +109,11 @@ class AttackCalibrator(Calibrator):
             return linkability(tables, s.linkability_columns, n_attacks=s.n_attacks,
                                n_neighbors=s.n_neighbors, rng=rng).risk
         if self.kind is RiskKind.SINGLING_OUT:
-            return singling_out(tables, mode="multivariate", n_attacks=s.n_attacks,
-                                n_cols=min(s.n_cols, len(self.names)),
-                                max_attempts=max(10_000, PREDICATE_TRIES * s.n_attacks),
+            n_cols = min(s.n_cols, len(self.names))
+            # no more predicates are sought than a release record and n_cols columns make
+            wanted = min(s.n_attacks, len(Y) * math.comb(len(self.names), n_cols))
+            return singling_out(tables, mode="multivariate", n_attacks=wanted, n_cols=n_cols,
+                                max_attempts=max(10_000, PREDICATE_TRIES * wanted),
                                 rng=rng).risk
         secrets = s.secrets or self.names
         return max(inference(tables, c, n_attacks=s.n_attacks, tolerance=s.tolerance,
