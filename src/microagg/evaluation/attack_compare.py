@@ -52,6 +52,7 @@ from microagg.options import (
     parse,
 )
 from microagg.risk.attack_data import AttackTables, attack_tables
+from microagg.risk.attack_rates import attacked_count
 from microagg.risk.attacks import AttackSettings, checked_settings
 from microagg.risk.inference import inference
 from microagg.risk.linkability import linkability
@@ -137,7 +138,9 @@ def _split(X: np.ndarray, control: np.ndarray | None, seed: int
 
 def _reading(kind: RiskKind, level: float, settings: AttackSettings,
              names: Sequence[str]) -> str:
-    """What a risk ``level`` of ``kind`` means, in words for a data-protection officer."""
+    """What a risk ``level`` of ``kind`` means, in words for a data-protection officer: the
+    risk ``(a - c) / (1 - c)`` is the share, of the attacks that fail on people who are not
+    in the release, of those that succeed on people who are in it."""
     share = f"{100 * level:.3g} %"
     if kind is RiskKind.LINKABILITY:
         assert settings.linkability_columns is not None
@@ -145,21 +148,24 @@ def _reading(kind: RiskKind, level: float, settings: AttackSettings,
         return (f"at a linkability risk of {level:.3g}, an attacker who holds {first} of "
                 f"a person from one source and {second} of the same person from another, "
                 f"and joins them through the release, links the two for at most {share} "
-                "more of the people in the release than of people who are not in it "
-                "(0 = the release links its people no better than anyone's; 1 = it links "
-                "every one of them)")
+                "of the people in the release that the same attack fails to link among "
+                "people who are not in it (0 = the release links its people no better than "
+                "anyone's; 1 = it links every one of them)")
     if kind is RiskKind.SINGLING_OUT:
         return (f"at a singling-out risk of {level:.3g}, an attacker who reads the "
-                "release and writes conditions on "
-                f"{', '.join(names)} (up to {settings.n_cols} at once) that only one person "
-                f"meets singles out at most {share} more of the people in the release than "
-                "of people who are not in it")
+                f"release and writes conditions on {min(settings.n_cols, len(names))} of "
+                f"{', '.join(names)} at once, each met by exactly one record of the "
+                "release, finds that of his conditions that single out no one among people "
+                f"who are not in the release, at most {share} single out exactly one "
+                "person among the people in it (0 = his conditions single out the people in "
+                "the release no better than anyone; 1 = every one singles one out)")
     secrets = ", ".join(settings.secrets or names)
     return (f"at an inference risk of {level:.3g}, an attacker who knows the other columns of "
-            f"a person and looks for the nearest record in the release guesses the "
-            f"person's {secrets} (the worst of them; a number within "
-            f"{100 * settings.tolerance:.3g} % of it) right for at most {share} more of the "
-            "people in the release than of people who are not in it")
+            f"a person and takes the nearest record of the release guesses the person's "
+            f"{secrets} (the worst of them; a number is right within "
+            f"{100 * settings.tolerance:.3g} % of the guess) right for at most {share} of "
+            "the people in the release that the same attack guesses wrong among people "
+            "who are not in it (0 = no better than for anyone; 1 = right for every one)")
 
 
 def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
@@ -265,8 +271,10 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
         "control records": (f"{held_out.shape[0]:,} records held out of every release at "
                             "random" if drawn else
                             f"{held_out.shape[0]:,} records of the control table given"),
-        "records attacked": f"{min(settings.n_attacks, released.shape[0]):,} per release, "
-                            "the same for every release",
+        "records attacked": _attacked(kind, settings, released, held_out),
+        "interval": "a value's 95 % interval is over the releases of a randomized method's "
+                    "seeds (a point for a method without randomness); the attack's own "
+                    "sampling error on the records attacked is not in it",
         "reading": _reading(kind, target_value, settings, names),
     }
     return replace(Comparison(
@@ -288,7 +296,19 @@ def _attack_words(kind: RiskKind, settings: AttackSettings, names: Sequence[str]
         return (f"linkability of {first} with {second} through the nearest "
                 f"{settings.n_neighbors} release record(s) of each")
     if kind is RiskKind.SINGLING_OUT:
-        return f"multivariate singling out, predicates on up to {settings.n_cols} columns"
+        return (f"multivariate singling out, predicates on {min(settings.n_cols, len(names))} "
+                "columns each")
     return (f"inference of {', '.join(settings.secrets or names)} from the other columns "
             "(the worst column held)")
 
+
+def _attacked(kind: RiskKind, settings: AttackSettings, released: np.ndarray,
+              held_out: np.ndarray) -> str:
+    """How many records (or predicates) each release's attack tries, in words."""
+    if kind is RiskKind.SINGLING_OUT:
+        return (f"up to {settings.n_attacks:,} predicates per release, those its records "
+                "offer (each rate is over the predicates written), the same draw for every "
+                "release")
+    count = attacked_count(settings.n_attacks, [released.shape[0], held_out.shape[0]])
+    return (f"{count:,} released and {count:,} control records per release, the same for "
+            "every release")
