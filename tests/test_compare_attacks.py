@@ -156,3 +156,47 @@ def test_the_command_refuses_options_of_another_risk(run_cli, tmp_path, args, fr
     _table(60, 7).to_csv(data, index=False)
     run = run_cli("compare", str(data), *args)
     assert run.code == 2 and fragment in run.stderr and run.stderr.count("\n") <= 1
+
+
+@pytest.mark.parametrize(("edit", "args", "fragment"), [
+    ("gap", [], "the compared methods take complete records"),
+    ("control gap", ["--control", "control.csv"], "the control table: column 'a' has a missing"),
+    ("control text", ["--control", "control.csv"], "the control table: column 'a' is numeric"),
+    ("control empty", ["--control", "control.csv"], "the control table: "),
+    ("", ["--linkability-columns", "a,b|b,a"], "the same columns"),
+    ("", ["--target-risk-kind", "singling-out", "--report", "table.csv"], "an .html file"),
+])
+def test_the_command_refuses_bad_tables_in_one_line(run_cli, tmp_path, edit, args, fragment):
+    frame, control = _table(60, 8), _table(20, 9)
+    if edit == "gap":
+        frame.loc[3, "a"] = np.nan
+    elif edit == "control gap":
+        control.loc[3, "a"] = np.nan
+    elif edit == "control text":
+        control["a"] = control["a"].astype(str) + "x"
+    elif edit == "control empty":
+        control = control.head(0)
+    frame.to_csv(tmp_path / "table.csv", index=False)
+    control.to_csv(tmp_path / "control.csv", index=False)
+    kind = [] if "--target-risk-kind" in args else ["--target-risk-kind", "linkability"]
+    report = [] if "--report" in args else ["--report", str(tmp_path / "out.html")]
+    before = (tmp_path / "table.csv").read_bytes()
+    args = [str(tmp_path / a) if a.endswith(".csv") else a for a in args]
+    run = run_cli("compare", str(tmp_path / "table.csv"), *kind, "--target-risk", "0.2",
+                  "--methods", "mdav", "--seeds", "1", *args, *report)
+    assert run.code == 2 and fragment in run.stderr and run.stderr.count("\n") <= 1
+    assert "drop-incomplete" not in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "out.html").exists()
+    assert (tmp_path / "table.csv").read_bytes() == before
+
+
+def test_a_huge_number_of_attacks_is_bounded_by_what_the_release_offers():
+    # singling out seeks no more predicates than the release offers, so an absurd count
+    # neither hangs nor dilutes the rate: the copy-like k = 2 of 40 records stays at risk
+    frame = _table(50, 10)
+    result = compare_attacks(frame, target_risk=0.05, risk_kind="singling-out",
+                             methods=["mdav"], attacks_n=10**6, seeds=1)
+    m = result.by_method()[CompareMethod.MDAV]
+    at_two = next(e for e in m.evaluations if e.value == 2)
+    assert at_two.mean > 0.05 and m.value > 2
+    assert "up to 1,000,000 predicates" in result.risk_definition["records attacked"]

@@ -244,7 +244,10 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
         lacking = [c for c in names if c not in control.columns]
         if lacking:
             raise InputError(f"the control table lacks the column(s) {', '.join(lacking)}")
-        held = compared_matrix(control[names], selected, names)[2]
+        try:
+            held = compared_matrix(control[names], selected, names)[2]
+        except InputError as error:
+            raise InputError(f"the control table: {error}") from None
     released, held_out, drawn = _split(X, held, seed)
     probe = attack_tables(pd.DataFrame(released[:2], columns=names),
                           pd.DataFrame(released[:2], columns=names),

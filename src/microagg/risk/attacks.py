@@ -133,6 +133,9 @@ def checked_settings(tables: AttackTables, settings: AttackSettings) -> AttackSe
     if any(not part for part in split) or any(c not in columns for c in named):
         raise InputError("the linkability columns must be two non-empty sets of the "
                          f"columns ({', '.join(columns)}), as A,B|C,D")
+    if set(split[0]) == set(split[1]):
+        raise InputError("the two linkability sets hold the same columns: the attacker's "
+                         "two sources must differ (each half would find the same record)")
     return AttackSettings(settings.n_attacks, (list(split[0]), list(split[1])),
                           settings.secrets, settings.n_neighbors, settings.n_cols,
                           settings.tolerance)
