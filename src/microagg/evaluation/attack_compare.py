@@ -72,6 +72,17 @@ predicates that isolate one of them, and the search would otherwise run to Anony
 million tries at every value searched."""
 
 
+SPLIT_STREAM, ATTACK_STREAM = 1, 2
+"""The streams of the control split and of the attacks' draws (:func:`stream`)."""
+
+
+def stream(seed: int, key: int) -> np.random.Generator:
+    """The generator of the draw ``key`` of ``seed``: a child of ``seed``'s seed sequence,
+    which no release's run ``np.random.default_rng((seed, run))`` can take, so that neither
+    the records held out nor the records attacked follow the noise of a release."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(key,)))
+
+
 class AttackCalibrator(Calibrator):
     """Measures a release by an attack on it (module docstring): the rank risk of
     :class:`~microagg.evaluation.calibration.Calibrator` replaced by the attack's risk,
@@ -104,7 +115,7 @@ class AttackCalibrator(Calibrator):
         """The attack's risk on the release ``Y``, its targets drawn from the same seed for
         every release."""
         tables, s = self.tables(Y), self.settings
-        rng = np.random.default_rng((self.seed, 7))
+        rng = stream(self.seed, ATTACK_STREAM)
         if self.kind is RiskKind.LINKABILITY:
             assert s.linkability_columns is not None
             return linkability(tables, s.linkability_columns, n_attacks=s.n_attacks,
@@ -118,7 +129,7 @@ class AttackCalibrator(Calibrator):
                                 rng=rng).risk
         secrets = s.secrets or self.names
         return max(inference(tables, c, n_attacks=s.n_attacks, tolerance=s.tolerance,
-                             rng=np.random.default_rng((self.seed, 7))).risk for c in secrets)
+                             rng=stream(self.seed, ATTACK_STREAM)).risk for c in secrets)
 
 
 def _split(X: np.ndarray, control: np.ndarray | None, seed: int
@@ -132,7 +143,7 @@ def _split(X: np.ndarray, control: np.ndarray | None, seed: int
     if held < 2 or n - held < 4:
         raise InputError(f"the attacks need control records: {n} records are too few to hold "
                          f"{CONTROL_SHARE:.0%} out (give a control table)")
-    order = np.random.default_rng((seed, 11)).permutation(n)
+    order = stream(seed, SPLIT_STREAM).permutation(n)
     return X[np.sort(order[held:])], X[np.sort(order[:held])], held
 
 
