@@ -138,6 +138,11 @@ def test_the_command_reads_the_target_in_words(run_cli, tmp_path):
     text = run_cli(*["compare", str(data), "--target-risk-kind", "linkability",
                     "--target-risk", "0.25", "--methods", "mdav", "--seeds", "1"])
     assert text.code == 0 and "linkability risk, at most the target" in text.stdout
+    # a ceiling is one-sided: the tolerance is added to it, the figure shows no band
+    target_line = next(line for line in text.stdout.splitlines() if line.startswith("target"))
+    assert "tolerance + 0.000625" in target_line and "±" not in target_line
+    assert "with the target ceiling and the matched value" in page
+    assert "target band" not in page
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
