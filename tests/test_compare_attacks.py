@@ -169,6 +169,7 @@ def test_the_command_refuses_options_of_another_risk(run_cli, tmp_path, args, fr
     ("control text", ["--control", "control.csv"], "the control table: column 'a' is numeric"),
     ("control empty", ["--control", "control.csv"], "the control table: "),
     ("", ["--linkability-columns", "a,b|b,a"], "the same columns"),
+    ("", ["--columns", "a,b,c", "--linkability-columns", "a,b|d"], "not among them: d"),
     ("", ["--target-risk-kind", "singling-out", "--report", "table.csv"], "an .html file"),
 ])
 def test_the_command_refuses_bad_tables_in_one_line(run_cli, tmp_path, edit, args, fragment):

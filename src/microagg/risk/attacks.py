@@ -130,9 +130,11 @@ def checked_settings(tables: AttackTables, settings: AttackSettings) -> AttackSe
         half = len(columns) // 2
         split = (columns[:half], columns[half:])
     named = [c for part in split for c in part]
-    if any(not part for part in split) or any(c not in columns for c in named):
+    unknown = list(dict.fromkeys(c for c in named if c not in columns))
+    if any(not part for part in split) or unknown:
         raise InputError("the linkability columns must be two non-empty sets of the "
-                         f"columns ({', '.join(columns)}), as A,B|C,D")
+                         f"columns ({', '.join(columns)}), as A,B|C,D"
+                         + (f"; not among them: {', '.join(unknown)}" if unknown else ""))
     if set(split[0]) == set(split[1]):
         raise InputError("the two linkability sets hold the same columns: the attacker's "
                          "two sources must differ (each half would find the same record)")
