@@ -218,3 +218,23 @@ def test_no_release_draws_the_noise_the_split_or_the_attack_draws():
         runs = {tuple(np.random.default_rng((seed, r)).random(4)) for r in range(200)}
         drawn = {tuple(stream(seed, key).random(4)) for key in (SPLIT_STREAM, ATTACK_STREAM)}
         assert len(drawn) == 2 and not drawn & runs
+
+
+def test_the_inference_held_is_the_worst_secret_evaluate_measures():
+    # as many controls as originals and every record attacked: the draw of targets cannot
+    # differ, so the comparison's risk is evaluate's worst secret on the same release
+    frame, control = _table(150, 11), _table(150, 12)
+    result = compare_attacks(frame, target_risk=0.1, risk_kind="inference", methods=["mdav"],
+                             control=control, attacks_n=10_000, seeds=1)
+    m = result.by_method()[CompareMethod.MDAV]
+    settings = AttackSettings(n_attacks=10_000)
+
+    def worst(k: int) -> float:
+        found = attack_risks(frame, _mdav_release(frame, k), control, ["inference"],
+                             settings=settings, rng=5)
+        assert found.inference is not None
+        return max(r.risk for r in found.inference.values())
+
+    k = int(m.value)
+    assert m.status is MatchStatus.MATCHED and m.risk == pytest.approx(worst(k), abs=1e-12)
+    assert worst(k) <= 0.1 * 1.0025 < worst(k - 1)
