@@ -90,15 +90,17 @@ def test_ranked_methods_meet_the_target_and_are_ranked_by_emd():
 @pytest.mark.parametrize("kind", ["singling-out", "inference"])
 def test_the_other_attacks_hold_their_ceiling(kind):
     frame = _table(200, 4)
+    # a numpy integer is a count, and one secret may be named by itself
     result = compare_attacks(frame, target_risk=0.2, risk_kind=kind, methods=["mdav"],
-                             attacks_n=200, seeds=1, secrets=["a"] if kind == "inference"
-                             else None)
+                             attacks_n=np.int64(200), seeds=1,
+                             secrets="a" if kind == "inference" else None)
     m = result.by_method()[CompareMethod.MDAV]
     assert m.ranked and m.risk <= 0.2 * 1.0025
     reading = result.risk_definition["reading"]
     assert kind in reading
     if kind == "inference":  # the attack's rule: within 5 % of the guess
         assert "within 5 % of the guess" in reading
+        assert result.risk_definition["attack"].startswith("inference of a from")
     else:  # a multivariate predicate names 3 of the 4 columns, exactly
         assert "conditions on 3 of a, b, c, d at once" in reading
 

@@ -21,6 +21,7 @@ column.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -215,9 +216,10 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
         The two sets of columns the linkability attacker holds (default: the first half
         of ``columns`` and the rest).
     secrets
-        The columns inference guesses (default: every column; the worst is held).
+        The columns inference guesses (default: every column; the worst is held); one
+        column may be named alone.
     attacks_n
-        Records (or predicates) attacked per release.
+        Records (or predicates) attacked per release: an integer, Python's or numpy's.
     seeds, tolerance, seed, progress, source
         As :func:`microagg.evaluation.compare.compare` takes them.
 
@@ -244,7 +246,8 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
     if not isinstance(spec, tuple) and spec > 1:
         raise InputError(f"an attack's risk lies in [0, 1], got the target {spec:g}")
     check_search(seeds, tolerance, seed)
-    if not isinstance(attacks_n, int) or isinstance(attacks_n, bool) or attacks_n < 1:
+    if (not isinstance(attacks_n, numbers.Integral) or isinstance(attacks_n, bool | np.bool_)
+            or attacks_n < 1):
         raise InputError(f"the number of attacks must be a positive integer, got {attacks_n}")
     offered = {m: "" for m in CompareMethod if not m.keys_only}
     chosen = chosen_methods(methods, DEFAULT_METHODS, offered,
@@ -265,7 +268,8 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
                           pd.DataFrame(held_out[:2], columns=names))
     settings = checked_settings(probe, AttackSettings(
         n_attacks=int(attacks_n), linkability_columns=linkability_columns,
-        secrets=None if secrets is None else list(secrets)))
+        secrets=None if secrets is None else [secrets] if isinstance(secrets, str)
+        else list(secrets)))
     lows, highs, sources = attribute_domains(selected, released)
     table = candidates(released, lows, highs, declared=all(s == "schema" for s in sources))
     cal = AttackCalibrator(released, held_out, names, lows, highs, kind=kind,
