@@ -325,8 +325,8 @@ def _attacked(kind: RiskKind, settings: AttackSettings, released: np.ndarray,
     """How many records (or predicates) each release's attack tries, in words."""
     if kind is RiskKind.SINGLING_OUT:
         return (f"up to {settings.n_attacks:,} predicates per release, those its records "
-                "offer (each rate is over the predicates written), the same draw for every "
-                "release")
+                "offer (each rate is over the predicates written), drawn from the same random "
+                "stream for every release")
     count = attacked_count(settings.n_attacks, [released.shape[0], held_out.shape[0]])
     return (f"{count:,} released and {count:,} control records per release, the same for "
             "every release")
