@@ -240,3 +240,19 @@ def test_the_inference_held_is_the_worst_secret_evaluate_measures():
     k = int(m.value)
     assert m.status is MatchStatus.MATCHED and m.risk == pytest.approx(worst(k), abs=1e-12)
     assert worst(k) <= 0.1 * 1.0025 < worst(k - 1)
+
+
+def test_no_control_record_shapes_a_release():
+    # the DP candidate reads its bounds off the data: off the released records only, so a
+    # far outlier among the controls moves the attack's risk, never a release's utility
+    frame, control = _table(100, 13), _table(30, 14)
+    far = control.copy()
+    far.loc[0, "a"] = 50.0
+    losses = []
+    for held in (control, far):
+        result = compare_attacks(frame, target_risk=0.2, risk_kind="linkability",
+                                 methods=["dp-laplace"], control=held, seeds=1)
+        m = result.by_method()[CompareMethod.DP_LAPLACE]
+        losses.append({e.value: e.loss for e in m.evaluations})
+    common = losses[0].keys() & losses[1].keys()
+    assert common and all(losses[0][v] == losses[1][v] for v in common)
