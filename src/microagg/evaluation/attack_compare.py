@@ -14,8 +14,12 @@ Every release is attacked on the same records (common random numbers: a differen
 two methods is not a difference between two draws of targets), and a randomized method's
 risk is the mean over its seeds. The target is a ceiling: of the values whose 95 % interval
 lies at or below the target (plus the tolerance), the least protective is kept, and methods
-are ranked by the EMD they keep there (003 eq. 1). Inference is held at its worst secret
-column.
+are ranked by the EMD they keep there (003 eq. 1). The least protective of the values
+evaluated: the search assumes that the risk falls as protection grows, which an attack on a
+sample of records need not do from one value to the next (singling out on a few hundred
+records can rise with MDAV's k before it falls), so a value between two evaluated may meet
+the target too; the report's curves show every value evaluated. Inference is held at its
+worst secret column.
 """
 
 from __future__ import annotations
