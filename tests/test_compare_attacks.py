@@ -157,6 +157,14 @@ def test_the_command_reads_the_target_in_words(run_cli, tmp_path):
      "--keys applies to the categorical risks"),
     (["--target-risk-kind", "singling-out"], "--target-risk is needed"),
     (["--target-risk-kind", "linkability", "--target-risk", "1.5"], "lies in [0, 1]"),
+    (["--target-risk-kind", "inference", "--target-risk", "0.1", "--linkability-columns",
+      "a|b"], "--linkability-columns applies to the linkability risk, not to inference"),
+    (["--target-risk-kind", "singling-out", "--target-risk", "0.1", "--secret", "a"],
+     "--secret applies to the inference risk, not to singling-out"),
+    (["--target-risk-kind", "inference", "--target-risk", "0.1", "--columns", "a"],
+     "inference needs at least two columns"),
+    (["--target-risk-kind", "linkability", "--target-risk", "0.1", "--columns", "a"],
+     "linkability needs at least two columns"),
 ])
 def test_the_command_refuses_options_of_another_risk(run_cli, tmp_path, args, fragment):
     data = tmp_path / "table.csv"

@@ -58,7 +58,7 @@ from microagg.options import (
 )
 from microagg.risk.attack_data import AttackTables, attack_tables
 from microagg.risk.attack_rates import attacked_count
-from microagg.risk.attacks import AttackSettings, checked_settings
+from microagg.risk.attacks import TOO_FEW_TO_SPLIT, AttackSettings, checked_settings
 from microagg.risk.inference import inference
 from microagg.risk.linkability import linkability
 from microagg.risk.singling_out import singling_out
@@ -253,6 +253,11 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
     if (not isinstance(attacks_n, numbers.Integral) or isinstance(attacks_n, bool | np.bool_)
             or attacks_n < 1):
         raise InputError(f"the number of attacks must be a positive integer, got {attacks_n}")
+    if linkability_columns is not None and kind is not RiskKind.LINKABILITY:
+        raise InputError(f"`linkability_columns` applies to the linkability risk, not to "
+                         f"{kind.value}")
+    if secrets is not None and kind is not RiskKind.INFERENCE:
+        raise InputError(f"`secrets` applies to the inference risk, not to {kind.value}")
     offered = {m: "" for m in CompareMethod if not m.keys_only}
     chosen = chosen_methods(methods, DEFAULT_METHODS, offered,
                             "it protects categorical keys: compare_keys compares it")
@@ -274,6 +279,11 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
         n_attacks=int(attacks_n), linkability_columns=linkability_columns,
         secrets=None if secrets is None else [secrets] if isinstance(secrets, str)
         else list(secrets)))
+    if kind is RiskKind.LINKABILITY and settings.linkability_columns is None:
+        raise InputError(TOO_FEW_TO_SPLIT)
+    if kind is RiskKind.INFERENCE and len(names) < 2:
+        raise InputError("inference needs at least two columns: the attacker guesses one "
+                         "from the others")
     lows, highs, sources = attribute_domains(selected, released)
     table = candidates(released, lows, highs, declared=all(s == "schema" for s in sources))
     cal = AttackCalibrator(released, held_out, names, lows, highs, kind=kind,
