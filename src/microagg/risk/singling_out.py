@@ -18,7 +18,8 @@ Working Party, Opinion 05/2014; Cohen and Nissim 2020). The attacks are Anonymet
 - **control**: the attack's predicates on the control records; their successes are scaled
   to the original's size by the model of Cohen and Nissim (the chance that a predicate of
   weight w isolates one of n records, ``n w (1 - w)^(n-1)``, integrated over w up to a
-  fitted effective weight), fitted on subsamples of the control.
+  fitted effective weight), fitted on subsamples of the control from a tenth of it (at most
+  1,000 records) to all of it.
 
 Each rate is over the predicates the attack wrote (:mod:`microagg.risk.attack_rates`), at
 most ``n_attacks``: a release that offers fewer isolating predicates does not dilute the rate
@@ -276,7 +277,9 @@ def _size_correction(control: Indexed, predicates: Predicates, size: int,
     from scipy.optimize import curve_fit
 
     n = control.rows
-    sizes = np.repeat(np.linspace(min(1000, n), n, 10).astype(int), 5)
+    # subsamples from a tenth of the control (at most 1,000 records, Anonymeter's start) to
+    # all of it: from 1,000 alone, a control of 1,000 or fewer records fits one size only
+    sizes = np.repeat(np.linspace(min(1000, max(2, n // 10)), n, 10).astype(int), 5)
     hits = np.array([_isolated(control.subset(rng.choice(n, s, replace=False)), predicates)
                      for s in sizes], dtype=float)
 
