@@ -217,11 +217,12 @@ def _print(result: Any, notice: str) -> None:
 
     held = result.target.value
     out.print(f"note: {notice}")
+    ceiling = result.match.value == "at-most"
     out.print(f"target {held} {result.target_value:.6g} ({result.target_source}), "
-              f"tolerance ± {result.tolerance:.3g}"
+              f"tolerance {'+' if ceiling else '±'} {result.tolerance:.3g}"
               + ("" if result.risk_label == "rank risk" else
                  f"; risk: {result.risk_label}, "
-                 + ("at most the target" if result.match.value == "at-most" else
+                 + ("at most the target" if ceiling else
                     "within the band")))
     for m in result.methods:
         status = {MatchStatus.MATCHED: "matched",

@@ -14,12 +14,18 @@ Every release is attacked on the same records (common random numbers: a differen
 two methods is not a difference between two draws of targets), and a randomized method's
 risk is the mean over its seeds. The target is a ceiling: of the values whose 95 % interval
 lies at or below the target (plus the tolerance), the least protective is kept, and methods
-are ranked by the EMD they keep there (003 eq. 1). Inference is held at its worst secret
-column.
+are ranked by the EMD they keep there (003 eq. 1). The least protective of the values
+evaluated: the search assumes that the risk falls as protection grows, which an attack on a
+sample of records need not do from one value to the next (singling out on a few hundred
+records can rise with MDAV's k before it falls), so a value between two evaluated may meet
+the target too; the report's curves show every value evaluated. Inference is held at its
+worst secret column.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -51,7 +57,8 @@ from microagg.options import (
     parse,
 )
 from microagg.risk.attack_data import AttackTables, attack_tables
-from microagg.risk.attacks import AttackSettings, checked_settings
+from microagg.risk.attack_rates import attacked_count
+from microagg.risk.attacks import TOO_FEW_TO_SPLIT, AttackSettings, checked_settings
 from microagg.risk.inference import inference
 from microagg.risk.linkability import linkability
 from microagg.risk.singling_out import singling_out
@@ -65,9 +72,20 @@ ATTACKS_N = 2000
 """Records (predicates for singling out) attacked per release, by default."""
 PREDICATE_TRIES = 20
 """Singling out draws at most this many candidate predicates per predicate asked (and at
-least 10,000): a release whose records all share their values with others (MDAV's) isolates
-none of them, and the search would otherwise run to Anonymeter's ten million tries at every
-value searched."""
+least 10,000): a release with few distinct records (MDAV's at a large k) offers few
+predicates that isolate one of them, and the search would otherwise run to Anonymeter's ten
+million tries at every value searched."""
+
+
+SPLIT_STREAM, ATTACK_STREAM = 1, 2
+"""The streams of the control split and of the attacks' draws (:func:`stream`)."""
+
+
+def stream(seed: int, key: int) -> np.random.Generator:
+    """The generator of the draw ``key`` of ``seed``: a child of ``seed``'s seed sequence,
+    which no release's run ``np.random.default_rng((seed, run))`` can take, so that neither
+    the records held out nor the records attacked follow the noise of a release."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(key,)))
 
 
 class AttackCalibrator(Calibrator):
@@ -102,19 +120,21 @@ class AttackCalibrator(Calibrator):
         """The attack's risk on the release ``Y``, its targets drawn from the same seed for
         every release."""
         tables, s = self.tables(Y), self.settings
-        rng = np.random.default_rng((self.seed, 7))
+        rng = stream(self.seed, ATTACK_STREAM)
         if self.kind is RiskKind.LINKABILITY:
             assert s.linkability_columns is not None
             return linkability(tables, s.linkability_columns, n_attacks=s.n_attacks,
                                n_neighbors=s.n_neighbors, rng=rng).risk
         if self.kind is RiskKind.SINGLING_OUT:
-            return singling_out(tables, mode="multivariate", n_attacks=s.n_attacks,
-                                n_cols=min(s.n_cols, len(self.names)),
-                                max_attempts=max(10_000, PREDICATE_TRIES * s.n_attacks),
+            n_cols = min(s.n_cols, len(self.names))
+            # no more predicates are sought than a release record and n_cols columns make
+            wanted = min(s.n_attacks, len(Y) * math.comb(len(self.names), n_cols))
+            return singling_out(tables, mode="multivariate", n_attacks=wanted, n_cols=n_cols,
+                                max_attempts=max(10_000, PREDICATE_TRIES * wanted),
                                 rng=rng).risk
         secrets = s.secrets or self.names
         return max(inference(tables, c, n_attacks=s.n_attacks, tolerance=s.tolerance,
-                             rng=np.random.default_rng((self.seed, 7))).risk for c in secrets)
+                             rng=stream(self.seed, ATTACK_STREAM)).risk for c in secrets)
 
 
 def _split(X: np.ndarray, control: np.ndarray | None, seed: int
@@ -128,13 +148,15 @@ def _split(X: np.ndarray, control: np.ndarray | None, seed: int
     if held < 2 or n - held < 4:
         raise InputError(f"the attacks need control records: {n} records are too few to hold "
                          f"{CONTROL_SHARE:.0%} out (give a control table)")
-    order = np.random.default_rng((seed, 11)).permutation(n)
+    order = stream(seed, SPLIT_STREAM).permutation(n)
     return X[np.sort(order[held:])], X[np.sort(order[:held])], held
 
 
 def _reading(kind: RiskKind, level: float, settings: AttackSettings,
              names: Sequence[str]) -> str:
-    """What a risk ``level`` of ``kind`` means, in words for a data-protection officer."""
+    """What a risk ``level`` of ``kind`` means, in words for a data-protection officer: the
+    risk ``(a - c) / (1 - c)`` is the share, of the attacks that fail on people who are not
+    in the release, of those that succeed on people who are in it."""
     share = f"{100 * level:.3g} %"
     if kind is RiskKind.LINKABILITY:
         assert settings.linkability_columns is not None
@@ -142,21 +164,24 @@ def _reading(kind: RiskKind, level: float, settings: AttackSettings,
         return (f"at a linkability risk of {level:.3g}, an attacker who holds {first} of "
                 f"a person from one source and {second} of the same person from another, "
                 f"and joins them through the release, links the two for at most {share} "
-                "more of the people in the release than of people who are not in it "
-                "(0 = the release links its people no better than anyone's; 1 = it links "
-                "every one of them)")
+                "of the people in the release that the same attack fails to link among "
+                "people who are not in it (0 = the release links its people no better than "
+                "anyone's; 1 = it links every one of them)")
     if kind is RiskKind.SINGLING_OUT:
         return (f"at a singling-out risk of {level:.3g}, an attacker who reads the "
-                "release and writes conditions on "
-                f"{', '.join(names)} (up to {settings.n_cols} at once) that only one person "
-                f"meets singles out at most {share} more of the people in the release than "
-                "of people who are not in it")
+                f"release and writes conditions on {min(settings.n_cols, len(names))} of "
+                f"{', '.join(names)} at once, each met by exactly one record of the "
+                "release, finds that of his conditions that single out no one among people "
+                f"who are not in the release, at most {share} single out exactly one "
+                "person among the people in it (0 = his conditions single out the people in "
+                "the release no better than anyone; 1 = every one singles one out)")
     secrets = ", ".join(settings.secrets or names)
     return (f"at an inference risk of {level:.3g}, an attacker who knows the other columns of "
-            f"a person and looks for the nearest record in the release guesses the "
-            f"person's {secrets} (the worst of them; a number within "
-            f"{100 * settings.tolerance:.3g} % of it) right for at most {share} more of the "
-            "people in the release than of people who are not in it")
+            f"a person and takes the nearest record of the release guesses the person's "
+            f"{secrets} (the worst of them; a number is right within "
+            f"{100 * settings.tolerance:.3g} % of the guess) right for at most {share} of "
+            "the people in the release that the same attack guesses wrong among people "
+            "who are not in it (0 = no better than for anyone; 1 = right for every one)")
 
 
 def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
@@ -195,9 +220,10 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
         The two sets of columns the linkability attacker holds (default: the first half
         of ``columns`` and the rest).
     secrets
-        The columns inference guesses (default: every column; the worst is held).
+        The columns inference guesses (default: every column; the worst is held); one
+        column may be named alone.
     attacks_n
-        Records (or predicates) attacked per release.
+        Records (or predicates) attacked per release: an integer, Python's or numpy's.
     seeds, tolerance, seed, progress, source
         As :func:`microagg.evaluation.compare.compare` takes them.
 
@@ -224,8 +250,14 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
     if not isinstance(spec, tuple) and spec > 1:
         raise InputError(f"an attack's risk lies in [0, 1], got the target {spec:g}")
     check_search(seeds, tolerance, seed)
-    if not isinstance(attacks_n, int) or isinstance(attacks_n, bool) or attacks_n < 1:
+    if (not isinstance(attacks_n, numbers.Integral) or isinstance(attacks_n, bool | np.bool_)
+            or attacks_n < 1):
         raise InputError(f"the number of attacks must be a positive integer, got {attacks_n}")
+    if linkability_columns is not None and kind is not RiskKind.LINKABILITY:
+        raise InputError(f"`linkability_columns` applies to the linkability risk, not to "
+                         f"{kind.value}")
+    if secrets is not None and kind is not RiskKind.INFERENCE:
+        raise InputError(f"`secrets` applies to the inference risk, not to {kind.value}")
     offered = {m: "" for m in CompareMethod if not m.keys_only}
     chosen = chosen_methods(methods, DEFAULT_METHODS, offered,
                             "it protects categorical keys: compare_keys compares it")
@@ -235,14 +267,23 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
         lacking = [c for c in names if c not in control.columns]
         if lacking:
             raise InputError(f"the control table lacks the column(s) {', '.join(lacking)}")
-        held = compared_matrix(control[names], selected, names)[2]
+        try:
+            held = compared_matrix(control[names], selected, names)[2]
+        except InputError as error:
+            raise InputError(f"the control table: {error}") from None
     released, held_out, drawn = _split(X, held, seed)
     probe = attack_tables(pd.DataFrame(released[:2], columns=names),
                           pd.DataFrame(released[:2], columns=names),
                           pd.DataFrame(held_out[:2], columns=names))
     settings = checked_settings(probe, AttackSettings(
         n_attacks=int(attacks_n), linkability_columns=linkability_columns,
-        secrets=None if secrets is None else list(secrets)))
+        secrets=None if secrets is None else [secrets] if isinstance(secrets, str)
+        else list(secrets)))
+    if kind is RiskKind.LINKABILITY and settings.linkability_columns is None:
+        raise InputError(TOO_FEW_TO_SPLIT)
+    if kind is RiskKind.INFERENCE and len(names) < 2:
+        raise InputError("inference needs at least two columns: the attacker guesses one "
+                         "from the others")
     lows, highs, sources = attribute_domains(selected, released)
     table = candidates(released, lows, highs, declared=all(s == "schema" for s in sources))
     cal = AttackCalibrator(released, held_out, names, lows, highs, kind=kind,
@@ -262,8 +303,10 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
         "control records": (f"{held_out.shape[0]:,} records held out of every release at "
                             "random" if drawn else
                             f"{held_out.shape[0]:,} records of the control table given"),
-        "records attacked": f"{min(settings.n_attacks, released.shape[0]):,} per release, "
-                            "the same for every release",
+        "records attacked": _attacked(kind, settings, released, held_out),
+        "interval": "a value's 95 % interval is over the releases of a randomized method's "
+                    "seeds (a point for a method without randomness); the attack's own "
+                    "sampling error on the records attacked is not in it",
         "reading": _reading(kind, target_value, settings, names),
     }
     return replace(Comparison(
@@ -285,7 +328,19 @@ def _attack_words(kind: RiskKind, settings: AttackSettings, names: Sequence[str]
         return (f"linkability of {first} with {second} through the nearest "
                 f"{settings.n_neighbors} release record(s) of each")
     if kind is RiskKind.SINGLING_OUT:
-        return f"multivariate singling out, predicates on up to {settings.n_cols} columns"
+        return (f"multivariate singling out, predicates on {min(settings.n_cols, len(names))} "
+                "columns each")
     return (f"inference of {', '.join(settings.secrets or names)} from the other columns "
             "(the worst column held)")
 
+
+def _attacked(kind: RiskKind, settings: AttackSettings, released: np.ndarray,
+              held_out: np.ndarray) -> str:
+    """How many records (or predicates) each release's attack tries, in words."""
+    if kind is RiskKind.SINGLING_OUT:
+        return (f"up to {settings.n_attacks:,} predicates per release, those its records "
+                "offer (each rate is over the predicates written), drawn from the same random "
+                "stream for every release")
+    count = attacked_count(settings.n_attacks, [released.shape[0], held_out.shape[0]])
+    return (f"{count:,} released and {count:,} control records per release, the same for "
+            "every release")

@@ -34,7 +34,7 @@ import pandas as pd
 from microagg.core.aggregate import replace_by_means
 from microagg.core.masking import correlated_noise, multiplicative_noise, rank_swap
 from microagg.data.schema import Schema
-from microagg.data.table import encode
+from microagg.data.table import encode, missing_mask
 from microagg.errors import InputError, PrivacyLeakWarning
 
 # The search itself lives in calibration; its names stay importable from here.
@@ -164,6 +164,12 @@ def compared_matrix(frame: pd.DataFrame, schema: Schema | None, columns: Sequenc
     if text:
         raise InputError(f"column '{text[0]}' is not numeric; the compared methods mask numeric "
                          "attributes only (choose others with `columns`)")
+    for name in names:  # no option of a comparison drops incomplete rows: say what to do
+        gaps = np.flatnonzero(missing_mask(frame[name]))
+        if gaps.size:
+            raise InputError(f"column '{name}' has a missing value in row {gaps[0] + 1}; the "
+                             "compared methods take complete records: fill it, or leave the "
+                             "incomplete rows out of the table")
     undeclared = Schema(tuple(replace(a, domain=None) for a in selected))
     X = encode(frame[names], undeclared).numeric_matrix(names)
     if X.shape[0] < 4:

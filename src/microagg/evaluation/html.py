@@ -317,8 +317,9 @@ def comparison_html(c: Comparison) -> str:
     held = "risk" if c.target is Target.RISK else "utility"
     target = (_risk_number(c, c.target_value, 6) if c.target is Target.RISK
               else f"{c.target_value:.6g}")
+    band = ("the target ceiling" if c.match is TargetMatch.AT_MOST else "the target band")
     curves = figure_html(_curves(c), f"{_measure_label(c)} against each method's parameter, "
-                         "with the target band and the matched value (003 Figure 1).",
+                         f"with {band} and the matched value (003 Figure 1).",
                          "figure-curves")
     grouped = ("EMD of groups of at most 1,000 distinct records per data set, "
                if c.risk_kind.on_numeric else "")

@@ -22,6 +22,7 @@ FLAGS = {
     "target_risk": "--target-risk",
     "target_utility": "--target-utility",
     "risk_kind": "--target-risk-kind",
+    "secrets": "--secret",
     "roles": "--identifiers/--weight/--strata/--household",
 }
 """Parameters whose flag is not ``--name`` with dashes (and no method field says which)."""

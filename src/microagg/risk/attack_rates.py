@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-__all__ = ["AttackRisk", "Rate", "attack_risk", "wilson"]
+__all__ = ["AttackRisk", "Rate", "attack_risk", "attacked_count", "wilson"]
 
 
 @dataclass(frozen=True)
@@ -102,3 +102,18 @@ def attack_risk(attack: Rate, baseline: Rate, control: Rate | None) -> AttackRis
     clip = lambda x: min(max(x, 0.0), 1.0)  # noqa: E731
     return AttackRisk(clip(value), (clip(value - error), clip(value + error)), attack,
                       baseline, control)
+
+
+def attacked_count(n_attacks: int, rows: list[int]) -> int:
+    """How many records of each table an attack targets: ``n_attacks``, or the rows of the
+    smallest of the tables ``rows`` (the originals, and the controls when given). The same
+    count for the originals and the controls, so that equal successes make equal rates: over
+    fewer tries Wilson's centre lies nearer 1/2, and the risk ``(a - c) / (1 - c)`` would
+    read the difference as a leak.
+
+    Examples
+    --------
+    >>> attacked_count(2000, [160, 40])
+    40
+    """
+    return min(n_attacks, *rows)

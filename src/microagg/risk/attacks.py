@@ -14,7 +14,7 @@ what it teaches about anyone. The attacks are declared in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,8 @@ from microagg.risk.linkability import linkability
 from microagg.risk.registry import ATTACKS, function
 from microagg.risk.singling_out import singling_out
 
-__all__ = ["AttackRisks", "AttackSettings", "attack_risks", "checked_settings"]
+__all__ = ["TOO_FEW_TO_SPLIT", "AttackRisks", "AttackSettings", "attack_risks",
+           "checked_settings"]
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ def singling_out_risks(tables: AttackTables, settings: AttackSettings,
 def linkability_risk(tables: AttackTables, settings: AttackSettings,
                      rng: np.random.Generator) -> AttackRisk:
     """Linkability over the settings' split (:func:`microagg.risk.linkability.linkability`)."""
-    assert settings.linkability_columns is not None
+    if settings.linkability_columns is None:
+        raise InputError(TOO_FEW_TO_SPLIT)
     return linkability(tables, settings.linkability_columns, n_attacks=settings.n_attacks,
                        n_neighbors=settings.n_neighbors, rng=rng)
 
@@ -111,8 +113,13 @@ def closest_record_distances(tables: AttackTables, settings: AttackSettings,
     return closest_records(tables, rng=rng)
 
 
+TOO_FEW_TO_SPLIT = "linkability needs at least two columns to split"
+"""The refusal of linkability over a single column."""
+
+
 def checked_settings(tables: AttackTables, settings: AttackSettings) -> AttackSettings:
-    """``settings`` checked against the columns, the defaults filled in."""
+    """``settings`` checked against the columns, the defaults filled in (no linkability
+    split for a single column: :func:`linkability_risk` refuses it)."""
     columns = tables.columns
     if settings.n_attacks < 1:
         raise InputError(f"the number of attacks must be at least 1, got {settings.n_attacks}")
@@ -125,14 +132,19 @@ def checked_settings(tables: AttackTables, settings: AttackSettings) -> AttackSe
                          f"{', '.join(columns)})")
     split = settings.linkability_columns
     if split is None:
-        if len(columns) < 2:
-            raise InputError("linkability needs at least two columns to split")
+        if len(columns) < 2:  # no default split: linkability, if asked, refuses
+            return replace(settings, linkability_columns=None)
         half = len(columns) // 2
         split = (columns[:half], columns[half:])
     named = [c for part in split for c in part]
-    if any(not part for part in split) or any(c not in columns for c in named):
+    unknown = list(dict.fromkeys(c for c in named if c not in columns))
+    if any(not part for part in split) or unknown:
         raise InputError("the linkability columns must be two non-empty sets of the "
-                         f"columns ({', '.join(columns)}), as A,B|C,D")
+                         f"columns ({', '.join(columns)}), as A,B|C,D"
+                         + (f"; not among them: {', '.join(unknown)}" if unknown else ""))
+    if set(split[0]) == set(split[1]):
+        raise InputError("the two linkability sets hold the same columns: the attacker's "
+                         "two sources must differ (each half would find the same record)")
     return AttackSettings(settings.n_attacks, (list(split[0]), list(split[1])),
                           settings.secrets, settings.n_neighbors, settings.n_cols,
                           settings.tolerance)

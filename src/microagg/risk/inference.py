@@ -4,9 +4,11 @@ The attacker knows every column of a target but the secret, takes the release re
 to it (the mixed-type distance of :mod:`microagg.risk._neighbours`) and guesses its secret
 (Article 29 Working Party, Opinion 05/2014; Anonymeter, Giomi et al. 2023, PoPETs 2023(2)).
 A guess of a category is right when equal (a missing value matching a missing one); of a
-number, when within ``tolerance`` of the guess relatively (``|guess - secret| / guess``,
-Anonymeter's rule). The attack targets ``n_attacks`` random original records, the control
-attack control records; the baseline guesses the secret of a random release record.
+number, when within ``tolerance`` of the guess relatively (``|guess - secret| / |guess|``:
+Anonymeter's rule, whose denominator ``guess`` would count every negative guess right). The
+attack targets ``n_attacks`` random original records, the control attack as many control
+records (fewer of both when either table is smaller); the baseline guesses the secret of a
+random release record.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 from microagg.core.rng import make_rng
 from microagg.risk._neighbours import nearest_neighbours
 from microagg.risk.attack_data import AttackTables
-from microagg.risk.attack_rates import AttackRisk, attack_risk, wilson
+from microagg.risk.attack_rates import AttackRisk, attack_risk, attacked_count, wilson
 
 __all__ = ["inference", "right_guesses"]
 
@@ -27,7 +29,7 @@ def right_guesses(guesses: np.ndarray, secrets: np.ndarray, numeric: bool,
     both_missing = np.isnan(guesses) & np.isnan(secrets)
     with np.errstate(divide="ignore", invalid="ignore"):
         if numeric:
-            close = np.abs(guesses - secrets) / (guesses + 1e-12) <= tolerance
+            close = np.abs(guesses - secrets) / (np.abs(guesses) + 1e-12) <= tolerance
         else:
             close = guesses == secrets
     return both_missing | close
@@ -65,8 +67,8 @@ def inference(tables: AttackTables, secret: str, *, n_attacks: int = 500,
     release_secret = secrets[1]
 
     targets = [0] if tables.control is None else [0, 2]
-    chosen = [generator.choice(blocks[t].shape[0], min(n_attacks, blocks[t].shape[0]),
-                               replace=False) for t in targets]
+    count = attacked_count(n_attacks, [blocks[t].shape[0] for t in targets])
+    chosen = [generator.choice(blocks[t].shape[0], count, replace=False) for t in targets]
     queries = np.vstack([blocks[t][rows] for t, rows in zip(targets, chosen, strict=True)])
     if known:  # one search of the release's tree for the originals and the controls
         found, _ = nearest_neighbours(blocks[1], queries, categorical, 1)

@@ -4,7 +4,9 @@ The attacker holds two sets of columns of the same people (an auxiliary split of
 columns), finds in the release the ``n_neighbors`` records nearest to each half and links the
 two halves when the two lists share a release record (Article 29 Working Party, Opinion
 05/2014; Anonymeter, Giomi et al. 2023, PoPETs 2023(2)). The attack targets ``n_attacks``
-random original records; the control attack the same number of control records; the
+random original records; the control attack the same number of control records (fewer of
+both when either table is smaller: two rates over different counts would differ for the same
+success, Wilson's centre leaning to 1/2 more for the fewer); the
 baseline draws each list at random from the release. Distances are the mixed-type distance
 of :mod:`microagg.risk._neighbours`.
 """
@@ -16,7 +18,7 @@ import numpy as np
 from microagg.core.rng import make_rng
 from microagg.risk._neighbours import nearest_neighbours
 from microagg.risk.attack_data import AttackTables
-from microagg.risk.attack_rates import AttackRisk, attack_risk, wilson
+from microagg.risk.attack_rates import AttackRisk, attack_risk, attacked_count, wilson
 
 __all__ = ["linkability", "linked"]
 
@@ -38,8 +40,8 @@ def _links(tables: AttackTables, split: tuple[list[str], list[str]], n_attacks: 
     for columns in split:
         blocks, categorical = tables.encoded(columns)
         if not chosen:
-            chosen = [rng.choice(blocks[t].shape[0], min(n_attacks, blocks[t].shape[0]),
-                                 replace=False) for t in targets]
+            count = attacked_count(n_attacks, [blocks[t].shape[0] for t in targets])
+            chosen = [rng.choice(blocks[t].shape[0], count, replace=False) for t in targets]
         queries = np.vstack([blocks[t][rows] for t, rows in zip(targets, chosen, strict=True)])
         found, _ = nearest_neighbours(blocks[1], queries, categorical, n_neighbors)
         lists.append(found)

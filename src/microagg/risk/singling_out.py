@@ -12,20 +12,26 @@ Working Party, Opinion 05/2014; Cohen and Nissim 2020). The attacks are Anonymet
   ``is missing``, ``== v`` for a category, ``>= v`` above the release's median and ``<= v``
   otherwise for a number; those isolating one release record, each once, up to
   ``n_attacks`` or ``max_attempts`` tries;
-- **baseline**: ``n_attacks`` predicates on random columns with random values of the
+- **baseline**: as many predicates as the attack wrote, on random columns with random values of the
   release and random operators (``==``, ``!=`` on a category; also ``<``, ``>``, ``<=``,
   ``>=`` on a number);
 - **control**: the attack's predicates on the control records; their successes are scaled
   to the original's size by the model of Cohen and Nissim (the chance that a predicate of
   weight w isolates one of n records, ``n w (1 - w)^(n-1)``, integrated over w up to a
-  fitted effective weight), fitted on subsamples of the control.
+  fitted effective weight), fitted on subsamples of the control from a tenth of it (at most
+  1,000 records) to all of it.
 
-Each rate is over ``n_attacks`` (:mod:`microagg.risk.attack_rates`). The predicates are
+Each rate is over the predicates the attack wrote (:mod:`microagg.risk.attack_rates`), at
+most ``n_attacks``: a release that offers fewer isolating predicates does not dilute the rate
+with predicates never written (Anonymeter divides by them too), and a multivariate search
+asks no more than the release can offer (a release record and ``n_cols`` columns make one
+predicate). The predicates are
 evaluated by a compiled kernel that stops at a predicate's second match.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numba
@@ -215,6 +221,7 @@ def _multivariate(table: Indexed, numeric: np.ndarray, n_attacks: int, n_cols: i
     release = table.data
     n, d = release.shape
     n_cols = min(n_cols, d)
+    n_attacks = min(n_attacks, n * math.comb(d, n_cols))  # the distinct predicates there are
     medians = np.array([np.nanmedian(release[:, j]) if numeric[j] and
                         not np.isnan(release[:, j]).all() else np.nan for j in range(d)])
     kept: list[Predicates] = []
@@ -270,7 +277,9 @@ def _size_correction(control: Indexed, predicates: Predicates, size: int,
     from scipy.optimize import curve_fit
 
     n = control.rows
-    sizes = np.repeat(np.linspace(min(1000, n), n, 10).astype(int), 5)
+    # subsamples from a tenth of the control (at most 1,000 records, Anonymeter's start) to
+    # all of it: from 1,000 alone, a control of 1,000 or fewer records fits one size only
+    sizes = np.repeat(np.linspace(min(1000, max(2, n // 10)), n, 10).astype(int), 5)
     hits = np.array([_isolated(control.subset(rng.choice(n, s, replace=False)), predicates)
                      for s in sizes], dtype=float)
 
@@ -305,7 +314,7 @@ def singling_out(tables: AttackTables, *, mode: str = "multivariate", n_attacks:
     mode
         ``"univariate"`` or ``"multivariate"``.
     n_attacks
-        How many predicates to try (each rate's denominator).
+        How many predicates to write at most (each rate's denominator is those written).
     n_cols
         How many columns a multivariate predicate names.
     max_attempts
@@ -330,14 +339,15 @@ def singling_out(tables: AttackTables, *, mode: str = "multivariate", n_attacks:
         width = n_cols
     else:
         raise ValueError(f"mode must be univariate or multivariate, got {mode!r}")
-    attack = wilson(n_attacks, _isolated(original, predicates))
-    guesses = _baseline(release.data, numeric, n_attacks, width, generator)
-    baseline = wilson(n_attacks, _isolated(original, guesses))
+    tries = len(predicates)  # the predicates written, not those asked (Anonymeter's rule)
+    attack = wilson(tries, _isolated(original, predicates))
+    guesses = _baseline(release.data, numeric, tries, width, generator)
+    baseline = wilson(tries, _isolated(original, guesses))
     control_rate = None
     if tables.control is not None:
         control = _distinct(blocks[2])
         hits: float = _isolated(control, predicates)
         if control.rows != original.rows and len(predicates):
             hits *= _size_correction(control, predicates, original.rows, generator)
-        control_rate = wilson(n_attacks, min(hits, float(n_attacks)))
+        control_rate = wilson(tries, min(hits, float(tries)))
     return attack_risk(attack, baseline, control_rate)
