@@ -229,12 +229,13 @@ def test_evaluate_adds_the_attacks_to_its_json_and_words(run_cli, tmp_path) -> N
     words = run_cli(*asked)
     assert words.code == 0 and "linkability" in words.stdout and "city: risk" in words.stdout
     # each risk read in words, its figure the JSON's
-    linked = f"{100 * said['linkability']['risk']:.3g} % more of the people in the release"
+    linked = (f"{100 * said['linkability']['risk']:.3g} % of the people in the release that "
+              "the same attack fails to link")
     assert ("holds age, income of a person from one source and height, city of the same "
             "person") in words.stdout and linked in words.stdout
-    guessed = f"{100 * said['inference']['city']['risk']:.3g} % more"
-    assert f"guesses the person's city (within 5 % for a number) right for {guessed}" \
-        in words.stdout
+    guessed = f"{100 * said['inference']['city']['risk']:.3g} % of the people"
+    assert ("guesses the person's city (a number is right within 5 % of the guess) right "
+            f"for {guessed}") in words.stdout
     assert words.stdout.count("in words") == 5
     for bad, named in ((("--secret", "salary"), "salary"), (("--attacks", "membership"),
                                                              "--attacks")):

@@ -58,6 +58,7 @@ from microagg.options import (
 )
 from microagg.risk.attack_data import AttackTables, attack_tables
 from microagg.risk.attack_rates import attacked_count
+from microagg.risk.attack_words import inference_words, linkability_words, singling_out_words
 from microagg.risk.attacks import TOO_FEW_TO_SPLIT, AttackSettings, checked_settings
 from microagg.risk.inference import inference
 from microagg.risk.linkability import linkability
@@ -154,34 +155,25 @@ def _split(X: np.ndarray, control: np.ndarray | None, seed: int
 
 def _reading(kind: RiskKind, level: float, settings: AttackSettings,
              names: Sequence[str]) -> str:
-    """What a risk ``level`` of ``kind`` means, in words for a data-protection officer: the
-    risk ``(a - c) / (1 - c)`` is the share, of the attacks that fail on people who are not
-    in the release, of those that succeed on people who are in it."""
-    share = f"{100 * level:.3g} %"
+    """What a risk ``level`` of ``kind`` means, in words for a data-protection officer
+    (:mod:`microagg.risk.attack_words`), with what its two ends mean."""
     if kind is RiskKind.LINKABILITY:
         assert settings.linkability_columns is not None
-        first, second = (", ".join(part) for part in settings.linkability_columns)
-        return (f"at a linkability risk of {level:.3g}, an attacker who holds {first} of "
-                f"a person from one source and {second} of the same person from another, "
-                f"and joins them through the release, links the two for at most {share} "
-                "of the people in the release that the same attack fails to link among "
-                "people who are not in it (0 = the release links its people no better than "
-                "anyone's; 1 = it links every one of them)")
+        return (f"at a linkability risk of {level:.3g}, "
+                + linkability_words(level, settings.linkability_columns, at_most=True)
+                + " (0 = the release links its people no better than anyone's; 1 = it "
+                "links every one of them)")
     if kind is RiskKind.SINGLING_OUT:
-        return (f"at a singling-out risk of {level:.3g}, an attacker who reads the "
-                f"release and writes conditions on {min(settings.n_cols, len(names))} of "
-                f"{', '.join(names)} at once, each met by exactly one record of the "
-                "release, finds that of his conditions that single out no one among people "
-                f"who are not in the release, at most {share} single out exactly one "
-                "person among the people in it (0 = his conditions single out the people in "
-                "the release no better than anyone; 1 = every one singles one out)")
-    secrets = ", ".join(settings.secrets or names)
-    return (f"at an inference risk of {level:.3g}, an attacker who knows the other columns of "
-            f"a person and takes the nearest record of the release guesses the person's "
-            f"{secrets} (the worst of them; a number is right within "
-            f"{100 * settings.tolerance:.3g} % of the guess) right for at most {share} of "
-            "the people in the release that the same attack guesses wrong among people "
-            "who are not in it (0 = no better than for anyone; 1 = right for every one)")
+        return (f"at a singling-out risk of {level:.3g}, "
+                + singling_out_words(level, names, min(settings.n_cols, len(names)),
+                                     at_most=True)
+                + " (0 = his conditions single out the people in the release no better "
+                "than anyone; 1 = every one singles one out)")
+    secrets = settings.secrets or names
+    return (f"at an inference risk of {level:.3g}, "
+            + inference_words(level, ", ".join(secrets), settings.tolerance, at_most=True,
+                              worst=len(secrets) > 1)
+            + " (0 = no better than for anyone; 1 = right for every one)")
 
 
 def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,

@@ -2,8 +2,9 @@
 attack of :mod:`microagg.risk.attacks`, said the same way wherever a risk is shown
 (``evaluate``'s lines, a comparison's report).
 
-Every risk of an attack is its success on the people in the release beyond its success on
-people who are not in it (the control records): ``(attack - control) / (1 - control)``.
+The risk of an attack is ``(a - c) / (1 - c)`` (:mod:`microagg.risk.attack_rates`): of the
+attacks that fail on people who are not in the release (the control records), the share of
+those that succeed on people who are in it. Each sentence says that share for its attack.
 """
 
 from __future__ import annotations
@@ -13,27 +14,26 @@ from collections.abc import Sequence
 __all__ = ["inference_words", "linkability_words", "singling_out_words"]
 
 
-def _share(risk: float) -> str:
-    return f"{100 * risk:.3g} %"
+def _share(risk: float, at_most: bool) -> str:
+    return ("at most " if at_most else "") + f"{100 * risk:.3g} %"
 
 
 def singling_out_words(risk: float, columns: Sequence[str] | None, n_cols: int,
                        at_most: bool = False) -> str:
-    """Singling out: conditions on the release's columns (``columns``; None: all of them)
-    that only one person meets.
+    """Singling out: conditions on ``n_cols`` of the release's ``columns`` (None: its
+    columns) at once, each met by exactly one release record.
 
     Examples
     --------
     >>> text = singling_out_words(0.1, ["age", "zip"], 2)
-    >>> "conditions on age, zip (up to 2 at once)" in text, "singles out 10 % more" in text
+    >>> "conditions on 2 of age, zip at once" in text, "10 % single out exactly one" in text
     (True, True)
     """
-    bound = "at most " if at_most else ""
     on = "its columns" if columns is None else ", ".join(columns)
-    return (f"an attacker who reads the release and writes conditions on {on} (up to "
-            f"{n_cols} at once) that only one person meets "
-            f"singles out {bound}{_share(risk)} more of the people in the release than of "
-            "people who are not in it")
+    return (f"an attacker who reads the release and writes conditions on {n_cols} of {on} "
+            "at once, each met by exactly one record of the release, finds that of his "
+            "conditions that single out no one among people who are not in the release, "
+            f"{_share(risk, at_most)} single out exactly one person among the people in it")
 
 
 def linkability_words(risk: float, split: tuple[Sequence[str], Sequence[str]],
@@ -43,31 +43,31 @@ def linkability_words(risk: float, split: tuple[Sequence[str], Sequence[str]],
     Examples
     --------
     >>> text = linkability_words(0.02, (["fnlwgt"], ["age", "sex"]), at_most=True)
-    >>> "holds fnlwgt of a person" in text, "for at most 2 % more of the people" in text
+    >>> "holds fnlwgt of a person" in text, "for at most 2 % of the people" in text
     (True, True)
     """
     first, second = (", ".join(part) for part in split)
-    bound = "at most " if at_most else ""
     return (f"an attacker who holds {first} of a person from one source and {second} of "
             "the same person from another, and joins them through the release, links the "
-            f"two for {bound}{_share(risk)} more of the people in the release than of "
-            "people who are not in it")
+            f"two for {_share(risk, at_most)} of the people in the release that the same "
+            "attack fails to link among people who are not in it")
 
 
-def inference_words(risk: float, secret: str, tolerance: float | None,
-                    at_most: bool = False) -> str:
-    """Inference: a column guessed from the others through the nearest release record
-    (``tolerance``: the relative error a guessed number may have; None for a category).
+def inference_words(risk: float, secret: str, tolerance: float, at_most: bool = False,
+                    worst: bool = False) -> str:
+    """Inference: ``secret`` guessed from the other columns through the nearest release
+    record (a number right within ``tolerance`` of the guess, relatively; ``worst``: the
+    secret names several columns, the worst of them held).
 
     Examples
     --------
-    >>> text = inference_words(0.25, "income", None)
-    >>> "guesses the person's income right for 25 % more" in text
+    >>> text = inference_words(0.25, "income", 0.05)
+    >>> "guesses the person's income (a number is right within 5 %" in text
     True
     """
-    bound = "at most " if at_most else ""
-    near = "" if tolerance is None else f" (within {100 * tolerance:.3g} % for a number)"
-    return (f"an attacker who knows a person's other columns and looks for the nearest "
-            f"record in the release guesses the person's {secret}{near} right for "
-            f"{bound}{_share(risk)} more of the people in the release than of people who "
-            "are not in it")
+    worst_of = "the worst of them; " if worst else ""
+    return (f"an attacker who knows the other columns of a person and takes the nearest "
+            f"record of the release guesses the person's {secret} ({worst_of}a number is "
+            f"right within {100 * tolerance:.3g} % of the guess) right for "
+            f"{_share(risk, at_most)} of the people in the release that the same attack "
+            "guesses wrong among people who are not in it")
