@@ -153,6 +153,12 @@ def topcode(
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
     json_out: bool = JSON,
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " Quantile thresholds "
+                               "are found on the cluster as one machine finds them; each "
+                               "partition is then coded on its own."),
+    scheduler: str | None = SCHEDULER,
+    workers: int | None = WORKERS,
+    storage_option: list[str] | None = STORAGE,
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
@@ -160,6 +166,12 @@ def topcode(
     --bottom (with --at quantile, each column's quantiles of those orders)."""
     from microagg.cli.mask import _print_report
 
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, roles=roles or None,
+                      decimal=decimal, thousands=thousands):
+        _at_scale(TopBottomCoding, options, input=input, output=output, schema=schema,
+                  keys=names(columns, "--columns"), json_out=json_out, scheduler=scheduler,
+                  workers=workers, storage=storage_option or [])
+        return
     _run(TopBottomCoding, options, input=input, output=output, schema=schema,
          json_out=json_out, show=_print_report, decimal=decimal, thousands=thousands,
          columns=names(columns, "--columns"), roles=roles)
@@ -193,6 +205,12 @@ def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input
             report: Any = suppress_at_scale(client, dataset, target, made, chosen,
                                             schema=declared, storage_options=storage_options,
                                             progress=progress)
+        elif isinstance(made, TopBottomCoding):
+            from microagg.at_scale.topcode import topcode_at_scale
+
+            report = topcode_at_scale(client, dataset, target, made, columns=keys,
+                                      schema=declared, storage_options=storage_options,
+                                      progress=progress)
         else:
             from microagg.at_scale.per_record import per_record_at_scale
 
@@ -204,6 +222,15 @@ def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input
         print_json(report.to_dict())
         return
     parts = f"{report.partitions} partition{'' if report.partitions == 1 else 's'}"
+    if isinstance(made, TopBottomCoding):
+        out.print(f"{report.method}: {report.records:,} records in {parts} -> {target}")
+        for name in report.columns:
+            at, coded = report.thresholds[name], report.coded[name]
+            out.print("  " + name + ": " + ", ".join(
+                f"{coded[end]:,} value(s) coded at the {end} {at[end]:g}"
+                for end in ("bottom", "top") if at[end] is not None))
+        out.print(f"  report: {sidecar}")
+        return
     changed = getattr(report, "changed", None) or [k for k, n in getattr(
         report, "suppressions", {}).items() if n]
     out.print(f"{report.method}: {report.records:,} records in {parts}, columns "
