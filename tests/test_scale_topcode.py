@@ -124,3 +124,8 @@ def test_the_command_on_the_cluster(client, run_cli, incomes, tmp_path):
     assert done.code == 2 and done.stderr.count("\n") == 1 and "changes no value" in \
         done.stderr, done.stderr
     assert not (tmp_path / "kept").exists()
+    done = run_cli("topcode", folder, "-o", tmp_path / "kept", "--top", "0.9", "--at",
+                   "quantile", "--identifiers", "id", *cluster)
+    assert done.code == 2 and done.stderr.strip() == (
+        "microagg: error: --identifiers, --weight, --strata and --household are not available "
+        "with --engine dask: declare the roles in a schema (--schema)"), done.stderr
