@@ -311,6 +311,20 @@ def test_s3_to_s3_on_workers_that_cannot_see_the_client(cluster, run_cli, tmp_pa
                    "--json", *common)
     local = run_cli("check", tmp_path / "sup.parquet", "--k", "200", "--quasi", keys, "--json")
     assert done.code == local.code == 0 and json.loads(done.stdout) == json.loads(local.stdout)
+
+    # topcode at quantiles found on the cluster, and pram by matrices counted there
+    done = run_cli("topcode", "s3://data/in", "-o", "s3://data/top", "--columns", "b",
+                   "--top", "0.9", "--at", "quantile", "--engine", "dask", *common)
+    local = run_cli("topcode", tmp_path / "in" / "all.parquet", "-o", tmp_path / "top.parquet",
+                    "--columns", "b", "--top", "0.9", "--at", "quantile")
+    assert done.code == local.code == 0, done.stderr + local.stderr
+    assert _read(fs, "data/top").equals(pd.read_parquet(tmp_path / "top.parquet"))
+    done = run_cli("pram", "s3://data/in", "-o", "s3://data/pram", "--keys", "edu", "--seed",
+                   "1", "--engine", "dask", *common)
+    assert done.code == 0, done.stderr
+    drawn = _read(fs, "data/pram")
+    assert set(drawn["edu"].dropna()) <= set(whole["edu"].dropna())
+    assert drawn["region"].equals(whole["region"])
     assert not [p for p in fs.find("data", withdirs=True) if ".microagg-" in p]
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "READS",
     "REPORT_HELP",
     "REPORT_KIND_HELP",
+    "ROLE_FLAGS",
     "SCHEDULER_HELP",
     "THOUSANDS",
     "THREADS_HELP",
@@ -220,6 +221,10 @@ def check_weight(frame: Any, schema: Any, roles: dict[str, Any] | None,
             sampling_weights(frame[name].iloc[rows], name, rows)
 
 
+ROLE_FLAGS = "--identifiers, --weight, --strata and --household"
+"""The options that give columns their roles over the schema (``roles``)."""
+
+
 def engine_is_dask(engine: str, scheduler: str | None, workers: int | None, *,
                    storage: list[str] | None = None, **local_only: Any) -> bool:
     """True for --engine dask. Options of the local engine only must keep their defaults;
@@ -234,8 +239,10 @@ def engine_is_dask(engine: str, scheduler: str | None, workers: int | None, *,
         return False
     for option, value in local_only.items():
         if value not in (None, False, "auto"):
-            raise InputError(f"--{option.replace('_', '-')} is not available with "
-                             "--engine dask")
+            flag = (ROLE_FLAGS + " are" if option == "roles"
+                    else f"--{option.replace('_', '-')} is")
+            raise InputError(f"{flag} not available with --engine dask" + (
+                ": declare the roles in a schema (--schema)" if option == "roles" else ""))
     return True
 
 

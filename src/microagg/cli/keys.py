@@ -133,12 +133,26 @@ def pram(
     thousands: str | None = THOUSANDS,
     seed: int | None = option("seed", "pram"),
     json_out: bool = JSON,
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " The matrices come "
+                               "from the keys' frequencies counted on the cluster; each "
+                               "partition draws with a generator seeded by the seed and its "
+                               "index (the draws differ from one machine's, the matrices do "
+                               "not)."),
+    scheduler: str | None = SCHEDULER,
+    workers: int | None = WORKERS,
+    storage_option: list[str] | None = STORAGE,
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
     """Invariant PRAM: each value redrawn from its row of a transition matrix that keeps
     the expected marginal (per stratum when strata are declared); the matrices are in the
     report."""
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, roles=roles or None,
+                      decimal=decimal, thousands=thousands):
+        _at_scale(InvariantPram, options, input=input, output=output, schema=schema,
+                  keys=names(keys, "--keys"), json_out=json_out, scheduler=scheduler,
+                  workers=workers, storage=storage_option or [], seed=seed)
+        return
     _run(InvariantPram, options, input=input, output=output, schema=schema,
          json_out=json_out, show=_show_pram, decimal=decimal, thousands=thousands,
          keys=names(keys, "--keys"), roles=roles, rng=seed)
@@ -153,6 +167,12 @@ def topcode(
     decimal: str | None = DECIMAL,
     thousands: str | None = THOUSANDS,
     json_out: bool = JSON,
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " Quantile thresholds "
+                               "are found on the cluster as one machine finds them; each "
+                               "partition is then coded on its own."),
+    scheduler: str | None = SCHEDULER,
+    workers: int | None = WORKERS,
+    storage_option: list[str] | None = STORAGE,
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
@@ -160,6 +180,12 @@ def topcode(
     --bottom (with --at quantile, each column's quantiles of those orders)."""
     from microagg.cli.mask import _print_report
 
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, roles=roles or None,
+                      decimal=decimal, thousands=thousands):
+        _at_scale(TopBottomCoding, options, input=input, output=output, schema=schema,
+                  keys=names(columns, "--columns"), json_out=json_out, scheduler=scheduler,
+                  workers=workers, storage=storage_option or [])
+        return
     _run(TopBottomCoding, options, input=input, output=output, schema=schema,
          json_out=json_out, show=_print_report, decimal=decimal, thousands=thousands,
          columns=names(columns, "--columns"), roles=roles)
@@ -167,10 +193,13 @@ def topcode(
 
 def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input: Path,
               output: Path, schema: Path | None, keys: list[str] | None, json_out: bool,
-              scheduler: str | None, workers: int | None, storage: list[str]) -> None:
+              scheduler: str | None, workers: int | None, storage: list[str],
+              seed: int | None = None) -> None:
     """The method on the Dask engine (local suppression: :mod:`microagg.at_scale.suppress`,
-    a method of records alone: :mod:`microagg.at_scale.per_record`), its report beside the
-    data set."""
+    top and bottom coding: :mod:`microagg.at_scale.topcode`, PRAM:
+    :mod:`microagg.at_scale.pram`, a method of records alone:
+    :mod:`microagg.at_scale.per_record`), its report beside the data set; ``keys`` are
+    topcode's columns."""
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
     from microagg.at_scale.storage import parse_storage_options
@@ -193,6 +222,18 @@ def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input
             report: Any = suppress_at_scale(client, dataset, target, made, chosen,
                                             schema=declared, storage_options=storage_options,
                                             progress=progress)
+        elif isinstance(made, TopBottomCoding):
+            from microagg.at_scale.topcode import topcode_at_scale
+
+            report = topcode_at_scale(client, dataset, target, made, columns=keys,
+                                      schema=declared, storage_options=storage_options,
+                                      progress=progress)
+        elif isinstance(made, InvariantPram):
+            from microagg.at_scale.pram import pram_at_scale
+
+            report = pram_at_scale(client, dataset, target, made, keys=keys, schema=declared,
+                                   seed=seed, storage_options=storage_options,
+                                   progress=progress)
         else:
             from microagg.at_scale.per_record import per_record_at_scale
 
@@ -204,8 +245,19 @@ def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input
         print_json(report.to_dict())
         return
     parts = f"{report.partitions} partition{'' if report.partitions == 1 else 's'}"
+    if isinstance(made, TopBottomCoding):
+        out.print(f"{report.method}: {report.records:,} records in {parts} -> {target}")
+        for name in report.columns:
+            at, coded = report.thresholds[name], report.coded[name]
+            out.print("  " + name + ": " + ", ".join(
+                f"{coded[end]:,} value(s) coded at the {end} {at[end]:g}"
+                for end in ("bottom", "top") if at[end] is not None))
+        out.print(f"  report: {sidecar}")
+        return
     changed = getattr(report, "changed", None) or [k for k, n in getattr(
         report, "suppressions", {}).items() if n]
+    if isinstance(made, InvariantPram):
+        changed = [k for k, n in report.changed_values.items() if n]
     out.print(f"{report.method}: {report.records:,} records in {parts}, columns "
               f"{', '.join(changed) or 'none changed'} -> {target}")
     before, after = report.before, report.after
@@ -219,6 +271,9 @@ def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input
         holds = "holds" if report.k_anonymity["holds"] else "does NOT hold"
         out.print(f"  k-anonymity {holds} on the data set written (smallest f_k "
                   f"{report.k_anonymity['smallest_class']})")
+    if isinstance(made, InvariantPram):
+        for name, count in report.changed_values.items():
+            out.print(f"  {name}: {count:,} value(s) changed")
     out.print(f"  report: {sidecar}")
 
 

@@ -25,7 +25,7 @@ from microagg.release.inputs import masked_columns, refuse_suspects, resolve_sch
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.reports.report import MaskingReport
 
-__all__ = ["UNCHANGED", "MaskingMethod"]
+__all__ = ["UNCHANGED", "MaskingMethod", "check_extent", "combined_extent", "masking_extent"]
 
 UNCHANGED = 1e-9
 """A masking that moves no value by more than this fraction of its column's range changes
@@ -52,21 +52,29 @@ class MaskingMethod(ReleaseMethod):
     def value(self) -> float:
         return float(getattr(self, self.parameter))
 
-    def release(self, frame: pd.DataFrame, *, columns: Sequence[str] | None = None,
-                schema: Schema | None = None, roles: Mapping[str, Role | str] | None = None,
-                rng: np.random.Generator | int | None = None,
-                refuse_unchanged: bool = True) -> Release[MaskingReport]:
-        """Mask ``columns`` of ``frame`` (default: the schema's quasi-identifiers, else every
-        numeric column whose role may be masked, refusing one that looks like an identifier
-        or a weight until ``roles`` gives its role; the report lists the columns written
-        unchanged). An integer ``rng`` is a seed (the report says so); without one, OS
-        entropy. A masking that changes no value is refused, or with ``refuse_unchanged``
-        False (a recipe's step: whether it changed anything must not decide whether the
-        recipe runs) said in a warning. A column the masking does not read, when the schema
-        or ``columns`` say which it reads, is not read: its values never stop the release.
-        A column ``columns`` names is numeric by that (unless a schema declares it otherwise),
-        and every cell of a masked column is read on its own as a number
-        (:mod:`microagg.release.dp.cells`), never by the type a reader guessed for the column."""
+    def masked_values(self, frame: pd.DataFrame, *, columns: Sequence[str] | None = None,
+                      schema: Schema | None = None,
+                      roles: Mapping[str, Role | str] | None = None
+                      ) -> tuple[Schema, list[str], np.ndarray]:
+        """The columns :meth:`release` masks and their values as it reads them.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            The table.
+        columns : sequence of str, optional
+            The columns to mask (:meth:`release` says the default).
+        schema : Schema, optional
+            The declared schema.
+        roles : mapping, optional
+            Roles over the schema.
+
+        Returns
+        -------
+        tuple
+            The schema resolved (roles applied), the masked columns' names, and their
+            ``(n, p)`` matrix of values (missing values as NaN where the method takes them).
+        """
         from microagg.data.formats import as_declared
         from microagg.data.io import DIALECT_KEY
         from microagg.release.dp.cells import declared_cells
@@ -93,12 +101,31 @@ class MaskingMethod(ReleaseMethod):
         undeclared = Schema(tuple(replace(schema[c], domain=None) for c in names))
         values = encode(cells, undeclared, missing=self.takes_missing,
                         finite=not self.takes_missing).numeric_matrix(names)
+        return schema, names, values
+
+    def release(self, frame: pd.DataFrame, *, columns: Sequence[str] | None = None,
+                schema: Schema | None = None, roles: Mapping[str, Role | str] | None = None,
+                rng: np.random.Generator | int | None = None,
+                refuse_unchanged: bool = True) -> Release[MaskingReport]:
+        """Mask ``columns`` of ``frame`` (default: the schema's quasi-identifiers, else every
+        numeric column whose role may be masked, refusing one that looks like an identifier
+        or a weight until ``roles`` gives its role; the report lists the columns written
+        unchanged). An integer ``rng`` is a seed (the report says so); without one, OS
+        entropy. A masking that changes no value is refused, or with ``refuse_unchanged``
+        False (a recipe's step: whether it changed anything must not decide whether the
+        recipe runs) said in a warning. A column the masking does not read, when the schema
+        or ``columns`` say which it reads, is not read: its values never stop the release.
+        A column ``columns`` names is numeric by that (unless a schema declares it otherwise),
+        and every cell of a masked column is read on its own as a number
+        (:mod:`microagg.release.dp.cells`), never by the type a reader guessed for the column."""
+        schema, names, values = self.masked_values(frame, columns=columns, schema=schema,
+                                                   roles=roles)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
             try:
                 masked = self.mask(values, make_rng(rng))
             except np.linalg.LinAlgError:  # a covariance that overflowed has no eigenvalues
                 masked = np.full_like(values, np.nan)
-        _check_masked(values, masked, names, self, refuse_unchanged)
+        check_extent(masking_extent(values, masked), names, self, refuse_unchanged)
         identifiers = [a.name for a in schema if a.role is Role.IDENTIFIER]
         out = frame.drop(columns=identifiers).copy()
         for j, name in enumerate(names):
@@ -136,23 +163,80 @@ def _masked_names(frame: pd.DataFrame, schema: Schema, columns: Sequence[str] | 
     return names
 
 
-def _check_masked(values: np.ndarray, masked: np.ndarray, names: Sequence[str],
-                  method: MaskingMethod, refuse_unchanged: bool = True) -> None:
+def masking_extent(values: np.ndarray, masked: np.ndarray) -> np.ndarray:
+    """How far a masking moved each column, in the figures :func:`check_extent` judges.
+
+    Parameters
+    ----------
+    values, masked : ndarray
+        The ``(n, p)`` values and their masked values, rows in the same order.
+
+    Returns
+    -------
+    ndarray
+        A ``(5, p)`` array, one column per column masked: whether a finite value became
+        infinite or missing (1 or 0), the smallest and the largest finite value, the largest
+        absolute finite value, and the most a finite value moved. The extents of parts of
+        the rows, combined by :func:`combined_extent`, are the extent of all of them.
+    """
+    present = np.isfinite(values)
+    with np.errstate(invalid="ignore"):  # inf - inf where an infinite value stayed
+        moved = np.where(present, np.abs(masked - values), 0.0)
+    return np.vstack([
+        (~np.isfinite(masked) & present).any(axis=0),
+        np.where(present, values, np.inf).min(axis=0, initial=np.inf),
+        np.where(present, values, -np.inf).max(axis=0, initial=-np.inf),
+        np.where(present, np.abs(values), 0.0).max(axis=0, initial=0.0),
+        moved.max(axis=0, initial=0.0)]).astype(np.float64)
+
+
+def combined_extent(extents: Sequence[np.ndarray]) -> np.ndarray:
+    """The extent of :func:`masking_extent` over the rows of every part.
+
+    Parameters
+    ----------
+    extents : sequence of ndarray
+        The ``(5, p)`` extent of each part (at least one).
+
+    Returns
+    -------
+    ndarray
+        Their ``(5, p)`` extent together.
+    """
+    stack = np.stack(extents)
+    return np.vstack([stack[:, 0].max(axis=0), stack[:, 1].min(axis=0),
+                      stack[:, 2].max(axis=0), stack[:, 3].max(axis=0),
+                      stack[:, 4].max(axis=0)])
+
+
+def check_extent(extent: np.ndarray, names: Sequence[str], method: MaskingMethod,
+                 refuse_unchanged: bool = True) -> None:
     """Refuse a masked table that is not one: values that overflowed, or no value changed
-    (said in a warning instead when not ``refuse_unchanged``)."""
+    (said in a warning instead when not ``refuse_unchanged``).
+
+    Parameters
+    ----------
+    extent : ndarray
+        The masking's :func:`masking_extent` over every row.
+    names : sequence of str
+        The columns masked, in the extent's order.
+    method : MaskingMethod
+        The method (named in the message).
+    refuse_unchanged : bool
+        Refuse a masking that changed no value (else warn).
+
+    Raises
+    ------
+    InputError
+        For a value that overflowed, or no value changed (``refuse_unchanged``).
+    """
     what = f"{method.name} with {method.parameter} = {method.value:g}"
-    bad = ~np.isfinite(masked) & np.isfinite(values)  # what was missing or infinite may stay
-    if bad.any():
-        column = names[int(np.flatnonzero(bad.any(axis=0))[0])]
+    bad, low, high, largest, moved = extent
+    if (bad > 0).any():
+        column = names[int(np.flatnonzero(bad > 0)[0])]
         raise InputError(f"{what} overflows: column '{column}' would hold values beyond the "
                          "floating-point range; use a smaller parameter")
-    present = np.isfinite(values)
-    low = np.where(present, values, np.inf).min(axis=0)
-    high = np.where(present, values, -np.inf).max(axis=0)
     spread = np.where(high >= low, high - low, 0.0)
-    largest = np.where(present, np.abs(values), 0.0).max(axis=0)
-    with np.errstate(invalid="ignore"):  # inf - inf where an infinite value stayed
-        moved = np.where(present, np.abs(masked - values), 0.0).max(axis=0)
     if np.all(moved <= UNCHANGED * np.where(spread > 0, spread, largest)):
         said = (f"{what} changes no value beyond rounding (every value moves by less than "
                 f"{UNCHANGED:g} of its column's range)")

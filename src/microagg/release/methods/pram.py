@@ -16,7 +16,8 @@ from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, param
 from microagg.release.reports.key_reports import PramMatrix, PramReport
 
-__all__ = ["MAX_CATEGORIES", "InvariantPram"]
+__all__ = ["MAX_CATEGORIES", "InvariantPram", "categories_of", "pram_notes", "rebuilt",
+           "require_few_categories", "why_fixed"]
 
 MAX_CATEGORIES = 500
 """The most categories a column may have for PRAM (its matrix has their square)."""
@@ -78,6 +79,28 @@ class InvariantPram(KeyMethod):
                          help="The share of the invariant matrix in R = alpha P Q + "
                               "(1 - alpha) I (1: P Q itself).")
 
+    def at_scale_refusal(self) -> str | None:
+        """``None``: the matrices come from the keys' frequencies counted on the cluster and
+        every partition draws on its own (:mod:`microagg.at_scale.pram`)."""
+        return None
+
+    def matrix(self, mass: np.ndarray) -> tuple[np.ndarray, bool]:
+        """The transition matrix of a column whose categories hold ``mass`` (counts or
+        weights), and whether it can move a value present.
+
+        Parameters
+        ----------
+        mass : ndarray
+            The records (or their weights) of each category.
+
+        Returns
+        -------
+        tuple
+            The matrix R, and whether a category present leaves itself with R_ii < 1.
+        """
+        matrix = invariant_matrix(mass, self.retention, self.alpha)
+        return matrix, bool((np.diag(matrix)[mass > 0] < 1.0 - 1e-12).any())
+
     def protect(self, data: KeyData, rng: np.random.Generator) -> KeyStep:
         weights = data.design.weights
         columns: dict[str, pd.Series] = {}
@@ -86,11 +109,8 @@ class InvariantPram(KeyMethod):
         fixed: dict[str, str] = {}  # the keys PRAM cannot change, and why
         for key in data.keys:
             series = data.frame[key]
-            categories, codes = _categories(series)
-            if len(categories) > MAX_CATEGORIES:
-                raise InputError(f"column '{key}' has {len(categories):,} categories; PRAM "
-                                 f"redraws categories (at most {MAX_CATEGORIES}): recode it "
-                                 "first (microagg recode)")
+            categories, codes = categories_of(series)
+            require_few_categories(key, len(categories))
             drawn = codes.copy()
             movable = False
             for rows, stratum in data.strata():
@@ -99,34 +119,82 @@ class InvariantPram(KeyMethod):
                     continue
                 mass = np.bincount(codes[present], minlength=len(categories),
                                    weights=None if weights is None else weights[present])
-                matrix = invariant_matrix(mass, self.retention, self.alpha)
-                movable |= bool((np.diag(matrix)[mass > 0] < 1.0 - 1e-12).any())
+                matrix, moves = self.matrix(mass)
+                movable |= moves
                 drawn[present] = pram_codes(codes[present], matrix, rng)
                 matrices.append(PramMatrix(
                     key, [category_text(c) for c in categories],
                     (mass / mass.sum()).tolist(), matrix.tolist(), stratum))
             if not movable:
-                fixed[key] = _why_fixed(codes, categories, data.design.strata is not None)
+                fixed[key] = why_fixed(codes, categories, data.design.strata is not None)
             changed[key] = int((drawn != codes).sum())
-            columns[key] = _rebuild(series, categories, drawn)
-        if len(fixed) == len(data.keys):
-            raise InputError("PRAM can change no value: " + "; ".join(
-                f"column '{key}' {why}" for key, why in fixed.items()) + ": the table would be "
-                "written as it is and called protected; choose keys with two categories or "
-                "more")
-        marginal = ("weighted by '" + data.design.weight + "'" if data.design.weight
-                    else "counts of the records")
-        notes = [f"the expected marginal of each column ({marginal}) is kept: p'R = p' for "
-                 "the matrix of each column" + (" and stratum" if data.design.strata
-                                                is not None else "")]
-        notes += [f"column '{key}' {why}: PRAM cannot change it" for key, why in fixed.items()]
+            columns[key] = rebuilt(series, categories, drawn)
+        marginal, notes = pram_notes(data.keys, fixed, data.design.weight,
+                                     data.design.strata is not None)
         return KeyStep(columns, {
             "retention": self.retention, "alpha": self.alpha,
             "marginal": marginal, "matrices": matrices,
             "changed_values": changed}, notes)
 
 
-def _why_fixed(codes: np.ndarray, categories: pd.Index, strata: bool) -> str:
+def require_few_categories(key: str, count: int) -> None:
+    """Refuse a column of more than :data:`MAX_CATEGORIES` categories.
+
+    Parameters
+    ----------
+    key : str
+        The column.
+    count : int
+        Its categories.
+
+    Raises
+    ------
+    InputError
+        When it has too many.
+    """
+    if count > MAX_CATEGORIES:
+        raise InputError(f"column '{key}' has {count:,} categories; PRAM redraws categories "
+                         f"(at most {MAX_CATEGORIES}): recode it first (microagg recode)")
+
+
+def pram_notes(keys: list[str], fixed: dict[str, str], weight: str | None, strata: bool
+               ) -> tuple[str, list[str]]:
+    """The marginal PRAM keeps and the notes of its report; refused when no key can change.
+
+    Parameters
+    ----------
+    keys : list of str
+        The keys.
+    fixed : dict
+        The keys PRAM cannot change, and why (:func:`why_fixed`).
+    weight : str or None
+        The sampling weight's column.
+    strata : bool
+        Whether there is a matrix per stratum.
+
+    Returns
+    -------
+    tuple
+        The marginal's description and the notes.
+
+    Raises
+    ------
+    InputError
+        When no key can change.
+    """
+    if len(fixed) == len(keys):
+        raise InputError("PRAM can change no value: " + "; ".join(
+            f"column '{key}' {why}" for key, why in fixed.items()) + ": the table would be "
+            "written as it is and called protected; choose keys with two categories or "
+            "more")
+    marginal = "weighted by '" + weight + "'" if weight else "counts of the records"
+    notes = [f"the expected marginal of each column ({marginal}) is kept: p'R = p' for "
+             "the matrix of each column" + (" and stratum" if strata else "")]
+    notes += [f"column '{key}' {why}: PRAM cannot change it" for key, why in fixed.items()]
+    return marginal, notes
+
+
+def why_fixed(codes: np.ndarray, categories: pd.Index, strata: bool) -> str:
     """Why PRAM cannot change a column of category ``codes``: no value, or one category."""
     present = np.unique(codes[codes >= 0])
     if present.size == 0:
@@ -136,7 +204,7 @@ def _why_fixed(codes: np.ndarray, categories: pd.Index, strata: bool) -> str:
     return "has one category in each stratum"
 
 
-def _categories(series: pd.Series) -> tuple[pd.Index, np.ndarray]:
+def categories_of(series: pd.Series) -> tuple[pd.Index, np.ndarray]:
     """The categories of a column (its declared ones, else its distinct values in order)
     and each row's category number, -1 where the value is missing."""
     missing = missing_mask(series)
@@ -150,7 +218,7 @@ def _categories(series: pd.Series) -> tuple[pd.Index, np.ndarray]:
     return pd.Index(uniques), codes
 
 
-def _rebuild(series: pd.Series, categories: pd.Index, codes: np.ndarray) -> pd.Series:
+def rebuilt(series: pd.Series, categories: pd.Index, codes: np.ndarray) -> pd.Series:
     """The column with each present value replaced by category ``codes``; missing values,
     the dtype and the index as they were."""
     if isinstance(series.dtype, pd.CategoricalDtype):

@@ -86,7 +86,26 @@ class TopBottomCoding(MaskingMethod):
     def value(self) -> float:
         return float(self.top if self.top is not None else self.bottom)  # type: ignore[arg-type]
 
-    def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def at_scale_refusal(self) -> str | None:
+        """``None``: with thresholds that are values each record is coded on its own, and
+        quantiles are found on the cluster as the order statistics one machine takes
+        (:mod:`microagg.at_scale.topcode`)."""
+        return None
+
+    def thresholds(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The bottom and top threshold of each column of the ``(n, p)`` matrix ``values``
+        (-inf and inf where there is none).
+
+        Parameters
+        ----------
+        values : ndarray
+            The values of the columns coded (NaN where missing).
+
+        Returns
+        -------
+        tuple of ndarray
+            The ``p`` bottom thresholds and the ``p`` top thresholds.
+        """
         p = values.shape[1]
         if self.at is Threshold.QUANTILE:
             # the quantiles of the values present (a missing value stays missing)
@@ -97,4 +116,7 @@ class TopBottomCoding(MaskingMethod):
         else:
             high = np.full(p, np.inf if self.top is None else self.top)
             low = np.full(p, -np.inf if self.bottom is None else self.bottom)
-        return np.clip(values, low, high)
+        return low, high
+
+    def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return np.clip(values, *self.thresholds(values))
