@@ -199,7 +199,8 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
     risk_kind
         ``singling-out``, ``linkability`` or ``inference``.
     methods
-        The numeric candidates compared (default: 003's four).
+        The numeric candidates compared (default: the four of Domingo-Ferrer, Ricci and
+        Soria-Comas 2016).
     columns
         The numeric columns released and attacked (default: the schema's
         quasi-identifiers, else every numeric column).
