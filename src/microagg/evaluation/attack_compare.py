@@ -73,7 +73,7 @@ ATTACKS_N = 2000
 """Records (predicates for singling out) attacked per release, by default."""
 PREDICATE_TRIES = 20
 """Singling out draws at most this many candidate predicates per predicate asked (and at
-least 10,000): a release with few distinct records (MDAV's at a large k) offers few
+least ten thousand): a release with few distinct records (MDAV's at a large k) offers few
 predicates that isolate one of them, and the search would otherwise run to Anonymeter's ten
 million tries at every value searched."""
 
