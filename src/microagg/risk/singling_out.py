@@ -23,7 +23,8 @@ Working Party, Opinion 05/2014; Cohen and Nissim 2020). The attacks are Anonymet
 
 Each rate is over the predicates the attack wrote (:mod:`microagg.risk.attack_rates`), at
 most ``n_attacks``: a release that offers fewer isolating predicates does not dilute the rate
-with predicates never written (Anonymeter divides by them too), and a multivariate search
+with predicates never written (Anonymeter 1.1.0 divides by those asked, and so underrates
+such a release), and a multivariate search
 asks no more than the release can offer (a release record and ``n_cols`` columns make one
 predicate). The predicates are
 evaluated by a compiled kernel that stops at a predicate's second match.
@@ -339,7 +340,7 @@ def singling_out(tables: AttackTables, *, mode: str = "multivariate", n_attacks:
         width = n_cols
     else:
         raise ValueError(f"mode must be univariate or multivariate, got {mode!r}")
-    tries = len(predicates)  # the predicates written, not those asked (Anonymeter's rule)
+    tries = len(predicates)  # the predicates written, not those asked (module docstring)
     attack = wilson(tries, _isolated(original, predicates))
     guesses = _baseline(release.data, numeric, tries, width, generator)
     baseline = wilson(tries, _isolated(original, guesses))
