@@ -176,7 +176,12 @@ def test_the_app_has_its_panel(toy):
 
 def test_the_comparison_targets_are_the_registry_s():
     declared = [kind for m in MEASURES.values() for kind, _ in m.targets]
-    assert declared == [k.value for k in RiskKind if k is not RiskKind.RANK]
+    assert declared == [k.value for k in RiskKind if not k.on_numeric]
+    # a comparison at an attack's risk holds an attack the registry declares
+    from microagg.risk.registry import ATTACKS
+
+    attacked = [k.value for k in RiskKind if k.by_attack]
+    assert attacked and set(attacked) <= set(ATTACKS)
     with pytest.raises(ValueError, match="first release"):
         RiskMeasure("x", "x", compute=f"{__name__}:below", targets=(("x", "x"),))
 
