@@ -18,7 +18,7 @@ from microagg.release.methods.base import release_method
 from microagg.release.params import Interval, Optional, Predicate, param
 from microagg.release.reports.swap_report import SwapLevel, SwapReport
 
-__all__ = ["FinerSummary", "RecordSwap", "finer_summary", "household_figures",
+__all__ = ["RecordSwap", "finer_summary", "household_figures",
            "refuse_finer", "refuse_misordered", "swap_fields", "text_codes"]
 
 _IDS_LISTED = 1_000
