@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -10,6 +11,16 @@ import sys
 import time
 from collections.abc import Callable
 from typing import Any
+
+
+def installed_env() -> dict[str, str]:
+    """The environment for timing a command as an installed package runs it: with Python's
+    bytecode caches written and read (pip compiles them at installation). A
+    ``PYTHONDONTWRITEBYTECODE`` inherited from the shell would make every run compile each
+    of microagg's modules again from source (about 0.25 s of a command at 10⁴ rows)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def peak_rss_mib() -> float:

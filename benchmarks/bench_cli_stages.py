@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _harness import installed_env
+
 STAGES = r"""
 import json, sys, time
 from pathlib import Path
@@ -105,7 +107,8 @@ print(json.dumps(out))
 def _child_cpu(command: list[str]) -> tuple[float, str]:
     """The CPU seconds (user + system) of one child process, and its standard output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    done = subprocess.run(command, check=True, capture_output=True, text=True,
+                          env=installed_env())
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, done.stdout

@@ -3,7 +3,9 @@ n × 10 uniform values in [0, 1] (6 decimals), read from CSV and written to CSV,
 from the shell (process start-up, reading, the partition, writing; microagg's also writes its
 report, OUT.report.json). Both run warm: microagg's kernels compiled and cached, R's package
 installed; the median of ``--repeat`` runs of each, alternated; wall-clock and CPU seconds
-(user + system: the steadier figure on a machine shared with other work).
+(user + system: the steadier figure on a machine shared with other work). microagg runs with
+its bytecode caches written and read, as an installed package does, whatever the shell's
+``PYTHONDONTWRITEBYTECODE``.
 
 The R side is ``sdcMicro::microaggregation(x, variables=names(x), aggr=5, method="mdav")``
 and ``write.csv`` of its masked table. It needs ``Rscript`` with sdcMicro installed (built
@@ -26,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _harness import installed_env
+
 R_SCRIPT = """
 args <- commandArgs(trailingOnly=TRUE)
 suppressPackageStartupMessages(library(sdcMicro))
@@ -44,7 +48,7 @@ def _timed(command: list[str]) -> tuple[float, float]:
     machine shared with other work, the CPU seconds are the steadier figure."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
+    subprocess.run(command, check=True, capture_output=True, env=installed_env())
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
