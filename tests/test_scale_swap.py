@@ -97,6 +97,26 @@ def test_the_refusals_of_one_machine_are_the_clusters(client, tmp_path, change, 
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("bad", [-0.5, None])
+def test_a_risk_column_with_a_negative_or_missing_value_is_refused(client, tmp_path, bad):
+    """A risk column must hold a number of at least 0 in every row, on the cluster as on one
+    machine, and nothing is written."""
+    frame = _risk_columns(_within_parent(census(300, seed=17)))
+    frame["r1"] = frame["r1"].astype(object)
+    frame.loc[frame.index[len(frame) // 2], "r1"] = bad
+    method = RecordSwap(hierarchy=HIERARCHY, similar="htype",
+                        risk_columns=["r0", "r1", "r2"], risk_threshold=0.3)
+    with pytest.raises(InputError) as alone:
+        method.release(frame, roles={"hid": "household"}, rng=1)
+    frame["r1"] = pd.to_numeric(frame["r1"])  # Parquet holds it as numbers
+    with pytest.raises(InputError) as cluster:
+        swap_at_scale(client, open_dataset(_parts(frame, tmp_path / "in")),
+                      str(tmp_path / "out"), method=method, household="hid", rng=1)
+    assert str(cluster.value) == str(alone.value)
+    assert "risk column 'r1'" in str(alone.value)
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_household_whose_geography_differs_is_refused(client, tmp_path):
     frame = census(300, seed=12)
     rows = frame.index[frame["hid"] == frame.loc[frame["hsize"] > 1, "hid"].iloc[0]]

@@ -50,6 +50,7 @@ from microagg.release.methods.record_swap import (
     household_figures,
     refuse_finer,
     refuse_misordered,
+    risk_column_values,
     swap_fields,
     text_codes,
 )
@@ -115,8 +116,7 @@ def _person_values(frame: pd.DataFrame, method: RecordSwap,
             keys = pd.MultiIndex.from_frame(frame[[*method.hierarchy[:level + 1], *risk]])
             out[level] = tables[level].reindex(keys).to_numpy(dtype=float)
         else:
-            out[level] = pd.to_numeric(frame[(method.risk_columns or ())[level]],
-                                       errors="coerce")
+            out[level] = risk_column_values(frame[(method.risk_columns or ())[level]])
     return out
 
 

@@ -19,7 +19,8 @@ from microagg.release.params import Interval, Optional, Predicate, param
 from microagg.release.reports.swap_report import SwapLevel, SwapReport
 
 __all__ = ["RecordSwap", "finer_summary", "household_figures",
-           "refuse_finer", "refuse_misordered", "swap_fields", "text_codes"]
+           "refuse_finer", "refuse_misordered", "risk_column_values", "swap_fields",
+           "text_codes"]
 
 _IDS_LISTED = 1_000
 
@@ -221,11 +222,7 @@ class RecordSwap(KeyMethod):
             return self.threshold(), household_risk(person_areas, keys, household, households)
         risk = np.zeros((len(self.risk_columns), households))
         for level, name in enumerate(self.risk_columns):
-            values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
-            if not np.isfinite(values).all() or (values < 0).any():
-                raise InputError(f"risk column '{name}' must hold numbers of at least 0 in "
-                                 "every row")
-            np.maximum.at(risk[level], household, values)
+            np.maximum.at(risk[level], household, risk_column_values(frame[name]))
         return self.threshold(), risk
 
     def threshold(self) -> float:
@@ -274,6 +271,36 @@ def _households(ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     first = np.full(int(household.max(initial=-1)) + 1, len(ids), dtype=np.int64)
     np.minimum.at(first, household, np.arange(len(ids), dtype=np.int64))
     return household, first
+
+
+def risk_column_values(values: pd.Series) -> np.ndarray:
+    """The numbers of a risk column (``risk_columns``), refused unless every row holds a
+    finite number of at least 0.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The column, as read (numbers, or text that reads as numbers).
+
+    Returns
+    -------
+    numpy.ndarray
+        Its values as floats.
+
+    Examples
+    --------
+    >>> risk_column_values(pd.Series([0.5, "0.25"], name="risk")).tolist()
+    [0.5, 0.25]
+    >>> risk_column_values(pd.Series([0.5, -1.0], name="risk"))
+    Traceback (most recent call last):
+    ...
+    microagg.errors.InputError: risk column 'risk' must hold numbers of at least 0 in every row
+    """
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    if not np.isfinite(numbers).all() or (numbers < 0).any():
+        raise InputError(f"risk column '{values.name}' must hold numbers of at least 0 in "
+                         "every row")
+    return numbers
 
 
 def text_codes(values: pd.Series) -> np.ndarray:
