@@ -222,6 +222,11 @@ def test_two_blocks_of_half_the_records_each_on_the_cluster(client, tmp_path):
     assert report.blocks["count"] == 2 and report.blocks["largest"] <= 1200
     assert report.blocks["tasks"] == 2
     assert report.k_anonymity["holds"] and report.clusters["largest"] <= 9
+    again = block_microaggregate(client, open_dataset(folder), tmp_path / "again", k=5,
+                                 block_size=1200)  # same seed: the same release
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "again"),
+                                  pd.read_parquet(tmp_path / "out"))
+    assert again.sse == report.sse
 
 
 def test_block_mdav_on_the_cluster_is_k_anonymous_and_keeps_the_rest(client, numeric_parts,
