@@ -1,9 +1,10 @@
 """Scale: block MDAV and the sort-bound DP releases on a LocalCluster, Parquet to Parquet.
 
 Usage:
-  python benchmarks/bench_scale.py block-mdav [--sizes 1000000,4000000] [--block-size 100000]
+  python benchmarks/bench_scale.py block-mdav [--sizes 1000000,4000000] [--block-size 600000]
   python benchmarks/bench_scale.py ir-dp [--sizes 10000000]
-  python benchmarks/bench_scale.py block-sse [--sizes 100000,1000000] [--blocks 10000,100000]
+  python benchmarks/bench_scale.py block-sse [--sizes 100000,1000000]
+      [--blocks 10000,100000,600000]
   ... [--repeat 3] [--workers 2] [--d 10] [--k 5]
 
 ``block-mdav`` and ``ir-dp`` write n × d standard-normal records as Parquet files of 10⁵ rows
@@ -11,7 +12,10 @@ Usage:
 ``startup_seconds``) and time the release from the files to the written data set. Each line is
 the median of ``--repeat`` fresh processes, with every run's seconds and the peak resident
 memory of the driver and of the largest worker. ``block-sse`` compares the SSE of block MDAV
-with exact MDAV on one machine (the table "Block MDAV" of docs/benchmarks.md).
+with exact MDAV on one machine (the table "Block MDAV" of docs/benchmarks.md); the exact line
+also gives, for every block size, the share of exact MDAV's clusters that the cuts of
+:func:`~microagg.partition.blocks.median_blocks` would split (``crossing_cuts``): the clusters
+block MDAV cannot form.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _harness import median_of_runs, peak_rss_mib
+from microagg.partition.blocks import DEFAULT_BLOCK_SIZE
 
 FILE_ROWS = 100_000
 
@@ -91,7 +96,7 @@ def _cluster_case(case: dict) -> dict:
 
 def _sse_case(case: dict) -> dict:
     from microagg.core.aggregate import replace_by_means
-    from microagg.partition.blocks import block_mdav
+    from microagg.partition.blocks import block_mdav, median_blocks
     from microagg.partition.mdav import mdav
 
     rng = np.random.default_rng(case["seed"])
@@ -105,8 +110,18 @@ def _sse_case(case: dict) -> dict:
     seconds = time.perf_counter() - start
     sse = float(((X - replace_by_means(X, labels)) ** 2).sum())
     sst = float(((X - X.mean(axis=0)) ** 2).sum())
+    extra = {}
+    if not case["block_size"]:
+        order = np.argsort(labels, kind="stable")
+        first = np.searchsorted(labels[order], np.arange(labels.max() + 1))
+        extra["crossing_cuts"] = {}
+        for b in case.get("cuts", []):
+            blocks = median_blocks(X, b)[order]
+            split = np.minimum.reduceat(blocks, first) != np.maximum.reduceat(blocks, first)
+            extra["crossing_cuts"][str(b)] = round(float(split.mean()), 4)
     return {**case, "seconds": round(seconds, 3), "sse": round(sse, 1),
-            "sse_over_sst": round(sse / sst, 6), "peak_rss_mib": round(peak_rss_mib(), 1)}
+            "sse_over_sst": round(sse / sst, 6), "peak_rss_mib": round(peak_rss_mib(), 1),
+            **extra}
 
 
 def main() -> None:
@@ -114,8 +129,8 @@ def main() -> None:
     parser.add_argument("benchmark", nargs="?", choices=["block-mdav", "ir-dp", "block-sse"])
     parser.add_argument("--case")
     parser.add_argument("--sizes")
-    parser.add_argument("--blocks", default="10000,100000")
-    parser.add_argument("--block-size", type=int, default=100_000)
+    parser.add_argument("--blocks", default="10000,100000,600000")
+    parser.add_argument("--block-size", type=int, default=DEFAULT_BLOCK_SIZE)
     parser.add_argument("--d", type=int, default=10)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
@@ -128,11 +143,12 @@ def main() -> None:
         return
     if args.benchmark == "block-sse":
         for n in (args.sizes or "100000,1000000").split(","):
-            for block in [0, *map(int, args.blocks.split(","))]:
-                if block and block >= int(n):
-                    continue
+            sizes = [b for b in map(int, args.blocks.split(",")) if b < int(n)]
+            for block in [0, *sizes]:
                 case = {"benchmark": "block-sse", "n": int(n), "d": args.d, "k": args.k,
                         "block_size": block, "seed": 0}
+                if not block:
+                    case["cuts"] = sizes
                 print(json.dumps(median_of_runs(__file__, case, args.repeat)), flush=True)
         return
     default = "1000000,4000000" if args.benchmark == "block-mdav" else "10000000"

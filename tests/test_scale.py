@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from microagg.at_scale.anonymize import block_microaggregate, cut_tree, merge_small
+from microagg.at_scale.anonymize import block_microaggregate, cut_tree, merge_small, pack_blocks
 from microagg.at_scale.dataset import open_dataset, write_dataset
 from microagg.at_scale.dp import dp_release_at_scale
 from microagg.at_scale.evaluate import evaluate_at_scale
@@ -173,6 +173,60 @@ def test_merge_small_and_cut_tree_route_consistently():
     assert np.bincount(leaves).max() <= 50 and tree.leaves == leaves.max() + 1
     same = cut_tree(np.ones((100, 2)), 10)  # all equal: one leaf, no endless split
     assert same.leaves == 1
+
+
+def test_pack_blocks_fills_groups_up_to_the_capacity_in_order():
+    rows = np.random.default_rng(2).integers(1, 120, size=300)
+    rows[[10, 50]] = 400  # blocks alone above the capacity
+    groups = pack_blocks(rows, 250)
+    assert groups[0] == 0 and set(np.diff(groups)) <= {0, 1}
+    held = np.bincount(groups, weights=rows)
+    alone = np.bincount(groups) == 1
+    assert np.all((held <= 250) | alone)
+    # greedy: no group could have taken the next group's first block
+    firsts = np.flatnonzero(np.diff(groups)) + 1
+    assert np.all(held[groups[firsts] - 1] + rows[firsts] > 250)
+    # two blocks of about half the records go to two tasks, not one
+    np.testing.assert_array_equal(pack_blocks(np.array([480, 520]), 600), [0, 1])
+
+
+def test_one_block_on_the_cluster_is_exact_mdav_of_the_z_scores(client, tmp_path):
+    rng = np.random.default_rng(5)
+    frames = [pd.DataFrame(rng.standard_normal((s, 3)) * [1, 10, 0.1] + [0, 5, -2],
+                           columns=list("abc")) for s in (700, 500)]
+    folder = _write_parts(tmp_path / "in", frames)
+    whole = pd.concat(frames, ignore_index=True)
+    report = block_microaggregate(client, open_dataset(folder), tmp_path / "out", k=4,
+                                  block_size=5000)
+    X = whole.to_numpy()
+    s1 = sum(f.to_numpy().sum(axis=0) for f in frames)  # the cluster's sums, part by part
+    s2 = sum((f.to_numpy() ** 2).sum(axis=0) for f in frames)
+    center = s1 / len(X)
+    sd = np.sqrt(s2 / len(X) - center ** 2)
+    labels = block_mdav((X - center) / sd, 4, 5000)
+    np.testing.assert_array_equal(labels, mdav((X - center) / sd, 4))
+    out = pd.read_parquet(tmp_path / "out")[list("abc")].to_numpy()
+    np.testing.assert_allclose(out, cluster_means(X, labels)[labels], rtol=0, atol=1e-12)
+    assert report.blocks["count"] == 1
+
+
+def test_two_blocks_of_half_the_records_each_on_the_cluster(client, tmp_path):
+    rng = np.random.default_rng(6)
+    frames = [pd.DataFrame(rng.standard_normal((1000, 3)), columns=list("abc"))
+              for _ in range(2)]
+    folder = _write_parts(tmp_path / "in", frames)
+    report = block_microaggregate(client, open_dataset(folder), tmp_path / "out", k=5,
+                                  block_size=1200)
+    # the sample's median cut lands near n/2, within the slack of B above n/2: no re-cut;
+    # each block runs in its own task
+    assert report.blocks["count"] == 2 and report.blocks["largest"] <= 1200
+    assert report.blocks["tasks"] == 2
+    assert report.k_anonymity["holds"] and report.clusters["largest"] <= 9
+    again = block_microaggregate(client, open_dataset(folder), tmp_path / "again", k=5,
+                                 block_size=1200)  # same seed: the same release
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "again"),
+                                  pd.read_parquet(tmp_path / "out"))
+    assert again.sse == report.sse
 
 
 def test_block_mdav_on_the_cluster_is_k_anonymous_and_keeps_the_rest(client, numeric_parts,

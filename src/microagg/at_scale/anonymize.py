@@ -12,10 +12,12 @@ The records never meet in one process. Four passes over the partitions:
    with fewer than k records is merged into the next one (the previous one for the last), so
    every block has at least k records.
 4. **Exchange and MDAV**: the records (row number and quasi-identifiers only) go to the task of
-   their group of consecutive blocks; a block larger than B is cut again by exact median cuts
-   (:func:`~microagg.partition.blocks.median_blocks`); exact MDAV runs in every block, the
-   values are replaced by their cluster means and go back to their partition, which writes its
-   rows in input order with every other column unchanged (identifiers dropped).
+   their group of consecutive blocks (:func:`pack_blocks`: at most max(B, partition rows)
+   records per group, so two blocks of about n/2 run in two tasks); a block larger than B is
+   cut again by exact median cuts (:func:`~microagg.partition.blocks.median_blocks`); exact
+   MDAV runs in every block, the values are replaced by their cluster means and go back to
+   their partition, which writes its rows in input order with every other column unchanged
+   (identifiers dropped).
 
 Both exchanges (to the groups of blocks, and back) go through the cluster's own
 communication (:mod:`~microagg.at_scale.exchange`), not through files: each task holds one
@@ -51,7 +53,7 @@ from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size, medi
 from microagg.partition.mdav import mdav
 from microagg.release.inputs import masked_columns
 
-__all__ = ["BlockReport", "CutTree", "block_microaggregate", "cut_tree"]
+__all__ = ["BlockReport", "CutTree", "block_microaggregate", "cut_tree", "pack_blocks"]
 
 SAMPLE_PER_BLOCK = 64
 
@@ -144,6 +146,20 @@ def merge_small(counts: np.ndarray, k: int) -> np.ndarray:
     if held and block > 0:  # the remainder, fewer than k, joins the previous block
         blocks[blocks == block] = block - 1
     return blocks
+
+
+def pack_blocks(rows: np.ndarray, capacity: int) -> np.ndarray:
+    """Group number of every block: blocks taken left to right, a group closed when the next
+    block would take it above ``capacity`` records, so a group holds at most ``capacity``
+    records (or one block, when that block alone holds more)."""
+    groups = np.empty(rows.size, dtype=np.int64)
+    group, held = 0, 0
+    for i, r in enumerate(rows):
+        if held and held + int(r) > capacity:
+            group, held = group + 1, 0
+        groups[i] = group
+        held += int(r)
+    return groups
 
 
 def _count(piece: Piece, columns: Sequence[str], center: np.ndarray, sd: np.ndarray,
@@ -286,8 +302,7 @@ def block_microaggregate(client: Any, dataset: Dataset, output: str | Path | Loc
                                  for p in pieces], sync=True))
     block_of_leaf = merge_small(counts, k)
     block_rows = np.bincount(block_of_leaf, weights=counts).astype(np.int64)
-    group_of_block = (np.cumsum(block_rows) - block_rows) // max(block_size, max(
-        p.rows for p in pieces))
+    group_of_block = pack_blocks(block_rows, max(block_size, max(p.rows for p in pieces)))
     check_dataset_output(output, dataset.source)
     results = exchange(
         [(p, int(o)) for p, o in zip(pieces, offsets, strict=True)],
@@ -314,7 +329,7 @@ def block_microaggregate(client: Any, dataset: Dataset, output: str | Path | Loc
         method="block-mdav", k=k, block_size=block_size, columns=chosen, records=n,
         partitions=len(pieces), identifiers_dropped=identifiers, released_unchanged=unchanged,
         blocks={"count": len(sizes), "smallest": min(sizes), "largest": max(sizes),
-                "cut_tree_leaves": tree.leaves},
+                "cut_tree_leaves": tree.leaves, "tasks": int(group_of_block.max()) + 1},
         clusters={"count": int(histogram.sum()), "smallest": int(present[0]),
                   "largest": int(present[-1]),
                   "size_histogram": {str(int(s)): int(histogram[s]) for s in present}},

@@ -64,7 +64,7 @@ def microaggregate(
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
     block_size: int | None = typer.Option(None, "--block-size", help="With --engine dask: "
-                                          "records per block of block MDAV (default 100000)."),
+                                          "records per block of block MDAV (default 600000)."),
     storage_option: list[str] | None = typer.Option(None, "--storage-option",
                                                     help=STORAGE_OPTION_HELP),
     options: dict[str, Any] | None = None,
