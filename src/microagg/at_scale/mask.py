@@ -31,6 +31,7 @@ Top and bottom coding runs by :mod:`microagg.at_scale.topcode`; rank swapping is
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -124,28 +125,37 @@ class _MultipliedAt(MultiplicativeNoise):
                 + (noisy - np.asarray(self.current)) @ np.asarray(self.transform).reshape(p, p))
 
 
+_ROW = re.compile(r"\brow (\d+)")
+
+
 def _values(piece: Piece, method: MaskingMethod, names: Sequence[str],
-            schema: Schema | None) -> np.ndarray:
-    """The partition's masked columns as the masking reads them."""
+            schema: Schema | None, offset: int = 0) -> np.ndarray:
+    """The partition's masked columns as the masking reads them; a refusal names a row of
+    the data set (the partition starts at row ``offset``), as one machine names it."""
     frame = read_piece(piece).reset_index(drop=True)
-    return method.masked_values(frame, columns=list(names), schema=schema)[2]
+    try:
+        return method.masked_values(frame, columns=list(names), schema=schema)[2]
+    except InputError as error:
+        raise InputError(_ROW.sub(lambda m: f"row {int(m.group(1)) + offset}",
+                                  str(error))) from None
 
 
-def _moments(piece: Piece, method: MaskingMethod, names: Sequence[str],
-             schema: Schema | None, seed: np.random.SeedSequence
+def _moments(piece: Piece, offset: int, method: MaskingMethod, names: Sequence[str],
+             schema: Schema | None, seed: np.random.SeedSequence, shift: np.ndarray
              ) -> tuple[Moments, Moments | None]:
     """The moments of the partition's columns, and (multiplicative noise) of its values
     multiplied by its draws."""
-    values = _values(piece, method, names, schema)
+    values = _values(piece, method, names, schema, offset)
     if isinstance(method, MultiplicativeNoise):
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused later
             noisy = multiplied(values, method.s, np.random.default_rng(seed))
-            return Moments.of(values), Moments.of(noisy)
-    return Moments.of(values), None
+            return Moments.of(values, shift), Moments.of(noisy, shift)
+    return Moments.of(values, shift), None
 
 
 def _scan(piece: Piece, method: MaskingMethod, names: Sequence[str], schema: Schema | None,
-          seed: np.random.SeedSequence) -> tuple[np.ndarray, Moments, np.ndarray]:
+          seed: np.random.SeedSequence, shift: np.ndarray
+          ) -> tuple[np.ndarray, Moments, np.ndarray]:
     """How far the masking moves the partition's columns, the moments of the masked
     columns, and their squared errors."""
     values = _values(piece, method, names, schema)
@@ -153,7 +163,7 @@ def _scan(piece: Piece, method: MaskingMethod, names: Sequence[str], schema: Sch
         masked = method.mask(values, np.random.default_rng(seed))
         finite = np.isfinite(masked).all()
         return (masking_extent(values, masked),
-                Moments.of(masked if finite else np.zeros_like(masked)),
+                Moments.of(masked if finite else np.zeros_like(masked), shift),
                 ((values - masked) ** 2).sum(axis=0))
 
 
@@ -275,16 +285,20 @@ def mask_at_scale(client: Any, dataset: Dataset, output: str | Path | Location,
         raise InputError(f"the seed must be a non-negative integer, got {seed}")
     if columns:
         dataset.require(list(columns))
-    resolved, names, _ = method.masked_values(dataset.head(), columns=columns, schema=schema)
+    resolved, names, head = method.masked_values(dataset.head(), columns=columns,
+                                                 schema=schema)
     if dataset.n < 2:
         raise InputError(f"{method.name.replace('-', ' ')} needs a matrix of at least two "
                          "records")
+    # the first rows' means: the shift that keeps the digits of the moments combined
+    shift = head.mean(axis=0) if len(head) else np.zeros(len(names))
     seeds = np.random.SeedSequence(seed).spawn(len(dataset.pieces))
     pairs = list(zip(dataset.pieces, seeds, strict=True))
-    first = client.compute([dask.delayed(_moments)(p, method, names, schema, s)
-                            for p, s in pairs], sync=True)
+    first = client.compute([dask.delayed(_moments)(p, int(o), method, names, schema, s, shift)
+                            for (p, s), o in zip(pairs, dataset.offsets, strict=True)],
+                           sync=True)
     planned = _planned(method, first)
-    scans = client.compute([dask.delayed(_scan)(p, planned, names, schema, s)
+    scans = client.compute([dask.delayed(_scan)(p, planned, names, schema, s, shift)
                             for p, s in pairs], sync=True)
     check_extent(combined_extent([e for e, _, _ in scans]), names, method)
     parts = [dask.delayed(_mask_piece)(p, planned, names, schema, s) for p, s in pairs]
