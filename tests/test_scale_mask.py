@@ -175,3 +175,9 @@ def test_the_command_on_the_cluster(client, run_cli, people, tmp_path):
     assert done.code == 2 and done.stderr.count("\n") == 1 and "correlated-noise" in \
         done.stderr, done.stderr
     assert not (tmp_path / "swapped").exists()
+    for local_only in (["--report", tmp_path / "r.html"], ["--weight", "age"]):
+        done = run_cli("mask", folder, "-o", tmp_path / "noisy", "--method",
+                       "correlated-noise", "--gamma", "0.1", *local_only, *cluster)
+        assert done.code == 2 and done.stderr.count("\n") == 1 and \
+            "not available with --engine dask" in done.stderr, done.stderr
+    assert not (tmp_path / "noisy").exists()

@@ -312,7 +312,7 @@ def mask_at_scale(client: Any, dataset: Dataset, output: str | Path | Location,
             else "restores the means and the covariance matrix of the whole data set")
     return MaskAtScale(
         method=method.name, parameter=method.parameter, value=method.value,
-        parameters={k: v for k, v in method.parameters().items()}, columns=list(names),
+        parameters=dict(method.parameters()), columns=list(names),
         records=dataset.n, partitions=len(dataset.pieces), identifiers_dropped=identifiers,
         released_unchanged=[c for c in written if c not in names], seeded=seed is not None,
         utility=_utility(names, Moments.total(m for m, _ in first), after,
