@@ -6,7 +6,7 @@ the masked columns, found by a map-reduce (:class:`~microagg.at_scale.moments.Mo
 every partition's mean and cross-products, combined by Chan's pairwise update, equal to one
 machine's ``numpy.cov`` within rounding). Every partition draws with a generator of its own,
 the i-th child of ``SeedSequence(seed)`` (independent draws; the same seed draws the same
-data set), in three passes over the partitions:
+data set), in two passes over the partitions:
 
 1. the moments: of the columns (correlated noise: Σ, whose eigen-decomposition the client
    takes as one machine does, :func:`~microagg.core.masking.noise_axes`); multiplicative
@@ -14,12 +14,12 @@ data set), in three passes over the partitions:
    (:func:`~microagg.core.masking.multiplied`) and gives the moments of the result, from
    which the client makes the map that restores the data's means and covariance
    (:func:`~microagg.core.masking.restoring`);
-2. a scan: every partition masks its rows and gives how far the masking moved each column
-   (:func:`~microagg.release.families.masking.masking_extent`), the moments of the masked
-   columns and their squared errors; the client refuses, as one machine does, a masking that
-   overflows or changes no value, before anything is written;
-3. every partition masks its rows again, with the same draws, and is written in input order,
-   identifiers dropped, the other columns unchanged.
+2. every partition masks its rows and is written in input order, identifiers dropped, the
+   other columns unchanged, into the output's temporary place; it also gives how far the
+   masking moved each column (:func:`~microagg.release.families.masking.masking_extent`),
+   the moments of the masked columns and their squared errors, from which the client
+   refuses, as one machine does, a masking that overflows or changes no value before the
+   data set is put in place (nothing is then written).
 
 The draws differ from one machine's (one generator there runs through the whole table), but
 follow the same law: correlated noise adds N(0, γΣ) with the Σ of the whole table, and
@@ -32,7 +32,6 @@ Top and bottom coding runs by :mod:`microagg.at_scale.topcode`; rank swapping is
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +51,7 @@ from microagg.release.families.masking import (
     MaskingMethod,
     check_extent,
     combined_extent,
+    masked_frame,
     masking_extent,
 )
 from microagg.release.methods.correlated_noise import CorrelatedNoise
@@ -153,29 +153,23 @@ def _moments(piece: Piece, offset: int, method: MaskingMethod, names: Sequence[s
     return Moments.of(values, shift), None
 
 
-def _scan(piece: Piece, method: MaskingMethod, names: Sequence[str], schema: Schema | None,
-          seed: np.random.SeedSequence, shift: np.ndarray
-          ) -> tuple[np.ndarray, Moments, np.ndarray]:
-    """How far the masking moves the partition's columns, the moments of the masked
-    columns, and their squared errors."""
-    values = _values(piece, method, names, schema)
-    with np.errstate(over="ignore", invalid="ignore"):
+def _mask_piece(piece: Piece, method: MaskingMethod, names: Sequence[str],
+                schema: Schema | None, seed: np.random.SeedSequence, shift: np.ndarray
+                ) -> tuple[pd.DataFrame, tuple[np.ndarray, Moments, np.ndarray]]:
+    """The partition masked with its draws, identifiers dropped, as one machine writes a
+    table; and how far the masking moved its columns, the moments of the masked columns and
+    their squared errors (the masking is judged whole on the client before the data set is
+    put in place)."""
+    frame = read_piece(piece).reset_index(drop=True)
+    resolved, _, values = method.masked_values(frame, columns=list(names), schema=schema)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused whole
         masked = method.mask(values, np.random.default_rng(seed))
         finite = np.isfinite(masked).all()
-        return (masking_extent(values, masked),
+        scan = (masking_extent(values, masked),
                 Moments.of(masked if finite else np.zeros_like(masked), shift),
                 ((values - masked) ** 2).sum(axis=0))
-
-
-def _mask_piece(piece: Piece, method: MaskingMethod, names: Sequence[str],
-                schema: Schema | None, seed: np.random.SeedSequence) -> pd.DataFrame:
-    """The partition masked with its draws (judged whole by the scan: a part may be left as
-    it was), identifiers dropped."""
-    frame = read_piece(piece).reset_index(drop=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return method.release(frame, columns=list(names), schema=schema,
-                              rng=np.random.default_rng(seed), refuse_unchanged=False).frame
+    identifiers = [a.name for a in resolved if a.role is Role.IDENTIFIER]
+    return masked_frame(frame, identifiers, names, masked), scan
 
 
 def _flat(matrix: np.ndarray) -> tuple[tuple[float, ...], ...]:
@@ -298,12 +292,13 @@ def mask_at_scale(client: Any, dataset: Dataset, output: str | Path | Location,
                             for (p, s), o in zip(pairs, dataset.offsets, strict=True)],
                            sync=True)
     planned = _planned(method, first)
-    scans = client.compute([dask.delayed(_scan)(p, planned, names, schema, s, shift)
-                            for p, s in pairs], sync=True)
-    check_extent(combined_extent([e for e, _, _ in scans]), names, method)
-    parts = [dask.delayed(_mask_piece)(p, planned, names, schema, s) for p, s in pairs]
-    write_dataset(client, parts, output, source=dataset.source, progress=progress,
-                  storage_options=storage_options)
+    tasks = [dask.delayed(_mask_piece, nout=2)(p, planned, names, schema, s, shift)
+             for p, s in pairs]
+    _, scans = write_dataset(
+        client, [t[0] for t in tasks], output, source=dataset.source, progress=progress,
+        extra=[t[1] for t in tasks], storage_options=storage_options,
+        check=lambda scans: check_extent(combined_extent([e for e, _, _ in scans]), names,
+                                         method))
     identifiers = [a.name for a in resolved if a.role is Role.IDENTIFIER]
     written = [c for c in dataset.columns if c not in identifiers]
     after = Moments.total(m for _, m, _ in scans)
