@@ -325,6 +325,17 @@ def test_s3_to_s3_on_workers_that_cannot_see_the_client(cluster, run_cli, tmp_pa
     drawn = _read(fs, "data/pram")
     assert set(drawn["edu"].dropna()) <= set(whole["edu"].dropna())
     assert drawn["region"].equals(whole["region"])
+    # mask: multiplicative noise restores the moments of the data set in the store
+    done = run_cli("mask", "s3://data/in", "-o", "s3://data/noise", "--method",
+                   "multiplicative-noise", "--s", "0.2", "--columns", "a,b,c", "--seed", "1",
+                   "--engine", "dask", *common)
+    assert done.code == 0, done.stderr
+    noisy = _read(fs, "data/noise")[["a", "b", "c"]].to_numpy()
+    original = whole[["a", "b", "c"]].to_numpy()
+    np.testing.assert_allclose(np.cov(noisy, rowvar=False), np.cov(original, rowvar=False),
+                               rtol=1e-9, atol=1e-9)
+    assert not np.allclose(noisy, original)
+    assert json.loads(fs.cat("data/noise.report.json"))["columns"] == ["a", "b", "c"]
     assert not [p for p in fs.find("data", withdirs=True) if ".microagg-" in p]
 
 

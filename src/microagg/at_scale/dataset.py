@@ -380,18 +380,21 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path | Locati
                   source: str | Path | None = None,
                   progress: Callable[[int], None] | None = None,
                   extra: Sequence[Any] = (),
-                  storage_options: Mapping[str, Any] | None = None
+                  storage_options: Mapping[str, Any] | None = None,
+                  check: Callable[[list[Any]], None] | None = None
                   ) -> tuple[list[int], list[Any]]:
     """Write the delayed DataFrames ``parts`` as the Parquet data set ``target`` (a path, or
     a URL read with ``storage_options``), all or nothing (module docstring). An existing data
     set at ``target`` is replaced only once the new one is complete. ``extra`` delayed
-    results are computed in the same graph (so shared tasks run once); ``progress`` is called
-    with the rows written so far. Returns the rows of every part and the ``extra`` results."""
+    results are computed in the same graph (so shared tasks run once); ``check``, called
+    with them once every part is written and before the data set is put in place, may still
+    refuse it by raising (nothing is then written); ``progress`` is called with the rows
+    written so far. Returns the rows of every part and the ``extra`` results."""
     import dask
 
     where = check_dataset_output(target, source, storage_options)
     if isinstance(where, Location):
-        return _write_remote(client, parts, where, extra, progress)
+        return _write_remote(client, parts, where, extra, progress, check)
     target = where
     remove_stale_temporaries(target, lambda stale: shutil.rmtree(stale, ignore_errors=True),
                              keep=[source] if source is not None else ())
@@ -404,6 +407,8 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path | Locati
         writes = [dask.delayed(_write_part)(part, str(tmp / f"part-{i:05d}.parquet"))
                   for i, part in enumerate(parts)]
         rows, results = _compute(client, writes, extra, progress)
+        if check is not None:
+            check(results)
         os.chmod(tmp, 0o777 & ~_umask())
         with interrupts.held():  # the renames are not cut in two
             if target.exists():
@@ -422,7 +427,9 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path | Locati
 
 
 def _write_remote(client: Any, parts: Sequence[Any], target: Location, extra: Sequence[Any],
-                  progress: Callable[[int], None] | None) -> tuple[list[int], list[Any]]:
+                  progress: Callable[[int], None] | None,
+                  check: Callable[[list[Any]], None] | None = None
+                  ) -> tuple[list[int], list[Any]]:
     """:func:`write_dataset` to a URL: the parts under a temporary prefix, then
     :func:`~microagg.at_scale.storage.commit`; the prefix is deleted whatever happens."""
     import dask
@@ -434,6 +441,8 @@ def _write_remote(client: Any, parts: Sequence[Any], target: Location, extra: Se
                   for i, part in enumerate(parts)]
         rows, results = _compute(client, writes, extra, progress)
         done = True  # every task has ended: none can write under the prefix any more
+        if check is not None:
+            check(results)
         with interrupts.held():  # the commit is not cut in two by Ctrl-C
             commit(target, tmp, len(writes))
             interrupts.wrote([target.url])

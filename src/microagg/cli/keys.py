@@ -31,6 +31,7 @@ from microagg.cli.common import (
 )
 from microagg.cli.methods import method_command, option
 from microagg.errors import ParameterError
+from microagg.release.families.masking import MaskingMethod
 from microagg.release.methods import (
     GlobalRecoding,
     InvariantPram,
@@ -41,7 +42,7 @@ from microagg.release.methods import (
 )
 from microagg.release.methods.base import build
 
-__all__ = ["pram", "recode", "suppress", "topcode"]
+__all__ = ["pram", "recode", "release_at_scale", "suppress", "topcode"]
 
 INPUT = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS}).")
 OUTPUT = typer.Option(..., "-o", "--output", help=f"Protected table ({WRITES}); its report "
@@ -191,21 +192,26 @@ def topcode(
          columns=names(columns, "--columns"), roles=roles)
 
 
-def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input: Path,
-              output: Path, schema: Path | None, keys: list[str] | None, json_out: bool,
-              scheduler: str | None, workers: int | None, storage: list[str],
-              seed: int | None = None) -> None:
-    """The method on the Dask engine (local suppression: :mod:`microagg.at_scale.suppress`,
-    top and bottom coding: :mod:`microagg.at_scale.topcode`, PRAM:
-    :mod:`microagg.at_scale.pram`, a method of records alone:
+def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, **given: Any) -> None:
+    """The method ``cls`` made from ``options``, on the Dask engine
+    (:func:`release_at_scale`)."""
+    release_at_scale(build(cls, options or {}, family(cls.family)), **given)
+
+
+def release_at_scale(made: Any, *, input: Path, output: Path, schema: Path | None,
+                     keys: list[str] | None, json_out: bool, scheduler: str | None,
+                     workers: int | None, storage: list[str], seed: int | None = None) -> None:
+    """The method ``made`` on the Dask engine (local suppression:
+    :mod:`microagg.at_scale.suppress`, top and bottom coding:
+    :mod:`microagg.at_scale.topcode`, PRAM: :mod:`microagg.at_scale.pram`, correlated and
+    multiplicative noise: :mod:`microagg.at_scale.mask`, a method of records alone:
     :mod:`microagg.at_scale.per_record`), its report beside the data set; ``keys`` are
-    topcode's columns."""
+    the masked columns of topcode and mask."""
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
     from microagg.at_scale.storage import parse_storage_options
     from microagg.data.io import json_text
 
-    made: Any = build(cls, options or {}, family(cls.family))
     refusal = made.at_scale_refusal()
     if refusal:
         raise ParameterError("engine", f"dask cannot run {made.name}: {refusal}")
@@ -228,6 +234,12 @@ def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input
             report = topcode_at_scale(client, dataset, target, made, columns=keys,
                                       schema=declared, storage_options=storage_options,
                                       progress=progress)
+        elif isinstance(made, MaskingMethod):
+            from microagg.at_scale.mask import mask_at_scale
+
+            report = mask_at_scale(client, dataset, target, made, columns=keys,
+                                   schema=declared, seed=seed,
+                                   storage_options=storage_options, progress=progress)
         elif isinstance(made, InvariantPram):
             from microagg.at_scale.pram import pram_at_scale
 
@@ -252,6 +264,14 @@ def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, *, input
             out.print("  " + name + ": " + ", ".join(
                 f"{coded[end]:,} value(s) coded at the {end} {at[end]:g}"
                 for end in ("bottom", "top") if at[end] is not None))
+        out.print(f"  report: {sidecar}")
+        return
+    if isinstance(made, MaskingMethod):
+        out.print(f"{report.method} {report.parameter}={report.value:g}: {report.records:,} "
+                  f"records in {parts}, columns {', '.join(report.columns)} -> {target}")
+        if report.utility["sse_percent"] is not None:
+            out.print(f"  SSE/SST {report.utility['sse_percent']:.3g} %")
+        out.print(f"  guarantee: {report.guarantee}")
         out.print(f"  report: {sidecar}")
         return
     changed = getattr(report, "changed", None) or [k for k, n in getattr(

@@ -10,11 +10,16 @@ import typer
 from microagg.cli.app import out
 from microagg.cli.common import (
     DECIMAL,
+    ENGINE_HELP,
     READS,
     REPORT_HELP,
     REPORT_KIND_HELP,
+    SCHEDULER_HELP,
+    STORAGE_OPTION_HELP,
     THOUSANDS,
+    WORKERS_HELP,
     WRITES,
+    engine_is_dask,
     names,
     write_release,
 )
@@ -26,6 +31,12 @@ __all__ = ["mask"]
 
 METHODS_HELP = " | ".join(f"{m.name} (--{m.parameter})"  # type: ignore[attr-defined]
                           for m in family(Family.MASKING))
+ENGINE = typer.Option("local", "--engine", help=ENGINE_HELP + " correlated-noise and "
+                      "multiplicative-noise take the means and covariance of the whole data "
+                      "set from the cluster; each partition draws with a generator seeded by "
+                      "the seed and its index (the draws differ from one machine's, their "
+                      "law does not). top-bottom-coding runs as topcode does; rank-swap runs "
+                      "on one machine only.")
 
 
 @family_command(Family.MASKING)
@@ -45,6 +56,11 @@ def mask(
     report: Path | None = typer.Option(None, "--report", help=REPORT_HELP),
     report_kind: str = typer.Option("internal", "--report-kind", help=REPORT_KIND_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    engine: str = ENGINE,
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
+    storage_option: list[str] | None = typer.Option(None, "--storage-option",
+                                                    help=STORAGE_OPTION_HELP),
     options: dict[str, Any] | None = None,
     roles: dict[str, Any] | None = None,
 ) -> None:
@@ -58,6 +74,16 @@ def mask(
             raise ParameterError("param", f"and `{own}` name the same parameter: give one")
         options[own] = param
     made: Any = make_method(Family.MASKING, method, options)
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, roles=roles or None,
+                      decimal=decimal, thousands=thousands, report=report,
+                      report_kind=None if report_kind == "internal" else report_kind):
+        from microagg.cli.keys import release_at_scale
+
+        release_at_scale(made, input=input, output=output, schema=schema,
+                         keys=names(columns, "--columns"), json_out=json_out,
+                         scheduler=scheduler, workers=workers, storage=storage_option or [],
+                         seed=seed)
+        return
     write_release(made, input=input, schema_path=schema, output=output, labels_out=None,
                   title=made.name, json_out=json_out, show=_print_report, report=report,
                   report_kind=report_kind, with_progress=False, decimal=decimal,

@@ -31,7 +31,8 @@ import numpy as np
 from microagg.core.rng import make_rng
 from microagg.errors import InputError
 
-__all__ = ["correlated_noise", "multiplicative_noise", "rank_swap"]
+__all__ = ["correlated_draw", "correlated_noise", "multiplicative_noise", "multiplied",
+           "noise_axes", "rank_swap", "restoring"]
 
 
 def _matrix(X: np.ndarray, what: str) -> np.ndarray:
@@ -69,13 +70,52 @@ def correlated_noise(X: np.ndarray, gamma: float, *,
     (1 + γ)Σ in expectation. ``gamma`` = 0 returns a copy of X."""
     x = _matrix(X, "correlated noise")
     gamma = _nonnegative(gamma, "the noise ratio gamma")
-    values, vectors = np.linalg.eigh(np.cov(x, rowvar=False).reshape(x.shape[1], -1))
-    # Eigenvalues below the numerical-rank tolerance (as numpy.linalg.matrix_rank) are zero:
-    # a singular Σ (an exact linear relation) gets no noise across the relation.
-    tolerance = values.max(initial=0.0) * x.shape[1] * np.finfo(float).eps
-    scale = np.sqrt(gamma * np.where(values > tolerance, values, 0.0))
-    noise = (make_rng(rng).standard_normal(x.shape) * scale) @ vectors.T
-    return x + noise
+    scale, vectors = noise_axes(np.cov(x, rowvar=False).reshape(x.shape[1], -1), gamma)
+    return x + correlated_draw(x.shape, scale, vectors, make_rng(rng))
+
+
+def noise_axes(covariance: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """The axes of N(0, γΣ) and the noise's standard deviation along each.
+
+    Eigenvalues below the numerical-rank tolerance (as ``numpy.linalg.matrix_rank``) are
+    zero: a singular Σ (an exact linear relation) gets no noise across the relation.
+
+    Parameters
+    ----------
+    covariance : ndarray
+        The ``(p, p)`` covariance matrix Σ.
+    gamma : float
+        The noise's covariance as a multiple of Σ.
+
+    Returns
+    -------
+    tuple of ndarray
+        The ``p`` standard deviations and the ``(p, p)`` eigenvectors (one per column).
+    """
+    values, vectors = np.linalg.eigh(covariance)
+    tolerance = values.max(initial=0.0) * covariance.shape[0] * np.finfo(float).eps
+    return np.sqrt(gamma * np.where(values > tolerance, values, 0.0)), vectors
+
+
+def correlated_draw(shape: tuple[int, int], scale: np.ndarray, vectors: np.ndarray,
+                    generator: np.random.Generator) -> np.ndarray:
+    """Noise of ``shape`` drawn from N(0, γΣ) given by :func:`noise_axes`.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The ``(n, p)`` rows and columns.
+    scale, vectors : ndarray
+        The standard deviations and the axes (:func:`noise_axes`).
+    generator : numpy.random.Generator
+        Where the draws come from (``n · p`` standard normal draws, row by row).
+
+    Returns
+    -------
+    ndarray
+        The ``(n, p)`` noise.
+    """
+    return (generator.standard_normal(shape) * scale) @ vectors.T
 
 
 def multiplicative_noise(X: np.ndarray, s: float, *,
@@ -84,13 +124,48 @@ def multiplicative_noise(X: np.ndarray, s: float, *,
     b_i per record; then the means and the covariance matrix of X are restored exactly."""
     x = _matrix(X, "multiplicative noise")
     s = _nonnegative(s, "the noise deviation s")
-    generator = make_rng(rng)
-    sign = generator.choice(np.array([-1.0, 1.0]), size=(x.shape[0], 1))
-    noisy = x * (1.0 + sign * np.abs(generator.normal(0.0, s, x.shape)))
+    noisy = multiplied(x, s, make_rng(rng))
     target = np.cov(x, rowvar=False).reshape(x.shape[1], -1)
     current = np.cov(noisy, rowvar=False).reshape(x.shape[1], -1)
-    transform = _symmetric_root(current, inverse=True) @ _symmetric_root(target)
-    return x.mean(axis=0) + (noisy - noisy.mean(axis=0)) @ transform
+    return x.mean(axis=0) + (noisy - noisy.mean(axis=0)) @ restoring(current, target)
+
+
+def multiplied(x: np.ndarray, s: float, generator: np.random.Generator) -> np.ndarray:
+    """The first step of :func:`multiplicative_noise`: ``x_ij · (1 + b_i |e_ij|)``.
+
+    Parameters
+    ----------
+    x : ndarray
+        The ``(n, p)`` values.
+    s : float
+        The standard deviation of e_ij.
+    generator : numpy.random.Generator
+        Where the draws come from (the n signs, then the ``n · p`` normal draws).
+
+    Returns
+    -------
+    ndarray
+        The ``(n, p)`` values multiplied, before the moments are restored.
+    """
+    sign = generator.choice(np.array([-1.0, 1.0]), size=(x.shape[0], 1))
+    return x * (1.0 + sign * np.abs(generator.normal(0.0, s, x.shape)))
+
+
+def restoring(current: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """The linear map Σ_current^(-1/2) Σ_target^(1/2) (symmetric roots) that gives centred
+    data of covariance ``current`` the covariance ``target``.
+
+    Parameters
+    ----------
+    current, target : ndarray
+        The ``(p, p)`` covariance matrices.
+
+    Returns
+    -------
+    ndarray
+        The ``(p, p)`` map, applied on the right of the centred rows.
+    """
+    return _symmetric_root(current, inverse=True) @ _symmetric_root(target)
 
 
 @numba.njit(cache=True)

@@ -25,7 +25,8 @@ from microagg.release.inputs import masked_columns, refuse_suspects, resolve_sch
 from microagg.release.methods.base import Family, ReleaseMethod
 from microagg.release.reports.report import MaskingReport
 
-__all__ = ["UNCHANGED", "MaskingMethod", "check_extent", "combined_extent", "masking_extent"]
+__all__ = ["UNCHANGED", "MaskingMethod", "check_extent", "combined_extent", "masked_frame",
+           "masking_extent"]
 
 UNCHANGED = 1e-9
 """A masking that moves no value by more than this fraction of its column's range changes
@@ -127,15 +128,40 @@ class MaskingMethod(ReleaseMethod):
                 masked = np.full_like(values, np.nan)
         check_extent(masking_extent(values, masked), names, self, refuse_unchanged)
         identifiers = [a.name for a in schema if a.role is Role.IDENTIFIER]
-        out = frame.drop(columns=identifiers).copy()
-        for j, name in enumerate(names):
-            out[name] = masked[:, j]
+        out = masked_frame(frame, identifiers, names, masked)
         report = MaskingReport(
             method=self.name, parameter=self.parameter, value=self.value, columns=names,
             records=len(frame), identifiers_dropped=identifiers,
             released_unchanged=[c for c in out.columns if c not in names],
             seeded=isinstance(rng, int | np.integer), parameters=_plain(self.parameters()))
         return Release(out, np.arange(len(frame), dtype=np.int64), report)
+
+
+def masked_frame(frame: pd.DataFrame, identifiers: Sequence[str], names: Sequence[str],
+                 masked: np.ndarray) -> pd.DataFrame:
+    """The table a masking writes: ``frame`` without its identifiers, the masked columns
+    replaced by their masked values, every other column and every row kept in order.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table.
+    identifiers : sequence of str
+        The columns dropped.
+    names : sequence of str
+        The columns masked, in the order of the columns of ``masked``.
+    masked : ndarray
+        Their ``(n, p)`` masked values, rows in the order of ``frame``.
+
+    Returns
+    -------
+    DataFrame
+        The table written.
+    """
+    out = frame.drop(columns=list(identifiers)).copy()
+    for j, name in enumerate(names):
+        out[name] = masked[:, j]
+    return out
 
 
 def _plain(parameters: dict[str, object]) -> dict[str, object]:

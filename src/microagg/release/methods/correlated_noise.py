@@ -39,6 +39,11 @@ class CorrelatedNoise(MaskingMethod):
     gamma: float = param(Interval(float, 0, closed="neither"),
                          help="The noise's covariance as a multiple of the data's (> 0).")
 
+    def at_scale_refusal(self) -> str | None:
+        """``None``: the noise's covariance is the data set's, found by a map-reduce, and
+        every partition draws its noise (:mod:`microagg.at_scale.mask`)."""
+        return None
+
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         from microagg.core.masking import correlated_noise
 

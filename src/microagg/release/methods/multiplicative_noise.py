@@ -38,6 +38,11 @@ class MultiplicativeNoise(MaskingMethod):
     s: float = param(Interval(float, 0, closed="neither"),
                      help="Standard deviation of the random factor 1 +- N(0, s) (> 0).")
 
+    def at_scale_refusal(self) -> str | None:
+        """``None``: every partition multiplies its values by its draws, and the moments
+        restored are the data set's, found by a map-reduce (:mod:`microagg.at_scale.mask`)."""
+        return None
+
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         from microagg.core.masking import multiplicative_noise
 

@@ -41,6 +41,14 @@ class RankSwap(MaskingMethod):
                             help="Swap window as a FRACTION of the records, in (0, 1] (0.05 "
                                  "= 5 %).")
 
+    def at_scale_refusal(self) -> str | None:
+        """Rank swapping visits each column's values in their order over every record, each
+        swap taking a partner among the ranks the earlier swaps left free: it runs on one
+        machine."""
+        return ("its swaps follow each column's ranks over every record, one after another: "
+                "run it on one machine (--engine local), or use correlated-noise on the "
+                "cluster")
+
     def mask(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         from microagg.core.masking import rank_swap
 
