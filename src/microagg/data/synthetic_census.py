@@ -46,7 +46,7 @@ _FOREIGN_SHARE = np.array([0.16, 0.10, 0.08, 0.07, 0.06, 0.05, 0.05, 0.04])
 _BLOCK = 65_536
 
 CITIZENSHIP_CONTINENT: dict[str, str] = {
-    "national": "national",
+    "national": "home country",
     **dict.fromkeys(("DEU", "POL", "ROU", "ITA", "FRA", "ESP", "PRT", "GBR", "NLD", "BGR",
                      "HRV", "SRB", "UKR", "HUN", "GRC", "AUT", "BEL", "CZE", "SVK", "LTU",
                      "IRL", "SWE"), "Europe"),
@@ -59,7 +59,8 @@ CITIZENSHIP_CONTINENT: dict[str, str] = {
     **dict.fromkeys(("AUS", "NZL"), "Oceania"),
 }
 """Every citizenship category and its continent (``national`` its own group), ordered from
-the most to the least frequent foreign citizenship: a taxonomy that groups rare ones."""
+the most to the least frequent foreign citizenship: a taxonomy that groups rare ones (``national``
+under ``home country``)."""
 
 _CITIZENSHIPS = tuple(CITIZENSHIP_CONTINENT)
 _CITIZENSHIP_TYPE = pd.CategoricalDtype(list(_CITIZENSHIPS))
