@@ -105,8 +105,12 @@ def test_export_writes_csv_parquet_and_a_dataset(run_cli, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["census-synthetic", "--n", "5", "-o", "x.csv"], "--n applies to synthetic only"),
-    (["census", "--persons", "5", "-o", "x.csv"], "--persons applies to census-synthetic"),
+    (["census-synthetic", "--n", "5", "-o", "x.csv"],
+     "--n applies to the synthetic data set only"),
+    (["census", "--persons", "5", "-o", "x.csv"],
+     "--persons applies to the census-synthetic data set only"),
+    (["eia", "--seed", "5", "-o", "x.csv"],
+     "--seed applies to the synthetic and census-synthetic data sets only"),
     (["census-synthetic", "--persons", "5", "-o", "x.sav"], "not as .sav"),
     (["census-synthetic", "--persons", "5", "--households", "6", "-o", "x.csv"],
      "between 1 and 5 households"),

@@ -68,7 +68,7 @@ def datasets_export(
     seed: int | None = typer.Option(None, "--seed", help="Seed of the synthetic data "
                                     "and of census-synthetic (default 0)."),
     persons: int | None = typer.Option(None, "--persons", help="Persons of census-synthetic "
-                                       "(default 1,000,000)."),
+                                       "(default 1000000)."),
     households: int | None = typer.Option(None, "--households", help="Households of "
                                           "census-synthetic (default persons / 2.5)."),
     storage_option: list[str] | None = typer.Option(
@@ -142,8 +142,10 @@ def _refuse_foreign_options(name: str, given: dict[str, Any]) -> None:
     own = _OWN_OPTIONS.get(name, ())
     for option, value in given.items():
         if value is not None and value != [] and option not in own:
-            makers = " and ".join(n for n, options in _OWN_OPTIONS.items() if option in options)
-            raise InputError(f"{option} applies to {makers} only, not '{name}'")
+            makers = [n for n, options in _OWN_OPTIONS.items() if option in options]
+            which = (f"the {makers[0]} data set" if len(makers) == 1
+                     else f"the {' and '.join(makers)} data sets")
+            raise InputError(f"{option} applies to {which} only, not '{name}'")
 
 
 def _export_census(output: Path, schema_out: Path | None, *, persons: int,
