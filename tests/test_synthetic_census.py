@@ -104,6 +104,22 @@ def test_export_writes_csv_parquet_and_a_dataset(run_cli, tmp_path):
     assert (tmp_path / "parts" / "part-00000.parquet").exists()
 
 
+def test_export_to_a_url_is_a_complete_dataset(run_cli):
+    import fsspec
+
+    url = "memory://census-export-test/census"
+    done = run_cli("datasets", "export", "census-synthetic", "--persons", "2500", "-o", url)
+    assert done.code == 0, done.stderr
+    fs = fsspec.filesystem("memory")
+    try:
+        names = {name.rpartition("/")[2] for name in fs.ls(url, detail=False)}
+        assert names == {"_SUCCESS", "part-00000.parquet"}
+        with fs.open(f"{url}/part-00000.parquet", "rb") as handle:
+            pd.testing.assert_frame_equal(pd.read_parquet(handle), _census(2_500))
+    finally:
+        fs.rm("memory://census-export-test", recursive=True)
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["census-synthetic", "--n", "5", "-o", "x.csv"],
      "--n applies to the synthetic data set only"),
