@@ -77,6 +77,10 @@ def test_same_seed_same_census_whatever_the_chunks():
     pieces = _census(7_000, seed=3, chunk=501)
     pd.testing.assert_frame_equal(one, pieces)
     assert len(chunk_bounds(census_plan(7_000, seed=3), 501)) >= 14
+    # across the blocks of 65,536 persons and households that draw the random numbers
+    whole = _census(70_000, households=66_000, seed=3)
+    pd.testing.assert_frame_equal(whole, _census(70_000, households=66_000, seed=3,
+                                                 chunk=9_999))
     other = _census(7_000, seed=4)
     assert not one[["age", "sex", "area"]].equals(other[["age", "sex", "area"]])
 
