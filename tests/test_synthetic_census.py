@@ -129,6 +129,8 @@ def test_export_to_a_url_is_a_complete_dataset(run_cli):
      "--n applies to the synthetic data set only"),
     (["census", "--persons", "5", "-o", "x.csv"],
      "--persons applies to the census-synthetic data set only"),
+    (["census-synthetic", "--drop-incomplete", "-o", "x.csv"],
+     "--drop-incomplete applies to the adult data sets only"),
     (["eia", "--seed", "5", "-o", "x.csv"],
      "--seed applies to the synthetic and census-synthetic data sets only"),
     (["census-synthetic", "--persons", "5", "-o", "x.sav"], "not as .sav"),

@@ -76,9 +76,9 @@ def datasets_export(
         "...): a storage option KEY=VALUE of its file system; repeatable."),
 ) -> None:
     """Write a data set (and optionally its schema and taxonomies) to files, all or none.
-    census-synthetic is written to a .csv or .parquet file, or, to a folder or URL without
-    one of those suffixes, as a Parquet data set of parts of 10^6 persons (--engine dask
-    reads it)."""
+    census-synthetic is written to a local .csv or .parquet file, or, to any other path (a
+    folder) or a URL, as a Parquet data set of parts of 10^6 persons (--engine dask reads
+    it)."""
     from microagg.data.datasets import load
     from microagg.data.io import check_output, table_format, write_all
 
@@ -86,14 +86,14 @@ def datasets_export(
     _refuse_foreign_options(chosen, {"--n": n, "--d": d, "--seed": seed, "--persons": persons,
                                      "--households": households,
                                      "--storage-option": storage_option})
+    if drop_incomplete and not chosen.startswith("adult"):
+        raise InputError(f"--drop-incomplete applies to the adult data sets only, not '{name}'")
     if chosen == CENSUS:
         _export_census(output, schema_out, persons=1_000_000 if persons is None else persons,
                        households=households, seed=0 if seed is None else seed,
                        storage=storage_option or [])
         return
     n, d, seed = 1000 if n is None else n, 6 if d is None else d, 0 if seed is None else seed
-    if drop_incomplete and not name.strip().lower().startswith("adult"):
-        raise InputError(f"--drop-incomplete applies to the adult data sets only, not '{name}'")
 
     table_format(output)
     check_output(output)
@@ -177,7 +177,7 @@ def _census_file(plan: Any, target: Path) -> None:
     fmt = output_format(target)
     if fmt not in ("csv", "parquet"):
         raise InputError(f"{CENSUS} is written as .csv or .parquet, or as a Parquet data set "
-                         f"(a folder or URL without a suffix), not as .{fmt} ({target})")
+                         f"(a folder or a URL), not as .{fmt} ({target})")
     check_output(target)
 
     def write(path: Path) -> None:
