@@ -56,7 +56,7 @@ from microagg.data.io import (
 from microagg.errors import InputError
 
 __all__ = ["Dataset", "Piece", "open_dataset", "read_matrix", "read_piece", "remove_folder",
-           "write_dataset"]
+           "write_dataset", "write_parts_here"]
 
 ROWS_PER_PARTITION = 1_000_000
 
@@ -424,6 +424,53 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path | Locati
         if tmp is not None:
             with interrupts.held():
                 remove_folder(tmp)
+
+
+class _Done:
+    """A computed value in the place of a Dask future."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def result(self) -> Any:
+        return self.value
+
+
+class _Here:
+    """The part of a Dask client :func:`write_dataset` uses, computing in this process, one
+    task after another (a part is made, written and dropped before the next is made)."""
+
+    def compute(self, tasks: Sequence[Any]) -> list[_Done]:
+        import dask
+
+        return [_Done(value) for value in dask.compute(*tasks, scheduler="synchronous")]
+
+    def cancel(self, futures: Sequence[Any]) -> None:
+        """Nothing runs once :meth:`compute` has returned."""
+
+
+def write_parts_here(parts: Sequence[Any], target: str | Path | Location, *,
+                     storage_options: Mapping[str, Any] | None = None) -> list[int]:
+    """:func:`write_dataset` without a cluster: the delayed DataFrames ``parts`` computed
+    and written one after another by this process, as the Parquet data set ``target`` (a
+    folder or a URL), all or nothing.
+
+    Parameters
+    ----------
+    parts : sequence of dask.delayed
+        The partitions, in order.
+    target : str, Path or Location
+        The data set to write.
+    storage_options : mapping, optional
+        The storage options of a URL's file system.
+
+    Returns
+    -------
+    list of int
+        The rows of every partition.
+    """
+    rows, _ = write_dataset(_Here(), parts, target, storage_options=storage_options)
+    return rows
 
 
 def _write_remote(client: Any, parts: Sequence[Any], target: Location, extra: Sequence[Any],

@@ -168,8 +168,9 @@ def suppress_at_scale(client: Any, dataset: Dataset, output: str | Path | Locati
     pieces_codes = client.compute([dask.delayed(_codes)(p, keys, numbering)
                                    for p in dataset.pieces], sync=True)
     codes = np.concatenate(pieces_codes) if pieces_codes else np.empty((0, len(keys)))
-    mask, greedy, restored = method.suppressed(codes, keys)
     bounds = np.cumsum([0, *(len(c) for c in pieces_codes)])
+    del pieces_codes  # the partitions' copies of the codes: 0.5 GB at 10^7 records, 6 keys
+    mask, greedy, restored = method.suppressed(codes, keys)
     masks = client.scatter([mask[a:b] for a, b in itertools.pairwise(bounds)])
     parts = [dask.delayed(_suppress_piece)(p, keys, m, identifiers)
              for p, m in zip(dataset.pieces, masks, strict=True)]

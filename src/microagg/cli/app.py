@@ -25,7 +25,8 @@ __all__ = ["COMMANDS", "DATASET_NAMES", "HELP_OPTIONS", "LazyGroup", "app", "com
            "datasets_app", "out"]
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
-DATASET_NAMES = "census, eia, tarragona, adult, adult-categorical, adult-mixed or synthetic"
+DATASET_NAMES = ("census, eia, tarragona, adult, adult-categorical, adult-mixed, synthetic or "
+                 "census-synthetic")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "Verify k-anonymity, l-diversity and/or t-closeness of a table."),

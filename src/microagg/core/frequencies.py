@@ -111,7 +111,11 @@ def combination_ids(codes: np.ndarray, columns: Sequence[int]) -> np.ndarray:
 
     from microagg.core._row_hash import first_appearance_ids
 
-    words = np.ascontiguousarray(np.asarray(codes, dtype=np.int64)[:, list(columns)].T)
+    codes = np.asarray(codes)
+    columns = list(columns)
+    words = np.empty((len(columns), codes.shape[0]), dtype=np.int64)  # one copy, transposed
+    for row, column in enumerate(columns):
+        words[row] = codes[:, column]
     return first_appearance_ids(words.view(np.uint64))
 
 
@@ -252,7 +256,10 @@ def _matching(codes: np.ndarray, weights: np.ndarray | None
         if common:
             having = np.concatenate([rows for p, rows in members.items() if p & common == common])
             columns = [j for j in range(q) if (common >> j) & 1]
-            ids[having] = combination_ids(codes[having], columns)
+            if having.size == n:  # every record has these keys (the usual case): no copy
+                ids = combination_ids(codes, columns)
+            else:
+                ids[having] = combination_ids(codes[having], columns)
             top = int(ids[having].max()) + 1
         for p, r in pairs:
             rows_p, rows_r = members[p], members[r]

@@ -272,6 +272,10 @@ def describe() -> list[dict[str, str]]:
     rows.append({"name": "synthetic", "shape": "n x (d + 2), default 1,000 x 8",
                  "description": "embedded generator: skewed, correlated numbers + 2 categories",
                  "location": "built in"})
+    rows.append({"name": "census-synthetic", "shape": "persons x 12, default 1,000,000 x 12",
+                 "description": "embedded generator: persons in households, region > "
+                 "district > area, census keys (datasets export only)",
+                 "location": "built in"})
     return rows
 
 
