@@ -178,6 +178,20 @@ def test_the_web_app_end_to_end(app_url, tmp_path, run_cli):
         page.fill("#f_k", "5")
         page.click("#run_step")
         page.wait_for_selector("#step-2")
+        # the owner's attack risks of this release, against held-out control records
+        control = tmp_path / "control.csv"
+        adult_like(300, seed=1).to_csv(control, index=False)
+        page.set_input_files("#attack_control", str(control))
+        page.wait_for_selector("#attack_control_progress:has-text('Upload complete')")
+        for kind in ("singling-out", "linkability"):
+            page.uncheck(f"input[name='attack_kinds'][value='{kind}']")
+        page.locator("#attack_secret-selectized").fill("income")
+        page.keyboard.press("Enter")
+        page.fill("#attack_n", "200")
+        page.click("#run_attacks")
+        page.wait_for_selector("#attacks-in-words")
+        assert "inference (income)" in page.inner_text("#attacks")
+        assert "guesses the person's income" in page.inner_text("#attacks-in-words")
         choose_method(page, "mask", "top-bottom-coding")
         page.fill("#f_top", "10000")
         page.locator("#f_columns-selectized").fill("capital-gain")

@@ -65,17 +65,12 @@ def attack_request(attacks: str | None, control: Path | None, *, linkability_col
     held = read_input(control, decimal, thousands)
 
     def run(original: pd.DataFrame, release: pd.DataFrame) -> dict[str, Any]:
-        from microagg.risk.attacks import AttackSettings, attack_risks
+        from microagg.risk.attacks import AttackSettings, release_attacks
 
-        if set(held.columns) != set(original.columns):
-            raise InputError("--control must have the columns of the original (held-out "
-                             "records of the same table); it has "
-                             f"{', '.join(map(str, held.columns))}")
-        columns = [c for c in original.columns if c in release.columns]
         settings = AttackSettings(n_attacks=n_attacks, linkability_columns=split,
                                   secrets=secret_columns)
-        return attack_risks(original, release, held, chosen, settings=settings,
-                            columns=columns, rng=seed).to_dict()
+        return release_attacks(original, release, held, chosen, settings=settings,
+                               rng=seed).to_dict()
 
     return run
 
@@ -92,34 +87,24 @@ def _risk_line(label: str, found: dict[str, Any]) -> str:
 
 def attack_lines(found: dict[str, Any]) -> list[str]:
     """The attacks' results, one line per risk, each risk then read in words
-    (:mod:`microagg.risk.attack_words`)."""
-    from microagg.risk.attack_words import (
-        inference_words,
-        linkability_words,
-        singling_out_words,
-    )
+    (:func:`microagg.risk.attack_words.readings`)."""
+    from microagg.risk.attack_words import readings
     from microagg.risk.attacks import AttackSettings
 
     asked = AttackSettings()
-    lines = []
-    if "singling_out" in found:
-        lines.append("singling out (predicates that isolate one person):")
-        lines += [_risk_line(mode, r) for mode, r in found["singling_out"].items()]
-        for mode, r in found["singling_out"].items():
-            terms = 1 if mode == "univariate" else asked.n_cols
-            lines.append(f"    in words ({mode}): "
-                         + singling_out_words(r["risk"], None, terms))
+    heads = {"singling_out": "singling out (predicates that isolate one person):",
+             "inference": "inference (a column guessed from the others):"}
     if "linkability" in found:
         a, b = found["linkability"]["columns"]
-        lines.append(f"linkability (joining {', '.join(a)} to {', '.join(b)} through the "
-                     "release):")
-        lines.append(_risk_line("linked", found["linkability"]))
-        lines.append("    in words: " + linkability_words(found["linkability"]["risk"], (a, b)))
-    if "inference" in found:
-        lines.append("inference (a column guessed from the others):")
-        for c, r in found["inference"].items():
-            lines.append(_risk_line(c, r))
-            lines.append("    in words: " + inference_words(r["risk"], c, asked.tolerance))
+        heads["linkability"] = (f"linkability (joining {', '.join(a)} to {', '.join(b)} "
+                                "through the release):")
+    lines: list[str] = []
+    for reading in readings(found, n_cols=asked.n_cols, tolerance=asked.tolerance):
+        if heads[reading.kind] not in lines:
+            lines.append(heads[reading.kind])
+        lines.append(_risk_line(reading.label, dict(reading.figures)))
+        named = f" ({reading.label})" if reading.kind == "singling_out" else ""
+        lines.append(f"    in words{named}: {reading.words}")
     if "closest_records" in found:
         c = found["closest_records"]
         lines.append(f"distance to closest record: median {fmt(c['median_dcr_original'])} to "

@@ -54,7 +54,9 @@ def run(
                                   "DP step, its public view)."),
 ) -> None:
     """Apply the steps of RECIPE in order, measuring the disclosure risk of the key
-    variables after each, and write the release with its report and the recipe as run. A
+    variables after each (and, when its `attacks` section asks, the risks of singling out,
+    linkability and inference by attack, the owner's), and write the release with its report
+    and the recipe as run. A
     seeded recipe without a DP step gives the same table, byte for byte, on the same input;
     a DP step draws fresh noise unless seeded, and a seeded DP recipe is NOT differentially
     private (every privacy field says so)."""
@@ -77,7 +79,8 @@ def run(
         raise InputError(f"{recipe}: the recipe names no input: give --input")
     private = any(adapter(s.family).private for s in made.steps)
     files = run_files(made, output, report, owner_report)
-    read = sources(made.input, recipe, schema=made.schema)
+    read = sources(made.input, recipe, None if made.attacks is None else made.attacks.control,
+                   schema=made.schema)
     with owner_notices(private, show_owner_notices) as notices:
         with outputs(list(files.all), read) as temporaries, steps("recipe") as progress:
             # the declared categorical and household columns as the text they hold, as a
@@ -127,6 +130,13 @@ def _print(report: dict, written: list[Path]) -> None:
         if loss is not None:
             out.print(f"  information loss against the step's input: SSE/SST {loss:.2f} %")
     out.print(f"guarantee: {report['guarantee']}")
+    if "attacks" in report:  # the owner's: a DP recipe's public report holds none
+        from microagg.cli.evaluate_attacks import attack_lines
+
+        attacks = report["attacks"]
+        for line in ([f"attacks not measured ({attacks['not_measured']})"]
+                     if "not_measured" in attacks else attack_lines(attacks)):
+            out.print(line, markup=False)
     out.print(f"wrote {', '.join(str(p) for p in written)}")
 
 

@@ -16,6 +16,7 @@
       - {family: microaggregate, method: mdav, k: 5, columns: [age, occupation]}
       - {family: dp, method: laplace, epsilon: 1, columns: [age],
          bounds: {age: [0, 120]}, protects: step-input}
+    attacks: {kinds: [inference], control: held_out.csv, secret: [income]}   # optional
 
 ``schema`` may also name a schema file (relative to the recipe). A step names its family
 (the command: microaggregate, tclose, mask, dp …) and its method,
@@ -24,7 +25,8 @@ then the method's parameters (its fields) and the family's options
 step (:mod:`microagg.recipe.composition`). A taxonomy is a file path (relative to the
 recipe) or inline, as the rows of an ARX hierarchy (``leaf, parent, …, root``) or a nested
 mapping; the recipe written after a run holds its taxonomies inline, so one file reproduces
-the run.
+the run. ``attacks`` (optional) measures singling out, linkability and inference on the final
+table against the input and held-out control records (:mod:`microagg.recipe.attacks`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from microagg.data.schema import Schema
 from microagg.data.yamlfile import load_yaml
 from microagg.errors import InputError, ParameterError, SchemaError
 from microagg.options import MissingValues, parse
+from microagg.recipe.attacks import RecipeAttacks
 from microagg.recipe.families import adapter
 from microagg.release.family_options import Protects
 from microagg.release.methods import Family, ReleaseMethod, lookup
@@ -162,7 +165,8 @@ class Recipe:
     reads the roles off the data).
     ``seed`` seeds every randomized step (each its own stream,
     :func:`~microagg.recipe.families.step_seed`); ``missing`` is what a missing key matches
-    in the risk measures.
+    in the risk measures; ``attacks`` the attacks measured on the final table
+    (:class:`~microagg.recipe.attacks.RecipeAttacks`; ``None``: none).
 
     Examples
     --------
@@ -182,11 +186,14 @@ class Recipe:
     missing: MissingValues = MissingValues.MATCHES_ANY
     input_sha256: str | None = None
     read: Mapping[str, Any] = field(default_factory=dict)
+    attacks: RecipeAttacks | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "steps", tuple(
             s if isinstance(s, Step) else Step.of(s) for s in self.steps))
         object.__setattr__(self, "missing", parse(MissingValues, self.missing, "`missing`"))
+        if self.attacks is not None and not isinstance(self.attacks, RecipeAttacks):
+            object.__setattr__(self, "attacks", RecipeAttacks.of(self.attacks))
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(
                 self.seed, int) or self.seed < 0):
             raise ParameterError("seed", f"must be a non-negative integer, got {self.seed!r}")
@@ -236,6 +243,8 @@ class Recipe:
         if self.schema is not None:
             out["schema"] = {"attributes": {a.name: _inline(a.to_dict()) for a in self.schema}}
         out["steps"] = [s.to_dict() for s in self.steps]
+        if self.attacks is not None:
+            out["attacks"] = self.attacks.to_dict(base_dir)
         return out
 
     def dumps(self, base_dir: Path | None = None) -> str:
@@ -248,7 +257,7 @@ class Recipe:
         """The recipe of a YAML mapping; paths are relative to ``base_dir``."""
         if not isinstance(data, Mapping):
             raise InputError("a recipe is a mapping with keys format, input, schema, steps")
-        allowed = {"format", "input", "read", "seed", "missing", "schema", "steps"}
+        allowed = {"format", "input", "read", "seed", "missing", "schema", "steps", "attacks"}
         unknown = sorted(set(data) - allowed)
         if unknown:
             raise InputError(f"unknown key '{unknown[0]}' in the recipe (allowed: "
@@ -275,7 +284,9 @@ class Recipe:
                 raise SchemaError(f"step {number}: {exc}") from None
         recipe = cls(input=source, schema=schema, steps=tuple(made), seed=data.get("seed"),
                      missing=data.get("missing", MissingValues.MATCHES_ANY),
-                     input_sha256=sha, read=data.get("read") or {})
+                     input_sha256=sha, read=data.get("read") or {},
+                     attacks=None if data.get("attacks") is None
+                     else RecipeAttacks.of(data["attacks"], base_dir))
         return recipe
 
     @classmethod

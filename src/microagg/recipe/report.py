@@ -5,7 +5,9 @@ One entry per step: the method and its parameters, the risk of the table after i
 key variables and the change it made (:mod:`microagg.recipe.risk`), what the steps before a
 DP step do to its guarantee (:mod:`microagg.recipe.composition`), the warnings, and the
 step's own record (the ``OUT.report.json`` of a k-anonymous, t-close or masked release, with
-its utility against the step's input; the ``OUT.privacy.json`` of a DP one). The whole report
+its utility against the step's input; the ``OUT.privacy.json`` of a DP one); then, when the
+recipe asks, the attacks on the final table (``attacks``: :mod:`microagg.recipe.attacks`,
+as ``evaluate --attacks`` measures them). The whole report
 holds figures computed from the raw data: it is the data owner's. After a DP step, what is
 written beside the release is its public view (:mod:`microagg.release.reports.disclosure`): the
 steps and their parameters, each DP step's privacy report and the table's guarantee, with
@@ -53,6 +55,19 @@ def _risk_of(measure: Callable[[], Any]) -> dict[str, Any]:
     decide whether a release is made)."""
     try:
         return dict(measure().to_dict())
+    except Exception as exc:  # any failure of an owner's measure, a bug's included
+        return {"not_measured": f"{type(exc).__name__}: {exc}"}
+
+
+def _attacks_of(run: RecipeRun) -> dict[str, Any] | None:
+    """The attacks the recipe asks, on its final table against its input and control
+    records (``None``: none asked); as the risk, a failure is said, never stopping the
+    release."""
+    section = run.recipe.attacks
+    if section is None or run.control is None:
+        return None
+    try:
+        return section.measure(run.original, run.frame, run.control)
     except Exception as exc:  # any failure of an owner's measure, a bug's included
         return {"not_measured": f"{type(exc).__name__}: {exc}"}
 
@@ -117,16 +132,21 @@ class RecipeReport:
     risk_before: dict[str, Any] | None  # None: not measured (a report for the public)
     steps: list[StepEntry]
     format: str = RECIPE_REPORT_FORMAT
+    attacks: dict[str, Any] | None = None  # None: none asked, or not measured (the public's)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form, ``format`` first."""
-        out = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name != "steps"}
-        return {"format": out.pop("format"), **out, "steps": [e.to_dict() for e in self.steps]}
+        """The JSON form, ``format`` first, ``attacks`` last when there are any."""
+        out = {f.name: plain(getattr(self, f.name)) for f in fields(self)
+               if f.name not in ("steps", "attacks")}
+        attacks = {} if self.attacks is None else {"attacks": plain(self.attacks)}
+        return {"format": out.pop("format"), **out,
+                "steps": [e.to_dict() for e in self.steps], **attacks}
 
 
 def recipe_report(run: RecipeRun, measured: bool = True) -> RecipeReport:
-    """The report of ``run``; without ``measured``, the risk before and after each step is
-    not measured (``None``): the owner's figures, which a report for the public leaves out.
+    """The report of ``run``; without ``measured``, the risk before and after each step and
+    the attacks are not measured (``None``): the owner's figures, which a report for the
+    public leaves out.
 
     Examples
     --------
@@ -148,7 +168,8 @@ def recipe_report(run: RecipeRun, measured: bool = True) -> RecipeReport:
         before = entries[-1].risk_after
     return RecipeReport(run.recipe.to_dict(), run.source, installed_version(),
                         datetime.now(UTC).isoformat(timespec="seconds"), len(run.frame),
-                        run.rows_aligned, run.guarantee, privacy_of(run), first, entries)
+                        run.rows_aligned, run.guarantee, privacy_of(run), first, entries,
+                        attacks=_attacks_of(run) if measured else None)
 
 
 def privacy_of(run: RecipeRun) -> dict[str, Any] | None:
@@ -301,6 +322,17 @@ def recipe_html(report: RecipeReport, kind: ReportKind | str = ReportKind.INTERN
                                "what the data owner declared (the steps, their parameters, "
                                "epsilon and the domains), never from the records."}[shown]
     steps = "\n".join(_step_sections(e, shown) for e in report.steps)
+    attacked = ""
+    if report.attacks is not None and allows(declaration(RECIPE_REPORT_FORMAT), "attacks",
+                                             audience=shown):
+        from microagg.evaluation.attacks_html import attacks_html
+
+        attacked = ("<h2>Attack risks: singling out, linkability, inference</h2>\n"
+                    "<p>The release attacked as data-protection authorities judge "
+                    "anonymisation, on the input's records, on control records it was not "
+                    "made from and by guessing: each risk is what the attack gains on the "
+                    "people in the release over the people not in it.</p>\n"
+                    + attacks_html(report.attacks))
     label = shown.name.lower() if shown is not Audience.OWNER else "internal"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -312,6 +344,7 @@ def recipe_html(report: RecipeReport, kind: ReportKind | str = ReportKind.INTERN
 <h2>Steps</h2>
 {_summary(report, shown)}
 {steps}
+{attacked}
 <p><small>Input {escape(report.input.name)}; made {escape(report.created)} by microagg
 {escape(report.microagg_version)} ({label} report).</small></p>
 </body></html>

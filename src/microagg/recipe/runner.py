@@ -100,6 +100,7 @@ class RecipeRun:
     measured: Measured
     results: tuple[StepResult, ...] = ()
     named_keys: tuple[str, ...] = ()  # the keys the recipe's steps name, for its risk
+    control: pd.DataFrame | None = None  # the control records of the recipe's attacks
 
     @property
     def risk_before(self) -> RiskSummary:
@@ -113,7 +114,8 @@ class RecipeRun:
         dialect); ``source`` is the file ``frame`` was read from, for the report. The steps
         of ``recipe`` are applied by :meth:`then` (:meth:`Recipe.run` applies them all);
         whether its DP steps compose is checked first, on the steps alone
-        (:func:`~microagg.recipe.composition.check_steps`)."""
+        (:func:`~microagg.recipe.composition.check_steps`), and the control records of its
+        ``attacks`` section are read and checked before any step runs."""
         check_steps(recipe.steps)
         if frame is None:
             if recipe.input is None:
@@ -129,10 +131,14 @@ class RecipeRun:
                           "reproduces", UserWarning, stacklevel=2)
         named = tuple(dict.fromkeys(str(key) for step in recipe.steps
                                     for key in step.options.get("keys") or ()))
+        control = None
+        if recipe.attacks is not None:
+            recipe.attacks.check(list(map(str, frame.columns)))
+            control = recipe.attacks.read_control(frame, recipe.read, recipe.schema)
         recipe = replace(recipe, steps=(), input=source or recipe.input,
                          input_sha256=entry.sha256 or recipe.input_sha256)
         return cls(recipe, frame, entry, Measured(frame, recipe.schema, recipe.missing, named),
-                   named_keys=named)
+                   named_keys=named, control=control)
 
     @property
     def frame(self) -> pd.DataFrame:

@@ -9,9 +9,12 @@ those that succeed on people who are in it. Each sentence says that share for it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["inference_words", "linkability_words", "singling_out_words"]
+__all__ = ["Reading", "inference_words", "linkability_words", "readings",
+           "singling_out_words"]
 
 
 def _share(risk: float, at_most: bool) -> str:
@@ -71,3 +74,46 @@ def inference_words(risk: float, secret: str, tolerance: float, at_most: bool = 
             f"right within {100 * tolerance:.3g} % of the guess) right for "
             f"{_share(risk, at_most)} of the people in the release that the same attack "
             "guesses wrong among people who are not in it")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One risk of an ``attacks`` object read in words: its attack's JSON key (``kind``),
+    which of the attack's risks it is (``label``: the singling-out mode, ``linked``, the
+    secret column), its figures (``risk``, ``ci`` and the rates, as
+    :meth:`~microagg.risk.attack_rates.AttackRisk.to_dict` writes them) and its sentence."""
+
+    kind: str
+    label: str
+    figures: Mapping[str, Any]
+    words: str
+
+
+def readings(found: Mapping[str, Any], *, n_cols: int, tolerance: float) -> list[Reading]:
+    """Each risk of ``found`` (the ``attacks`` object of ``evaluate --json`` and of a
+    recipe's report: :meth:`~microagg.risk.attacks.AttackRisks.to_dict`) with its sentence,
+    in the order reported; ``n_cols`` and ``tolerance`` are those the attacks were run
+    with. The distance to closest record is a distance, not a risk: it has no sentence.
+
+    Examples
+    --------
+    >>> risk = {"risk": 0.5, "ci": [0.4, 0.6]}
+    >>> found = {"linkability": {**risk, "columns": [["age"], ["zip"]]},
+    ...          "inference": {"income": risk}}
+    >>> [(r.kind, r.label) for r in readings(found, n_cols=3, tolerance=0.05)]
+    [('linkability', 'linked'), ('inference', 'income')]
+    """
+    out = []
+    for mode, figures in (found.get("singling_out") or {}).items():
+        terms = 1 if mode == "univariate" else n_cols
+        out.append(Reading("singling_out", mode, figures,
+                           singling_out_words(figures["risk"], None, terms)))
+    linked = found.get("linkability")
+    if linked is not None:
+        first, second = linked["columns"]
+        out.append(Reading("linkability", "linked", linked,
+                           linkability_words(linked["risk"], (first, second))))
+    for secret, figures in (found.get("inference") or {}).items():
+        out.append(Reading("inference", secret, figures,
+                           inference_words(figures["risk"], secret, tolerance)))
+    return out

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.core.rng import make_rng
-from microagg.errors import InputError
+from microagg.errors import InputError, ParameterError
 from microagg.risk.attack_data import AttackTables, attack_tables
 from microagg.risk.attack_rates import AttackRisk
 from microagg.risk.closest_record import ClosestRecords, closest_records
@@ -31,7 +31,7 @@ from microagg.risk.registry import ATTACKS, function
 from microagg.risk.singling_out import singling_out
 
 __all__ = ["TOO_FEW_TO_SPLIT", "AttackRisks", "AttackSettings", "attack_risks",
-           "checked_settings"]
+           "checked_settings", "release_attacks"]
 
 
 @dataclass(frozen=True)
@@ -218,3 +218,56 @@ def attack_risks(original: pd.DataFrame, release: pd.DataFrame,
     found = {ATTACKS[a].name: function(ATTACKS[a].compute)(tables, asked, generator)
              for a in ATTACKS if a in chosen}
     return AttackRisks(**found, settings=asked)
+
+
+def release_attacks(original: pd.DataFrame, release: pd.DataFrame, control: pd.DataFrame,
+                    attacks: list[str], *, settings: AttackSettings | None = None,
+                    rng: np.random.Generator | int | None = None) -> AttackRisks:
+    """The attacks on a release as ``microagg evaluate --attacks`` and a recipe's
+    ``attacks`` section run them: ``control`` holds held-out records of the original's
+    table (its columns exactly), and the columns attacked are the original's that the
+    release still has (a release may drop identifiers).
+
+    Parameters
+    ----------
+    original, release, control
+        As :func:`attack_risks`; ``control`` is required here.
+    attacks
+        Options of :data:`microagg.risk.registry.ATTACKS`.
+    settings
+        As :func:`attack_risks`.
+    rng
+        A numpy Generator or a seed: the same seed, the same figures.
+
+    Returns
+    -------
+    AttackRisks
+        :func:`attack_risks` over the shared columns.
+
+    Raises
+    ------
+    ParameterError
+        For a ``control`` whose columns are not the original's.
+    InputError
+        As :func:`attack_risks`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> people = pd.DataFrame({"age": range(40), "zip": list("abcd") * 10, "id": range(40)})
+    >>> found = release_attacks(people.iloc[:30], people.iloc[:30, :2], people.iloc[30:],
+    ...                         ["linkability"], rng=0)
+    >>> found.settings.linkability_columns  # the identifier the release dropped is not attacked
+    (['age'], ['zip'])
+    >>> release_attacks(people.iloc[:30], people, people.iloc[30:, :2], ["linkability"])
+    Traceback (most recent call last):
+    ...
+    microagg.errors.ParameterError: `control` must have the columns of the original ...
+    """
+    if set(map(str, control.columns)) != set(map(str, original.columns)):
+        raise ParameterError("control", "must have the columns of the original (held-out "
+                             "records of the same table); it has "
+                             f"{', '.join(map(str, control.columns))}")
+    columns = [c for c in original.columns if c in release.columns]
+    return attack_risks(original, release, control, attacks, settings=settings,
+                        columns=columns, rng=rng)

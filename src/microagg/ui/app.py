@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from shiny import App, Inputs, Outputs, Session
 
+from microagg.ui.attack_panel import attacks_server
 from microagg.ui.compare_tab import compare_server
 from microagg.ui.data_tab import data_server
 from microagg.ui.layout import page
@@ -31,6 +32,7 @@ def _server(input: Inputs, output: Outputs, session: Session, limits: Limits) ->
     run_step = steps_server(input, state)
     compare_server(input, state, run_step)
     output_server(input, state)
+    attacks_server(input, state)
     resume_server(input, state, adopt)
 
 

@@ -13,6 +13,7 @@ from microagg.options import CompareMethod, LDiversityKind, TargetMatch
 from microagg.recipe.families import ADAPTERS
 from microagg.release.methods import family
 from microagg.risk.registry import MEASURES
+from microagg.ui.attack_panel import attack_card
 from microagg.ui.limits import DEFAULT, Limits
 from microagg.ui.resume import recipe_card
 from microagg.ui.risk_measures import measure_panels
@@ -178,6 +179,7 @@ def _steps() -> Any:
                 col_widths=(6, 6)),
             ui.card(ui.card_header("Change of the correlations (after minus before)"),
                     ui.output_plot("correlation_plot", height="380px")),
+            attack_card(),
         ),
         value="steps",
     )

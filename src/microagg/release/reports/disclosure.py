@@ -170,6 +170,7 @@ _RECIPE: dict[str, Node] = {
     "format": PUBLIC, "input": _INPUT, "read": PUBLIC,
     "seed": OWNER,  # whoever knows the seed can regenerate the noise
     "missing": PUBLIC, "schema": {"attributes": Each(_ATTRIBUTE)}, "steps": PUBLIC,
+    "attacks": OWNER,  # the attacks read the input and held-out records: the owner's to run
 }
 
 _RECIPE_REPORT: dict[str, Node] = {
@@ -186,6 +187,8 @@ _RECIPE_REPORT: dict[str, Node] = {
         "record": ByFormat({PRIVACY_FORMAT: _PRIVACY_RECORD,
                             REPORT_FORMAT: STEP_RECORD}),
     }),
+    # singling out, linkability and inference measured on the input and the control records
+    "attacks": OWNER,
 }
 
 DECLARATIONS: dict[str, Node] = {
