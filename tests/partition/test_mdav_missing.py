@@ -11,9 +11,9 @@ from hypothesis.extra.numpy import arrays
 from microagg.core.distance import no_categories
 from microagg.core.threads import SERIAL
 from microagg.partition import mdav_missing as missing_module
-from microagg.partition._coded_missing import gap_query
+from microagg.partition._coded_missing import missing_query
 from microagg.partition._kernels import work_buffers
-from microagg.partition._missing_set import gap_set
+from microagg.partition._missing_set import missing_set
 from microagg.partition.mdav import mdav
 from microagg.partition.mdav_missing import _plain_partition, mdav_missing
 from tests import reference
@@ -117,13 +117,13 @@ def test_a_query_equals_brute_force(missing, near):
     common with them (infinitely far records) and queries with a single attribute."""
     X = _gappy(10, 1200, 4, missing)
     X[3] = [np.nan, 0.5, np.nan, np.nan]
-    rest, coded = gap_set(X)
+    rest, coded = missing_set(X)
     work = work_buffers(1, near, 4096)
     rows = np.arange(X.shape[0])
     for seed in [*range(0, 1200, 37), 3]:
         out_d = np.empty(near)
         out_near = np.empty(near, dtype=np.int64)
-        found, far = gap_query(rest, coded, work, X.shape[0], X[seed].copy(), seed, near, True,
-                               out_d, out_near, SERIAL)
+        found, far = missing_query(rest, coded, work, X.shape[0], X[seed].copy(), seed, near, True,
+                                   out_d, out_near, SERIAL)
         assert (sorted(out_near[:found].tolist()), far) == _brute_query(X, rows, X[seed],
                                                                         seed, near)
