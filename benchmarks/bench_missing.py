@@ -5,11 +5,11 @@ complete.
 Usage: python benchmarks/bench_missing.py [--sizes 10000,100000] [--d 10] [--k 5]
        [--missing 0.1] [--partition mdav|t-closeness-first] [--t 0.1] [--repeat 1]
 Prints one JSON object per size and case ("complete": microagg.partition.mdav, or
-t_closeness_first, on the data without gaps; "missing": mdav_missing, or t_closeness_first,
-with the cells removed): seconds of the partition after JIT warm-up, peak RSS, and the
-one-minute load average when the partition started. With ``--repeat N`` each case runs N
-times in fresh processes, in N rounds of all the cases (a drifting load slows both kernels
-alike), and the median is printed with every run's seconds.
+t_closeness_first, on the data without missing values; "missing": mdav_missing, or
+t_closeness_first, with the cells removed): seconds of the partition after JIT warm-up, peak
+RSS, and the one-minute load average when the partition started. With ``--repeat N`` each case
+runs N times in fresh processes, in N rounds of all the cases (a drifting load slows both
+kernels alike), and the median is printed with every run's seconds.
 t-closeness-first ranks by a confidential attribute correlated with the first one
 (x_0 + a standard normal, complete).
 """

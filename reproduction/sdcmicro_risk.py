@@ -164,14 +164,14 @@ def one(name: str, case: dict, folder: Path) -> None:
         values = key_codes(data, [sensitive])[:, 0]
         exact = l_diversity(codes, values, MissingValues.CATEGORY, attribute=sensitive)
         each_missing_apart = values.copy()  # sdcMicro: every missing value another value
-        gaps = np.flatnonzero(values < 0)
-        each_missing_apart[gaps] = values.max(initial=-1) + 1 + np.arange(gaps.size)
+        missing = np.flatnonzero(values < 0)
+        each_missing_apart[missing] = values.max(initial=-1) + 1 + np.arange(missing.size)
         apart = l_diversity(codes, each_missing_apart, MissingValues.CATEGORY)
         for kind in ("distinct", "entropy", "recursive"):
             reference = theirs[f"l_{kind}_{sensitive}"]
             emit(name, f"l-diversity {kind} of {sensitive}", getattr(exact, kind), reference,
                  "microagg, missing keys as a category")
-            if gaps.size:
+            if missing.size:
                 emit(name, f"l-diversity {kind} of {sensitive}", getattr(apart, kind),
                      reference, "as sdcMicro")
     print(json.dumps({"data": name, "records": len(data),

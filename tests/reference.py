@@ -60,19 +60,19 @@ def _record(X, categorical, row):
     return X[row], ([] if categorical is None else list(categorical.codes[row]))
 
 
-def has_gaps(X, categorical=None):
+def has_missing(X, categorical=None):
     return bool(np.isnan(X).any() or (categorical is not None and (categorical.codes < 0).any()))
 
 
-def distances_to(X, rows, q, categorical=None, qc=(), gaps=False):
-    """Squared distances, or on records with gaps the rescaled distance over the attributes
-    both have (:func:`_gap_distances`)."""
-    if not gaps:
+def distances_to(X, rows, q, categorical=None, qc=(), any_missing=False):
+    """Squared distances, or on records with missing values (``any_missing``) the rescaled
+    distance over the attributes both have (:func:`_missing_distances`)."""
+    if not any_missing:
         return squared_distances(X, rows, q, categorical, qc)
     cat = _cat(X, categorical)
     squared = cat.squared() if cat.metrics else np.zeros((0, 1, 1))
-    return _gap_distances(X, cat.codes, squared, np.asarray(rows), q,
-                          np.asarray(qc, dtype=np.int64))
+    return _missing_distances(X, cat.codes, squared, np.asarray(rows), q,
+                              np.asarray(qc, dtype=np.int64))
 
 
 def present_centroid(X, rows, categorical=None):
@@ -92,8 +92,8 @@ def present_centroid(X, rows, categorical=None):
     return np.array(numeric), concepts
 
 
-def _extreme(X, rows, q, categorical, qc, gaps, far):
-    d = distances_to(X, rows, q, categorical, qc, gaps)
+def _extreme(X, rows, q, categorical, qc, any_missing, far):
+    d = distances_to(X, rows, q, categorical, qc, any_missing)
     return rows[np.lexsort((rows, -d if far else d))]
 
 
@@ -248,8 +248,8 @@ def class_emd_direct(values: np.ndarray, members, distance: str, parent=None) ->
 
 def t_closeness_first(X, rank_key, size, categorical=None):
     """002 Alg. 3 as listed, for a given cluster size, by direct computation (on records with
-    gaps, with the distance and centroid of :func:`present_centroid`)."""
-    gaps = has_gaps(X, categorical)
+    missing values, with the distance and centroid of :func:`present_centroid`)."""
+    any_missing = has_missing(X, categorical)
     n = X.shape[0]
     base, extra = divmod(n, size)
     counts = [base] * size
@@ -279,7 +279,7 @@ def t_closeness_first(X, rank_key, size, categorical=None):
                 rows = np.array(subsets[i])
                 if not rows.size:
                     break
-                row = int(_extreme(X, rows, q, categorical, qc, gaps, far=False)[0])
+                row = int(_extreme(X, rows, q, categorical, qc, any_missing, far=False)[0])
                 subsets[i].remove(row)
                 chosen.append(row)
         labels[chosen] = label
@@ -287,20 +287,20 @@ def t_closeness_first(X, rank_key, size, categorical=None):
 
     while (labels < 0).any():
         remaining = np.flatnonzero(labels < 0)
-        c, cc = (present_centroid if gaps else centroid)(X, remaining, categorical)
-        x0 = int(_extreme(X, remaining, c, categorical, cc, gaps, far=True)[0])
+        c, cc = (present_centroid if any_missing else centroid)(X, remaining, categorical)
+        x0 = int(_extreme(X, remaining, c, categorical, cc, any_missing, far=True)[0])
         cluster(x0)
         remaining = np.flatnonzero(labels < 0)
         if remaining.size:
             q, qc = _record(X, categorical, x0)
-            cluster(int(_extreme(X, remaining, q, categorical, qc, gaps, far=True)[0]))
+            cluster(int(_extreme(X, remaining, q, categorical, qc, any_missing, far=True)[0]))
     return labels
 
 
 def k_anonymity_first(X, emd, k, t, categorical=None):
     """002 Alg. 2 as listed; ``emd(members)`` gives a class's largest EMD (on records with
-    gaps, with the distance and centroid of :func:`present_centroid`)."""
-    gaps = has_gaps(X, categorical)
+    missing values, with the distance and centroid of :func:`present_centroid`)."""
+    any_missing = has_missing(X, categorical)
     n = X.shape[0]
     labels = np.full(n, -1)
     label = 0
@@ -312,7 +312,7 @@ def k_anonymity_first(X, emd, k, t, categorical=None):
             chosen = list(remaining)
         else:
             q, qc = _record(X, categorical, seed)
-            order = [int(r) for r in _extreme(X, remaining, q, categorical, qc, gaps,
+            order = [int(r) for r in _extreme(X, remaining, q, categorical, qc, any_missing,
                                               far=False)]
             chosen, candidates = order[:k], order[k:]
             current = emd(chosen)
@@ -329,23 +329,23 @@ def k_anonymity_first(X, emd, k, t, categorical=None):
 
     while (labels < 0).any():
         remaining = np.flatnonzero(labels < 0)
-        c, cc = (present_centroid if gaps else centroid)(X, remaining, categorical)
-        x0 = int(_extreme(X, remaining, c, categorical, cc, gaps, far=True)[0])
+        c, cc = (present_centroid if any_missing else centroid)(X, remaining, categorical)
+        x0 = int(_extreme(X, remaining, c, categorical, cc, any_missing, far=True)[0])
         generate(x0)
         remaining = np.flatnonzero(labels < 0)
         if remaining.size:
             q, qc = _record(X, categorical, x0)
-            generate(int(_extreme(X, remaining, q, categorical, qc, gaps, far=True)[0]))
+            generate(int(_extreme(X, remaining, q, categorical, qc, any_missing, far=True)[0]))
     return labels
 
 
 def merge(X, labels, emd, t, categorical=None):
     """002 Alg. 1's merging: the class of greatest EMD (lowest label on ties) joins the class
     with the nearest centroid (lowest label on ties) until every class satisfies t. On records
-    with gaps, centroids over the values present and the distance over the attributes both
+    with missing values, centroids over the values present and the distance over the attributes both
     centroids have (the lowest class when the worst shares none with any)."""
     cat = _cat(X, categorical)
-    gaps = has_gaps(X, categorical)
+    any_missing = has_missing(X, categorical)
     squared = cat.squared()
     groups = {int(g): list(np.flatnonzero(labels == g)) for g in np.unique(labels)}
     merges = 0
@@ -357,7 +357,7 @@ def merge(X, labels, emd, t, categorical=None):
 
         def centre(rows):
             rows = np.array(rows)
-            if gaps:
+            if any_missing:
                 return present_centroid(X, rows, cat)
             numeric = np.array([X[rows, j].sum() for j in range(X.shape[1])]) / rows.size
             return numeric, centroid(X, rows, cat)[1]
@@ -368,10 +368,10 @@ def merge(X, labels, emd, t, categorical=None):
             if g == worst:
                 continue
             c, cc = centre(groups[g])
-            if gaps:
-                d = _gap_distances(c[None, :], np.asarray([cc], dtype=np.int64).reshape(1, -1),
-                                   squared if cat.metrics else np.zeros((0, 1, 1)),
-                                   np.array([0]), q, np.asarray(qc, dtype=np.int64))[0]
+            if any_missing:
+                d = _missing_distances(c[None, :], np.asarray([cc], dtype=np.int64).reshape(1, -1),
+                                       squared if cat.metrics else np.zeros((0, 1, 1)),
+                                       np.array([0]), q, np.asarray(qc, dtype=np.int64))[0]
             else:
                 d = sum((c[j] - q[j]) ** 2 for j in range(X.shape[1]))
                 d += sum(squared[j, qc[j], cc[j]] for j in range(len(cat.metrics)))
@@ -386,7 +386,7 @@ def merge(X, labels, emd, t, categorical=None):
     return out, merges
 
 
-def _gap_distances(X, codes, squared, rows, q, qc):
+def _missing_distances(X, codes, squared, rows, q, qc):
     """d² of :mod:`microagg.partition.mdav_missing`: over the attributes both have, times
     p / |both| (+inf when they share none), summed in the kernel's order."""
     p = X.shape[1] + codes.shape[1]
@@ -422,7 +422,7 @@ def mdav_missing(X: np.ndarray, k: int, categorical: Categorical | None = None) 
         return c, np.array(cc, dtype=np.int64)
 
     def extreme(rows, q, qc, far):
-        d = _gap_distances(X, codes, squared, rows, q, qc)
+        d = _missing_distances(X, codes, squared, rows, q, qc)
         order = np.lexsort((rows, -d if far else d))
         return rows[order]
 
@@ -612,19 +612,19 @@ def matching_sets(frame, keys, matches_any=True):
     """For every row, the rows that agree with it on every key: where one of the two is
     missing, any value matches (``matches_any``) or only another missing value."""
     values = frame[list(keys)].astype(str).to_numpy()
-    gaps = frame[list(keys)].isna().to_numpy()
+    missing = frame[list(keys)].isna().to_numpy()
     sets = []
     for i in range(len(frame)):
         same = np.ones(len(frame), dtype=bool)
         for j in range(len(keys)):
-            equal = (values[:, j] == values[i, j]) & ~gaps[:, j] & ~gaps[i, j]
+            equal = (values[:, j] == values[i, j]) & ~missing[:, j] & ~missing[i, j]
             if matches_any:
-                equal |= gaps[:, j] | gaps[i, j]
+                equal |= missing[:, j] | missing[i, j]
             else:
-                equal |= gaps[:, j] & gaps[i, j]
+                equal |= missing[:, j] & missing[i, j]
             same &= equal
-        if matches_any and not gaps[i].any():  # a row without any key: apart (freqCalc)
-            same &= ~gaps.all(axis=1)
+        if matches_any and not missing[i].any():  # a row without any key: apart (freqCalc)
+            same &= ~missing.all(axis=1)
         sets.append(np.flatnonzero(same))
     return sets
 
@@ -640,8 +640,8 @@ def largest_matching_emd(frame, keys, confidential, distance, matches_any=True):
                for members in matching_sets(frame, keys, matches_any))
 
 
-def record_linkage_with_gaps(x, y, cx=None, cy=None, squared=None):
-    """Record linkage (000 §5.2) by its definition, distances by :func:`_gap_distances` (over
+def record_linkage_with_missing(x, y, cx=None, cy=None, squared=None):
+    """Record linkage (000 §5.2) by its definition, distances by :func:`_missing_distances` (over
     the attributes both records have, rescaled): each masked record links to the originals
     at minimum distance, a right link counting 1 / (their number)."""
     n = x.shape[0]
@@ -650,7 +650,7 @@ def record_linkage_with_gaps(x, y, cx=None, cy=None, squared=None):
     squared = np.zeros((0, 1, 1)) if squared is None else squared
     total = 0.0
     for i in range(n):
-        d = _gap_distances(x, cx, squared, np.arange(n), y[i], cy[i])
+        d = _missing_distances(x, cx, squared, np.arange(n), y[i], cy[i])
         nearest = np.flatnonzero(d == d.min())
         if i in nearest:
             total += 1.0 / nearest.size

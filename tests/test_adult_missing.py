@@ -18,13 +18,13 @@ QUASI = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week
 
 @pytest.mark.slow
 @pytest.mark.reference_data
-def test_adult_with_its_gaps_through_every_command(run_cli, tmp_path):
+def test_adult_with_its_missing_values_through_every_command(run_cli, tmp_path):
     source = tmp_path / "adult.csv"
     assert run_cli("datasets", "export", "adult", "-o", source).code == 0
     adult = read_table(source)
     assert len(adult) == 32_561
-    gaps = adult.isna().sum()
-    assert gaps[["workclass", "occupation", "native-country"]].tolist() == [1836, 1843, 583]
+    missing = adult.isna().sum()
+    assert missing[["workclass", "occupation", "native-country"]].tolist() == [1836, 1843, 583]
 
     k5 = tmp_path / "k5.csv"
     made = run_cli("microaggregate", source, "-o", k5, "--k", "5", "--weight", "fnlwgt",
@@ -76,7 +76,7 @@ def test_adult_with_its_gaps_through_every_command(run_cli, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.reference_data
-def test_adult_with_its_gaps_through_dp(run_cli, tmp_path):
+def test_adult_with_its_missing_values_through_dp(run_cli, tmp_path):
     """dp on Adult as exported: the schema declares an `Unknown` category (added to the three
     taxonomies) that missing values are read as, and fnlwgt as the weight. The written table
     holds no missing value, only declared categories and values inside the declared domains,
@@ -89,8 +89,8 @@ def test_adult_with_its_gaps_through_dp(run_cli, tmp_path):
                    schema_path).code == 0
     spec = yaml.safe_load(schema_path.read_text())
     attributes = spec["attributes"]
-    gappy = ("workclass", "occupation", "native-country")
-    for name in gappy:
+    with_missing = ("workclass", "occupation", "native-country")
+    for name in with_missing:
         attributes[name]["domain"].append("Unknown")
         attributes[name]["missing"] = "Unknown"
         taxonomy = tmp_path / attributes[name]["taxonomy"]
@@ -109,13 +109,13 @@ def test_adult_with_its_gaps_through_dp(run_cli, tmp_path):
     assert "missing value(s)" not in made.stderr  # the counts are the owner's
     report = json.loads((tmp_path / "dp.csv.privacy.json").read_text())
     assert report["differentially_private"] and report["unit"] == "one record"
-    for name in gappy:
+    for name in with_missing:
         assert "read as Unknown" in report["domains"][name]["missing"]
     written = read_table(out)
     assert len(written) == 32_561 and not written.isna().to_numpy().any()
     assert "fnlwgt" not in written.columns
     assert written["age"].between(0, 120).all()
-    for name in gappy:
+    for name in with_missing:
         taxonomy = (tmp_path / attributes[name]["taxonomy"]).read_text()
         concepts = {c for line in taxonomy.splitlines() for c in line.split(";")}
         assert set(written[name]) <= concepts

@@ -117,7 +117,7 @@ def test_predicates_match_what_pandas_matches() -> None:
     assert count_matches(Indexed(data), predicates, cap=10).tolist() == expected
     assert count_matches(Indexed(data), predicates, cap=2).tolist() == [
         min(e, 2) for e in expected]
-    # random conjunctions of every operator on data with gaps and ties
+    # random conjunctions of every operator on data with missing values and ties
     draw = np.random.default_rng(5)
     data = draw.integers(0, 6, (300, 3)).astype(float)
     data[draw.random(data.shape) < 0.1] = np.nan

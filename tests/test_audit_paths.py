@@ -77,12 +77,12 @@ def _neighbours(fmt: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     replaced.loc[0, ["g", "weight", "country"]] = [1.5, "abc", "NA"]
     base.loc[0, "e"] = "x"  # the only text among the codes
     base.loc[0, ["x", "y", "c"]] = [0.0, 0.0, "a"]
-    gaps = base.copy()
-    gaps["flag"] = gaps["flag"].astype(object)
-    gaps.loc[0, ["x", "c", "m", "flag", "g"]] = [np.nan, None, pd.NA, None, np.nan]
+    with_missing = base.copy()
+    with_missing["flag"] = with_missing["flag"].astype(object)
+    with_missing.loc[0, ["x", "c", "m", "flag", "g"]] = [np.nan, None, pd.NA, None, np.nan]
     extreme = base.copy()
     extreme.loc[0, ["x", "y"]] = [1e200, np.inf]  # clamped into their domains
-    pairs = [(base, replaced), (gaps, base), (extreme, base)]
+    pairs = [(base, replaced), (with_missing, base), (extreme, base)]
     if fmt == "parquet":  # typed columns: text in a column of numbers is text throughout
         def typed(t: pd.DataFrame) -> pd.DataFrame:
             return t.assign(d=t["d"].astype("category"), z=t["z"].astype(str),
@@ -120,7 +120,7 @@ CASES = [
         {**INSENSITIVE, "columns": ["x", "e"]},), fmt="csv-bom"),
     Case("booleans and nullable integers in CSV", SCHEMA, (
         {**LAPLACE, "columns": ["flag", "m"]},)),
-    Case("a DP step carrying a column with a gap, then a DP step on it", SCHEMA, (
+    Case("a DP step carrying a column with a missing value, then a DP step on it", SCHEMA, (
         {**LAPLACE, "epsilon": 0.1, "columns": ["y"], "carry": ["x"]},
         {**LAPLACE, "epsilon": 1.0, "columns": ["x", "y"]})),
     Case("top coding that changes one neighbour only, then DP", SCHEMA, (
@@ -150,14 +150,14 @@ def test_nothing_but_the_table_differs_between_neighbours(path, case):
 RELOADED_CASES = [c for c in CASES if c.name in (
     "a DP step carrying a column, then a DP step on it",
     "codes with leading zeros in an Excel sheet",
-    "a DP step carrying a column with a gap, then a DP step on it")]
+    "a DP step carrying a column with a missing value, then a DP step on it")]
 
 
 @pytest.mark.parametrize("path", RELOADED)
 @pytest.mark.parametrize("case", RELOADED_CASES, ids=[c.name for c in RELOADED_CASES])
 def test_a_release_made_again_from_its_recipe_differs_in_its_table_only(path, case):
     """The app's recipe card reads the recipe and its data file and runs the steps again:
-    the same audit on a few cases (two DP steps composing, an Excel sheet, a carried gap),
+    the same audit on a few cases (two DP steps composing, an Excel sheet, a carried missing value),
     each neighbour once."""
     for pair in _neighbours(case.fmt):
         seen = side_outputs(path, case, pair, runs=1)

@@ -63,7 +63,7 @@ def test_value_ids_equal_pandas_groups_and_a_direct_numbering():
     assert np.array_equal(equivalence_classes(frame, columns), ids)
 
 
-def test_k_anonymity_without_gaps_counts_each_combination():
+def test_k_anonymity_without_missing_values_counts_each_combination():
     rng = np.random.default_rng(5)
     frame = pd.DataFrame(rng.integers(0, 3, (2_000, 3)).astype(float), columns=list("abc"))
     frequencies, classes = combinations(frame, list("abc"))

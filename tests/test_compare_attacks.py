@@ -174,8 +174,9 @@ def test_the_command_refuses_options_of_another_risk(run_cli, tmp_path, args, fr
 
 
 @pytest.mark.parametrize(("edit", "args", "fragment"), [
-    ("gap", [], "the compared methods take complete records"),
-    ("control gap", ["--control", "control.csv"], "the control table: column 'a' has a missing"),
+    ("missing", [], "the compared methods take complete records"),
+    ("control missing", ["--control", "control.csv"],
+     "the control table: column 'a' has a missing"),
     ("control text", ["--control", "control.csv"], "the control table: column 'a' is numeric"),
     ("control empty", ["--control", "control.csv"], "the control table: "),
     ("", ["--linkability-columns", "a,b|b,a"], "the same columns"),
@@ -184,9 +185,9 @@ def test_the_command_refuses_options_of_another_risk(run_cli, tmp_path, args, fr
 ])
 def test_the_command_refuses_bad_tables_in_one_line(run_cli, tmp_path, edit, args, fragment):
     frame, control = _table(60, 8), _table(20, 9)
-    if edit == "gap":
+    if edit == "missing":
         frame.loc[3, "a"] = np.nan
-    elif edit == "control gap":
+    elif edit == "control missing":
         control.loc[3, "a"] = np.nan
     elif edit == "control text":
         control["a"] = control["a"].astype(str) + "x"

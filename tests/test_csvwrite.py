@@ -76,7 +76,7 @@ def test_only_releases_of_plain_numbers_take_the_compiled_writer():
     assert _numeric_csv(numbers, False) is None  # an export keeps every digit
     assert _numeric_csv(numbers.assign(t=["a", "b"]), True) is None
     assert _numeric_csv(numbers.astype({"i": "Int64"}), True) is None
-    assert _numeric_csv(pd.DataFrame({"x": [1.0, np.nan]}), True) is None  # a lone gap
+    assert _numeric_csv(pd.DataFrame({"x": [1.0, np.nan]}), True) is None  # a lone missing value
 
 
 def _assert_same_read_back(frame: pd.DataFrame, tmp_path, release: bool) -> None:

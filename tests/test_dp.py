@@ -358,15 +358,15 @@ def test_drop_incomplete_is_in_the_guarantee():
     frame = pd.DataFrame({"v": [0.1, np.nan, 0.3, 0.5]})
     complete = frame.fillna(0.2)
     with pytest.warns(PrivacyLeakWarning, match="table's length"):
-        gaps = dp_laplace(frame, epsilon=1.0, bounds={"v": (0.0, 1.0)}, drop_incomplete=True)
+        incomplete = dp_laplace(frame, epsilon=1.0, bounds={"v": (0.0, 1.0)}, drop_incomplete=True)
         full = dp_laplace(complete, epsilon=1.0, bounds={"v": (0.0, 1.0)},
                           drop_incomplete=True)
-    assert len(gaps.frame) == 3 and len(full.frame) == 4
-    for report in (gaps.report, full.report):
+    assert len(incomplete.frame) == 3 and len(full.frame) == 4
+    for report in (incomplete.report, full.report):
         assert not report.differentially_private
         assert report.guarantee_scope == "complete rows"
         assert "how many rows are complete" in report.guarantee
-    assert gaps.report.guarantee == full.report.guarantee
+    assert incomplete.report.guarantee == full.report.guarantee
     # with a declared missing value nothing can be dropped: the option changes nothing
     schema = Schema((Attribute("v", Role.QUASI, Kind.NUMERIC, domain=(0, 1), missing=0),))
     declared = dp_laplace(frame, epsilon=1.0, schema=schema, drop_incomplete=True,

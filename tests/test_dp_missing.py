@@ -24,10 +24,10 @@ def _schema(missing_x=None, missing_c=None):
     ))
 
 
-def _frame(rng, n=60, gaps=True):
+def _frame(rng, n=60, missing=True):
     x = rng.uniform(0, 100, n).round(1)
     c = rng.choice(["a", "b"], n).astype(object)
-    if gaps:
+    if missing:
         x[rng.random(n) < 0.2] = np.nan
         c[rng.random(n) < 0.2] = None
     return pd.DataFrame({"x": x, "c": c})
@@ -62,22 +62,22 @@ def test_the_declaration_round_trips_through_yaml(tmp_path):
     lambda f, s, rng: dp_laplace(f, epsilon=1.0, schema=s, rng=rng),
 ], ids=["insensitive", "individual-ranking", "laplace"])
 def test_missing_cells_are_read_as_the_declared_value_before_the_mechanism(release):
-    """The release of a table with gaps is, draw for draw, the release of the table whose gaps
-    hold the declared values: the mechanism never sees which cells were missing, and nothing
-    missing is written."""
+    """The release of a table with missing values is, draw for draw, the release of the table
+    whose missing cells hold the declared values: the mechanism never sees which cells were
+    missing, and nothing missing is written."""
     frame = _frame(np.random.default_rng(3))
     schema = _schema(missing_x=50, missing_c="unknown")
     filled = frame.assign(x=frame["x"].fillna(50.0), c=frame["c"].fillna("unknown"))
-    gaps = release(frame, schema, np.random.default_rng(11))
+    with_missing = release(frame, schema, np.random.default_rng(11))
     full = release(filled, schema, np.random.default_rng(11))
-    pd.testing.assert_frame_equal(gaps.frame, full.frame)
-    assert not gaps.frame.isna().to_numpy().any()
-    assert "read as 50" in gaps.report.domains["x"]["missing"]
-    assert "read as unknown" in gaps.report.domains["c"]["missing"]
-    assert gaps.report.differentially_private
+    pd.testing.assert_frame_equal(with_missing.frame, full.frame)
+    assert not with_missing.frame.isna().to_numpy().any()
+    assert "read as 50" in with_missing.report.domains["x"]["missing"]
+    assert "read as unknown" in with_missing.report.domains["c"]["missing"]
+    assert with_missing.report.differentially_private
 
 
-def test_a_gap_without_a_declared_value_is_refused_naming_the_column_and_the_way_out():
+def test_a_missing_value_without_a_declaration_is_refused_naming_the_column_and_the_way_out():
     frame = _frame(np.random.default_rng(4))
     with pytest.raises(PrivacyError, match=r"column 'x' has a missing value in row \d+; .*"
                        r"missing: a value of its domain.*`drop_incomplete`"):
@@ -86,13 +86,13 @@ def test_a_gap_without_a_declared_value_is_refused_naming_the_column_and_the_way
         dp_insensitive(frame, epsilon=1.0, k=4, schema=_schema(missing_x=1))
 
 
-def test_the_number_of_gaps_is_the_owners_not_the_reports():
+def test_the_number_of_missing_values_is_the_owners_not_the_reports():
     frame = _frame(np.random.default_rng(5))
     release = dp_insensitive(frame, epsilon=1.0, k=4, schema=_schema(50, "unknown"))
-    gaps = int(frame["x"].isna().sum())
-    assert any(f"{gaps:,} missing value(s) of 'x'" in n for n in release.notices)
+    missing = int(frame["x"].isna().sum())
+    assert any(f"{missing:,} missing value(s) of 'x'" in n for n in release.notices)
     text = json.dumps(release.report.to_dict())
-    assert f" {gaps} " not in text and "missing value(s)" not in text
+    assert f" {missing} " not in text and "missing value(s)" not in text
 
 
 def test_missingness_audit_has_power():
@@ -158,8 +158,8 @@ def test_a_household_larger_than_the_bound_or_no_household_column_is_refused():
         PrivacyUnit.of(frame, None, {"hh": "household"}, household_size=0)
 
 
-def test_the_command_line_protects_households_and_keeps_gap_counts_to_the_owner(tmp_path,
-                                                                                run_cli):
+def test_the_command_line_protects_households_and_keeps_missing_counts_to_the_owner(tmp_path,
+                                                                                    run_cli):
     frame = _households(np.random.default_rng(9))
     frame.loc[[2, 5], "x"] = np.nan
     frame.to_csv(tmp_path / "in.csv", index=False)

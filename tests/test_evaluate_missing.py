@@ -21,7 +21,7 @@ from tests.partition.test_mixed import _metrics
 from tests.test_tclose_missing import adult_like
 
 
-def _gappy_pair(seed, n=60, p=3, share=0.2):
+def _pair_with_missing(seed, n=60, p=3, share=0.2):
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 5, size=(n, p)).astype(float)
     y = x + rng.integers(-1, 2, size=(n, p))
@@ -33,7 +33,7 @@ def _gappy_pair(seed, n=60, p=3, share=0.2):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.floats(0.0, 0.5))
 def test_numeric_measures_over_the_values_present(seed, share):
-    x, y = _gappy_pair(seed, share=share)
+    x, y = _pair_with_missing(seed, share=share)
     columns = ["a", "b", "c"]
     original, masked = pd.DataFrame(x, columns=columns), pd.DataFrame(y, columns=columns)
     if original.isna().all().any() or masked.isna().all().any():
@@ -56,29 +56,29 @@ def test_numeric_measures_over_the_values_present(seed, share):
     widths[widths <= 0] = 1.0
     errors = np.abs(x - y) / np.maximum(np.abs(x), widths / 100)
     assert result.relative_error == pytest.approx(float(errors[both].mean()))
-    linkage = reference.record_linkage_with_gaps(x / widths, y / widths)
+    linkage = reference.record_linkage_with_missing(x / widths, y / widths)
     assert result.record_linkage_percent == pytest.approx(linkage, abs=1e-9)
     counts = result.missing_values
     for j, name in enumerate(columns):
-        gaps = (int(np.isnan(x[:, j]).sum()), int(np.isnan(y[:, j]).sum()))
-        if any(gaps):
-            assert (counts[name].original, counts[name].masked) == gaps
+        missing = (int(np.isnan(x[:, j]).sum()), int(np.isnan(y[:, j]).sum()))
+        if any(missing):
+            assert (counts[name].original, counts[name].masked) == missing
             assert counts[name].both_present == int(both[:, j].sum())
     assert bool(result.missing_rule) == bool(counts)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1))
-def test_record_linkage_with_categories_and_gaps_agrees_with_its_definition(seed):
+def test_record_linkage_with_categories_and_missing_values_agrees_with_its_definition(seed):
     rng = np.random.default_rng(seed)
     n = 40
-    x, y = _gappy_pair(seed, n=n, p=2)
+    x, y = _pair_with_missing(seed, n=n, p=2)
     metrics = _metrics()[:1]
     cx = rng.integers(-1, metrics[0].n_leaves, size=(n, 1))
     cy = np.where(rng.random((n, 1)) < 0.2, -1, rng.integers(0, metrics[0].n_concepts, (n, 1)))
     squared = Categorical(np.maximum(cx, 0), metrics).squared()
     found = record_linkage(x, y, categories=(cx, cy, squared))
-    assert found == pytest.approx(reference.record_linkage_with_gaps(x, y, cx, cy, squared),
+    assert found == pytest.approx(reference.record_linkage_with_missing(x, y, cx, cy, squared),
                                   abs=1e-9)
 
 

@@ -393,6 +393,6 @@ def test_an_excel_formula_without_a_saved_value_is_refused_not_read_as_missing(t
     with pytest.raises(InputError, match="cell B6 holds a formula without a saved value"):
         read_table(tmp_path / "formula.xlsx")
     sheet["B6"] = None
-    book.save(tmp_path / "gap.xlsx")
-    frame = read_table(tmp_path / "gap.xlsx")
+    book.save(tmp_path / "missing.xlsx")
+    frame = read_table(tmp_path / "missing.xlsx")
     assert frame["income"].isna().tolist() == [False] * 4 + [True, False]

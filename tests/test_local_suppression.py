@@ -22,9 +22,9 @@ from microagg.release.methods import LocalSuppression
 from tests.reference import local_suppression_sweeps, matching_counts
 
 
-def _codes(rng, n, cards, gaps=0.05):
+def _codes(rng, n, cards, missing=0.05):
     codes = np.column_stack([rng.integers(0, c, n) for c in cards]).astype(np.int64)
-    codes[rng.random(codes.shape) < gaps] = -1
+    codes[rng.random(codes.shape) < missing] = -1
     return codes
 
 
@@ -130,7 +130,7 @@ def test_the_written_table_is_k_anonymous_and_keeps_everything_else():
         assert report.suppressions[key] == int(moved.sum())
         assert (before[after.notna()].astype(str) == after[after.notna()].astype(str)).all()
     assert out[["income", "w", "stratum"]].equals(frame[["income", "w", "stratum"]])
-    assert str(out["age"].dtype) == "Int64"  # whole numbers stay whole beside the gaps
+    assert str(out["age"].dtype) == "Int64"  # whole numbers stay whole beside the missing values
     assert report.total_suppressions == sum(report.suppressions.values())
     assert report.before.below_k["5"] > 0 and report.after.below_k["3"] == 0
     assert report.importance[-1] == "age"  # the most categories: suppressed first
@@ -205,11 +205,11 @@ def test_a_suppressed_value_is_missing_and_the_rest_keeps_its_type(values, writt
 @settings(max_examples=80, deadline=None)
 @given(st.integers(5, 40), st.integers(1, 3), st.integers(2, 4), st.integers(0, 2**32 - 1))
 def test_records_left_blank_count_for_no_complete_record(n, q, k, seed):
-    """With many gaps, some records end with every key missing: they count for no record
+    """With many missing values, some records end with every key missing: they count for no record
     that has every key (sdcMicro's freqCalc), so they cannot make the others k-anonymous;
     the result is k-anonymous by that definition and nothing can be put back."""
     rng = np.random.default_rng(seed)
-    codes = _codes(rng, n, rng.integers(2, 4, q), gaps=0.3)
+    codes = _codes(rng, n, rng.integers(2, 4, q), missing=0.3)
     constraints = [Constraint(tuple(range(q)), k)]
     if q == 3:
         constraints += [Constraint(c, 2) for c in itertools.combinations(range(q), 2)]
@@ -223,13 +223,13 @@ def test_records_left_blank_count_for_no_complete_record(n, q, k, seed):
 @settings(max_examples=25, deadline=None)
 @given(st.integers(5, 30), st.integers(1, 4), st.integers(2, 4), st.sampled_from([0.0, 0.1, 0.3]),
        st.booleans(), st.integers(0, 2**32 - 1))
-def test_the_sweeps_make_the_choices_of_their_definition(n, q, k, gaps, pairs, seed):
+def test_the_sweeps_make_the_choices_of_their_definition(n, q, k, missing, pairs, seed):
     """The grouped sweeps and the grouped restoring suppress exactly the cells that the
     same rules give with every frequency counted afresh from its definition (few categories:
-    copies and ties in f; gaps: missing values and records left blank), with and without the
-    switch to a record at a time."""
+    copies and ties in f; ``missing``: a share of missing values, some records left blank),
+    with and without the switch to a record at a time."""
     rng = np.random.default_rng(seed)
-    codes = _codes(rng, n, rng.integers(2, 4, q), gaps)
+    codes = _codes(rng, n, rng.integers(2, 4, q), missing)
     rank = default_importance(codes)
     constraints = [Constraint(tuple(range(q)), k)]
     if pairs and q >= 3:
@@ -251,7 +251,7 @@ def test_mostly_unique_records_are_done_by_sweeps_with_no_value_to_put_back(monk
         raise AssertionError("a record at a time")
 
     rng = np.random.default_rng(7)
-    codes = _codes(rng, 200, [4, 5, 4, 3, 5], gaps=0.01)
+    codes = _codes(rng, 200, [4, 5, 4, 3, 5], missing=0.01)
     assert (matching_counts(codes) == 1).mean() > 0.5
     monkeypatch.setattr(suppression, "_greedy", refused)
     constraint = [Constraint(tuple(range(5)), 5)]

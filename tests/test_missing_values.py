@@ -20,7 +20,7 @@ from tests.partition.test_mixed import OCCUPATION, _metrics
 
 
 @st.composite
-def gappy(draw, max_rows=30):
+def with_missing(draw, max_rows=30):
     n = draw(st.integers(2, max_rows))
     p = draw(st.integers(0, 2))
     X = draw(arrays(np.float64, (n, p), elements=st.integers(0, 3).map(float)))
@@ -32,7 +32,7 @@ def gappy(draw, max_rows=30):
 
 
 @settings(max_examples=200, deadline=None)
-@given(gappy())
+@given(with_missing())
 def test_mdav_missing_equals_the_direct_implementation(case):
     X, categorical, k = case
     labels = mdav_missing(X, k, categorical=categorical)
@@ -67,7 +67,7 @@ def test_sample_frequencies_agree_with_their_definition(n, q, seed):
             == _brute_frequencies(frame, keys, False))
 
 
-def _gappy_frame(n=400, seed=0):
+def _frame_with_missing(n=400, seed=0):
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame({"age": rng.integers(18, 90, n), "income": rng.normal(3e4, 8e3, n),
                           "region": rng.choice(["north", "south", "east"], n)})
@@ -80,7 +80,7 @@ def _gappy_frame(n=400, seed=0):
 
 
 def test_a_release_keeps_missing_values_missing_and_is_k_anonymous_as_written():
-    frame = _gappy_frame()
+    frame = _frame_with_missing()
     release = MDAV(k=5).release(frame)
     out = release.frame
     pd.testing.assert_series_equal(out.isna().sum(), frame.isna().sum())
@@ -89,7 +89,7 @@ def test_a_release_keeps_missing_values_missing_and_is_k_anonymous_as_written():
     assert release.report.k_anonymity["holds"]
     assert release.report.missing_values == {c: int(frame[c].isna().sum())
                                              for c in frame.columns}
-    # whole numbers with gaps are written as (nullable) integers, amounts with their cents
+    # whole numbers with missing values are written as (nullable) integers, amounts with their cents
     assert str(out["age"].dtype) == "Int64"
     assert np.allclose(out["income"].dropna(), out["income"].dropna().round(2))
     # category semantics would not hold: a missing value is alone in its cluster
@@ -97,7 +97,7 @@ def test_a_release_keeps_missing_values_missing_and_is_k_anonymous_as_written():
 
 
 def test_a_cluster_mean_skips_missing_values():
-    frame = _gappy_frame()
+    frame = _frame_with_missing()
     release = MDAV(k=5).release(frame, round_values=False)
     present = frame["income"].notna()
     for label in np.unique(release.labels):
@@ -109,4 +109,4 @@ def test_a_cluster_mean_skips_missing_values():
 
 def test_methods_that_do_not_take_missing_values_say_so():
     with pytest.raises(InputError, match=r"'age' has .* missing value.*use mdav"):
-        VMDAV(k=5).release(_gappy_frame())
+        VMDAV(k=5).release(_frame_with_missing())

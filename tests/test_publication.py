@@ -369,7 +369,7 @@ def test_the_public_recipe_keeps_the_roles_a_release_needs(tmp_path, run_cli):
     assert again.code == 0, again.stderr
 
 
-def test_top_coding_codes_infinite_values_and_keeps_gaps():
+def test_top_coding_codes_infinite_values_and_keeps_missing_values():
     from microagg.release.methods import TopBottomCoding
 
     frame = pd.DataFrame({"y": [1.0, np.inf, np.nan, 1e200, 50.0]})

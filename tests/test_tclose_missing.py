@@ -43,9 +43,9 @@ def test_a_missing_value_of_an_ordered_confidential_attribute_is_refused():
 
 
 def adult_like(n=600, seed=0):
-    """Adult's shape in small: integer and categorical quasi-identifiers with gaps (region
+    """Adult's shape in small: integer and categorical quasi-identifiers with missing values (region
     mostly missing, so that some classes have no region at all), a nominal confidential
-    attribute with gaps, a sampling weight."""
+    attribute with missing values, a sampling weight."""
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame({
         "age": rng.integers(17, 91, n).astype(float),
@@ -67,25 +67,25 @@ QUASI = ["age", "hours", "workclass", "region", "sex"]
 
 
 @pytest.fixture(scope="module")
-def gappy():
+def with_missing():
     return adult_like()
 
 
 @pytest.mark.parametrize("method", [m.value for m in TClosenessMethod])
-def test_the_written_table_satisfies_its_reports_k_and_t(tmp_path, gappy, method):
-    release = tclose(gappy, k=5, t=0.25, confidential=["income"], roles={"fnlwgt": "weight"},
+def test_the_written_table_satisfies_its_reports_k_and_t(tmp_path, with_missing, method):
+    release = tclose(with_missing, k=5, t=0.25, confidential=["income"], roles={"fnlwgt": "weight"},
                      method=method)
     report = release.report
     assert report.quasi_identifiers == QUASI  # no schema: every column that may be masked
-    assert report.missing_values == {c: int(gappy[c].isna().sum())
+    assert report.missing_values == {c: int(with_missing[c].isna().sum())
                                      for c in ("age", "workclass", "region", "income")}
     assert report.weight == "fnlwgt" and report.missing_semantics == "matches-any"
     path = tmp_path / "out.csv"
     write_table(release.frame, path)
     written = read_table(path)
     for column in ("fnlwgt", "income"):  # written unchanged, same rows, same order
-        assert written[column].isna().equals(gappy[column].isna())
-        assert (written[column].dropna() == gappy[column].dropna()).all()
+        assert written[column].isna().equals(with_missing[column].isna())
+        assert (written[column].dropna() == with_missing[column].dropna()).all()
     # every member of a class is written alike; a value missing in the whole class stays so
     for label in np.unique(release.labels):
         members = written.loc[release.labels == label, QUASI]
@@ -101,48 +101,48 @@ def test_the_written_table_satisfies_its_reports_k_and_t(tmp_path, gappy, method
                               missing=semantics)
         assert checked.holds, semantics
     # the weight is not averaged, and class means are weighted by it
-    rows = (release.labels == release.labels[0]) & gappy["age"].notna().to_numpy()
-    weights = gappy.loc[rows, "fnlwgt"]
-    mean = float((gappy.loc[rows, "age"] * weights).sum() / weights.sum())
+    rows = (release.labels == release.labels[0]) & with_missing["age"].notna().to_numpy()
+    weights = with_missing.loc[rows, "fnlwgt"]
+    mean = float((with_missing.loc[rows, "age"] * weights).sum() / weights.sum())
     assert written.loc[0, "age"] == round(mean)
 
 
-def test_category_semantics_would_not_hold_if_missing_values_stayed_missing(gappy):
+def test_category_semantics_would_not_hold_if_missing_values_stayed_missing(with_missing):
     """Why a member's missing value takes its class's value: kept missing, a class splits
     into several combinations under the category semantics, and its records match records
     of other classes under matches-any."""
-    release = tclose(gappy, k=5, t=0.25, confidential=["income"], roles={"fnlwgt": "weight"},
+    release = tclose(with_missing, k=5, t=0.25, confidential=["income"], roles={"fnlwgt": "weight"},
                      method="merge")
     kept = release.frame.copy()
     for column in QUASI:
-        kept.loc[gappy[column].isna().to_numpy(), column] = np.nan
+        kept.loc[with_missing[column].isna().to_numpy(), column] = np.nan
     assert not k_anonymity(kept, QUASI, "category").holds(5)
 
 
-def test_merge_from_a_method_without_missing_values_says_which_can(gappy):
+def test_merge_from_a_method_without_missing_values_says_which_can(with_missing):
     with pytest.raises(InputError, match=r"'age' has 4\d missing .*merge starts from vmdav, "
                                          r"which does not take them: start from mdav"):
-        tclose(gappy, k=5, t=0.25, confidential=["income"], roles={"fnlwgt": "weight"},
+        tclose(with_missing, k=5, t=0.25, confidential=["income"], roles={"fnlwgt": "weight"},
                method="merge", microaggregation="vmdav")
 
 
-def test_without_a_schema_a_weight_is_refused_until_its_role_is_given(gappy):
+def test_without_a_schema_a_weight_is_refused_until_its_role_is_given(with_missing):
     with pytest.raises(InputError, match=r"'fnlwgt' would be masked, but it may be a sampling "
                                          "weight"):
-        tclose(gappy, k=5, t=0.25, confidential=["income"])
+        tclose(with_missing, k=5, t=0.25, confidential=["income"])
 
 
-def test_an_ordered_confidential_attribute_with_gaps_is_refused(gappy):
-    frame = gappy.assign(pay=np.where(np.arange(len(gappy)) % 50 == 0, np.nan, 1.0 *
-                                      np.arange(len(gappy))))
+def test_an_ordered_confidential_attribute_with_missing_values_is_refused(with_missing):
+    frame = with_missing.assign(pay=np.where(np.arange(len(with_missing)) % 50 == 0, np.nan,
+                                             1.0 * np.arange(len(with_missing))))
     with pytest.raises(InputError, match=r"'pay' has 12 missing value\(s\).*declare the "
                                          "attribute nominal"):
         tclose(frame, k=5, t=0.25, quasi=["hours", "sex"], confidential=["pay"])
 
 
-def test_cli_tclose_without_drop_incomplete_then_check(run_cli, tmp_path, gappy):
+def test_cli_tclose_without_drop_incomplete_then_check(run_cli, tmp_path, with_missing):
     source = tmp_path / "in.csv"
-    gappy.to_csv(source, index=False)
+    with_missing.to_csv(source, index=False)
     out = tmp_path / "out.csv"
     result = run_cli("tclose", source, "-o", out, "--k", "5", "--t", "0.25",
                      "--confidential", "income", "--weight", "fnlwgt", "--json")

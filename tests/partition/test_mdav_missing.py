@@ -11,16 +11,16 @@ from hypothesis.extra.numpy import arrays
 from microagg.core.distance import no_categories
 from microagg.core.threads import SERIAL
 from microagg.partition import mdav_missing as missing_module
-from microagg.partition._coded_missing import gap_query
+from microagg.partition._coded_missing import missing_query
 from microagg.partition._kernels import work_buffers
-from microagg.partition._missing_set import gap_set
+from microagg.partition._missing_set import missing_set
 from microagg.partition.mdav import mdav
 from microagg.partition.mdav_missing import _plain_partition, mdav_missing
 from tests import reference
 
 
 @st.composite
-def numeric_gaps(draw, max_rows=60, max_cols=4):
+def numeric_with_missing(draw, max_rows=60, max_cols=4):
     n = draw(st.integers(1, max_rows))
     p = draw(st.integers(1, max_cols))
     if draw(st.booleans()):  # small integers: many exact ties
@@ -36,7 +36,7 @@ def numeric_gaps(draw, max_rows=60, max_cols=4):
 
 
 @settings(max_examples=250, deadline=None)
-@given(numeric_gaps())
+@given(numeric_with_missing())
 def test_equals_the_direct_implementation(case):
     X, k = case
     labels = mdav_missing(X, k)
@@ -49,7 +49,7 @@ def _plain(X, k):
     return _plain_partition(X, k, no_categories(X.shape[0]), None)
 
 
-def _gappy(seed, n, p, missing, integers=False):
+def _with_missing(seed, n, p, missing, integers=False):
     rng = np.random.default_rng(seed)
     X = (rng.integers(0, 4, (n, p)).astype(float) if integers
          else rng.standard_normal((n, p)))
@@ -58,7 +58,7 @@ def _gappy(seed, n, p, missing, integers=False):
 
 
 def test_equals_the_direct_implementation_with_many_ties_and_empty_records():
-    X = _gappy(1, 300, 3, 0.3, integers=True)
+    X = _with_missing(1, 300, 3, 0.3, integers=True)
     X[[5, 40, 41, 299]] = np.nan  # records with no value: +inf from every record
     np.testing.assert_array_equal(mdav_missing(X, 3), reference.mdav_missing(X, 3))
 
@@ -71,12 +71,12 @@ def test_equals_the_direct_implementation_with_many_ties_and_empty_records():
     (6, 1500, 1, 0.3, 2, False),  # one attribute
 ])
 def test_coded_kernel_equals_the_plain_pass(seed, n, p, missing, k, integers):
-    X = _gappy(seed, n, p, missing, integers)
+    X = _with_missing(seed, n, p, missing, integers)
     np.testing.assert_array_equal(mdav_missing(X, k), _plain(X, k))
 
 
 def test_empty_columns_and_records_and_an_outlier():
-    X = _gappy(7, 2000, 5, 0.15)
+    X = _with_missing(7, 2000, 5, 0.15)
     X[:, 2] = np.nan  # an attribute no record has
     X[::97] = np.nan  # records with no value
     X[11, 0] = 1e6  # stretches the grid: coarse codes, wide bounds
@@ -84,12 +84,12 @@ def test_empty_columns_and_records_and_an_outlier():
 
 
 def test_on_the_parallel_path(split_passes):
-    X = _gappy(8, 3000, 4, 0.2, integers=True)
+    X = _with_missing(8, 3000, 4, 0.2, integers=True)
     np.testing.assert_array_equal(mdav_missing(X, 4, threads=split_passes), _plain(X, 4))
 
 
 def test_exact_fallback_when_candidates_overflow(monkeypatch):
-    X = _gappy(9, 400, 3, 0.2)
+    X = _with_missing(9, 400, 3, 0.2)
     expected = reference.mdav_missing(X, 3)
     monkeypatch.setattr(missing_module, "_CANDIDATES", 2)
     np.testing.assert_array_equal(mdav_missing(X, 3), expected)
@@ -105,7 +105,7 @@ def _brute_query(X, rows, q, skip, near):
     """Nearest by (distance, row) and farthest by (distance, lowest row), by the reference's
     distance."""
     rows = rows[rows != skip]
-    d = reference.distances_to(X, rows, q, gaps=True)
+    d = reference.distances_to(X, rows, q, any_missing=True)
     nearest = rows[np.lexsort((rows, d))][:near]
     farthest = rows[np.lexsort((rows, -d))][0]
     return sorted(nearest.tolist()), int(farthest)
@@ -113,17 +113,17 @@ def _brute_query(X, rows, q, skip, near):
 
 @pytest.mark.parametrize(("missing", "near"), [(0.1, 4), (0.4, 1), (0.6, 7), (0.3, 40)])
 def test_a_query_equals_brute_force(missing, near):
-    """Queries with every pattern of gaps, including attributes no other record has in
+    """Queries with every pattern of missing values, including attributes no other record has in
     common with them (infinitely far records) and queries with a single attribute."""
-    X = _gappy(10, 1200, 4, missing)
+    X = _with_missing(10, 1200, 4, missing)
     X[3] = [np.nan, 0.5, np.nan, np.nan]
-    rest, coded = gap_set(X)
+    rest, coded = missing_set(X)
     work = work_buffers(1, near, 4096)
     rows = np.arange(X.shape[0])
     for seed in [*range(0, 1200, 37), 3]:
         out_d = np.empty(near)
         out_near = np.empty(near, dtype=np.int64)
-        found, far = gap_query(rest, coded, work, X.shape[0], X[seed].copy(), seed, near, True,
-                               out_d, out_near, SERIAL)
+        found, far = missing_query(rest, coded, work, X.shape[0], X[seed].copy(), seed, near, True,
+                                   out_d, out_near, SERIAL)
         assert (sorted(out_near[:found].tolist()), far) == _brute_query(X, rows, X[seed],
                                                                         seed, near)

@@ -25,7 +25,7 @@ from tests.partition.test_tcloseness import _largest, _same_partition
 
 
 @st.composite
-def gappy(draw, max_rows=40):
+def with_missing(draw, max_rows=40):
     """Small integers (exact sums, so that centroids agree bit for bit with the reference's),
     numeric and categorical values missing at random, a whole column missing now and then."""
     n = draw(st.integers(4, max_rows))
@@ -43,8 +43,8 @@ def gappy(draw, max_rows=40):
 
 
 @settings(max_examples=120, deadline=None)
-@given(gappy())
-def test_t_closeness_first_with_gaps_matches_direct(case):
+@given(with_missing())
+def test_t_closeness_first_with_missing_values_matches_direct(case):
     X, categorical, c, k, t = case
     labels, size = t_closeness_first(X, c, k, t, categorical=categorical)
     assert size == cluster_size(X.shape[0], k, t)
@@ -54,8 +54,8 @@ def test_t_closeness_first_with_gaps_matches_direct(case):
 
 
 @settings(max_examples=120, deadline=None)
-@given(gappy())
-def test_k_anonymity_first_and_merge_with_gaps_match_direct(case):
+@given(with_missing())
+def test_k_anonymity_first_and_merge_with_missing_values_match_direct(case):
     X, categorical, c, k, t = case
     models = [GroundModel.ordered("c", c), GroundModel.tree("d", (c * 3) % 4)]
     labels = k_anonymity_first(X, models, k, t, categorical=categorical)
@@ -69,8 +69,8 @@ def test_k_anonymity_first_and_merge_with_gaps_match_direct(case):
 
 
 @settings(max_examples=60, deadline=None)
-@given(gappy())
-def test_merging_an_mdav_partition_with_gaps_matches_direct(case):
+@given(with_missing())
+def test_merging_an_mdav_partition_with_missing_values_matches_direct(case):
     X, categorical, c, k, t = case
     models = [GroundModel.ordered("c", c)]
     start = mdav_missing(X, k, categorical=categorical)
@@ -81,7 +81,7 @@ def test_merging_an_mdav_partition_with_gaps_matches_direct(case):
 
 
 def test_complete_data_take_the_complete_data_path():
-    """The same partitions as before on data without gaps: the flag only changes records
+    """The same partitions as before on data without missing values: the flag only changes records
     with missing values."""
     rng = np.random.default_rng(5)
     X = rng.integers(0, 4, size=(90, 2)).astype(float)
@@ -93,7 +93,7 @@ def test_complete_data_take_the_complete_data_path():
 
 @pytest.mark.parametrize("method", ["merge", "k-anonymity-first", "t-closeness-first"])
 @pytest.mark.parametrize("seed", range(3))
-def test_every_method_with_gaps_is_k_anonymous_and_t_close(method, seed):
+def test_every_method_with_missing_values_is_k_anonymous_and_t_close(method, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(200, 320))
     k = int(rng.integers(2, 6))

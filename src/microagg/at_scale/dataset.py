@@ -119,9 +119,10 @@ def _csv(local: Path, shown: str,
         raise InputError(str(exc).replace(str(local), shown)) from None
 
 
-def read_matrix(piece: Piece, columns: Sequence[str], gaps: bool = False) -> np.ndarray:
-    """The partition's ``columns`` as a float matrix; a missing (unless ``gaps``: then NaN) or
-    infinite value is an error naming the column and the file."""
+def read_matrix(piece: Piece, columns: Sequence[str], allow_missing: bool = False
+                ) -> np.ndarray:
+    """The partition's ``columns`` as a float matrix; a missing (unless ``allow_missing``: then
+    NaN) or infinite value is an error naming the column and the file."""
     frame = read_piece(piece, columns)
     text = [c for c in columns if not (pd.api.types.is_numeric_dtype(frame[c])
                                        and not pd.api.types.is_bool_dtype(frame[c]))]
@@ -129,7 +130,7 @@ def read_matrix(piece: Piece, columns: Sequence[str], gaps: bool = False) -> np.
         raise InputError(f"column '{text[0]}' of {piece.path} is not numeric; the cluster path "
                          "works on numeric columns (name others with `columns`)")
     X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = np.isinf(X) if gaps else ~np.isfinite(X)
+    bad = np.isinf(X) if allow_missing else ~np.isfinite(X)
     if bad.any():
         column = columns[int(np.flatnonzero(bad.any(axis=0))[0])]
         raise InputError(f"column '{column}' of {piece.path} has missing values or infinities; "

@@ -130,17 +130,17 @@ def _numeric(piece: Piece, columns: _Columns) -> tuple[np.ndarray, np.ndarray]:
     """The partition's numeric protected values, each missing cell read as the value the
     schema declares for its column, and how many cells of each column were read so."""
     X = _numbers(piece, columns)
-    gaps = np.isnan(X)
-    filled = gaps.sum(axis=0)
+    missing = np.isnan(X)
+    filled = missing.sum(axis=0)
     fills = columns.fills
     if filled.any() and not X.flags.writeable:  # a view of the file's own buffers
         X = X.copy()
     for j in np.flatnonzero(filled):
         if np.isnan(fills[j]):
-            row = int(np.flatnonzero(gaps[:, j])[0]) + 1
+            row = int(np.flatnonzero(missing[:, j])[0]) + 1
             raise undeclared_missing(columns.numeric[j], f"{row} of {piece.path}", True,
                                      remedy=NO_DROPPING)
-        X[gaps[:, j], j] = fills[j]
+        X[missing[:, j], j] = fills[j]
     return X, filled
 
 

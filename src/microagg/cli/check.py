@@ -120,19 +120,19 @@ def _lines(result: TableCheck) -> list[str]:
     from microagg.core.frequencies import all_missing_note
 
     lines = []
-    gaps = ""
+    missing_note = ""
     if result.missing_values:
         rule = ("matches any value" if result.missing.value == "matches-any"
                 else "is a category of its own")
-        gaps = (f" (a missing value {rule}: "
-                + ", ".join(f"{c} {n:,}" for c, n in result.missing_values.items()) + ")")
+        missing_note = (f" (a missing value {rule}: "
+                        + ", ".join(f"{c} {n:,}" for c, n in result.missing_values.items()) + ")")
     if result.k_anonymity is not None:
         k, report = result.k_anonymity.k, result.k_anonymity.report
         lines.append(f"k-anonymity over {', '.join(result.quasi_identifiers)}: smallest class "
                      f"{report.smallest_class:,} of {report.classes:,} classes "
                      f"({report.records:,} records): "
                      f"{'holds' if result.k_anonymity.holds else 'VIOLATED'} for k = {k}"
-                     f"{gaps}")
+                     f"{missing_note}")
         if report.all_missing and result.missing.value == "matches-any":
             lines.append("  " + all_missing_note(report.all_missing, "quasi-identifiers"))
     if result.l_diversity is not None:
@@ -147,5 +147,5 @@ def _lines(result: TableCheck) -> list[str]:
         lines.append(f"t-closeness of {report_t.attribute} ({report_t.distance.value} EMD): "
                      f"largest class EMD {report_t.t:.6g}: "
                      f"{'holds' if check.holds else 'VIOLATED'} for t = {check.t:g}"
-                     f"{'' if result.k_anonymity is not None else gaps}")
+                     f"{'' if result.k_anonymity is not None else missing_note}")
     return lines

@@ -42,18 +42,18 @@ def scale(X: np.ndarray, method: Scaling | str = Scaling.ZSCORE,
         X = X[:, None]
     if method is Scaling.NONE:
         return X.copy()
-    gaps = bool(np.isnan(X).any())  # missing values: statistics over the values present
+    any_missing = bool(np.isnan(X).any())  # missing values: statistics over the values present
     if method is Scaling.ZSCORE:
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a column with no value at all
-            sd = np.nanstd(X, axis=0) if gaps else X.std(axis=0)
-            mean = np.nanmean(X, axis=0) if gaps else X.mean(axis=0)
+            sd = np.nanstd(X, axis=0) if any_missing else X.std(axis=0)
+            mean = np.nanmean(X, axis=0) if any_missing else X.mean(axis=0)
         return (X - mean) / np.where(sd > 0, sd, 1.0)
     if method is Scaling.RANGE:
         bounds = list(bounds) if bounds is not None else [None] * X.shape[1]
         if len(bounds) != X.shape[1]:
             raise InputError("range scaling needs one domain (or None) per column")
-        lowest, highest = (np.nanmin, np.nanmax) if gaps else (np.min, np.max)
+        lowest, highest = (np.nanmin, np.nanmax) if any_missing else (np.min, np.max)
         low = np.array([b[0] if b is not None else lowest(X[:, j])
                         for j, b in enumerate(bounds)])
         high = np.array([b[1] if b is not None else highest(X[:, j])

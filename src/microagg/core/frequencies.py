@@ -5,8 +5,9 @@ combination of quasi-identifier (key) values, itself included; a table is k-anon
 the keys when every f_k >= k. A missing value needs a rule:
 
 * ``matches-any`` (sdcMicro's ``alpha = 1``, the default): a missing value matches any value,
-  so record j counts for record i when they agree on every key both have. Records with gaps
-  then count for several combinations, and f_k is no longer the size of a partition class.
+  so record j counts for record i when they agree on every key both have. Records with
+  missing values then count for several combinations, and f_k is no longer the size of a
+  partition class.
 * ``category``: a missing value is a category of its own, matching only another missing value.
 
 A record whose keys are *all* missing matches every record, but only through its missing

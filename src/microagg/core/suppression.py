@@ -75,7 +75,7 @@ import numba
 import numpy as np
 
 from microagg.core.suppression_groups import (
-    gap_patterns,
+    missing_patterns,
     patterns,
     projection_groups,
     restore_key,
@@ -213,7 +213,7 @@ def _sweep_one(X: np.ndarray, f: np.ndarray, k: int, mask: int, S: int,
         these = rows[keys == p]
         kept = int(p) & ~S
         start, members, query, groups = projection_groups(
-            X, kept, these, gap_patterns(kept, distinct))
+            X, kept, these, missing_patterns(kept, distinct))
         done += sweep(X, f, k, S, mask, these, start, members, query, groups)
     return done
 
@@ -294,12 +294,12 @@ def _restore_groups(X: np.ndarray, X0: np.ndarray, F: np.ndarray, ks: np.ndarray
     constraint ``held``)."""
     n = X.shape[1]
     found = [projection_groups(X, keys & int(masks[a]), rows,
-                               gap_patterns(keys & int(masks[a]), distinct)) for a in held]
+                               missing_patterns(keys & int(masks[a]), distinct)) for a in held]
     widest = max(len(start) for start, _, _, _ in found)
-    gaps = max(query.shape[0] for _, _, query, _ in found)
+    most_patterns = max(query.shape[0] for _, _, query, _ in found)
     start = np.zeros((held.size, widest), dtype=np.int64)
     members = np.empty((held.size, n), dtype=np.int64)
-    query = np.full((held.size, gaps, rows.size), np.iinfo(np.int64).max, dtype=np.int64)
+    query = np.full((held.size, most_patterns, rows.size), np.iinfo(np.int64).max, dtype=np.int64)
     groups = np.empty(held.size, dtype=np.int64)
     for a, (s, m, qr, g) in enumerate(found):
         start[a, :s.size], members[a], query[a, :qr.shape[0]], groups[a] = s, m, qr, g

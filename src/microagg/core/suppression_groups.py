@@ -6,7 +6,7 @@ missing value matches any value). Written as codes with -1 for a missing value, 
 on T exactly when j's codes on T equal i's with the keys M = T minus the keys j has set to
 -1. So, with the records numbered by their codes on T taken literally (-1 a value like any
 other; one hashed pass, as :mod:`microagg.core._row_hash` numbers combinations), the records
-that match i on T are the union, over the sets M that occur (the *gap patterns* of T: T
+that match i on T are the union, over the sets M that occur (the *missing patterns* of T: T
 minus the keys of some record), of the groups whose codes are i's with M set to -1: a few
 look-ups instead of a pass over every record.
 
@@ -16,7 +16,7 @@ records (a counting sort), O((n + queries) ``|T|``). The two kernels use them wh
 on T cannot change while they run:
 
 * :func:`sweep` (pass 1, one set S of keys to suppress, T = the record's keys less S):
-  suppressing S in any record leaves every record's codes on T and its gap pattern on T as
+  suppressing S in any record leaves every record's codes on T and its missing pattern on T as
   they were;
 * :func:`restore_key` (pass 2, the values of one key c, T = the record's keys, c not among
   them): putting values of c back changes no code on T.
@@ -30,7 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["gap_patterns", "patterns", "projection_groups", "restore_key", "sweep"]
+__all__ = ["missing_patterns", "patterns", "projection_groups", "restore_key", "sweep"]
 
 
 @numba.njit(cache=True)
@@ -60,25 +60,25 @@ def patterns(X: np.ndarray, mask: int) -> np.ndarray:
     return out
 
 
-def gap_patterns(keys: int, held: np.ndarray) -> np.ndarray:
+def missing_patterns(keys: int, held: np.ndarray) -> np.ndarray:
     """The distinct sets M = ``keys`` minus a record's keys, over the key patterns ``held``
     (one per record, or the distinct ones): the sets of -1 the look-ups try."""
     return np.unique(np.int64(keys) & ~np.unique(np.asarray(held, dtype=np.int64)))
 
 
-def projection_groups(X: np.ndarray, keys: int, rows: np.ndarray, gaps: np.ndarray
+def projection_groups(X: np.ndarray, keys: int, rows: np.ndarray, missing: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Group every record of the transposed key matrix ``X`` by its codes on ``keys`` (a
     bitmask), taken literally, and find the groups of the queries: each record of ``rows``
-    with the keys of each gap pattern of ``gaps`` set to -1.
+    with the keys of each missing pattern of ``missing`` set to -1.
 
     Returns (start, members, query, groups): the records of group g are
-    ``members[start[g]:start[g + 1]]``; ``query[u, t]`` is the group of row t with gap
+    ``members[start[g]:start[g + 1]]``; ``query[u, t]`` is the group of row t with missing
     pattern u, ``groups`` when no record has those codes.
     """
     columns = np.array([c for c in range(X.shape[0]) if (keys >> c) & 1], dtype=np.int64)
     ids, query, groups = _group_ids(X, columns, np.asarray(rows, dtype=np.int64),
-                                    np.asarray(gaps, dtype=np.int64))
+                                    np.asarray(missing, dtype=np.int64))
     start, members = _counting_sort(ids, groups)
     return start, members, query, groups
 
@@ -88,27 +88,27 @@ _MIX = np.uint64(0xBF58476D1CE4E5B9)
 
 
 @numba.njit(cache=True)
-def _hash(X: np.ndarray, columns: np.ndarray, j: int, gap: int) -> np.uint64:
-    """The hash of record j's codes on ``columns``, those of the keys ``gap`` read as -1."""
+def _hash(X: np.ndarray, columns: np.ndarray, j: int, missing: int) -> np.uint64:
+    """The hash of record j's codes on ``columns``, those of the keys ``missing`` read as -1."""
     h = _GOLDEN
     for c in columns:
-        value = np.int64(-1) if (gap >> c) & 1 else X[c, j]
+        value = np.int64(-1) if (missing >> c) & 1 else X[c, j]
         h = (h ^ np.uint64(value)) * _MIX
         h ^= h >> np.uint64(31)
     return h
 
 
 @numba.njit(cache=True)
-def _same(X: np.ndarray, columns: np.ndarray, j: int, gap: int, r: int) -> bool:
+def _same(X: np.ndarray, columns: np.ndarray, j: int, missing: int, r: int) -> bool:
     for c in columns:
-        value = np.int64(-1) if (gap >> c) & 1 else X[c, j]
+        value = np.int64(-1) if (missing >> c) & 1 else X[c, j]
         if X[c, r] != value:
             return False
     return True
 
 
 @numba.njit(cache=True)
-def _group_ids(X: np.ndarray, columns: np.ndarray, rows: np.ndarray, gaps: np.ndarray
+def _group_ids(X: np.ndarray, columns: np.ndarray, rows: np.ndarray, missing: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, int]:
     """Number the records by their codes on ``columns`` (0, 1, … in order of first
     appearance; an open-addressing table whose entries are compared code by code), then
@@ -133,14 +133,14 @@ def _group_ids(X: np.ndarray, columns: np.ndarray, rows: np.ndarray, gaps: np.nd
                 ids[j] = ids[r]
                 break
             s = (s + 1) & (size - 1)
-    query = np.empty((gaps.size, rows.size), dtype=np.int64)
-    for v in range(gaps.size):
+    query = np.empty((missing.size, rows.size), dtype=np.int64)
+    for v in range(missing.size):
         for t in range(rows.size):
             i = rows[t]
-            s = np.int64(_hash(X, columns, i, gaps[v]) & np.uint64(size - 1))
+            s = np.int64(_hash(X, columns, i, missing[v]) & np.uint64(size - 1))
             query[v, t] = groups
             while owner[s] >= 0:
-                if _same(X, columns, i, gaps[v], owner[s]):
+                if _same(X, columns, i, missing[v], owner[s]):
                     query[v, t] = ids[owner[s]]
                     break
                 s = (s + 1) & (size - 1)

@@ -226,10 +226,10 @@ def _model(name: str, values: np.ndarray, distance: GroundDistance,
            parent: np.ndarray | None) -> GroundModel:
     from microagg.core.emd import GroundModel
 
-    gaps = _missing_values(values)
-    if gaps and distance is GroundDistance.ORDERED:
+    missing = _missing_values(values)
+    if missing and distance is GroundDistance.ORDERED:
         raise InputError(
-            f"confidential attribute '{name}' has {gaps:,} missing value(s), and its EMD "
+            f"confidential attribute '{name}' has {missing:,} missing value(s), and its EMD "
             "orders the values, where a missing value has no place: drop those records "
             "(`drop_incomplete`) or declare the attribute nominal (a missing value is then "
             "a category of its own)")
@@ -239,7 +239,7 @@ def _model(name: str, values: np.ndarray, distance: GroundDistance,
         return GroundModel.tree(name, values)
     if parent is None:
         raise InputError(f"'{name}': the hierarchical distance needs a taxonomy")
-    if gaps:  # a missing value: one more leaf, under the root (at distance 1 from all)
+    if missing:  # a missing value: one more leaf, under the root (at distance 1 from all)
         parent = np.asarray(parent, dtype=np.int64)
         root = int(np.flatnonzero(parent < 0)[0])
         values = np.where(values < 0, parent.size, values)

@@ -281,8 +281,8 @@ def _encode_numeric(
     if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
-        # True and False are 1 and 0, as a boolean column reads them (one with gaps, or with
-        # a number among them, is read as objects or text)
+        # True and False are 1 and 0, as a boolean column reads them (one with missing values,
+        # or with a number among them, is read as objects or text)
         objects = series.astype(object).map(_boolean_number)
         coerced = pd.to_numeric(objects.astype(str).str.strip(), errors="coerce")
         bad = coerced.isna().to_numpy() & ~absent
@@ -409,9 +409,10 @@ def decode(
         dtype = types[name]
         if attribute.kind is Kind.NUMERIC:
             values = numeric[:, numeric_names.index(name)]
-            gaps = bool(np.isnan(values).any())  # whole numbers with gaps: nullable integers
+            # whole numbers with missing values: nullable integers
+            any_missing = bool(np.isnan(values).any())
             out[name] = pd.Series(_restore_numeric(values, dtype,
-                                                   table.decimals(name) if gaps else None),
+                                                   table.decimals(name) if any_missing else None),
                                   index=table.index)
         else:
             column_codes = codes[:, categorical_names.index(name)]
@@ -433,7 +434,7 @@ def declared_dtypes(schema: Schema, names: Sequence[str]) -> dict[str, np.dtype]
 def _restore_numeric(values: np.ndarray, dtype: Any, decimals: int | None = None) -> Any:
     """The written values of a numeric column: its input dtype where the values allow it.
     A column of whole numbers with missing values is written as a nullable integer (a CSV
-    reader reads such a column as floats only because of its gaps)."""
+    reader reads such a column as floats only because of its missing values)."""
     present = ~np.isnan(values)
     if pd.api.types.is_bool_dtype(dtype) and present.all() and np.isin(values, (0.0, 1.0)).all():
         return values.astype(bool)

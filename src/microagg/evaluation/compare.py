@@ -165,9 +165,9 @@ def compared_matrix(frame: pd.DataFrame, schema: Schema | None, columns: Sequenc
         raise InputError(f"column '{text[0]}' is not numeric; the compared methods mask numeric "
                          "attributes only (choose others with `columns`)")
     for name in names:  # no option of a comparison drops incomplete rows: say what to do
-        gaps = np.flatnonzero(missing_mask(frame[name]))
-        if gaps.size:
-            raise InputError(f"column '{name}' has a missing value in row {gaps[0] + 1}; the "
+        missing = np.flatnonzero(missing_mask(frame[name]))
+        if missing.size:
+            raise InputError(f"column '{name}' has a missing value in row {missing[0] + 1}; the "
                              "compared methods take complete records: fill it, or leave the "
                              "incomplete rows out of the table")
     undeclared = Schema(tuple(replace(a, domain=None) for a in selected))

@@ -190,11 +190,11 @@ def complete_rows(values: np.ndarray) -> np.ndarray:
 def missing_counts(c: Compared, aligned: bool) -> dict[str, MissingCount]:
     """The compared columns with a missing value in either table, and how many."""
     counts = {}
-    gaps = [(name, np.isnan(c.x[:, j]), np.isnan(c.y[:, j]))
-            for j, name in enumerate(c.numeric)]
-    gaps += [(name, c.cx.codes[:, j] == MISSING_CODE, c.cy[:, j] == MISSING_CODE)
-             for j, name in enumerate(c.categorical)]
-    for name, before, after in gaps:
+    missing = [(name, np.isnan(c.x[:, j]), np.isnan(c.y[:, j]))
+               for j, name in enumerate(c.numeric)]
+    missing += [(name, c.cx.codes[:, j] == MISSING_CODE, c.cy[:, j] == MISSING_CODE)
+                for j, name in enumerate(c.categorical)]
+    for name, before, after in missing:
         if before.any() or after.any():
             counts[name] = MissingCount(int(before.sum()), int(after.sum()),
                                         int((~before & ~after).sum()) if aligned else None)

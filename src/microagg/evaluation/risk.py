@@ -30,7 +30,7 @@ from microagg.errors import InputError
 from microagg.evaluation.utility import paired_matrices
 from microagg.options import RankScale, RankTies, RiskAggregate, parse
 from microagg.partition._kdtree import STACK, build, push_children
-from microagg.partition._missing import gap_distance
+from microagg.partition._missing import missing_distance
 
 __all__ = ["nearest_rank_distances", "permutation_distances", "rank_intervals", "rank_risk",
            "ranks", "record_linkage"]
@@ -57,18 +57,18 @@ def _distance(x: np.ndarray, cx: np.ndarray, y: np.ndarray, cy: np.ndarray,
 
 @numba.njit(cache=True, inline="always")
 def _pair_distance(originals: np.ndarray, original_concepts: np.ndarray, i: int,
-                   y: np.ndarray, cy: np.ndarray, S: np.ndarray, gaps: bool) -> float:
-    """The distance of original record i to the masked record (y, cy); with ``gaps``, over
-    the attributes both have (:func:`microagg.partition._missing.gap_distance`)."""
-    if gaps:
-        return gap_distance(originals, original_concepts, S, i, y, cy)
+                   y: np.ndarray, cy: np.ndarray, S: np.ndarray, any_missing: bool) -> float:
+    """The distance of original record i to the masked record (y, cy); with ``any_missing``, over
+    the attributes both have (:func:`microagg.partition._missing.missing_distance`)."""
+    if any_missing:
+        return missing_distance(originals, original_concepts, S, i, y, cy)
     return _distance(originals[i], original_concepts[i], y, cy, S)
 
 
 @numba.njit(cache=True, parallel=True)
 def _nearest_originals(originals: np.ndarray, original_concepts: np.ndarray,
                        weights: np.ndarray, masked: np.ndarray, masked_concepts: np.ndarray,
-                       S: np.ndarray, gaps: bool) -> tuple[np.ndarray, np.ndarray]:
+                       S: np.ndarray, any_missing: bool) -> tuple[np.ndarray, np.ndarray]:
     """For each masked row: the minimum squared distance to the originals and the total weight
     (multiplicity) of the originals at exactly that distance."""
     m = masked.shape[0]
@@ -80,7 +80,7 @@ def _nearest_originals(originals: np.ndarray, original_concepts: np.ndarray,
         low = np.inf
         count = 0.0
         for i in range(originals.shape[0]):
-            d = _pair_distance(originals, original_concepts, i, row, row_c, S, gaps)
+            d = _pair_distance(originals, original_concepts, i, row, row_c, S, any_missing)
             if d < low:
                 low = d
                 count = weights[i]
@@ -156,11 +156,11 @@ def _words(block: np.ndarray) -> np.ndarray:
 
 @numba.njit(cache=True)
 def _own_distances(originals: np.ndarray, original_concepts: np.ndarray, masked: np.ndarray,
-                   masked_concepts: np.ndarray, S: np.ndarray, gaps: bool) -> np.ndarray:
+                   masked_concepts: np.ndarray, S: np.ndarray, any_missing: bool) -> np.ndarray:
     out = np.empty(originals.shape[0])
     for i in range(originals.shape[0]):
         out[i] = _pair_distance(originals, original_concepts, i, masked[i], masked_concepts[i],
-                                S, gaps)
+                                S, any_missing)
     return out
 
 
@@ -205,8 +205,8 @@ def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray 
     x_first, x_ids = distinct_rows(x, cx)
     x_count = np.bincount(x_ids).astype(np.float64)
     y_first, y_of_row = distinct_rows(y, cy)
-    gaps = bool(np.isnan(x).any() or np.isnan(y).any() or (cx < 0).any() or (cy < 0).any())
-    if not gaps and cx.shape[1] == 0:
+    any_missing = bool(np.isnan(x).any() or np.isnan(y).any() or (cx < 0).any() or (cy < 0).any())
+    if not any_missing and cx.shape[1] == 0:
         by_row = np.zeros(n)
         by_row[x_first] = x_count
         best, tied = _nearest_in_tree(build(x, x_first.astype(np.int64)), by_row,
@@ -215,10 +215,10 @@ def record_linkage(original: np.ndarray, masked: np.ndarray, widths: np.ndarray 
         best, tied = _nearest_originals(
             np.ascontiguousarray(x[x_first]), np.ascontiguousarray(cx[x_first]), x_count,
             np.ascontiguousarray(y[y_first]), np.ascontiguousarray(cy[y_first]),
-            np.ascontiguousarray(S), gaps)
+            np.ascontiguousarray(S), any_missing)
     y_of_row = y_of_row.reshape(-1)
     own = _own_distances(x, cx, y, cy,
-                         np.ascontiguousarray(S), gaps)
+                         np.ascontiguousarray(S), any_missing)
     linked = own == best[y_of_row]
     probability = np.where(linked, 1.0 / tied[y_of_row], 0.0)
     return float(100.0 * probability.sum() / x.shape[0])

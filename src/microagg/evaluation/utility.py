@@ -92,10 +92,10 @@ def sse_percent(original: np.ndarray, masked: np.ndarray) -> float:
     (SSE_j and SST_j alike).
     """
     x, y = paired_matrices(original, masked)
-    gaps = np.isnan(x) | np.isnan(y)
-    if gaps.any():
-        x = np.where(gaps, np.nan, x)
-        y = np.where(gaps, np.nan, y)
+    missing = np.isnan(x) | np.isnan(y)
+    if missing.any():
+        x = np.where(missing, np.nan, x)
+        y = np.where(missing, np.nan, y)
         centred = x - _moment(x, "mean")
         sst = np.nansum(centred**2, axis=0)
         keep = sst > 0

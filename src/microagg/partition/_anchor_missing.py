@@ -30,14 +30,14 @@ import numba
 import numpy as np
 
 from microagg.partition._distances import farther
-from microagg.partition._missing import gap_distance
+from microagg.partition._missing import missing_distance
 
 # The stopping bound is inflated by this factor to cover the rounding of the computed
 # distances.
 _BOUND_SLACK = 1.0 + 1e-10
 
 
-class GapOrder(NamedTuple):
+class MissingOrder(NamedTuple):
     """The records grouped by their number of attributes present, each group sorted by
     decreasing distance to an anchor.
 
@@ -66,21 +66,21 @@ class GapOrder(NamedTuple):
     scanned: np.ndarray
 
 
-def gap_order(anchor: np.ndarray, n: int) -> GapOrder:
+def missing_order(anchor: np.ndarray, n: int) -> MissingOrder:
     """Room for the order of n records around ``anchor`` (kept, not copied), to be filled by
-    :func:`gap_reanchor`."""
+    :func:`missing_reanchor`."""
     p = anchor.shape[0]
-    return GapOrder(anchor, np.empty(n), np.empty(n, dtype=np.int64),
-                    np.zeros(p + 2, dtype=np.int64), np.zeros(p + 1, dtype=np.int64),
-                    np.zeros(1, dtype=np.int64))
+    return MissingOrder(anchor, np.empty(n), np.empty(n, dtype=np.int64),
+                        np.zeros(p + 2, dtype=np.int64), np.zeros(p + 1, dtype=np.int64),
+                        np.zeros(1, dtype=np.int64))
 
 
 @numba.njit(cache=True)
-def gap_reanchor(rows, concepts, S, live, counts, sweep):
+def missing_reanchor(rows, concepts, S, live, counts, sweep):
     """Group the ``live`` records (the remaining ones, with counts[t] attributes present for
     live[t]) by attributes present and sort each group by decreasing distance to the anchor;
     ``rows`` (n x p, NaN missing) and the empty ``concepts`` and ``S`` as in
-    :func:`._missing.gap_distance`."""
+    :func:`._missing.missing_distance`."""
     p = rows.shape[1]
     m = live.shape[0]
     qc = np.empty(0, dtype=np.int64)
@@ -90,7 +90,7 @@ def gap_reanchor(rows, concepts, S, live, counts, sweep):
         row = live[t]
         sizes[counts[t]] += 1
         if counts[t] > 0:
-            sweep.rho[row] = np.sqrt(gap_distance(rows, concepts, S, row, sweep.anchor, qc))
+            sweep.rho[row] = np.sqrt(missing_distance(rows, concepts, S, row, sweep.anchor, qc))
             keys[t] = -sweep.rho[row]
         else:
             sweep.rho[row] = np.inf
@@ -109,10 +109,10 @@ def gap_reanchor(rows, concepts, S, live, counts, sweep):
 
 
 @numba.njit(cache=True)
-def gap_farthest(rows, concepts, S, labels, sweep, c):
+def missing_farthest(rows, concepts, S, labels, sweep, c):
     """The remaining record (label < 0) farthest from the centroid c (ties: lowest row),
     group by group, each scan stopped by the bound of the module docstring. Exact: every
-    record that could tie or win is evaluated with :func:`._missing.gap_distance`."""
+    record that could tie or win is evaluated with :func:`._missing.missing_distance`."""
     p = rows.shape[1]
     order, rho, start, head = sweep.order, sweep.rho, sweep.start, sweep.head
     qc = np.empty(0, dtype=np.int64)
@@ -142,7 +142,7 @@ def gap_farthest(rows, concepts, S, labels, sweep, c):
                 if bound * bound * _BOUND_SLACK < best_d:
                     break
             sweep.scanned[0] += 1
-            total = gap_distance(rows, concepts, S, row, c, qc)
+            total = missing_distance(rows, concepts, S, row, c, qc)
             if best < 0 or farther(total, row, best_d, best):
                 best = row
                 best_d = total
@@ -150,10 +150,10 @@ def gap_farthest(rows, concepts, S, labels, sweep, c):
 
 
 @numba.njit(cache=True)
-def move_gap_anchor(sweep, m, c):
+def move_missing_anchor(sweep, m, c):
     """When the queries since the last sort have read more than an eighth of the m
     remaining records, move the anchor to the centroid c and say so (the caller then calls
-    :func:`gap_reanchor`)."""
+    :func:`missing_reanchor`)."""
     if sweep.scanned[0] <= m // 8 + 64:
         return False
     for j in range(c.shape[0]):

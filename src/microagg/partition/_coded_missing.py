@@ -26,7 +26,7 @@ in :mod:`._coded`, every row whose interval could place it among the ``near`` ne
 lower bound does not exceed the near-th smallest upper bound so far) or make it the farthest
 (its upper bound reaches the largest lower bound so far); running thresholds only tighten,
 so the candidates are supersets, and they are re-ranked with the exact distance of the
-definition (:func:`._missing.gap_distance`): the answers, ties included, are those of a full
+definition (:func:`._missing.missing_distance`): the answers, ties included, are those of a full
 pass.
 
 The bounds are monotone in D for each n, so the thresholds become tables over n: a row can
@@ -51,25 +51,25 @@ import numpy as np
 
 from microagg.partition._distances import BLOCK, farther
 from microagg.partition._heap import bound_push, bound_replace_top, heap_offer
-from microagg.partition._missing import gap_distance
-from microagg.partition._missing_set import GAP, GAP_LEVELS
+from microagg.partition._missing import missing_distance
+from microagg.partition._missing_set import MISSING, PRESENT_LEVELS
 
 # Relative slack for the float64 square roots and products turning (D, n) into bounds.
 _ROUNDING = 1e-12
 # Relative slack of the thresholds on D turned from the bounds.
 _RATIO_SLACK = 1e-9
-# Queries for more nearest rows than this make two coded passes (see :func:`gap_query`).
+# Queries for more nearest rows than this make two coded passes (see :func:`missing_query`).
 TWO_PASS_NEAR = 32
 
 
 @numba.njit(cache=True)
-def code_gap_query(q: np.ndarray, low: np.ndarray, step: float, cq: np.ndarray,
-                   attrs: np.ndarray) -> tuple[float, int, int]:
+def code_missing_query(q: np.ndarray, low: np.ndarray, step: float, cq: np.ndarray,
+                       attrs: np.ndarray) -> tuple[float, int, int]:
     """Code the present values of q into cq (int32) on the rows' grid, extended beyond
     0..254 when q lies outside the rows' range, and list q's present attributes in
     ``attrs`` (its missing ones after them). Returns (an upper bound on ||q - q^|| over them,
     how many, the largest D a coded row can have), the bound -1 when the block tests of
-    :func:`gap_block` could overflow int32 (the caller then uses the exact pass)."""
+    :func:`missing_block` could overflow int32 (the caller then uses the exact pass)."""
     total = 0.0
     worst = 0.0
     count = 0
@@ -87,16 +87,16 @@ def code_gap_query(q: np.ndarray, low: np.ndarray, step: float, cq: np.ndarray,
         count += 1
         diff = q[j] - (low[j] + c * step)
         total += diff * diff
-        worst += max(c * c, (GAP_LEVELS - c) ** 2)
+        worst += max(c * c, (PRESENT_LEVELS - c) ** 2)
     if (worst + 2.0) * (count + 2.0) >= 2.0**30:
         return -1.0, count, 0
     return np.sqrt(total) * (1 + 1e-9) + 1e-300, count, int(worst)
 
 
 @numba.njit(cache=True, inline="always")
-def gap_block(codes: np.ndarray, present: np.ndarray, cq: np.ndarray, attrs: np.ndarray,
-              count: int, start: int, length: int, block: np.ndarray, both: np.ndarray,
-              roof: int, near_a: int, far_a: int) -> tuple[np.int32, np.int32]:
+def missing_block(codes: np.ndarray, present: np.ndarray, cq: np.ndarray, attrs: np.ndarray,
+                  count: int, start: int, length: int, block: np.ndarray, both: np.ndarray,
+                  roof: int, near_a: int, far_a: int) -> tuple[np.int32, np.int32]:
     """block[t] = D and both[t] = n (module docstring) of column start + t of ``codes`` to
     the coded query, over its ``count`` attributes attrs[:count]; n is the row's number of
     attributes present less those among the query's missing ones, attrs[count:] (counting
@@ -110,7 +110,7 @@ def gap_block(codes: np.ndarray, present: np.ndarray, cq: np.ndarray, attrs: np.
     for a in range(count, attrs.shape[0]):
         column = codes[attrs[a], start:start + length]
         for t in range(length):
-            both[t] -= column[t] != GAP
+            both[t] -= column[t] != MISSING
     # The first attribute sets D, the last one adds its term and reads the keys in the same
     # loop (one pass less over the block); int32 throughout, since numba's int64 widening
     # vectorizes less well.
@@ -119,14 +119,14 @@ def gap_block(codes: np.ndarray, present: np.ndarray, cq: np.ndarray, attrs: np.
     for t in range(length):
         c = np.int32(column[t])
         diff = c - qj
-        block[t] = diff * diff if c != GAP and count > 1 else 0
+        block[t] = diff * diff if c != MISSING and count > 1 else 0
     for a in range(1, count - 1):
         column = codes[attrs[a], start:start + length]
         qj = cq[attrs[a]]
         for t in range(length):
             c = np.int32(column[t])
             diff = c - qj
-            block[t] += diff * diff if c != GAP else 0
+            block[t] += diff * diff if c != MISSING else 0
     least = np.int32(2**31 - 1)
     greatest = np.int32(-2**31)
     past = np.int32(roof + 1)
@@ -136,7 +136,7 @@ def gap_block(codes: np.ndarray, present: np.ndarray, cq: np.ndarray, attrs: np.
     for t in range(length):
         c = np.int32(column[t])
         diff = c - qj
-        coded_sq = np.int32(block[t] + (diff * diff if c != GAP else 0))
+        coded_sq = np.int32(block[t] + (diff * diff if c != MISSING else 0))
         block[t] = coded_sq
         n = both[t]
         base = np.int32(coded_sq + (past if n == 0 else zero))
@@ -148,8 +148,8 @@ def gap_block(codes: np.ndarray, present: np.ndarray, cq: np.ndarray, attrs: np.
 
 
 @numba.njit(cache=True, inline="always")
-def gap_bounds(coded_sq: int, both: int, p: int, step: float,
-               slack: float) -> tuple[float, float]:
+def missing_bounds(coded_sq: int, both: int, p: int, step: float,
+                   slack: float) -> tuple[float, float]:
     """(lower, upper) bounds on the distance of a row at coded sum D over n common
     attributes (module docstring)."""
     if both == 0:
@@ -163,7 +163,7 @@ def gap_bounds(coded_sq: int, both: int, p: int, step: float,
 @numba.njit(cache=True, inline="always")
 def _cut(value: float, roof: int, count: int, up: bool) -> np.int32:
     """ceil (``up``) or floor of ``value`` as an int32 clamped to [-roof (count + 1), roof]:
-    the keys of :func:`gap_block` stay within that range once the cuts do, and clamping
+    the keys of :func:`missing_block` stay within that range once the cuts do, and clamping
     keeps every test conservative (see the callers)."""
     cut = np.ceil(value) if up else np.floor(value)
     return np.int32(min(max(cut, -float(roof) * (count + 1)), float(roof)))
@@ -230,7 +230,7 @@ def far_cuts(lmax: float, count: int, p: int, step: float, slack: float, roof: i
 @numba.njit(cache=True)
 def _scan_chunk(codes, present, cq, attrs, count, roof, p, step, slack, idx, start, stop,
                 skip, near, want_far, fixed_limit, collect, heap_u, near_rows, far_rows):
-    """The coded pass over remaining rows start..stop-1 (see :func:`scan_gaps`). Returns
+    """The coded pass over remaining rows start..stop-1 (see :func:`scan_missing`). Returns
     (near candidates, or the number of upper bounds left in ``heap_u`` when not
     ``collect``ing; far candidates; whether a candidate buffer overflowed)."""
     cap = near_rows.shape[0]
@@ -249,8 +249,8 @@ def _scan_chunk(codes, present, cq, attrs, count, roof, p, step, slack, idx, sta
     over = False
     for b0 in range(start, stop, BLOCK):
         length = min(stop, b0 + BLOCK) - b0
-        least, greatest = gap_block(codes, present, cq, attrs, count, b0, length, block, both,
-                                    roof, near_a, far_a)
+        least, greatest = missing_block(codes, present, cq, attrs, count, b0, length, block, both,
+                                        roof, near_a, far_a)
         check_near = near > 0 and (size_u < near or least <= near_b)
         check_far = want_far and greatest >= far_b
         if not (check_near or check_far):
@@ -266,7 +266,7 @@ def _scan_chunk(codes, present, cq, attrs, count, roof, p, step, slack, idx, sta
             row = idx[b0 + t]
             if row == skip:
                 continue
-            lo, up = gap_bounds(coded_sq, n, p, step, slack)
+            lo, up = missing_bounds(coded_sq, n, p, step, slack)
             if hit_near:
                 if size_u < near:  # max-heap of the smallest upper bounds
                     size_u = bound_push(heap_u, size_u, up)
@@ -311,8 +311,8 @@ def _scan_parallel(codes, present, cq, attrs, count, roof, p, step, slack, idx, 
 
 
 @numba.njit(cache=True)
-def scan_gaps(codes, present, cq, attrs, count, roof, p, step, slack, idx, m, skip, near,
-              want_far, chunks, fixed_limit, collect, work):
+def scan_missing(codes, present, cq, attrs, count, roof, p, step, slack, idx, m, skip, near,
+                 want_far, chunks, fixed_limit, collect, work):
     """Candidate rows for the ``near`` nearest and for the farthest row from the coded query
     (cq over its ``count`` attributes ``attrs``; p attributes in all; ``roof`` exceeds the
     D of every row), per chunk of the :class:`._kernels.QueryWork` ``work``, as
@@ -331,7 +331,7 @@ def scan_gaps(codes, present, cq, attrs, count, roof, p, step, slack, idx, m, sk
 
 
 @numba.njit(cache=True)
-def _exact_gap_pass(rest, m, q, skip, near, out_d, out_near):
+def _exact_missing_pass(rest, m, q, skip, near, out_d, out_near):
     """The nearest and farthest rows by a full pass of exact distances (the fallback)."""
     rows, no_concepts, no_tables = rest.row_values, rest.concepts, rest.squared
     qc = np.empty(0, dtype=np.int64)
@@ -343,7 +343,7 @@ def _exact_gap_pass(rest, m, q, skip, near, out_d, out_near):
         row = rest.row_of[t]
         if row == skip:
             continue
-        dist = gap_distance(rows, no_concepts, no_tables, row, q, qc)
+        dist = missing_distance(rows, no_concepts, no_tables, row, q, qc)
         size = heap_offer(out_d, out_near, size, near, dist, row, no_ties)
         if far < 0 or farther(dist, row, far_dist, far):
             far = row
@@ -352,31 +352,31 @@ def _exact_gap_pass(rest, m, q, skip, near, out_d, out_near):
 
 
 @numba.njit(cache=True)
-def gap_query(rest, coded, work, m, q, skip, near, want_far, out_d, out_near, parallel_min):
+def missing_query(rest, coded, work, m, q, skip, near, want_far, out_d, out_near, parallel_min):
     """The ``near`` nearest remaining rows to the point q (NaN: missing; into
     out_d/out_near, unordered) and, if ``want_far``, the farthest one, excluding original
     row ``skip``, under the distance over the attributes both have. Exact: nearest by
     (distance, row), farthest by (distance, lowest row). ``rest`` is a
-    :class:`._missing_set.GapSet` of m rows coded on the :class:`._kernels.Grid` ``coded``; ``work``
-    a
-    :class:`._kernels.QueryWork`. Returns (number of nearest found, farthest row or -1)."""
+    :class:`._missing_set.MissingSet` of m rows coded on the :class:`._kernels.Grid`
+    ``coded``; ``work`` a :class:`._kernels.QueryWork`. Returns (number of nearest found,
+    farthest row or -1)."""
     p = q.shape[0]
     chunks = max(1, min(work.far_dist.shape[0], m // parallel_min))
     cq = np.empty(p, dtype=np.int32)
     attrs = np.empty(p, dtype=np.int64)
     step = coded.step
-    slack, count, worst = code_gap_query(q, coded.low, step, cq, attrs)
+    slack, count, worst = code_missing_query(q, coded.low, step, cq, attrs)
     roof = worst + 1
     if slack < 0.0 or count == 0:
-        return _exact_gap_pass(rest, m, q, skip, near, out_d, out_near)
+        return _exact_missing_pass(rest, m, q, skip, near, out_d, out_near)
     slack += coded.delta
     no_ties = np.empty((0, 0))
     limit = np.inf
     if near > TWO_PASS_NEAR:
         # First pass: the near-th smallest upper bound over all chunks, a fixed limit for the
         # second pass (a running limit would collect ~near * log(m / near) rows).
-        scan_gaps(rest.codes, rest.present, cq, attrs, count, roof, p, step, slack, rest.row_of,
-                  m, skip, near, np.bool_(False), chunks, np.inf, np.bool_(False), work)
+        scan_missing(rest.codes, rest.present, cq, attrs, count, roof, p, step, slack, rest.row_of,
+                     m, skip, near, np.bool_(False), chunks, np.inf, np.bool_(False), work)
         merged = np.empty(near)
         merged_rows = np.empty(near, dtype=np.int64)
         size = np.int64(0)
@@ -386,11 +386,11 @@ def gap_query(rest, coded, work, m, q, skip, near, want_far, out_d, out_near, pa
                                   no_ties)
         if size == near:
             limit = merged[0]
-    scan_gaps(rest.codes, rest.present, cq, attrs, count, roof, p, step, slack, rest.row_of, m,
-              skip, near, want_far, chunks, limit, np.bool_(True), work)
+    scan_missing(rest.codes, rest.present, cq, attrs, count, roof, p, step, slack, rest.row_of, m,
+                 skip, near, want_far, chunks, limit, np.bool_(True), work)
     for c in range(chunks):
         if work.overflow[c]:
-            return _exact_gap_pass(rest, m, q, skip, near, out_d, out_near)
+            return _exact_missing_pass(rest, m, q, skip, near, out_d, out_near)
     rows, no_concepts, no_tables = rest.row_values, rest.concepts, rest.squared
     qc = np.empty(0, dtype=np.int64)
     size = np.int64(0)
@@ -400,11 +400,11 @@ def gap_query(rest, coded, work, m, q, skip, near, want_far, out_d, out_near, pa
         for t in range(work.near_count[c]):
             row = work.near_candidates[c, t]
             size = heap_offer(out_d, out_near, size, near,
-                              gap_distance(rows, no_concepts, no_tables, row, q, qc), row,
+                              missing_distance(rows, no_concepts, no_tables, row, q, qc), row,
                               no_ties)
         for t in range(work.far_count[c]):
             row = work.far_candidates[c, t]
-            dist = gap_distance(rows, no_concepts, no_tables, row, q, qc)
+            dist = missing_distance(rows, no_concepts, no_tables, row, q, qc)
             if far < 0 or farther(dist, row, far_dist, far):
                 far = row
                 far_dist = dist

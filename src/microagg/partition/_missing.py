@@ -7,7 +7,7 @@ attributes, O_x the attributes record x has and O_xy = O_x ∩ O_y,
 
     d²(x, y) = p / |O_xy| · Σ_{j ∈ O_xy} δ_j(x_j, y_j)²      (+∞ when O_xy is empty)
 
-(:func:`gap_distance`), where δ_j is the difference of scaled numbers or the normalized
+(:func:`missing_distance`), where δ_j is the difference of scaled numbers or the normalized
 categorical distance of 000 eq. 8 (``S[j, a, b]`` holds its square). The centroid of a set of
 records is the mean of each numeric attribute over the records that have it (a double-double
 sum over the count, :func:`present_totals`) and the marginality centroid (000 eq. 5) of each
@@ -15,7 +15,7 @@ categorical attribute over the records that have it; a coordinate no record has 
 missing (:func:`present_centroid`).
 
 The "remaining" records of a partitioner are kept in ``rest[:m]`` (row numbers, in no
-particular order); their distances to a point go to ``dist[:m]`` (:func:`gap_distances`).
+particular order); their distances to a point go to ``dist[:m]`` (:func:`missing_distances`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from microagg.core.threads import start_thread_pool
 from microagg.partition._concepts import category_centroid
 from microagg.partition._double_double import dd_add
 
-# gap_distances reaches a parallel kernel and is called from other modules' cached kernels
+# missing_distances reaches a parallel kernel and is called from other modules' cached kernels
 start_thread_pool()
 
 # Below this many remaining rows a distance pass runs on one thread: waking the others costs
@@ -36,7 +36,7 @@ PARALLEL_MIN_ROWS = 50_000
 
 
 @numba.njit(cache=True, inline="always")
-def gap_distance(X, C, S, row, q, qc):
+def missing_distance(X, C, S, row, q, qc):
     """d² (module docstring) of one row of (X, C) to the point (q, qc)."""
     total = 0.0
     both = 0
@@ -55,19 +55,19 @@ def gap_distance(X, C, S, row, q, qc):
 
 
 @numba.njit(cache=True, parallel=True)
-def _gap_distances_parallel(X, C, S, rest, m, q, qc, out):
+def _missing_distances_parallel(X, C, S, rest, m, q, qc, out):
     for t in numba.prange(m):
-        out[t] = gap_distance(X, C, S, rest[t], q, qc)
+        out[t] = missing_distance(X, C, S, rest[t], q, qc)
 
 
 @numba.njit(cache=True)
-def gap_distances(X, C, S, rest, m, q, qc, out):
+def missing_distances(X, C, S, rest, m, q, qc, out):
     """d² of the remaining rows rest[:m] to the point (q, qc), into out[:m]."""
     if m >= PARALLEL_MIN_ROWS:
-        _gap_distances_parallel(X, C, S, rest, m, q, qc, out)
+        _missing_distances_parallel(X, C, S, rest, m, q, qc, out)
         return
     for t in range(m):
-        out[t] = gap_distance(X, C, S, rest[t], q, qc)
+        out[t] = missing_distance(X, C, S, rest[t], q, qc)
 
 
 @numba.njit(cache=True)

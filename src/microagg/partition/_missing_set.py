@@ -2,10 +2,10 @@
 compacted and coded for the passes of :mod:`._coded_missing`.
 
 The present values are coded as in :mod:`._coded`, on one common grid x^ = low + c * step with
-c in 0..254 (:data:`GAP_LEVELS`); code 255 (:data:`GAP`) marks a missing value. Each record also
-keeps its number of attributes present, |O_x|, so that a pass counts only the attributes the
-query lacks. As in :class:`._kernels.RemainingSet`, the remaining records occupy the first m
-columns of the column-major arrays and leave by swap-remove.
+c in 0..254 (:data:`PRESENT_LEVELS`); code 255 (:data:`MISSING`) marks a missing value. Each
+record also keeps its number of attributes present, |O_x|, so that a pass counts only the
+attributes the query lacks. As in :class:`._kernels.RemainingSet`, the remaining records
+occupy the first m columns of the column-major arrays and leave by swap-remove.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ import numpy as np
 from microagg.partition._coded import code_error_bound
 from microagg.partition._kernels import Grid
 
-# Codes 0..GAP_LEVELS hold present values; code GAP marks a missing one.
-GAP_LEVELS = 254
-GAP = 255
+# Codes 0..PRESENT_LEVELS hold present values; code MISSING marks a missing one.
+PRESENT_LEVELS = 254
+MISSING = 255
 
 
-class GapSet(NamedTuple):
+class MissingSet(NamedTuple):
     """The records not yet clustered, with everything the queries read.
 
     Attributes
@@ -31,7 +31,7 @@ class GapSet(NamedTuple):
     values : ndarray of float64, shape (p, n)
         Values (NaN missing), column-major, compact.
     codes : ndarray of uint8, shape (p, n)
-        Their codes (:data:`GAP` where missing), compact.
+        Their codes (:data:`MISSING` where missing), compact.
     present : ndarray of int32, shape (n,)
         The number of attributes each record has, compact.
     row_of : ndarray of int64, shape (n,)
@@ -41,7 +41,7 @@ class GapSet(NamedTuple):
     row_values : ndarray of float64, shape (n, p)
         Values of all rows, row-major.
     concepts : ndarray of int64, shape (n, 0)
-        No categorical attribute (the arguments of :func:`._missing.gap_distance`).
+        No categorical attribute (the arguments of :func:`._missing.missing_distance`).
     squared : ndarray of float64, shape (0, 1, 1)
         Likewise.
     """
@@ -57,10 +57,11 @@ class GapSet(NamedTuple):
 
 
 @numba.njit(cache=True)
-def quantize_gaps(Y: np.ndarray, m: int, codes: np.ndarray, low: np.ndarray) -> tuple[float, float]:
+def quantize_missing(Y: np.ndarray, m: int, codes: np.ndarray, low: np.ndarray
+                     ) -> tuple[float, float]:
     """Code the present values of the first m columns of the column-major Y (p x n, NaN
     missing) into ``codes`` on one common grid x^ = low + c * step (``low`` is filled in),
-    code :data:`GAP` where a value is missing. Returns (step, delta), delta an upper bound
+    code :data:`MISSING` where a value is missing. Returns (step, delta), delta an upper bound
     on ||x - x^|| over the present values of each of those rows."""
     d = Y.shape[0]
     span = 0.0
@@ -72,20 +73,20 @@ def quantize_gaps(Y: np.ndarray, m: int, codes: np.ndarray, low: np.ndarray) -> 
             if not np.isnan(x):
                 lo = min(lo, x)
                 hi = max(hi, x)
-        if lo > hi:  # no value present: every code of the column is GAP
+        if lo > hi:  # no value present: every code of the column is MISSING
             lo = hi = 0.0
         low[j] = lo
         span = max(span, hi - lo)
-    step = span / GAP_LEVELS if span > 0 else 1.0
+    step = span / PRESENT_LEVELS if span > 0 else 1.0
     worst = np.zeros(m)
     for j in range(d):
         lo = low[j]
         for t in range(m):
             x = Y[j, t]
             if np.isnan(x):
-                codes[j, t] = np.uint8(GAP)
+                codes[j, t] = np.uint8(MISSING)
                 continue
-            c = min(max(np.rint((x - lo) / step), 0.0), float(GAP_LEVELS))
+            c = min(max(np.rint((x - lo) / step), 0.0), float(PRESENT_LEVELS))
             codes[j, t] = np.uint8(c)
             error = x - (lo + c * step)
             worst[t] += error * error
@@ -96,32 +97,32 @@ def quantize_gaps(Y: np.ndarray, m: int, codes: np.ndarray, low: np.ndarray) -> 
 
 
 
-def gap_set(X: np.ndarray) -> tuple[GapSet, Grid]:
+def missing_set(X: np.ndarray) -> tuple[MissingSet, Grid]:
     """The remaining set of all rows of the numeric matrix X (n x p, NaN missing) and its
-    grid (:func:`quantize_gaps`)."""
+    grid (:func:`quantize_missing`)."""
     n = X.shape[0]
     # A copy: the compact set is rearranged in place.
     Y = np.array(X.T, order="C", copy=True)
     codes = np.empty(Y.shape, dtype=np.uint8)
     low = np.empty(Y.shape[0])
-    step, delta = quantize_gaps(Y, n, codes, low)
-    rest = GapSet(values=Y, codes=codes,
-                  present=(~np.isnan(X)).sum(axis=1, dtype=np.int32),
-                  row_of=np.arange(n, dtype=np.int64), column_of=np.arange(n, dtype=np.int64),
-                  row_values=np.ascontiguousarray(X, dtype=np.float64),
-                  concepts=np.empty((n, 0), dtype=np.int64), squared=np.zeros((0, 1, 1)))
+    step, delta = quantize_missing(Y, n, codes, low)
+    rest = MissingSet(values=Y, codes=codes,
+                      present=(~np.isnan(X)).sum(axis=1, dtype=np.int32),
+                      row_of=np.arange(n, dtype=np.int64), column_of=np.arange(n, dtype=np.int64),
+                      row_values=np.ascontiguousarray(X, dtype=np.float64),
+                      concepts=np.empty((n, 0), dtype=np.int64), squared=np.zeros((0, 1, 1)))
     return rest, Grid(low, step, delta)
 
 
-def recode_gaps(rest: GapSet, coded: Grid, m: int) -> Grid:
+def recode_missing(rest: MissingSet, coded: Grid, m: int) -> Grid:
     """Codes for the first m remaining rows on a grid fitted to their present values alone
     (the grid's ``low`` is refilled in place)."""
-    step, delta = quantize_gaps(rest.values, m, rest.codes, coded.low)
+    step, delta = quantize_missing(rest.values, m, rest.codes, coded.low)
     return Grid(coded.low, step, delta)
 
 
 @numba.njit(cache=True)
-def remove_gap_row(rest: GapSet, m: int, row: int) -> int:
+def remove_missing_row(rest: MissingSet, m: int, row: int) -> int:
     """Remove original row ``row`` from the remaining set of size m; return the new size."""
     Y, codes, present, idx, pos = (rest.values, rest.codes, rest.present, rest.row_of,
                                    rest.column_of)

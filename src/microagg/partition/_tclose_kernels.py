@@ -7,10 +7,10 @@ Both keep the double-double running sums (hi, lo) of the rows not yet clustered
 concept counts of those rows in a :class:`._concepts.Categories`. Rows not yet clustered have
 label -1.
 
-On records with missing values (``gaps``: NaN in X, code -1 among the concepts) distances are
+On records with missing values (``any_missing``: NaN in X, code -1 among the concepts) distances are
 those of :mod:`._missing` (over the attributes both records have, rescaled), the sums run over
 ``filled`` (X with 0 for NaN) with a count of the values ``present`` per attribute, and the
-centroid takes each mean over the values present. Alg. 2 takes a ``gaps`` flag; Alg. 3 on
+centroid takes each mean over the values present. Alg. 2 takes an ``any_missing`` flag; Alg. 3 on
 such records is a plain scan of the remaining records (:func:`t_first_scan`), since the
 subsets' coded blocks and the anchor-sorted scan bound distances that add up attribute by
 attribute, which the rescaled distance does not.
@@ -28,7 +28,7 @@ from microagg.partition._concepts import centroid_concepts
 from microagg.partition._distances import exact_distance
 from microagg.partition._double_double import dd_accumulate, dd_sums
 from microagg.partition._kdtree import _select
-from microagg.partition._missing import farthest_position, gap_distance, gap_distances
+from microagg.partition._missing import farthest_position, missing_distance, missing_distances
 
 # A class whose EMD exceeds t by less than this satisfies t (as in microagg.core.verifiers).
 TOLERANCE = 1e-9
@@ -94,21 +94,22 @@ def present_sums(X):
 
 
 @numba.njit(cache=True, inline="always")
-def _distance(X, concepts, S, row, q, qc, gaps):
-    """The exact distance, or over the attributes both have (:mod:`._missing`) with ``gaps``."""
-    if gaps:
-        return gap_distance(X, concepts, S, row, q, qc)
+def _distance(X, concepts, S, row, q, qc, any_missing):
+    """The exact distance, or with ``any_missing`` over the attributes both have
+    (:mod:`._missing`)."""
+    if any_missing:
+        return missing_distance(X, concepts, S, row, q, qc)
     return exact_distance(X, concepts, S, row, q, qc)
 
 
 @numba.njit(cache=True)
-def _scan_farthest(X, concepts, S, labels, q, qc, gaps):
+def _scan_farthest(X, concepts, S, labels, q, qc, any_missing):
     """The row not yet clustered farthest from (q, qc), the first in row order on ties."""
     best = -1
     best_d = -1.0
     for row in range(X.shape[0]):
         if labels[row] < 0:
-            dist = _distance(X, concepts, S, row, q, qc, gaps)
+            dist = _distance(X, concepts, S, row, q, qc, any_missing)
             if dist > best_d:
                 best_d = dist
                 best = row
@@ -196,13 +197,13 @@ def t_first_batch(X, concepts, cats, sets, extra, labels, hi, lo, remaining, nex
 # -- Algorithm 2: k-anonymity-first ----------------------------------------------------------
 
 @numba.njit(cache=True)
-def _ordered_candidates(X, concepts, S, labels, q, qc, want, dist, rows, order, gaps):
+def _ordered_candidates(X, concepts, S, labels, q, qc, want, dist, rows, order, any_missing):
     """The ``want`` remaining rows nearest (q, qc) in order of (distance, row) into
     ``order``; returns how many there are."""
     count = 0
     for row in range(X.shape[0]):
         if labels[row] < 0:
-            dist[row] = _distance(X, concepts, S, row, q, qc, gaps)
+            dist[row] = _distance(X, concepts, S, row, q, qc, any_missing)
             rows[count] = row
             count += 1
     want = min(want, count)
@@ -217,7 +218,7 @@ def _ordered_candidates(X, concepts, S, labels, q, qc, want, dist, rows, order, 
 
 @numba.njit(cache=True)
 def _k_first_cluster(X, filled, present, concepts, S, cats, seed, k, t, tables, scratch, label,
-                     labels, hi, lo, remaining, dist, rows, order, gaps):
+                     labels, hi, lo, remaining, dist, rows, order, any_missing):
     """GenerateCluster of Alg. 2 around row ``seed``; returns its size."""
     q = X[seed].copy()
     qc = concepts[seed].copy()
@@ -230,7 +231,8 @@ def _k_first_cluster(X, filled, present, concepts, S, cats, seed, k, t, tables, 
                 count += 1
     else:
         want = 4 * k + 64
-        got = _ordered_candidates(X, concepts, S, labels, q, qc, want, dist, rows, order, gaps)
+        got = _ordered_candidates(X, concepts, S, labels, q, qc, want, dist, rows, order,
+                                  any_missing)
         members = order[:k].copy()
         current = class_emd(members, tables, scratch)
         position = k
@@ -238,7 +240,7 @@ def _k_first_cluster(X, filled, present, concepts, S, cats, seed, k, t, tables, 
             if position == got:  # more candidates, in order, past those already seen
                 want *= 2
                 got = _ordered_candidates(X, concepts, S, labels, q, qc, want, dist, rows,
-                                          order, gaps)
+                                          order, any_missing)
             y = order[position]
             position += 1
             best = np.inf
@@ -260,10 +262,10 @@ def _k_first_cluster(X, filled, present, concepts, S, cats, seed, k, t, tables, 
 
 
 @numba.njit(cache=True)
-def k_first(X, concepts, cats, k, t, tables, scratch, labels, gaps):
+def k_first(X, concepts, cats, k, t, tables, scratch, labels, any_missing):
     """Alg. 2 on all rows into ``labels`` (filled in place); returns the number of
     clusters. ``tables`` and ``scratch`` are the EMD tables of the confidential attributes
-    (:func:`microagg.core.emd.class_emd`); ``gaps``: the records may have missing values
+    (:func:`microagg.core.emd.class_emd`); ``any_missing``: the records may have missing values
     (module docstring)."""
     n = X.shape[0]
     S = cats.squared
@@ -276,20 +278,20 @@ def k_first(X, concepts, cats, k, t, tables, scratch, labels, gaps):
     remaining = n
     label = 0
     while remaining > 0:
-        if gaps:
+        if any_missing:
             centroid_present(hi, lo, present, cats, q, qc)
         else:
             centroid(hi, lo, remaining, cats, q, qc)
-        x0 = _scan_farthest(X, concepts, S, labels, q, qc, gaps)
+        x0 = _scan_farthest(X, concepts, S, labels, q, qc, any_missing)
         remaining -= _k_first_cluster(X, filled, present, concepts, S, cats, x0, k, t, tables,
                                       scratch, label, labels, hi, lo, remaining, dist, rows,
-                                      order, gaps)
+                                      order, any_missing)
         label += 1
         if remaining > 0:
-            x1 = _scan_farthest(X, concepts, S, labels, X[x0], concepts[x0], gaps)
+            x1 = _scan_farthest(X, concepts, S, labels, X[x0], concepts[x0], any_missing)
             remaining -= _k_first_cluster(X, filled, present, concepts, S, cats, x1, k, t,
                                           tables, scratch, label, labels, hi, lo, remaining,
-                                          dist, rows, order, gaps)
+                                          dist, rows, order, any_missing)
             label += 1
     return label
 
@@ -308,8 +310,8 @@ def _t_scan_cluster(X, filled, present, concepts, cats, subset, extra, seed, lab
     """One cluster of Alg. 3 around row ``seed`` (as :func:`_t_first_cluster`) by one pass
     over the remaining rows rest[:m], which keeps the nearest two of every subset; returns the
     rows left in rest (the cluster's rows are taken out, the others keep their order)."""
-    gap_distances(X, concepts, cats.squared, rest, m, X[seed].copy(), concepts[seed].copy(),
-                  dist)
+    missing_distances(X, concepts, cats.squared, rest, m, X[seed].copy(), concepts[seed].copy(),
+                      dist)
     best[:] = -1
     second[:] = -1
     for t in range(m):
@@ -358,14 +360,14 @@ def t_first_scan(X, filled, present, concepts, cats, subset, extra, labels, hi, 
     while m > 0 and (m > stop or first):
         first = False
         centroid_present(hi, lo, present, cats, q, qc)
-        gap_distances(X, concepts, S, rest, m, q, qc, dist)
+        missing_distances(X, concepts, S, rest, m, q, qc, dist)
         seed = rest[farthest_position(dist, rest, m)]
         m = _t_scan_cluster(X, filled, present, concepts, cats, subset, extra, seed, label,
                             labels, hi, lo, rest, m, dist, best, second)
         label += 1
         if m == 0:
             break
-        gap_distances(X, concepts, S, rest, m, X[seed].copy(), concepts[seed].copy(), dist)
+        missing_distances(X, concepts, S, rest, m, X[seed].copy(), concepts[seed].copy(), dist)
         far = rest[farthest_position(dist, rest, m)]
         m = _t_scan_cluster(X, filled, present, concepts, cats, subset, extra, far, label,
                             labels, hi, lo, rest, m, dist, best, second)

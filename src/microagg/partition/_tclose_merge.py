@@ -22,7 +22,7 @@ from microagg.partition import _kdtree
 from microagg.partition._concepts import centroid_concepts
 from microagg.partition._distances import exact_distance
 from microagg.partition._heap import priority_pop, priority_push
-from microagg.partition._missing import gap_distance
+from microagg.partition._missing import missing_distance
 from microagg.partition._tclose_kernels import TOLERANCE
 
 
@@ -84,7 +84,7 @@ def merge_classes(X, concepts, cats, labels, classes, t, tables, scratch, stack)
     traversal stack (:func:`._kdtree.stack_buffers`)."""
     n, d = X.shape
     S = cats.squared
-    gaps = np.isnan(X).any() or (concepts < 0).any()
+    any_missing = np.isnan(X).any() or (concepts < 0).any()
     head = np.full(classes, -1, dtype=np.int64)
     tail = np.full(classes, -1, dtype=np.int64)
     following = np.full(n, -1, dtype=np.int64)
@@ -125,9 +125,9 @@ def merge_classes(X, concepts, cats, labels, classes, t, tables, scratch, stack)
             codes[a][c] = np.sort(values[a][members])
         emd[c] = _largest_emd(codes, c, tables, scratch)
         heap = priority_push(keys, ids, heap, emd[c], c)
-    # Purely numeric quasi-identifiers without gaps: the nearest centroid from a k-d tree over
-    # the live centroids (a merged class moves to its new centroid); otherwise a scan.
-    use_tree = concepts.shape[1] == 0 and not gaps
+    # Purely numeric quasi-identifiers without missing values: the nearest centroid from a k-d
+    # tree over the live centroids (a merged class moves to its new centroid); otherwise a scan.
+    use_tree = concepts.shape[1] == 0 and not any_missing
     tree = _kdtree.build(centre, np.arange(classes if use_tree else 0))
     alive_classes = built_for = classes
     merges = 0
@@ -147,9 +147,9 @@ def merge_classes(X, concepts, cats, labels, classes, t, tables, scratch, stack)
             nearest_d = np.inf
             for c in range(classes):
                 if live[c] and c != worst:
-                    if gaps:
-                        dist = gap_distance(centre, centre_c, S, c, centre[worst],
-                                            centre_c[worst])
+                    if any_missing:
+                        dist = missing_distance(centre, centre_c, S, c, centre[worst],
+                                                centre_c[worst])
                     else:
                         dist = exact_distance(centre, centre_c, S, c, centre[worst],
                                               centre_c[worst])

@@ -70,7 +70,7 @@ def prepare(X: np.ndarray | None, k: int, categorical: Categorical | None, *,
     return X, categorical, check_k(k, n)
 
 
-def has_gaps(X: np.ndarray, categorical: Categorical) -> bool:
+def has_missing(X: np.ndarray, categorical: Categorical) -> bool:
     """Whether the records have a missing value: NaN among the numbers, -1 among the
     concepts."""
     return bool(np.isnan(X).any() or (categorical.codes < 0).any())

@@ -2,8 +2,8 @@
 taken over the attributes both records have).
 
 A missing value contributes nothing to a distance, and the distance is rescaled by the number
-of attributes both records have, so that records with gaps are neither nearer nor farther
-than complete ones on average. With p attributes (numeric and categorical), O_x the
+of attributes both records have, so that records with missing values are neither nearer nor
+farther than complete ones on average. With p attributes (numeric and categorical), O_x the
 attributes record x has, and O_xy = O_x ∩ O_y::
 
     d²(x, y) = p / |O_xy| · Σ_{j ∈ O_xy} δ_j(x_j, y_j)²      (+∞ when O_xy is empty)
@@ -45,23 +45,23 @@ from microagg.core.distance import Categorical
 from microagg.core.threads import ThreadChooser
 from microagg.partition import _kernels
 from microagg.partition._anchor_missing import (
-    gap_farthest,
-    gap_order,
-    gap_reanchor,
-    move_gap_anchor,
+    missing_farthest,
+    missing_order,
+    missing_reanchor,
+    move_missing_anchor,
 )
-from microagg.partition._coded_missing import gap_query
+from microagg.partition._coded_missing import missing_query
 from microagg.partition._concepts import categories
 from microagg.partition._kernels import Grid, run_batches, work_buffers
 from microagg.partition._missing import (
     add_row,
     farthest_position,
-    gap_distances,
+    missing_distances,
     nearest_positions,
     present_centroid,
     present_totals,
 )
-from microagg.partition._missing_set import gap_set, recode_gaps, remove_gap_row
+from microagg.partition._missing_set import missing_set, recode_missing, remove_missing_row
 from microagg.partition._validate import prepare
 
 __all__ = ["mdav_missing"]
@@ -75,7 +75,7 @@ _CANDIDATES = 4096
 # -- numeric attributes: coded passes and the anchor-sorted scan ---------------------------
 
 @numba.njit(cache=True)
-def _gap_cluster(rest, m, hi, lo, present, hist, labels, label, members, count):
+def _missing_cluster(rest, m, hi, lo, present, hist, labels, label, members, count):
     """Give ``label`` to the ``count`` rows of ``members``, take them out of the totals and
     remove them from the remaining set."""
     rows, concepts = rest.row_values, rest.concepts
@@ -83,27 +83,27 @@ def _gap_cluster(rest, m, hi, lo, present, hist, labels, label, members, count):
         row = members[t]
         labels[row] = label
         add_row(rows, concepts, row, hi, lo, present, hist, -1)
-        m = remove_gap_row(rest, m, row)
+        m = remove_missing_row(rest, m, row)
     return m
 
 
 @numba.njit(cache=True)
-def _gap_grow(rest, coded, work, m, hi, lo, present, hist, labels, label, k, seed, q,
-              members, out_d, want_far, parallel_min):
+def _missing_grow(rest, coded, work, m, hi, lo, present, hist, labels, label, k, seed, q,
+                  members, out_d, want_far, parallel_min):
     """Cluster ``seed`` with its k-1 nearest remaining rows (q receives the seed's values).
     Returns the remaining count and, if ``want_far``, the row farthest from the seed."""
     for j in range(q.shape[0]):
         q[j] = rest.row_values[seed, j]
-    count, far = gap_query(rest, coded, work, m, q, seed, k - 1, want_far, out_d, members,
-                           parallel_min)
+    count, far = missing_query(rest, coded, work, m, q, seed, k - 1, want_far, out_d, members,
+                               parallel_min)
     members[count] = seed
-    return _gap_cluster(rest, m, hi, lo, present, hist, labels, label, members,
-                        count + 1), far
+    return _missing_cluster(rest, m, hi, lo, present, hist, labels, label, members,
+                            count + 1), far
 
 
 @numba.njit(cache=True)
-def _gap_batch(rest, coded, work, sweep, m, hi, lo, present, labels, next_label, k, budget,
-               stop_below, parallel_min):
+def _missing_batch(rest, coded, work, sweep, m, hi, lo, present, labels, next_label, k, budget,
+                   stop_below, parallel_min):
     """Form up to ``budget`` clusters, stopping early once at most ``stop_below`` rows
     remain; return (remaining rows, next label)."""
     idx, pos = rest.row_of, rest.column_of
@@ -123,28 +123,28 @@ def _gap_batch(rest, coded, work, sweep, m, hi, lo, present, labels, next_label,
             return 0, next_label + 1
         for j in range(p):
             centroid[j] = hi[j] / present[j] if present[j] > 0 else np.nan
-        if move_gap_anchor(sweep, m, centroid):
-            gap_reanchor(rows, concepts, S, idx[:m], rest.present[:m], sweep)
-        r = gap_farthest(rows, concepts, S, labels, sweep, centroid)
+        if move_missing_anchor(sweep, m, centroid):
+            missing_reanchor(rows, concepts, S, idx[:m], rest.present[:m], sweep)
+        r = missing_farthest(rows, concepts, S, labels, sweep, centroid)
         last_round = m < 3 * k  # 2k..3k-1 rows: one cluster, the rest forms the last
-        m, s = _gap_grow(rest, coded, work, m, hi, lo, present, hist, labels, next_label, k,
-                         r, q, members, out_d, not last_round, parallel_min)
+        m, s = _missing_grow(rest, coded, work, m, hi, lo, present, hist, labels, next_label, k,
+                             r, q, members, out_d, not last_round, parallel_min)
         next_label += 1
         formed += 1
         if last_round:
             continue
         if labels[s] >= 0:  # degenerate: x_s joined x_r's cluster; q still holds x_r
-            _, s = gap_query(rest, coded, work, m, q, np.int64(-1), np.int64(0),
-                             np.bool_(True), out_d, members, parallel_min)
-        m, _ = _gap_grow(rest, coded, work, m, hi, lo, present, hist, labels, next_label, k,
-                         s, q, members, out_d, np.bool_(False), parallel_min)
+            _, s = missing_query(rest, coded, work, m, q, np.int64(-1), np.int64(0),
+                                 np.bool_(True), out_d, members, parallel_min)
+        m, _ = _missing_grow(rest, coded, work, m, hi, lo, present, hist, labels, next_label, k,
+                             s, q, members, out_d, np.bool_(False), parallel_min)
         next_label += 1
         formed += 1
     return m, next_label
 
 
 class _Progress:
-    """Where a run of :func:`_gap_batch` batches stands: rows left, next label, the grid."""
+    """Where a run of :func:`_missing_batch` batches stands: rows left, next label, the grid."""
 
     def __init__(self, n: int, coded: Grid) -> None:
         self.m = n
@@ -157,25 +157,25 @@ def _numeric_partition(X: np.ndarray, k: int, progress: Progress | None,
     """MDAV with missing values on numeric attributes alone (the fast kernel)."""
     n = X.shape[0]
     chooser = ThreadChooser(_kernels.PARALLEL_MIN_ROWS, threads)
-    rest, coded = gap_set(X)
+    rest, coded = missing_set(X)
     work = work_buffers(chooser.width, k - 1, _CANDIDATES)
     labels = np.full(n, -1, dtype=np.int64)
     no_concepts = np.empty((n, 0), dtype=np.int64)
     hi, lo, present, _ = present_totals(X, no_concepts, rest.row_of, n, 1)
     anchor = np.where(present > 0, hi / np.maximum(present, 1), np.nan)
-    sweep = gap_order(anchor, n)
-    gap_reanchor(rest.row_values, rest.concepts, rest.squared, rest.row_of, rest.present,
-                 sweep)
+    sweep = missing_order(anchor, n)
+    missing_reanchor(rest.row_values, rest.concepts, rest.squared, rest.row_of, rest.present,
+                     sweep)
     at = _Progress(n, coded)
 
     def step(budget: int, stop_below: int, parallel_min: int) -> tuple[int, int]:
         first = at.next_label
-        at.m, at.next_label = _gap_batch(rest, at.coded, work, sweep, at.m, hi, lo, present,
-                                         labels, first, k, budget, stop_below, parallel_min)
+        at.m, at.next_label = _missing_batch(rest, at.coded, work, sweep, at.m, hi, lo, present,
+                                             labels, first, k, budget, stop_below, parallel_min)
         return at.m, at.next_label - first
 
     def recode_rows(m: int) -> None:
-        at.coded = recode_gaps(rest, at.coded, m)
+        at.coded = recode_missing(rest, at.coded, m)
 
     run_batches(chooser, step, n, 1, recode_rows, progress)
     return labels
@@ -205,7 +205,7 @@ def _grow(X, C, S, rest, m, seed, dist, chosen, k, hi, lo, present, hist, labels
     row farthest from the seed among those left (else -1)."""
     q = X[rest[seed]].copy()
     qc = C[rest[seed]].copy()
-    gap_distances(X, C, S, rest, m, q, qc, dist)
+    missing_distances(X, C, S, rest, m, q, qc, dist)
     nearest_positions(dist, rest, m, seed, k - 1, chosen)
     chosen[k - 1] = seed
     s = -1
@@ -242,7 +242,7 @@ def _plain_batch(X, C, S, distances, parents, ordinal, k, rest, m, hi, lo, prese
     cc = np.empty(C.shape[1], dtype=np.int64)
     while m >= 2 * k and m > stop:
         present_centroid(hi, present, hist, distances, parents, ordinal, c, cc)
-        gap_distances(X, C, S, rest, m, c, cc, dist)
+        missing_distances(X, C, S, rest, m, c, cc, dist)
         r = farthest_position(dist, rest, m)
         last_round = m < 3 * k
         m, s = _grow(X, C, S, rest, m, r, dist, chosen, k, hi, lo, present, hist, labels,

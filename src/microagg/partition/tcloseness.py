@@ -66,7 +66,7 @@ from microagg.partition._tclose_kernels import (
     t_first_scan,
 )
 from microagg.partition._tclose_merge import merge_classes
-from microagg.partition._validate import has_gaps, prepare
+from microagg.partition._validate import has_missing, prepare
 from microagg.partition.mdav import Progress
 
 __all__ = ["TClosePartition", "check_t", "cluster_size", "k_anonymity_first", "merge",
@@ -148,8 +148,8 @@ def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: flo
     n = X.shape[0]
     size = cluster_size(n, k, t)
     subset = _subsets_by_rank(np.asarray(rank_key), size)
-    if has_gaps(X, categorical):
-        return _t_first_with_gaps(X, categorical, subset, size, progress), size
+    if has_missing(X, categorical):
+        return _t_first_with_missing(X, categorical, subset, size, progress), size
     cats = categories(categorical)
     concepts = np.ascontiguousarray(categorical.codes, dtype=np.int64)
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -188,8 +188,8 @@ def t_closeness_first(X: np.ndarray | None, rank_key: np.ndarray, k: int, t: flo
     return labels, size
 
 
-def _t_first_with_gaps(X: np.ndarray, categorical: Categorical, subset: np.ndarray,
-                       size: int, progress: Progress | None) -> np.ndarray:
+def _t_first_with_missing(X: np.ndarray, categorical: Categorical, subset: np.ndarray,
+                          size: int, progress: Progress | None) -> np.ndarray:
     """Labels of Alg. 3 on records with missing values (a plain scan, in batches of about a
     hundredth of the rows so that ``progress`` moves)."""
     n = X.shape[0]
@@ -222,7 +222,7 @@ def k_anonymity_first(X: np.ndarray | None, confidential: Sequence[GroundModel],
     tables = _tables(confidential, X.shape[0])
     labels = np.full(X.shape[0], -1, dtype=np.int64)
     k_first(X, categorical.codes, categories(categorical), k, t, tables.arrays,
-            _scratch(tables), labels, has_gaps(X, categorical))
+            _scratch(tables), labels, has_missing(X, categorical))
     return labels
 
 

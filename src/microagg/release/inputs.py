@@ -441,7 +441,8 @@ def prepare_dp(frame: pd.DataFrame, *, schema: Schema | None, columns: Sequence[
     if undeclared:
         schema, derived = _from_data(sub, schema, undeclared, drop_incomplete)
         sources.update(derived)
-    # protected gaps are filled (or refused) above; a carried column is copied, gaps and all
+    # protected missing values are filled (or refused) above; a carried column is copied,
+    # missing values and all
     table = encode(sub, schema, drop_incomplete=drop_incomplete, clamp=True, missing=True)
     numeric = [c for c in protected if schema[c].is_numeric]
     categorical = [c for c in protected if schema[c].is_categorical]

@@ -19,14 +19,14 @@ ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @numba.njit(cache=True, nogil=True)
-def record_search(rows: np.ndarray, gap: np.ndarray, candidates: np.ndarray,
+def record_search(rows: np.ndarray, missing_code: np.ndarray, candidates: np.ndarray,
                   weight: np.ndarray, agree: np.ndarray, state: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The MSUs of every candidate: scores, contributions (candidates × keys) and the MSUs
     by size.
 
     ``rows`` (M, n) holds the codes of the distinct rows a candidate may match, key by key;
-    ``gap[k]`` key k's code for a missing value that matches any value (−1: none);
+    ``missing_code[k]`` key k's code for a missing value that matches any value (−1: none);
     ``candidates`` the rows of the sample uniques; ``weight[s]`` the score of an MSU of s
     keys; ``agree`` room for a bit per key and row (uint16 up to 16 keys, else uint32).
     ``state[0]`` counts the candidates done as it goes; a nonzero ``state[1]`` (set
@@ -49,7 +49,7 @@ def record_search(rows: np.ndarray, gap: np.ndarray, candidates: np.ndarray,
             return score, contribution, by_size
         state[0] = at
         r = candidates[at]
-        _agreement(rows, gap, r, agree)
+        _agreement(rows, missing_code, r, agree)
         shared[:] = 0
         for j in range(n):
             if j != r:
@@ -76,7 +76,7 @@ def _holding() -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def _agreement(rows: np.ndarray, gap: np.ndarray, r: int, agree: np.ndarray) -> None:
+def _agreement(rows: np.ndarray, missing_code: np.ndarray, r: int, agree: np.ndarray) -> None:
     """The keys on which each row agrees with row ``r``, as bits (``agree``'s integers as
     narrow as the keys allow: the passes over every row are most of the search)."""
     m, n = rows.shape
@@ -86,7 +86,7 @@ def _agreement(rows: np.ndarray, gap: np.ndarray, r: int, agree: np.ndarray) -> 
         bit = agree.dtype.type(1 << k)
         value = rows[k, r]
         column = rows[k]
-        missing = gap[k]
+        missing = missing_code[k]
         if missing >= 0 and value == missing:
             for j in range(n):
                 agree[j] |= bit

@@ -66,12 +66,12 @@ class AttackTables:
                 low = float(present.min()) if present.size else 0.0
                 span = float(present.max()) - low if present.size else 0.0
                 span = span if span > 0 else 1.0
-                gaps = bool(np.isnan(joined).any())
+                any_missing = bool(np.isnan(joined).any())
                 for part, v in zip(parts, values, strict=True):
                     part.append(np.where(np.isnan(v), 0.0, (v - low) / span))
-                    if gaps:
+                    if any_missing:
                         part.append(np.isnan(v).astype(float))
-                categorical += [False, True] if gaps else [False]
+                categorical += [False, True] if any_missing else [False]
             else:
                 codes = _codes([t[name] for t in tables])
                 for part, code in zip(parts, codes, strict=True):

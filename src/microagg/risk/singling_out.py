@@ -201,10 +201,10 @@ def _univariate(table: Indexed, numeric: np.ndarray, n_attacks: int,
     terms: list[tuple[int, int, float]] = []
     for j in range(release.shape[1]):
         column = release[:, j]
-        gaps = np.isnan(column)
-        if gaps.sum() == 1:
+        missing = np.isnan(column)
+        if missing.sum() == 1:
             terms.append((j, MISSING, np.nan))
-        present = column[~gaps]
+        present = column[~missing]
         if numeric[j] and present.size:
             terms += [(j, LE, float(present.min())), (j, GE, float(present.max()))]
         values, counts = np.unique(present, return_counts=True)

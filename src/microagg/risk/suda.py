@@ -400,7 +400,7 @@ class _Search:
     by_size: np.ndarray
     weight: np.ndarray
     scratch: np.ndarray
-    gap: np.ndarray
+    missing_code: np.ndarray
     progress: Callable[[int], None] | None = None
     visited: int = 0
 
@@ -424,14 +424,14 @@ class _Search:
         else:
             present = ((1 << m) - 1) & ~missing_mask[uniques]
             zero_sets = _downward_closure(np.unique(missing_mask[real]))
-        gaps = ((codes < 0).any(axis=0) if missing is MissingValues.MATCHES_ANY
-                else np.zeros(m, dtype=bool))
+        any_missing = ((codes < 0).any(axis=0) if missing is MissingValues.MATCHES_ANY
+                       else np.zeros(m, dtype=bool))
         factorial = np.array([math.factorial(m - s) if s else 0 for s in range(m + 1)],
                              dtype=np.float64)
         return cls(np.asfortranarray(coded[real]), radix, np.searchsorted(real, uniques),
                    present, zero_sets, np.zeros(uniques.size), np.zeros((uniques.size, m)),
                    np.zeros(m, dtype=np.int64), factorial, np.zeros(0, dtype=np.int64),
-                   np.where(gaps, radix - 1, -1).astype(np.int32))
+                   np.where(any_missing, radix - 1, -1).astype(np.int32))
 
     def run_records(self) -> None:
         """The record search (:mod:`microagg.risk._suda_records`) over the distinct rows
@@ -449,7 +449,8 @@ class _Search:
         candidates = position[ids[self.candidate_row]]
         agree = np.empty(first.size, dtype=np.uint16 if m <= 16 else np.uint32)
         state = np.zeros(2, dtype=np.int64)
-        arguments = (rows, self.gap.astype(code_type), candidates, self.weight, agree, state)
+        arguments = (rows, self.missing_code.astype(code_type), candidates, self.weight, agree,
+                     state)
         self.score, self.contribution, self.by_size = _polled(
             lambda: records.record_search(*arguments), state, self.progress or _silent)
         self.visited = int(state[0])

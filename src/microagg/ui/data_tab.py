@@ -249,7 +249,7 @@ def _upload_panel(input: Inputs, state: State, adopt: Callable[[Loaded], None]) 
         return ui.TagList(
             said,
             ui.p(f"{upload.name}: {upload.records:,} records, {upload.columns} columns, "
-                 f"{upload.gaps:,} missing cells (read as missing: {read_as}).",
+                 f"{upload.missing_cells:,} missing cells (read as missing: {read_as}).",
                  id="loaded-text"),
             ui.tags.ul(*notes, id="reading-notes", class_="context") if notes else None)
 

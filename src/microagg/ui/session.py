@@ -152,7 +152,7 @@ class Upload:
     name: str
     records: int
     columns: int
-    gaps: int
+    missing_cells: int
     samples: dict[str, str] = field(default_factory=dict)
     missing: dict[str, int] = field(default_factory=dict)  # missing cells by column
 

@@ -190,9 +190,9 @@ class KAnonymityMethod(ReleaseMethod):
         table = encode(frame, schema, drop_incomplete=drop_incomplete, clamp=clamp,
                        missing=True)
         check_k(self.k, table.n_rows, least=2)
-        gaps = missing_counts(table, chosen)
-        if gaps and not self.takes_missing:
-            name, count = next(iter(gaps.items()))
+        missing = missing_counts(table, chosen)
+        if missing and not self.takes_missing:
+            name, count = next(iter(missing.items()))
             raise InputError(f"column '{name}' has {count:,} missing value(s), which "
                              f"{self.name} does not take: use mdav, or drop the incomplete "
                              "rows (`drop_incomplete`)")
@@ -209,7 +209,7 @@ class KAnonymityMethod(ReleaseMethod):
 
         labels = design.stratified(part_labels, table)
         return _kanonymous_release(self, frame, table, chosen, labels, design,
-                                   round_values=round_values, missing=gaps)
+                                   round_values=round_values, missing=missing)
 
 
 def _notes(method: KAnonymityMethod, inner: dict[str, list[str]], unchanged: list[str],

@@ -173,9 +173,9 @@ class TCloseMethod(ReleaseMethod):
         table, quasi, confidential = _encoded(self, frame, quasi, confidential, schema,
                                               drop_incomplete, clamp, roles)
         check_k(self.k, table.n_rows, least=2)
-        gaps = missing_counts(table, quasi)
-        if gaps and (refusal := self.missing_refusal()) is not None:
-            name, count = next(iter(gaps.items()))
+        missing = missing_counts(table, quasi)
+        if missing and (refusal := self.missing_refusal()) is not None:
+            name, count = next(iter(missing.items()))
             raise InputError(f"column '{name}' has {count:,} missing value(s): {refusal}, or "
                              "drop the incomplete rows (`drop_incomplete`)")
         models = _ground_models(table, confidential, self.distance)
@@ -292,10 +292,10 @@ def _missing_notes(table: Table, quasi: Sequence[str], confidential: Sequence[st
         weight = table.schema.names_with_role(Role.WEIGHT)[0]
         notes.append(f"class means are weighted by '{weight}' (sum(w x) / sum(w)); the weight "
                      "is written unchanged")
-    gaps = missing_counts(table, quasi)
-    if gaps:
+    missing = missing_counts(table, quasi)
+    if missing:
         notes.append("missing quasi-identifier values (" + ", ".join(
-            f"{c}: {n:,}" for c, n in gaps.items()) + ") are skipped by distances and "
+            f"{c}: {n:,}" for c, n in missing.items()) + ") are skipped by distances and "
                      "centroids and written as their class's value (a value missing in the "
                      "whole class stays missing): every class is written as one combination, "
                      "so where a missing value matches any value, the records that match a "
