@@ -42,7 +42,7 @@ from microagg.release.methods import (
 )
 from microagg.release.methods.base import build
 
-__all__ = ["pram", "recode", "release_at_scale", "suppress", "topcode"]
+__all__ = ["pram", "recode", "release_at_scale", "show_masking", "suppress", "topcode"]
 
 INPUT = typer.Argument(..., metavar="IN", help=f"Table to protect ({READS}).")
 OUTPUT = typer.Option(..., "-o", "--output", help=f"Protected table ({WRITES}); its report "
@@ -179,8 +179,6 @@ def topcode(
 ) -> None:
     """Top and bottom coding: values above --top become --top, values below --bottom become
     --bottom (with --at quantile, each column's quantiles of those orders)."""
-    from microagg.cli.mask import _print_report
-
     if engine_is_dask(engine, scheduler, workers, storage=storage_option, roles=roles or None,
                       decimal=decimal, thousands=thousands):
         _at_scale(TopBottomCoding, options, input=input, output=output, schema=schema,
@@ -188,7 +186,7 @@ def topcode(
                   workers=workers, storage=storage_option or [])
         return
     _run(TopBottomCoding, options, input=input, output=output, schema=schema,
-         json_out=json_out, show=_print_report, decimal=decimal, thousands=thousands,
+         json_out=json_out, show=show_masking, decimal=decimal, thousands=thousands,
          columns=names(columns, "--columns"), roles=roles)
 
 
@@ -328,3 +326,15 @@ def _show_pram(report: Any, output: Path) -> None:
     for name, count in report.changed_values.items():
         out.print(f"  {name}: {count:,} value(s) changed")
     out.print(f"  keys {', '.join(report.keys)}: {_frequencies(report)}")
+
+
+def show_masking(report: Any, output: Path) -> None:
+    """The lines a masking on one machine prints (``mask``, ``topcode``): its parameters,
+    records, columns and output, the columns written unchanged and the guarantee."""
+    stated = ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+                       for name, value in report.parameters.items() if value is not None)
+    out.print(f"{report.method} {stated}: {report.records:,} records, columns "
+              f"{', '.join(report.columns)} -> {output}")
+    if report.released_unchanged:
+        out.print(f"  written unchanged: {', '.join(report.released_unchanged)}")
+    out.print(f"  guarantee: {report.guarantee}")

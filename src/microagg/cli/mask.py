@@ -7,7 +7,6 @@ from typing import Any
 
 import typer
 
-from microagg.cli.app import out
 from microagg.cli.common import (
     DECIMAL,
     ENGINE_HELP,
@@ -23,6 +22,7 @@ from microagg.cli.common import (
     names,
     write_release,
 )
+from microagg.cli.keys import release_at_scale, show_masking
 from microagg.cli.methods import family_command, option
 from microagg.errors import ParameterError
 from microagg.release.methods import Family, family, lookup
@@ -77,25 +77,13 @@ def mask(
     if engine_is_dask(engine, scheduler, workers, storage=storage_option, roles=roles or None,
                       decimal=decimal, thousands=thousands, report=report,
                       report_kind=None if report_kind == "internal" else report_kind):
-        from microagg.cli.keys import release_at_scale
-
         release_at_scale(made, input=input, output=output, schema=schema,
                          keys=names(columns, "--columns"), json_out=json_out,
                          scheduler=scheduler, workers=workers, storage=storage_option or [],
                          seed=seed)
         return
     write_release(made, input=input, schema_path=schema, output=output, labels_out=None,
-                  title=made.name, json_out=json_out, show=_print_report, report=report,
+                  title=made.name, json_out=json_out, show=show_masking, report=report,
                   report_kind=report_kind, with_progress=False, decimal=decimal,
                   thousands=thousands, columns=names(columns, "--columns"), roles=roles,
                   rng=seed)
-
-
-def _print_report(report: Any, output: Path) -> None:
-    stated = ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
-                       for name, value in report.parameters.items() if value is not None)
-    out.print(f"{report.method} {stated}: {report.records:,} records, columns "
-              f"{', '.join(report.columns)} -> {output}")
-    if report.released_unchanged:
-        out.print(f"  written unchanged: {', '.join(report.released_unchanged)}")
-    out.print(f"  guarantee: {report.guarantee}")
