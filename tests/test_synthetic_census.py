@@ -90,6 +90,12 @@ def test_out_of_range_sizes_are_refused():
         census_plan(0)
     with pytest.raises(InputError, match="between 1 and 5 households"):
         census_plan(5, households=9)
+    # households of 50,000 persons on average would not fit the sizes' 16 bits
+    with pytest.raises(InputError, match="between 1,000 and 100,000 households"):
+        census_plan(100_000, households=2)
+    assert census_plan(100_000, households=1_000).size.min() >= 1
+    with pytest.raises(InputError, match="seed must be at least 0"):
+        census_plan(10, seed=-1)
 
 
 def test_export_writes_csv_parquet_and_a_dataset(run_cli, tmp_path):
@@ -136,6 +142,10 @@ def test_export_to_a_url_is_a_complete_dataset(run_cli):
     (["census-synthetic", "--persons", "5", "-o", "x.sav"], "not as .sav"),
     (["census-synthetic", "--persons", "5", "--households", "6", "-o", "x.csv"],
      "between 1 and 5 households"),
+    (["census-synthetic", "--persons", "100000", "--households", "2", "-o", "x.csv"],
+     "between 1,000 and 100,000 households"),
+    (["census-synthetic", "--persons", "5", "--seed", "-1", "-o", "x.csv"],
+     "seed must be at least 0"),
 ])
 def test_export_refuses_in_one_line(run_cli, tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)

@@ -95,6 +95,8 @@ def test_a_dp_releases_downloads_hold_no_attack(tmp_path):
     found = measure_attacks(run, attack_request(["inference"], held, ["income"], [], [], 100,
                                                 0), Limits())
     assert "income" in found["inference"]
+    # the panel measures beside the run: the recipe the downloads are written from is unchanged
+    assert run.recipe.attacks is None
     files = write_downloads(run, source, "csv", "internal")
     owner = [p for p in files.all if p not in files.release]
     for path in files.release:
@@ -102,3 +104,22 @@ def test_a_dp_releases_downloads_hold_no_attack(tmp_path):
             text = path.read_text(encoding="utf-8").lower()
             assert "attack" not in text and "guesses the person" not in text, path.name
     assert owner and all("guesses the person" not in p.read_text() for p in owner)
+
+
+def test_each_control_upload_is_kept_aside_and_never_replaces_the_table(tmp_path):
+    """A control file goes to a folder of its own: a second upload of the same name is a new
+    path (a new measurement, never an earlier result or error), and no control upload can
+    replace the table, whatever the two are called."""
+    from microagg.ui.state import Workspace
+
+    space = Workspace(folder=tmp_path / "session")
+    space.folder.mkdir()
+    for name, text in (("x.csv", "table"), ("up1", "a"), ("up2", "b")):
+        (tmp_path / name).write_text(text)
+    table = space.adopt(tmp_path / "x.csv", "control-1.csv")
+    first = space.adopt(tmp_path / "up1", "x.csv", aside="control-1")
+    second = space.adopt(tmp_path / "up2", "x.csv", aside="control-2")
+    assert len({table, first, second}) == 3
+    assert (table.read_text(), first.read_text(), second.read_text()) == ("table", "a", "b")
+    assert all(p.parent != space.folder for p in (first, second))
+    assert space.place("control-1") != first.parent and space.place(".control-1") != first.parent

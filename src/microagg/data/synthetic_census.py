@@ -134,6 +134,10 @@ def _geography(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(codes).astype(np.int32), np.concatenate(shares)
 
 
+MAX_MEAN_SIZE = 100
+"""The most persons a household holds on average (sizes are kept as 16-bit integers)."""
+
+
 def census_plan(persons: int, households: int | None = None, seed: int = 0) -> Census:
     """The households of a census of ``persons`` persons: sizes and areas.
 
@@ -142,9 +146,10 @@ def census_plan(persons: int, households: int | None = None, seed: int = 0) -> C
     persons : int
         The persons of the census (at least 1).
     households : int, optional
-        The households (between 1 and ``persons``); default ``persons / 2.5``.
+        The households (between ``persons / 100`` and ``persons``: at most 100 persons in
+        a household on average); default ``persons / 2.5``.
     seed : int, default 0
-        The seed.
+        The seed (at least 0).
 
     Returns
     -------
@@ -160,9 +165,13 @@ def census_plan(persons: int, households: int | None = None, seed: int = 0) -> C
         raise InputError(f"a census needs at least 1 person, got {persons}")
     if households is None:
         households = max(1, round(persons / 2.5))
-    if not 1 <= households <= persons:
-        raise InputError(f"a census of {persons:,} persons needs between 1 and {persons:,} "
-                         f"households, got {households:,}")
+    fewest = -(-persons // MAX_MEAN_SIZE)
+    if not fewest <= households <= persons:
+        raise InputError(f"a census of {persons:,} persons needs between {fewest:,} and "
+                         f"{persons:,} households (at most {MAX_MEAN_SIZE} persons in a "
+                         f"household on average), got {households:,}")
+    if seed < 0:
+        raise InputError(f"the seed must be at least 0, got {seed}")
     area_codes, shares = _geography(seed)
     rng = np.random.default_rng([seed, 1])
     area = np.repeat(area_codes, rng.multinomial(households, shares / shares.sum()))

@@ -170,8 +170,10 @@ def attacks_server(input: Inputs, state: State) -> None:
         if not upload:
             return None
         datapath, name = upload[0]["datapath"], upload[0]["name"]
-        if datapath not in adopted:
-            adopted[datapath] = state.space.adopt(datapath, f"control-{name}")
+        if datapath not in adopted:  # each upload aside, in a folder of its own: a new
+            # file is a new path (so never an earlier result) and never replaces the table
+            adopted[datapath] = state.space.adopt(datapath, name,
+                                                  aside=f"control-{len(adopted) + 1}")
         return adopted[datapath]
 
     @reactive.effect

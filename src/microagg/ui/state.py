@@ -47,10 +47,17 @@ class Workspace:
     def __post_init__(self) -> None:
         _OPEN.add(str(self.folder))
 
-    def adopt(self, upload: str | Path, name: str) -> Path:
+    def adopt(self, upload: str | Path, name: str, *, aside: str | None = None) -> Path:
         """Move the uploaded file ``upload`` into the folder as ``name`` (its base name,
-        made safe), replacing an earlier upload of that name."""
+        made safe), replacing an earlier upload of that name; with ``aside``, into that
+        subfolder instead (a file that must never replace the table, such as control
+        records: each upload in a subfolder of its own keeps every earlier one)."""
         target = self.place(name)
+        if aside is not None:
+            # a leading dot: no uploaded name is placed there (place() strips it)
+            folder = self.folder / ("." + re.sub(r"[^\w\-]+", "_", aside))
+            folder.mkdir(parents=True, exist_ok=True)
+            target = folder / target.name
         shutil.move(str(upload), target)
         return target
 
