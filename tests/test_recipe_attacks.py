@@ -133,5 +133,8 @@ def test_a_dp_recipe_publishes_no_attack_and_the_owner_report_holds_them(tmp_pat
         assert "attack" not in text.lower() and "held.csv" not in text, name
         assert "guesses the person" not in text, name
     assert "attack" not in done.stdout.lower() and "in words" not in done.stdout
+    assert "--owner-report only" not in done.stderr
     printed = run_cli("run", recipe, "-o", tmp_path / "j.csv", "--json")
     assert printed.code == 0 and "attacks" not in json.loads(printed.stdout)
+    # without --owner-report the run says where the attacks go (of the recipe, not the data)
+    assert "measured into --owner-report only" in printed.stderr

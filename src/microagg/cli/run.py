@@ -96,6 +96,9 @@ def run(
                 notices.say(f"step {entry['step']} ({entry['method']}): {warning}")
     shown = view(whole, Audience.PUBLIC if private else Audience.OWNER)
     if private:
+        if made.attacks is not None and owner_report is None:  # said of the recipe, not data
+            warn("the recipe's attacks are measured into --owner-report only, after a DP "
+                 "step: give it to see them")
         privacy = result.privacy or {}
         for weakness in privacy.get("weaker_than_plain_dp", []):
             warn(f"weaker than plain epsilon-DP: {weakness}")
