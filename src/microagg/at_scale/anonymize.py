@@ -13,9 +13,11 @@ The records never meet in one process. Four passes over the partitions:
    every block has at least k records.
 4. **Exchange and MDAV**: the records (row number and quasi-identifiers only) go to the task of
    their group of consecutive blocks (:func:`pack_blocks`: at most max(B, partition rows)
-   records per group, so two blocks of about n/2 run in two tasks); a block larger than B is
-   cut again by exact median cuts (:func:`~microagg.partition.blocks.median_blocks`); exact
-   MDAV runs in every block, the values are replaced by their cluster means and go back to
+   records per group, so two blocks of about n/2 run in two tasks when the partitions hold
+   fewer records than a block, and in one when a partition holds them both); a block larger
+   than B is cut again by exact median cuts
+   (:func:`~microagg.partition.blocks.median_blocks`); exact MDAV runs in every block, the
+   values are replaced by their cluster means and go back to
    their partition, which writes its rows in input order with every other column unchanged
    (identifiers dropped).
 
