@@ -153,7 +153,25 @@ def merge_small(counts: np.ndarray, k: int) -> np.ndarray:
 def pack_blocks(rows: np.ndarray, capacity: int) -> np.ndarray:
     """Group number of every block: blocks taken left to right, a group closed when the next
     block would take it above ``capacity`` records, so a group holds at most ``capacity``
-    records (or one block, when that block alone holds more)."""
+    records (or one block, when that block alone holds more).
+
+    Parameters
+    ----------
+    rows : numpy.ndarray
+        The records of each block, in block order.
+    capacity : int
+        The most records of a group (one task of MDAV).
+
+    Returns
+    -------
+    numpy.ndarray
+        The group of each block, 0, 1, ... in block order.
+
+    Examples
+    --------
+    >>> pack_blocks(np.array([4, 3, 5, 9, 1]), capacity=8).tolist()
+    [0, 0, 1, 2, 3]
+    """
     groups = np.empty(rows.size, dtype=np.int64)
     group, held = 0, 0
     for i, r in enumerate(rows):
