@@ -123,3 +123,27 @@ def test_each_control_upload_is_kept_aside_and_never_replaces_the_table(tmp_path
     assert (table.read_text(), first.read_text(), second.read_text()) == ("table", "a", "b")
     assert all(p.parent != space.folder for p in (first, second))
     assert space.place("control-1") != first.parent and space.place(".control-1") != first.parent
+
+
+def test_a_measurement_stops_between_attacks_and_the_check_changes_no_figure(tmp_path):
+    run, held = _run(tmp_path, {"family": "microaggregate", "method": "mdav", "k": 5})
+    asked = attack_request(["linkability", "inference"], held, ["income"], [], [], 120, 2)
+    calls: list[int] = []
+
+    def count() -> None:
+        calls.append(1)
+
+    assert measure_attacks(run, asked, Limits(), count) == measure_attacks(run, asked, Limits())
+    assert len(calls) == 2  # before each of the two attacks
+
+    class Stopped(Exception):
+        pass
+
+    def stop() -> None:
+        if calls:
+            raise Stopped
+        calls.append(1)
+
+    calls.clear()
+    with pytest.raises(Stopped):
+        measure_attacks(run, asked, Limits(), stop)  # stopped before the second attack

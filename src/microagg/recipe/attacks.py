@@ -24,7 +24,7 @@ The figures are computed from the raw data: they are the data owner's
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -185,11 +185,13 @@ class RecipeAttacks:
                               secrets=None if self.secret is None else list(self.secret))
 
     def measure(self, original: pd.DataFrame, release: pd.DataFrame,
-                control: pd.DataFrame) -> dict[str, Any]:
+                control: pd.DataFrame, between: Callable[[], None] | None = None
+                ) -> dict[str, Any]:
         """The ``attacks`` object of the recipe's report: what ``microagg evaluate
         --attacks … --json`` gives on the same tables, settings and seed
         (:func:`~microagg.risk.attacks.release_attacks`)."""
         from microagg.risk.attacks import release_attacks
 
         return release_attacks(original, release, control, list(self.kinds),
-                               settings=self.settings(), rng=self.seed).to_dict()
+                               settings=self.settings(), rng=self.seed,
+                               between=between).to_dict()

@@ -14,6 +14,7 @@ what it teaches about anyone. The attacks are declared in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -153,7 +154,8 @@ def checked_settings(tables: AttackTables, settings: AttackSettings) -> AttackSe
 def attack_risks(original: pd.DataFrame, release: pd.DataFrame,
                  control: pd.DataFrame | None, attacks: list[str] | None = None, *,
                  settings: AttackSettings | None = None, columns: list[str] | None = None,
-                 rng: np.random.Generator | int | None = None) -> AttackRisks:
+                 rng: np.random.Generator | int | None = None,
+                 between: Callable[[], None] | None = None) -> AttackRisks:
     """Attack ``release`` as a data-protection authority would (module docstring).
 
     Parameters
@@ -175,6 +177,9 @@ def attack_risks(original: pd.DataFrame, release: pd.DataFrame,
         The columns attacked (default: the original's).
     rng
         A numpy Generator or a seed.
+    between
+        Called before each attack (it may raise to stop the measurement: the web app's
+        stop); it draws nothing, so the figures are the same with or without it.
 
     Returns
     -------
@@ -215,14 +220,19 @@ def attack_risks(original: pd.DataFrame, release: pd.DataFrame,
         raise InputError("the distance to closest record needs control records")
     asked = checked_settings(tables, settings or AttackSettings())
     generator = make_rng(rng)
-    found = {ATTACKS[a].name: function(ATTACKS[a].compute)(tables, asked, generator)
-             for a in ATTACKS if a in chosen}
+    found = {}
+    for a in ATTACKS:
+        if a in chosen:
+            if between is not None:
+                between()
+            found[ATTACKS[a].name] = function(ATTACKS[a].compute)(tables, asked, generator)
     return AttackRisks(**found, settings=asked)
 
 
 def release_attacks(original: pd.DataFrame, release: pd.DataFrame, control: pd.DataFrame,
                     attacks: list[str], *, settings: AttackSettings | None = None,
-                    rng: np.random.Generator | int | None = None) -> AttackRisks:
+                    rng: np.random.Generator | int | None = None,
+                    between: Callable[[], None] | None = None) -> AttackRisks:
     """The attacks on a release as ``microagg evaluate --attacks`` and a recipe's
     ``attacks`` section run them: ``control`` holds held-out records of the original's
     table (its columns exactly), and the columns attacked are the original's that the
@@ -238,6 +248,8 @@ def release_attacks(original: pd.DataFrame, release: pd.DataFrame, control: pd.D
         As :func:`attack_risks`.
     rng
         A numpy Generator or a seed: the same seed, the same figures.
+    between
+        As :func:`attack_risks`.
 
     Returns
     -------
@@ -270,4 +282,4 @@ def release_attacks(original: pd.DataFrame, release: pd.DataFrame, control: pd.D
                              f"{', '.join(map(str, control.columns))}")
     columns = [c for c in original.columns if c in release.columns]
     return attack_risks(original, release, control, attacks, settings=settings,
-                        columns=columns, rng=rng)
+                        columns=columns, rng=rng, between=between)

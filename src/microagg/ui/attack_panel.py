@@ -137,14 +137,17 @@ def said(error: str) -> str:
     return error.removeprefix(_PREFIX)
 
 
-def measure_attacks(run: RecipeRun, section: RecipeAttacks, limits: Limits) -> dict[str, Any]:
+def measure_attacks(run: RecipeRun, section: RecipeAttacks, limits: Limits,
+                    check: Callable[[], None] | None = None) -> dict[str, Any]:
     """The attacks of ``section`` on the release of ``run`` against its input and the
     control file (checked against the upload's ``limits`` before it is read, then read as
-    the input was): the ``attacks`` object of ``evaluate --json``. Runs in a worker."""
+    the input was): the ``attacks`` object of ``evaluate --json``. Runs in a worker;
+    ``check`` is called before each attack and stops it by raising (a session closed, or
+    the table replaced)."""
     check_file(section.control, limits)
     control = section.read_control(run.original, run.recipe.read, run.recipe.schema)
     check_frame(section.control.name, control, limits)
-    return section.measure(run.original, run.frame, control)
+    return section.measure(run.original, run.frame, control, between=check)
 
 
 def _show(error: BaseException) -> None:
@@ -205,8 +208,8 @@ def attacks_server(input: Inputs, state: State) -> None:
                         class_="text-muted")
         limits = state.limits
 
-        def work(_: Callable[..., None]) -> dict[str, Any]:
-            return measure_attacks(measured, section, limits)
+        def work(check: Callable[..., None]) -> dict[str, Any]:
+            return measure_attacks(measured, section, limits, check)
 
         try:
             found = state.remembered(measured.frame, ("attacks", section), work,
