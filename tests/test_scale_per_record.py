@@ -131,8 +131,6 @@ def test_the_commands_on_the_cluster(client, run_cli, survey, tmp_path):
     done = run_cli("check", tmp_path / "rec", "--k", "2", "--quasi", ",".join(KEYS), *cluster)
     assert done.code in (0, 1) and "k-anonymity over region, edu, age" in done.stdout
     for args, said in (
-            (["check", folder, "--l", "2", "--sensitive", "x", "--engine", "dask"],
-             "--l is not available with --engine dask"),
             (["check", folder, "--t", "0.2", "--confidential", "x", "--engine", "dask"],
              "--t is not available with --engine dask"),
             (["recode", folder, "-o", tmp_path / "r2", "--breaks", "age=0:50:100",

@@ -1,0 +1,80 @@
+"""l-diversity on the Dask engine gives, figure for figure, what one machine gives on the
+whole table (the k-anonymity check is tested in tests/test_scale_per_record.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from microagg.at_scale.check import check_at_scale
+from microagg.at_scale.dataset import open_dataset
+from microagg.evaluation.check import check_table
+
+KEYS = ["region", "edu"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    from microagg.at_scale.cluster import dask_client
+
+    with dask_client(workers=2) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def survey(tmp_path_factory):
+    """Three Parquet files of keys and a sensitive attribute with missing values (records
+    whose keys are all missing among them, a class of one sensitive value), and the whole
+    table."""
+    rng = np.random.default_rng(5)
+    frames = []
+    for size in (120, 90, 150):
+        frame = pd.DataFrame({
+            "region": rng.choice(["north", "south", "east"], size),
+            "edu": rng.choice(["low", "mid", "high"], size, p=[0.5, 0.4, 0.1]),
+            "s": rng.choice(["a", "b", "c", "d"], size, p=[0.55, 0.25, 0.15, 0.05]),
+            "x": rng.integers(0, 6, size).astype(float)})
+        frame.loc[rng.random(size) < 0.08, "region"] = None
+        frame.loc[rng.random(size) < 0.05, "edu"] = None
+        frame.loc[rng.random(size) < 0.05, "s"] = None
+        frame.loc[:1, KEYS] = None  # all keys missing
+        frames.append(frame)
+    frames[1].loc[5:7, ["region", "edu", "s"]] = ["west", "low", "a"]  # one value only
+    folder = tmp_path_factory.mktemp("check") / "in"
+    folder.mkdir()
+    for i, frame in enumerate(frames):
+        frame.to_parquet(folder / f"part-{i}.parquet", index=False)
+    return folder, pd.concat(frames, ignore_index=True)
+
+
+@pytest.mark.parametrize("missing", ["matches-any", "category"])
+@pytest.mark.parametrize(("kind", "least"), [("distinct", 4), ("entropy", 3), ("recursive", 2.5)])
+def test_l_diversity_on_the_cluster_is_that_of_the_whole_table(client, survey, kind, least,
+                                                                missing):
+    folder, whole = survey
+    asked = {"l": least, "sensitive": "s", "l_kind": kind, "l_c": 1.5}
+    ours = check_at_scale(client, open_dataset(folder), KEYS, None, missing, **asked)
+    theirs = check_table(whole, quasi=KEYS, missing=missing, **asked)
+    assert ours.l_diversity is not None and theirs.l_diversity is not None
+    assert ours.l_diversity.smallest == pytest.approx(theirs.l_diversity.smallest)
+    assert ours.l_diversity.violations == theirs.l_diversity.violations > 0
+    assert theirs.l_diversity.violations < len(whole)
+    assert not ours.holds and ours.records == theirs.records == len(whole)
+    assert ours.missing_values == theirs.missing_values
+    mine, one = ours.to_dict(), theirs.to_dict()
+    assert mine["l_diversity"].pop("smallest") == pytest.approx(
+        one["l_diversity"].pop("smallest"))
+    assert mine == one
+
+
+def test_the_command_on_the_cluster_exits_as_one_machine(client, run_cli, survey):
+    folder, whole = survey
+    table = folder.parent / "whole.parquet"
+    whole.to_parquet(table, index=False)
+    cluster = ["--engine", "dask", "--scheduler", client.scheduler.address]
+    for least, code in (("2", 0), ("4", 1)):
+        asked = ["--l", least, "--sensitive", "s", "--quasi", ",".join(KEYS)]
+        ours, theirs = run_cli("check", folder, *asked, *cluster), run_cli("check", table, *asked)
+        assert ours.code == theirs.code == code, ours.stderr
+        assert ours.stdout == theirs.stdout and "l-diversity of s" in ours.stdout
