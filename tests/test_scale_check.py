@@ -1,5 +1,5 @@
-"""l-diversity on the Dask engine gives, figure for figure, what one machine gives on the
-whole table (the k-anonymity check is tested in tests/test_scale_per_record.py)."""
+"""l-diversity and t-closeness on the Dask engine give, figure for figure, what one machine
+gives on the whole table (the k-anonymity check: tests/test_scale_per_record.py)."""
 
 from __future__ import annotations
 
@@ -73,8 +73,32 @@ def test_the_command_on_the_cluster_exits_as_one_machine(client, run_cli, survey
     table = folder.parent / "whole.parquet"
     whole.to_parquet(table, index=False)
     cluster = ["--engine", "dask", "--scheduler", client.scheduler.address]
-    for least, code in (("2", 0), ("4", 1)):
-        asked = ["--l", least, "--sensitive", "s", "--quasi", ",".join(KEYS)]
+    quasi = ["--quasi", ",".join(KEYS)]
+    for asked, code in ((["--l", "2", "--sensitive", "s"], 0),
+                        (["--l", "4", "--sensitive", "s"], 1),
+                        (["--t", "0.3", "--confidential", "s,x"], 0),
+                        (["--t", "0.3", "--confidential", "s", "--missing", "category"], 1)):
+        asked = [*asked, *quasi]
         ours, theirs = run_cli("check", folder, *asked, *cluster), run_cli("check", table, *asked)
         assert ours.code == theirs.code == code, ours.stderr
-        assert ours.stdout == theirs.stdout and "l-diversity of s" in ours.stdout
+        assert ours.stdout == theirs.stdout and "of s" in ours.stdout
+    done = run_cli("check", folder, "--t", "0.3", "--confidential", "s", "--distance",
+                   "hierarchical", *quasi, *cluster)
+    assert done.code == 2 and done.stderr.count("\n") == 1
+    assert "check the hierarchical one with --engine local" in done.stderr
+
+
+@pytest.mark.parametrize("missing", ["matches-any", "category"])
+def test_t_closeness_on_the_cluster_is_that_of_the_whole_table(client, survey, missing):
+    folder, whole = survey
+    asked = {"t": 0.3, "confidential": ["s", "x"]}  # nominal with missing values; numeric
+    ours = check_at_scale(client, open_dataset(folder), KEYS, None, missing, **asked)
+    theirs = check_table(whole, quasi=KEYS, missing=missing, **asked)
+    assert ours.t_closeness is not None and theirs.t_closeness is not None
+    for mine, one in zip(ours.t_closeness, theirs.t_closeness, strict=True):
+        assert mine.report.distance == one.report.distance
+        assert mine.report.t == pytest.approx(one.report.t)
+        assert np.sort(mine.report.emd) == pytest.approx(np.sort(one.report.emd))
+    # the class of one value is far from the table when missing values match nothing else
+    assert ours.holds is theirs.holds is (missing == "matches-any")
+    assert {c.report.distance.value for c in ours.t_closeness} == {"equal", "ordered"}

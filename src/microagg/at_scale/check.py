@@ -15,6 +15,10 @@ tables up, and :func:`microagg.risk.ldiversity.l_diversity` reads every row of t
 the records it counts: the classes (under ``matches-any`` the records matching every
 combination, the all-missing ones counted apart) and their distinct, entropy and recursive
 l are those of the whole table, and so are the records below l (tests/test_scale_check.py).
+t-closeness counts the records per combination of quasi-identifier and confidential values
+the same way: the whole table's distribution of the attribute (and, for the ordered
+distance, its sorted distinct values) and the EMD of every class follow from that table
+(:func:`microagg.core.verifiers.t_closeness` with every row standing for its records).
 """
 
 from __future__ import annotations
@@ -28,10 +32,11 @@ import pandas as pd
 from microagg.at_scale.dataset import Dataset, Piece, read_piece
 from microagg.at_scale.risk import _combinations, _partial, risk_at_scale
 from microagg.core.verifiers import KAnonymity
+from microagg.data.schema import Attribute, Kind, Schema
 from microagg.data.table import missing_mask
 from microagg.errors import InputError
-from microagg.evaluation.check import KCheck, LCheck, TableCheck, check_request
-from microagg.options import LDiversityKind, MissingValues, parse
+from microagg.evaluation.check import KCheck, LCheck, TableCheck, TCheck, check_request
+from microagg.options import GroundDistance, LDiversityKind, MissingValues, parse
 from microagg.partition._validate import check_k
 
 __all__ = ["check_at_scale"]
@@ -44,9 +49,9 @@ def _missing(piece: Piece, quasi: Sequence[str]) -> pd.Series:
 
 
 def _counted(client: Any, dataset: Dataset, columns: Sequence[str]
-             ) -> tuple[np.ndarray, np.ndarray]:
+             ) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
     """The combinations of values of ``columns`` over all partitions (their codes: -1 where
-    missing) and the records of each, from the group-by of every partition."""
+    missing), the records of each and their values, from the group-by of every partition."""
     import dask
 
     dataset.require(list(columns))
@@ -54,8 +59,55 @@ def _counted(client: Any, dataset: Dataset, columns: Sequence[str]
                                for p in dataset.pieces], sync=True)
     if not any(len(part) for part in partials):
         raise InputError(f"{dataset.source} has no rows")
-    codes, records, _, _ = _combinations(partials, list(columns))
-    return codes, records
+    codes, records, _, ids = _combinations(partials, list(columns))
+    first = np.unique(ids, return_index=True)[1]
+    table = pd.concat([part for part in partials if len(part)], ignore_index=True)
+    values = table[list(columns)].iloc[first].reset_index(drop=True).infer_objects()
+    return codes, records, values
+
+
+def _kind(column: pd.Series, declared: Attribute | None) -> Kind:
+    """The kind of a confidential attribute: declared, else read off its values as
+    :meth:`~microagg.data.schema.Schema.infer` reads them."""
+    if declared is not None:
+        if declared.kind is Kind.ORDINAL and declared.domain is None:
+            raise InputError(f"'{declared.name}' is ordinal: declare the order of its levels "
+                             "(domain) in the schema to check its t-closeness")
+        return declared.kind
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return Kind.ORDINAL if column.cat.ordered else Kind.NOMINAL
+    numeric = (pd.api.types.is_numeric_dtype(column)
+               and not pd.api.types.is_bool_dtype(column))
+    return Kind.NUMERIC if numeric else Kind.NOMINAL
+
+
+def _t_check(client: Any, dataset: Dataset, quasi: Sequence[str], name: str, t: float,
+             distance: GroundDistance | str | None, missing: MissingValues,
+             schema: Schema | None) -> tuple[TCheck, int]:
+    """The t-closeness of ``name`` over ``quasi`` (module docstring), and the records."""
+    from microagg.core.verifiers import t_closeness
+
+    if name in quasi:
+        raise InputError(f"column '{name}' cannot be both quasi-identifier and confidential")
+    _, records, values = _counted(client, dataset, [*quasi, name])
+    chosen = parse(GroundDistance, distance, "`distance`") if distance else None
+    if chosen is GroundDistance.ORDERED:
+        raise InputError("`distance` is for nominal attributes: equal or hierarchical")
+    if chosen is GroundDistance.HIERARCHICAL:
+        raise InputError("--engine dask checks t-closeness with the ordered and equal "
+                         "distances: check the hierarchical one with --engine local")
+    declared = schema[name] if schema is not None and name in schema.names else None
+    kind = _kind(values[name], declared)
+    if kind is Kind.ORDINAL:
+        chosen = None  # the order of the categories
+        if declared is not None and declared.domain is not None:
+            values[name] = pd.Categorical(values[name], categories=list(declared.domain),
+                                          ordered=True)
+    else:
+        chosen = GroundDistance.ORDERED if kind is Kind.NUMERIC else GroundDistance.EQUAL
+    report = t_closeness(values, quasi, name, distance=chosen, missing=missing,
+                         records=records)
+    return TCheck(t, report), int(records.sum())
 
 
 def _l_check(client: Any, dataset: Dataset, quasi: Sequence[str], sensitive: str,
@@ -67,7 +119,7 @@ def _l_check(client: Any, dataset: Dataset, quasi: Sequence[str], sensitive: str
     if sensitive in quasi:
         raise InputError(f"column '{sensitive}' cannot be both quasi-identifier and sensitive")
     chosen = parse(LDiversityKind, kind or LDiversityKind.DISTINCT, "`l_kind`")
-    codes, records = _counted(client, dataset, [*quasi, sensitive])
+    codes, records, _ = _counted(client, dataset, [*quasi, sensitive])
     report = l_diversity(codes[:, :-1], codes[:, -1], missing, c=2.0 if c is None else c,
                          attribute=sensitive, records=records)
     return LCheck(l, chosen, report), int(records.sum())
@@ -76,9 +128,12 @@ def _l_check(client: Any, dataset: Dataset, quasi: Sequence[str], sensitive: str
 def check_at_scale(client: Any, dataset: Dataset, quasi: Sequence[str], k: int | None = None,
                    missing: MissingValues | str = MissingValues.MATCHES_ANY, *,
                    l: float | None = None, sensitive: str | None = None,  # noqa: E741
-                   l_kind: LDiversityKind | str | None = None, l_c: float | None = None
+                   l_kind: LDiversityKind | str | None = None, l_c: float | None = None,
+                   t: float | None = None, confidential: Sequence[str] = (),
+                   distance: GroundDistance | str | None = None, schema: Schema | None = None
                    ) -> TableCheck:
-    """Whether ``dataset`` is k-anonymous, and l-diverse, over ``quasi`` (module docstring).
+    """Whether ``dataset`` is k-anonymous, l-diverse and t-close over ``quasi`` (module
+    docstring).
 
     Parameters
     ----------
@@ -96,17 +151,25 @@ def check_at_scale(client: Any, dataset: Dataset, quasi: Sequence[str], k: int |
     l, sensitive, l_kind, l_c
         The l-diversity asked of ``sensitive``, as
         :func:`microagg.evaluation.check.check_table` reads them.
+    t, confidential, distance
+        The t-closeness asked of every ``confidential`` attribute, as
+        :func:`~microagg.evaluation.check.check_table` reads them (the hierarchical
+        distance is checked on one machine).
+    schema : Schema, optional
+        The kinds of the confidential attributes (numeric and ordinal ones, with the order
+        of their levels, use the ordered distance); without it a numeric column is numeric
+        and any other nominal.
 
     Returns
     -------
     TableCheck
-        Its ``k_anonymity`` and ``l_diversity`` as one machine computes them on the whole
-        table.
+        Its ``k_anonymity``, ``l_diversity`` and ``t_closeness`` as one machine computes
+        them on the whole table.
     """
     import dask
 
-    check_request(k=k, t=None, confidential=(), distance=None, l=l, sensitive=sensitive,
-                  l_kind=l_kind, l_c=l_c)
+    check_request(k=k, t=t, confidential=confidential, distance=distance, l=l,
+                  sensitive=sensitive, l_kind=l_kind, l_c=l_c)
     missing = parse(MissingValues, missing, "missing")
     k_check, l_check, n = None, None, 0
     if k is not None:
@@ -118,7 +181,13 @@ def check_at_scale(client: Any, dataset: Dataset, quasi: Sequence[str], k: int |
         k_check, n = KCheck(k, classes), risk.n
     if l is not None and sensitive is not None:
         l_check, n = _l_check(client, dataset, quasi, sensitive, l, l_kind, l_c, missing)
+    t_checks = None
+    if t is not None:
+        t_checks = []
+        for name in confidential:
+            found, n = _t_check(client, dataset, quasi, name, t, distance, missing, schema)
+            t_checks.append(found)
     counts = sum(client.compute([dask.delayed(_missing)(p, list(quasi))
                                  for p in dataset.pieces], sync=True))
-    return TableCheck(n, list(quasi), k_check, None, l_check, missing,
+    return TableCheck(n, list(quasi), k_check, t_checks, l_check, missing,
                       {c: int(found) for c, found in counts.items() if found})

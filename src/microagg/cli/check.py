@@ -61,7 +61,8 @@ def check(
                                 "category (only another missing value)."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It checks "
-                               "k-anonymity (--k) and l-diversity (--l)."),
+                               "k-anonymity, l-diversity and t-closeness (the "
+                               "hierarchical distance on one machine only)."),
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
     storage_option: list[str] | None = typer.Option(None, "--storage-option",
@@ -74,12 +75,13 @@ def check(
     confidential_names = names(confidential, "--confidential") or []
     check_request(k=k, t=t, confidential=confidential_names, distance=distance, l=l,
                   sensitive=sensitive, l_kind=l_kind, l_c=l_c)
-    if engine_is_dask(engine, scheduler, workers, storage=storage_option, t=t,
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option,
                       drop_incomplete=drop_incomplete, decimal=decimal, thousands=thousands):
         result = _check_at_scale(input, k, names(quasi, "--quasi"), schema, missing,
                                  scheduler, workers, storage_option or [],
                                  {"l": l, "sensitive": sensitive, "l_kind": l_kind,
-                                  "l_c": l_c})
+                                  "l_c": l_c, "t": t, "confidential": confidential_names,
+                                  "distance": distance})
     else:
         frame, schema_obj = load(input, schema, decimal, thousands)
         result = check_table(frame, schema=schema_obj, k=k, quasi=names(quasi, "--quasi"),
@@ -97,10 +99,11 @@ def check(
 
 def _check_at_scale(input: Path, k: int | None, quasi: list[str] | None, schema: Path | None,
                     missing: str, scheduler: str | None, workers: int | None,
-                    storage: list[str], diversity: dict[str, Any]) -> TableCheck:
-    """k-anonymity and l-diversity (``diversity``: l, sensitive, l_kind, l_c) on the Dask
-    engine (:mod:`microagg.at_scale.check`); the quasi-identifiers are ``quasi``, else the
-    schema's, else every column but the sensitive one."""
+                    storage: list[str], models: dict[str, Any]) -> TableCheck:
+    """k-anonymity, l-diversity and t-closeness (``models``: l, sensitive, l_kind, l_c, t,
+    confidential, distance) on the Dask engine (:mod:`microagg.at_scale.check`); the
+    quasi-identifiers are ``quasi``, else the schema's, else every column but the sensitive
+    and confidential ones."""
     from microagg.at_scale.check import check_at_scale
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import open_dataset
@@ -109,9 +112,10 @@ def _check_at_scale(input: Path, k: int | None, quasi: list[str] | None, schema:
     dataset = open_dataset(input, storage_options=parse_storage_options(storage))
     declared = schema_of(schema)
     chosen = quasi or (list(declared.quasi_identifiers) if declared is not None else [])
-    chosen = chosen or [c for c in dataset.columns if c != diversity["sensitive"]]
+    others = {models["sensitive"], *models["confidential"]}
+    chosen = chosen or [c for c in dataset.columns if c not in others]
     with dask_client(scheduler, workers) as client:
-        return check_at_scale(client, dataset, chosen, k, missing, **diversity)
+        return check_at_scale(client, dataset, chosen, k, missing, schema=declared, **models)
 
 
 def _lines(result: TableCheck) -> list[str]:
