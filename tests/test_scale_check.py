@@ -102,3 +102,32 @@ def test_t_closeness_on_the_cluster_is_that_of_the_whole_table(client, survey, m
     # the class of one value is far from the table when missing values match nothing else
     assert ours.holds is theirs.holds is (missing == "matches-any")
     assert {c.report.distance.value for c in ours.t_closeness} == {"equal", "ordered"}
+
+
+def test_an_ordinal_attribute_is_ordered_by_the_schema(client, survey, tmp_path):
+    from microagg.data.schema import Attribute, Schema
+    from microagg.errors import InputError
+
+    folder, whole = survey
+    present = whole[whole["s"].notna()].reset_index(drop=True)
+    parts = tmp_path / "present"
+    parts.mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(len(present)), 3)):
+        present.iloc[rows].to_parquet(parts / f"part-{i}.parquet", index=False)
+    found = []
+    for order in (("a", "b", "c", "d"), ("d", "a", "c", "b")):
+        schema = Schema([Attribute("region", kind="nominal"), Attribute("edu", kind="nominal"),
+                         Attribute("s", role="confidential", kind="ordinal", domain=order)])
+        asked = {"t": 0.3, "confidential": ["s"], "schema": schema}
+        ours = check_at_scale(client, open_dataset(parts), KEYS, **asked)
+        theirs = check_table(present, quasi=KEYS, **asked)
+        assert ours.t_closeness is not None and theirs.t_closeness is not None
+        assert ours.t_closeness[0].report.t == pytest.approx(theirs.t_closeness[0].report.t)
+        found.append(ours.t_closeness[0].report.t)
+    assert found[0] != pytest.approx(found[1])  # the order of the levels is the schema's
+    with pytest.raises(InputError) as theirs_error:
+        check_table(whole, schema=schema, quasi=KEYS, t=0.3, confidential=["s"])
+    with pytest.raises(InputError) as ours_error:  # a missing value has no place in the order
+        check_at_scale(client, open_dataset(folder), KEYS, t=0.3, confidential=["s"],
+                       schema=schema)
+    assert str(ours_error.value) == str(theirs_error.value)

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from microagg.at_scale.dataset import Dataset, Piece, read_piece
-from microagg.at_scale.risk import _combinations, _partial, risk_at_scale
+from microagg.at_scale.risk import combination_table, partial_counts, risk_at_scale
 from microagg.core.verifiers import KAnonymity
 from microagg.data.schema import Attribute, Kind, Schema
 from microagg.data.table import missing_mask
@@ -55,11 +55,11 @@ def _counted(client: Any, dataset: Dataset, columns: Sequence[str]
     import dask
 
     dataset.require(list(columns))
-    partials = client.compute([dask.delayed(_partial)(p, list(columns), None)
+    partials = client.compute([dask.delayed(partial_counts)(p, list(columns), None)
                                for p in dataset.pieces], sync=True)
     if not any(len(part) for part in partials):
         raise InputError(f"{dataset.source} has no rows")
-    codes, records, _, ids = _combinations(partials, list(columns))
+    codes, records, _, ids = combination_table(partials, list(columns))
     first = np.unique(ids, return_index=True)[1]
     table = pd.concat([part for part in partials if len(part)], ignore_index=True)
     values = table[list(columns)].iloc[first].reset_index(drop=True).infer_objects()
