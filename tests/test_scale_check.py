@@ -86,6 +86,11 @@ def test_the_command_on_the_cluster_exits_as_one_machine(client, run_cli, survey
                    "hierarchical", *quasi, *cluster)
     assert done.code == 2 and done.stderr.count("\n") == 1
     assert "check the hierarchical one with --engine local" in done.stderr
+    for args in (["--confidential", "x", "--distance", "equal"],  # x is numeric
+                 ["--confidential", "s", "--distance", "ordered"]):
+        ours = run_cli("check", folder, "--t", "0.3", *args, *quasi, *cluster)
+        theirs = run_cli("check", table, "--t", "0.3", *args, *quasi)
+        assert ours.code == theirs.code == 2 and ours.stderr == theirs.stderr
 
 
 @pytest.mark.parametrize("missing", ["matches-any", "category"])

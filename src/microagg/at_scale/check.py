@@ -187,6 +187,9 @@ def check_at_scale(client: Any, dataset: Dataset, quasi: Sequence[str], k: int |
         for name in confidential:
             found, n = _t_check(client, dataset, quasi, name, t, distance, missing, schema)
             t_checks.append(found)
+        if distance and all(c.report.distance is GroundDistance.ORDERED for c in t_checks):
+            raise InputError(f"`distance` chooses the EMD of nominal attributes; "
+                             f"{', '.join(confidential)} use the ordered distance")
     counts = sum(client.compute([dask.delayed(_missing)(p, list(quasi))
                                  for p in dataset.pieces], sync=True))
     return TableCheck(n, list(quasi), k_check, t_checks, l_check, missing,
