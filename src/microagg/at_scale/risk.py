@@ -42,7 +42,7 @@ from microagg.risk.categorical import k_values
 from microagg.risk.individual import individual_risk
 from microagg.risk.registry import MEASURES, Measured, computed
 
-__all__ = ["ScaleRisk", "risk_at_scale"]
+__all__ = ["ScaleRisk", "combination_table", "partial_counts", "risk_at_scale"]
 
 _COUNT, _WEIGHT = "__microagg_count", "__microagg_weight"
 
@@ -109,20 +109,48 @@ def _groups(frame: pd.DataFrame, keys: Sequence[str]) -> Any:
     return frame.groupby(list(keys), dropna=False, sort=False, observed=True)
 
 
-def _partial(piece: Piece, keys: Sequence[str], weight: str | None) -> pd.DataFrame:
-    """Records and summed weights per combination of one partition."""
+def partial_counts(piece: Piece, keys: Sequence[str], weight: str | None) -> pd.DataFrame:
+    """Records and summed weights per combination of one partition (run on a worker).
+
+    Parameters
+    ----------
+    piece : Piece
+        The partition.
+    keys : sequence of str
+        The columns whose combinations of values are counted.
+    weight : str, optional
+        The sampling weight column, summed per combination (else every record weighs 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per combination present: its values, records and summed weights, in order
+        of first appearance (the input of :func:`combination_table`).
+    """
     frame = _keys_of(piece, keys, weight)
     frame[_COUNT] = 1
     frame[_WEIGHT] = 1.0 if weight is None else frame[weight]
     return _groups(frame, keys)[[_COUNT, _WEIGHT]].sum().reset_index()
 
 
-def _combinations(partials: Sequence[pd.DataFrame], keys: Sequence[str]
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def combination_table(partials: Sequence[pd.DataFrame], keys: Sequence[str]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The combinations of key values over all partitions, told apart by their codes so that
-    every missing value (NaN, None, a blank text) is one value, as on one machine: their
-    codes, records and summed weights, and the combination of every row of the partitions'
-    tables, in their order."""
+    every missing value (NaN, None, a blank text) is one value, as on one machine.
+
+    Parameters
+    ----------
+    partials : sequence of pandas.DataFrame
+        The tables of :func:`partial_counts`, one per partition.
+    keys : sequence of str
+        Their key columns.
+
+    Returns
+    -------
+    codes, records, weights, ids : numpy.ndarray
+        Per combination its codes (-1 where missing), records and summed weights, and the
+        combination of every row of the partitions' tables, in their order.
+    """
     table = pd.concat(partials, ignore_index=True)
     codes = key_codes(table, keys)
     ids = combination_ids(codes, range(len(keys)))
@@ -190,11 +218,11 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
     if weight is not None and weight in keys:
         raise InputError(f"`weight` column '{weight}' is also a key variable")
     ks = k_values(k)
-    partials = client.compute([dask.delayed(_partial)(p, keys, weight)
+    partials = client.compute([dask.delayed(partial_counts)(p, keys, weight)
                                for p in dataset.pieces], sync=True)
     if not any(len(part) for part in partials):
         raise InputError(f"{dataset.source} has no rows")
-    codes, records, weights, ids = _combinations(partials, keys)
+    codes, records, weights, ids = combination_table(partials, keys)
     fk = np.rint(_summed(codes, missing, records.astype(np.float64))).astype(np.int64)
     Fk = fk.astype(np.float64) if weight is None else _summed(codes, missing, weights)
     measures = pd.DataFrame({"fk": fk, "Fk": Fk,

@@ -4,7 +4,7 @@ holds, 1 violated)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -61,7 +61,8 @@ def check(
                                 "category (only another missing value)."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " It checks "
-                               "k-anonymity (--k) only."),
+                               "k-anonymity, l-diversity and t-closeness (the "
+                               "hierarchical distance on one machine only)."),
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
     storage_option: list[str] | None = typer.Option(None, "--storage-option",
@@ -74,10 +75,13 @@ def check(
     confidential_names = names(confidential, "--confidential") or []
     check_request(k=k, t=t, confidential=confidential_names, distance=distance, l=l,
                   sensitive=sensitive, l_kind=l_kind, l_c=l_c)
-    if engine_is_dask(engine, scheduler, workers, storage=storage_option, l=l, t=t,
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option,
                       drop_incomplete=drop_incomplete, decimal=decimal, thousands=thousands):
         result = _check_at_scale(input, k, names(quasi, "--quasi"), schema, missing,
-                                 scheduler, workers, storage_option or [])
+                                 scheduler, workers, storage_option or [],
+                                 {"l": l, "sensitive": sensitive, "l_kind": l_kind,
+                                  "l_c": l_c, "t": t, "confidential": confidential_names,
+                                  "distance": distance})
     else:
         frame, schema_obj = load(input, schema, decimal, thousands)
         result = check_table(frame, schema=schema_obj, k=k, quasi=names(quasi, "--quasi"),
@@ -95,24 +99,23 @@ def check(
 
 def _check_at_scale(input: Path, k: int | None, quasi: list[str] | None, schema: Path | None,
                     missing: str, scheduler: str | None, workers: int | None,
-                    storage: list[str]) -> TableCheck:
-    """k-anonymity on the Dask engine (:mod:`microagg.at_scale.check`); the
-    quasi-identifiers are ``quasi``, else the schema's, else every column."""
+                    storage: list[str], models: dict[str, Any]) -> TableCheck:
+    """k-anonymity, l-diversity and t-closeness (``models``: l, sensitive, l_kind, l_c, t,
+    confidential, distance) on the Dask engine (:mod:`microagg.at_scale.check`); the
+    quasi-identifiers are ``quasi``, else the schema's, else every column but the sensitive
+    and confidential ones."""
     from microagg.at_scale.check import check_at_scale
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import open_dataset
     from microagg.at_scale.storage import parse_storage_options
-    from microagg.errors import InputError
 
-    if k is None:
-        raise InputError("--engine dask checks k-anonymity: give --k (l-diversity and "
-                         "t-closeness are checked on one machine)")
     dataset = open_dataset(input, storage_options=parse_storage_options(storage))
     declared = schema_of(schema)
     chosen = quasi or (list(declared.quasi_identifiers) if declared is not None else [])
-    chosen = chosen or list(dataset.columns)
+    others = {models["sensitive"], *models["confidential"]}
+    chosen = chosen or [c for c in dataset.columns if c not in others]
     with dask_client(scheduler, workers) as client:
-        return check_at_scale(client, dataset, chosen, k, missing)
+        return check_at_scale(client, dataset, chosen, k, missing, schema=declared, **models)
 
 
 def _lines(result: TableCheck) -> list[str]:

@@ -61,28 +61,30 @@ class GroundModel:
     share: np.ndarray  # tree: Q(C), the share of the table's rows under concept C
 
     @classmethod
-    def ordered(cls, name: str, values: np.ndarray) -> GroundModel:
+    def ordered(cls, name: str, values: np.ndarray, records: np.ndarray | None = None
+                ) -> GroundModel:
         """Ordered distance over the distinct values of ``values`` (numbers, or ordinal codes
-        whose order is the attribute's order)."""
+        whose order is the attribute's order), each standing for ``records`` rows of the
+        table (default one)."""
         values = np.asarray(values)
         if values.size == 0:
             raise InputError("the table has no rows")
         _, ranks = np.unique(values, return_inverse=True)
         ranks = ranks.astype(np.int64).ravel()
         m = int(ranks.max()) + 1
-        counts = np.bincount(ranks, minlength=m)
-        cdf = np.cumsum(counts)[: m - 1] / ranks.size
+        counts = np.bincount(ranks, weights=records, minlength=m)
+        cdf = np.cumsum(counts)[: m - 1] / counts.sum()
         prefix = np.concatenate(([0.0], np.cumsum(cdf)))
         empty = np.empty((0, 0), dtype=np.int64)
         return cls(name=name, distance=GroundDistance.ORDERED, values=ranks, m=m, cdf=cdf,
                    prefix=prefix, ancestors=empty, weights=np.empty(0), share=np.empty(0))
 
     @classmethod
-    def tree(cls, name: str, concepts: np.ndarray, parent: np.ndarray | None = None
-             ) -> GroundModel:
+    def tree(cls, name: str, concepts: np.ndarray, parent: np.ndarray | None = None,
+             records: np.ndarray | None = None) -> GroundModel:
         """Hierarchical distance on the taxonomy ``parent`` (concept -> parent, -1 for the
         root), or the equal distance when ``parent`` is None (a flat taxonomy over the
-        distinct values)."""
+        distinct values); each of ``concepts`` stands for ``records`` rows (default one)."""
         concepts = np.asarray(concepts)
         if concepts.size == 0:
             raise InputError("the table has no rows")
@@ -99,7 +101,8 @@ class GroundModel:
         ancestors, weights = _tree_weights(parent)
         count = parent.size
         share = np.zeros(count)
-        rows_per_concept = np.bincount(codes, minlength=count) / codes.size
+        per_concept = np.bincount(codes, weights=records, minlength=count)
+        rows_per_concept = per_concept / per_concept.sum()
         for level in range(ancestors.shape[1]):
             node = ancestors[:, level]
             ok = node >= 0

@@ -145,12 +145,13 @@ def k_anonymity(frame: pd.DataFrame, quasi: Sequence[str],
 
 
 def emd_by_written_class(frame: pd.DataFrame, quasi: Sequence[str], model: GroundModel,
-                         missing: MissingValues | str = MissingValues.MATCHES_ANY
-                         ) -> np.ndarray:
+                         missing: MissingValues | str = MissingValues.MATCHES_ANY,
+                         records: np.ndarray | None = None) -> np.ndarray:
     """EMD of ``model``'s attribute (whose rows are those of ``frame``) in every equivalence
     class of ``frame`` over ``quasi``, a missing value being treated by ``missing``: its own
     value (``category``), or matching any value (``matches-any``), in which case the EMD is
-    that of the matching set of every combination of values written (module docstring)."""
+    that of the matching set of every combination of values written (module docstring).
+    With ``records`` each row stands for that many records (a table of counts)."""
 
     from microagg.core.emd import emd_by_class, emd_of_counts
 
@@ -158,10 +159,15 @@ def emd_by_written_class(frame: pd.DataFrame, quasi: Sequence[str], model: Groun
     _require_columns(frame, list(quasi))
     codes = key_codes(frame, quasi)
     if missing is MissingValues.CATEGORY or not (codes < 0).any():
-        return emd_by_class(equivalence_classes(frame, quasi), model)
+        classes = equivalence_classes(frame, quasi)
+        if records is None:
+            return emd_by_class(classes, model)
+        return emd_of_counts(classes, model.values, records, model, int(classes.max()) + 1)
     combination, g, h = matching_pairs(codes)
     groups = int(combination.max()) + 1
-    keys, counts = np.unique(combination * model.m + model.values, return_counts=True)
+    weight = np.ones(len(frame)) if records is None else np.asarray(records, np.float64)
+    keys, inverse = np.unique(combination * model.m + model.values, return_inverse=True)
+    counts = np.bincount(inverse.reshape(-1), weights=weight)
     of_group, value = keys // model.m, keys % model.m
     starts = np.searchsorted(of_group, np.arange(groups), side="left")
     lengths = (np.searchsorted(of_group, np.arange(groups), side="right") - starts)[h]
@@ -174,13 +180,16 @@ def emd_by_written_class(frame: pd.DataFrame, quasi: Sequence[str], model: Groun
 def t_closeness(frame: pd.DataFrame, quasi: Sequence[str], confidential: str, *,
                 distance: GroundDistance | str | None = None,
                 parent: np.ndarray | None = None,
-                missing: MissingValues | str = MissingValues.MATCHES_ANY) -> TCloseness:
+                missing: MissingValues | str = MissingValues.MATCHES_ANY,
+                records: np.ndarray | None = None) -> TCloseness:
     """EMD of the confidential attribute in each equivalence class to the whole table.
 
     ``distance`` defaults to ``ordered`` for numeric columns (and ordered categoricals) and
     ``equal`` for the others; ``hierarchical`` needs the taxonomy ``parent`` array, with the
     column holding concept numbers (:func:`ground_model` builds it from a schema). A missing
-    quasi-identifier value is treated by ``missing`` (module docstring).
+    quasi-identifier value is treated by ``missing`` (module docstring). With ``records``
+    every row of ``frame`` stands for that many records: a table of counts, one row per
+    combination of values (:mod:`microagg.at_scale.check`).
 
     Examples
     --------
@@ -208,25 +217,28 @@ def t_closeness(frame: pd.DataFrame, quasi: Sequence[str], confidential: str, *,
         values = pd.factorize(column, use_na_sentinel=True)[0]  # -1: missing
     else:
         values = column.to_numpy()
-    model = _model(confidential, values, distance, parent)
+    model = _model(confidential, values, distance, parent, records)
     return TCloseness(attribute=confidential, distance=distance,
-                      emd=emd_by_written_class(frame, quasi, model, missing))
+                      emd=emd_by_written_class(frame, quasi, model, missing, records))
 
 
-def _missing_values(values: np.ndarray) -> int:
-    """How many of ``values`` are missing: NaN among numbers, a negative code among codes."""
+def _missing_values(values: np.ndarray, records: np.ndarray | None = None) -> int:
+    """How many of ``values`` (each standing for ``records`` records, default one) are
+    missing: NaN among numbers, a negative code among codes."""
     if values.dtype.kind == "f":
-        return int(np.isnan(values).sum())
-    if values.dtype.kind in "iu":
-        return int((values < 0).sum())
-    return int(pd.isna(values).sum())
+        blank = np.isnan(values)
+    elif values.dtype.kind in "iu":
+        blank = values < 0
+    else:
+        blank = np.asarray(pd.isna(values), dtype=bool)
+    return int(blank.sum() if records is None else np.asarray(records)[blank].sum())
 
 
 def _model(name: str, values: np.ndarray, distance: GroundDistance,
-           parent: np.ndarray | None) -> GroundModel:
+           parent: np.ndarray | None, records: np.ndarray | None = None) -> GroundModel:
     from microagg.core.emd import GroundModel
 
-    missing = _missing_values(values)
+    missing = _missing_values(values, records)
     if missing and distance is GroundDistance.ORDERED:
         raise InputError(
             f"confidential attribute '{name}' has {missing:,} missing value(s), and its EMD "
@@ -234,9 +246,9 @@ def _model(name: str, values: np.ndarray, distance: GroundDistance,
             "(`drop_incomplete`) or declare the attribute nominal (a missing value is then "
             "a category of its own)")
     if distance is GroundDistance.ORDERED:
-        return GroundModel.ordered(name, values)
+        return GroundModel.ordered(name, values, records)
     if distance is GroundDistance.EQUAL:
-        return GroundModel.tree(name, values)
+        return GroundModel.tree(name, values, records=records)
     if parent is None:
         raise InputError(f"'{name}': the hierarchical distance needs a taxonomy")
     if missing:  # a missing value: one more leaf, under the root (at distance 1 from all)
@@ -244,7 +256,7 @@ def _model(name: str, values: np.ndarray, distance: GroundDistance,
         root = int(np.flatnonzero(parent < 0)[0])
         values = np.where(values < 0, parent.size, values)
         parent = np.r_[parent, root]
-    return GroundModel.tree(name, values, parent)
+    return GroundModel.tree(name, values, parent, records)
 
 
 def ground_model(table: Table, name: str, distance: GroundDistance | str | None = None

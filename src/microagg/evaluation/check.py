@@ -64,7 +64,9 @@ class LCheck:
     @property
     def violations(self) -> int:
         """The records whose class is less than l-diverse."""
-        return int((self.report.values(self.kind) < self.l - 1e-9).sum())
+        below = self.report.values(self.kind) < self.l - 1e-9
+        records = self.report.records
+        return int(below.sum() if records is None else records[below].sum())
 
     def to_dict(self) -> dict[str, Any]:
         return {"attribute": self.report.attribute, "l": self.l, "kind": self.kind.value,

@@ -42,6 +42,7 @@ class LDiversity:
     distinct: np.ndarray
     entropy: np.ndarray
     recursive: np.ndarray
+    records: np.ndarray | None = None  # the records each entry stands for (None: one each)
 
     def values(self, kind: LDiversityKind | str) -> np.ndarray:
         """The per-record measure ``kind`` (distinct, entropy or recursive)."""
@@ -63,7 +64,7 @@ class LDiversity:
 
 def l_diversity(codes: np.ndarray, sensitive: np.ndarray,
                 missing: MissingValues | str = MissingValues.MATCHES_ANY, *, c: float = 2.0,
-                attribute: str = "") -> LDiversity:
+                attribute: str = "", records: np.ndarray | None = None) -> LDiversity:
     """Distinct, entropy and recursive (c, l)-diversity of ``sensitive`` in each record's class.
 
     Parameters
@@ -78,11 +79,15 @@ def l_diversity(codes: np.ndarray, sensitive: np.ndarray,
         The constant of recursive (c, l)-diversity (positive; sdcMicro's default 2).
     attribute
         The sensitive attribute's name, for the result.
+    records
+        The records each row stands for (default one): a row is then a combination of key
+        and sensitive values with its count, as a group-by of the table gives them
+        (:mod:`microagg.at_scale.check`); the figures are those of the table it counts.
 
     Returns
     -------
     LDiversity
-        One value of each measure per record.
+        One value of each measure per row (per record without ``records``).
 
     Examples
     --------
@@ -100,31 +105,42 @@ def l_diversity(codes: np.ndarray, sensitive: np.ndarray,
     values = np.asarray(sensitive, dtype=np.int64)
     slots = int(values.max(initial=-1)) + 2  # the last slot holds the missing values
     slot = np.where(values < 0, slots - 1, values)
-    group, g, counts = _value_counts(np.asarray(codes, dtype=np.int64), slot, slots, missing)
+    weight = (np.ones(values.size, dtype=np.int64) if records is None
+              else np.asarray(records, dtype=np.int64))
+    group, g, counts = _value_counts(np.asarray(codes, dtype=np.int64), slot, slots, missing,
+                                     weight)
     distinct, entropy, recursive = _measures(g, counts, c, int(group.max(initial=-1)) + 1)
-    return LDiversity(attribute, float(c), distinct[group], entropy[group], recursive[group])
+    return LDiversity(attribute, float(c), distinct[group], entropy[group], recursive[group],
+                      None if records is None else weight)
 
 
-def _value_counts(codes: np.ndarray, slot: np.ndarray, slots: int, missing: MissingValues
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The combination of every record, and one (combination, count) pair per sensitive
-    value of the records matching it, sorted by combination."""
+def _counted(keys: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``keys``, sorted, and the summed ``weight`` of each."""
+    found, inverse = np.unique(keys, return_inverse=True)
+    return found, np.bincount(inverse.reshape(-1), weights=weight).astype(np.int64)
+
+
+def _value_counts(codes: np.ndarray, slot: np.ndarray, slots: int, missing: MissingValues,
+                  weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The combination of every row, and one (combination, count) pair per sensitive
+    value of the records matching it (a row counting ``weight`` records), sorted by
+    combination."""
     if codes.shape[0] == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
     group = combination_ids(codes, range(codes.shape[1]))
     if missing is MissingValues.CATEGORY or not (codes < 0).any():
-        keys, counts = np.unique(group * slots + slot, return_counts=True)
-        return group, keys // slots, counts.astype(np.int64)
+        keys, counts = _counted(group * slots + slot, weight)
+        return group, keys // slots, counts
     _, first = np.unique(group, return_index=True)
-    owners, found, counts = _matching_values(codes, codes[first], slot, slots)
+    owners, found, counts = _matching_values(codes, codes[first], slot, slots, weight)
     keys, inverse = np.unique(owners * slots + found, return_inverse=True)
     totals = np.bincount(inverse, weights=counts).astype(np.int64)
     return group, keys // slots, totals
 
 
-def _matching_values(codes: np.ndarray, combos: np.ndarray, slot: np.ndarray, slots: int
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _matching_values(codes: np.ndarray, combos: np.ndarray, slot: np.ndarray, slots: int,
+                     weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Under ``matches-any``: for each combination (a row of ``combos``), the sensitive slots
     and their counts among the records that match it, pattern pair by pattern pair as
     :mod:`microagg.core.frequencies` counts f_k (sparse: one triple per value present)."""
@@ -146,7 +162,7 @@ def _matching_values(codes: np.ndarray, combos: np.ndarray, slot: np.ndarray, sl
                 row_ids, owner_ids = ids[:rows.size], ids[rows.size:]
             else:
                 row_ids, owner_ids = np.zeros(rows.size, np.int64), np.zeros(owners.size, np.int64)
-            keys, counts = np.unique(row_ids * slots + slot[rows], return_counts=True)
+            keys, counts = _counted(row_ids * slots + slot[rows], weight[rows])
             key_group = keys // slots
             starts = np.searchsorted(key_group, owner_ids, "left")
             lengths = np.searchsorted(key_group, owner_ids, "right") - starts
