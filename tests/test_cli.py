@@ -139,7 +139,7 @@ def test_datasets_list_json(run_cli):
     result = run_cli("datasets", "list", "--json")
     names = [row["name"] for row in json.loads(result.stdout)]
     assert names == ["census", "eia", "tarragona", "adult", "adult-categorical", "adult-mixed",
-                     "synthetic"]
+                     "synthetic", "census-synthetic"]
 
 
 @pytest.mark.reference_data
