@@ -199,18 +199,15 @@ def _at_scale(cls: type[ReleaseMethod], options: dict[str, Any] | None, **given:
 def release_at_scale(made: Any, *, input: Path, output: Path, schema: Path | None,
                      keys: list[str] | None, json_out: bool, scheduler: str | None,
                      workers: int | None, storage: list[str], seed: int | None = None) -> None:
-    """The method ``made`` on the Dask engine (local suppression:
-    :mod:`microagg.at_scale.suppress`, top and bottom coding:
-    :mod:`microagg.at_scale.topcode`, PRAM: :mod:`microagg.at_scale.pram`, correlated and
-    multiplicative noise: :mod:`microagg.at_scale.mask`, a method of records alone:
-    :mod:`microagg.at_scale.per_record`), its report beside the data set; ``keys`` are
-    the masked columns of topcode and mask."""
+    """The method ``made`` on the Dask engine (:func:`microagg.at_scale.release.release_at_scale`),
+    its report beside the data set; ``keys`` are the masked columns of topcode and mask."""
+    from microagg.at_scale import release
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
     from microagg.at_scale.storage import parse_storage_options
     from microagg.data.io import json_text
 
-    refusal = made.at_scale_refusal()
+    refusal = release.release_refusal(made)
     if refusal:
         raise ParameterError("engine", f"dask cannot run {made.name}: {refusal}")
     declared = schema_of(schema)
@@ -219,37 +216,9 @@ def release_at_scale(made: Any, *, input: Path, output: Path, schema: Path | Non
     dataset = open_dataset(input, storage_options=storage_options)
     with dask_client(scheduler, workers) as client, \
             progress_bar(dataset.n, made.name) as progress:
-        if isinstance(made, LocalSuppression):
-            from microagg.at_scale.suppress import suppress_at_scale
-
-            chosen = keys or (list(declared.quasi_identifiers) if declared else [])
-            report: Any = suppress_at_scale(client, dataset, target, made, chosen,
-                                            schema=declared, storage_options=storage_options,
-                                            progress=progress)
-        elif isinstance(made, TopBottomCoding):
-            from microagg.at_scale.topcode import topcode_at_scale
-
-            report = topcode_at_scale(client, dataset, target, made, columns=keys,
-                                      schema=declared, storage_options=storage_options,
-                                      progress=progress)
-        elif isinstance(made, MaskingMethod):
-            from microagg.at_scale.mask import mask_at_scale
-
-            report = mask_at_scale(client, dataset, target, made, columns=keys,
-                                   schema=declared, seed=seed,
-                                   storage_options=storage_options, progress=progress)
-        elif isinstance(made, InvariantPram):
-            from microagg.at_scale.pram import pram_at_scale
-
-            report = pram_at_scale(client, dataset, target, made, keys=keys, schema=declared,
-                                   seed=seed, storage_options=storage_options,
-                                   progress=progress)
-        else:
-            from microagg.at_scale.per_record import per_record_at_scale
-
-            report = per_record_at_scale(client, dataset, target, made, schema=declared,
-                                         keys=keys, storage_options=storage_options,
-                                         progress=progress)
+        report = release.release_at_scale(client, made, dataset, target, columns=keys,
+                                          schema=declared, seed=seed,
+                                          storage_options=storage_options, progress=progress)
     sidecar = write_sidecar(target, json_text(report.to_dict()))
     if json_out:
         print_json(report.to_dict())

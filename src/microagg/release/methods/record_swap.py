@@ -143,6 +143,10 @@ class RecordSwap(KeyMethod):
         if len(set(self.hierarchy)) != len(self.hierarchy):
             raise ParameterError("hierarchy", "names a column twice")
 
+    def at_scale_refusal(self) -> str | None:
+        """Households swapped on a cluster (:mod:`microagg.at_scale.swap`): always."""
+        return None
+
     def reads_other_records(self) -> str | None:
         return "a household's geography is another household's, chosen by the counts of all"
 
