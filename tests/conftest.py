@@ -42,6 +42,16 @@ def run_cli(capsys) -> Callable[..., CliResult]:
     return run
 
 
+@pytest.fixture(scope="module")
+def client():
+    """A LocalCluster of 2 worker processes for the tests of one module (the Dask engine)."""
+    pytest.importorskip("distributed")
+    from microagg.at_scale.cluster import dask_client
+
+    with dask_client(workers=2) as c:
+        yield c
+
+
 @pytest.fixture(scope="session")
 def census():
     return datasets.load("census")

@@ -336,6 +336,25 @@ def test_s3_to_s3_on_workers_that_cannot_see_the_client(cluster, run_cli, tmp_pa
                                rtol=1e-9, atol=1e-9)
     assert not np.allclose(noisy, original)
     assert json.loads(fs.cat("data/noise.report.json"))["columns"] == ["a", "b", "c"]
+    # a recipe of those steps: each step's data set in the store, then gone
+    (tmp_path / "recipe.yaml").write_text(
+        "format: microagg-recipe/1\ninput: in/all.parquet\nschema: schema.yaml\nsteps:\n"
+        "  - {family: keys, method: global-recoding, levels: {region: 1},"
+        " breaks: {age: [-.inf, 30, 60, .inf]}}\n"
+        "  - {family: keys, method: local-suppression, k: 200}\n")
+    done = run_cli("run", tmp_path / "recipe.yaml", "--input", "s3://data/in", "-o",
+                   "s3://data/run", "--engine", "dask", *common)
+    assert done.code == 0, done.stderr
+    local = run_cli("run", tmp_path / "recipe.yaml", "-o", tmp_path / "run.parquet")
+    assert local.code == 0, local.stderr
+    assert _read(fs, "data/run").astype(str).equals(
+        pd.read_parquet(tmp_path / "run.parquet").astype(str))
+    ran = json.loads(fs.cat("data/run.report.json"))
+    reference = json.loads((tmp_path / "run.parquet.report.json").read_text())
+    assert ran["steps"][-1]["risk_after"]["global_risk"] == pytest.approx(
+        reference["steps"][-1]["risk_after"]["global_risk"], rel=1e-12)
+    assert "steps:" in fs.cat("data/run.recipe.yaml").decode()
+    assert opts["endpoint_url"] not in done.stdout + json.dumps(ran)
     assert not [p for p in fs.find("data", withdirs=True) if ".microagg-" in p]
 
 

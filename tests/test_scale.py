@@ -33,14 +33,6 @@ from microagg.release.functions import make_method
 from microagg.release.methods import Family
 
 
-@pytest.fixture(scope="module")
-def client():
-    from microagg.at_scale.cluster import dask_client
-
-    with dask_client(workers=2) as c:
-        yield c
-
-
 def _write_parts(folder: Path, frames: list[pd.DataFrame], row_group_size: int = 500) -> Path:
     folder.mkdir()
     for i, f in enumerate(frames):

@@ -15,14 +15,6 @@ KEYS = ["region", "edu"]
 
 
 @pytest.fixture(scope="module")
-def client():
-    from microagg.at_scale.cluster import dask_client
-
-    with dask_client(workers=2) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def survey(tmp_path_factory):
     """Three Parquet files of keys and a sensitive attribute with missing values (records
     whose keys are all missing among them, a class of one sensitive value), and the whole

@@ -24,14 +24,6 @@ SIZES = (700, 0, 900)
 
 
 @pytest.fixture(scope="module")
-def client():
-    from microagg.at_scale.cluster import dask_client
-
-    with dask_client(workers=2) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def people(tmp_path_factory):
     """Three Parquet files (one without rows) of correlated numbers far from zero, an
     identifier and a text column; a schema declaring them; and the whole table."""

@@ -21,14 +21,6 @@ from microagg.release.methods import GlobalRecoding, LocalSuppression
 KEYS = ["region", "edu", "age"]
 
 
-@pytest.fixture(scope="module")
-def client():
-    from microagg.at_scale.cluster import dask_client
-
-    with dask_client(workers=2) as c:
-        yield c
-
-
 @pytest.fixture
 def survey(tmp_path):
     """Three Parquet files (one without rows) of keys with missing values, records whose keys

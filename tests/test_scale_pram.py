@@ -20,14 +20,6 @@ KEYS = ["region", "edu"]
 
 
 @pytest.fixture(scope="module")
-def client():
-    from microagg.at_scale.cluster import dask_client
-
-    with dask_client(workers=2) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def survey(tmp_path_factory):
     """Three Parquet files (one without rows) of keys with missing values, a sampling weight,
     an identifier and a numeric column; a schema declaring them; and the whole table."""

@@ -18,14 +18,6 @@ from microagg.errors import InputError
 KEYS = ["sex", "region", "age"]
 
 
-@pytest.fixture(scope="module")
-def client():
-    from microagg.at_scale.cluster import dask_client
-
-    with dask_client(workers=2) as c:
-        yield c
-
-
 @pytest.fixture
 def survey_parts(tmp_path):
     """Three Parquet files (one empty) of keys with missing values (None, NaN and a blank

@@ -22,14 +22,6 @@ from tests.test_record_swap import HIERARCHY, census
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def client():
-    from microagg.at_scale.cluster import dask_client
-
-    with dask_client(workers=2) as c:
-        yield c
-
-
 def _parts(frame, folder):
     folder.mkdir()
     cuts = [0, len(frame) // 3, 2 * len(frame) // 3, len(frame)]

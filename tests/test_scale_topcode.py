@@ -15,14 +15,6 @@ from microagg.errors import InputError
 from microagg.release.methods import TopBottomCoding
 
 
-@pytest.fixture(scope="module")
-def client():
-    from microagg.at_scale.cluster import dask_client
-
-    with dask_client(workers=2) as c:
-        yield c
-
-
 @pytest.fixture
 def incomes(tmp_path):
     """Three Parquet files (one without rows) of skewed numbers with ties, missing values

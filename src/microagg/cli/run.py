@@ -10,14 +10,19 @@ step, the warnings a step gave about the data) go to ``--owner-report`` and, wit
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from microagg.cli.app import command, out
 from microagg.cli.common import (
+    ENGINE_HELP,
     OWNER_NOTICES_HELP,
     REPORT_HELP,
     REPORT_KIND_HELP,
+    SCHEDULER_HELP,
+    STORAGE_OPTION_HELP,
+    WORKERS_HELP,
     WRITES,
     check_report,
     owner_notices,
@@ -52,6 +57,14 @@ def run(
                                             help=OWNER_NOTICES_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON (after a "
                                   "DP step, its public view)."),
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + " Each step writes a "
+                               "data set the next reads, under a hidden prefix beside OUT "
+                               "that is deleted at the end; a recipe of DP or t-closeness "
+                               "steps, or with attacks, is refused."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", help=WORKERS_HELP),
+    storage_option: list[str] | None = typer.Option(None, "--storage-option",
+                                                    help=STORAGE_OPTION_HELP),
 ) -> None:
     """Apply the steps of RECIPE in order, measuring the disclosure risk of the key
     variables after each (and, when its `attacks` section asks, the risks of singling out,
@@ -62,13 +75,19 @@ def run(
     private (every privacy field says so)."""
     from dataclasses import replace
 
-    from microagg.cli.common import outputs, print_json, sources, steps
+    from microagg.cli.common import engine_is_dask, outputs, print_json, sources, steps
     from microagg.data.io import declared_text, read_table, table_format
     from microagg.recipe import Recipe
     from microagg.recipe.families import adapter
     from microagg.recipe.write import run_files, write_into
     from microagg.release.reports.disclosure import Audience, view
 
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, report=report,
+                      owner_report=owner_report, owner_notices=show_owner_notices,
+                      report_kind=None if report_kind == "internal" else report_kind):
+        _at_scale(recipe, input, output, scheduler=scheduler, workers=workers,
+                  storage=storage_option or [], json_out=json_out)
+        return
     kind = check_report(report, report_kind)
     if owner_report is not None and owner_report.suffix.lower() != ".json":
         raise InputError(f"--owner-report must name a .json file, got '{owner_report}'")
@@ -109,6 +128,72 @@ def run(
         print_json(shown)
         return
     _print(shown, files.all)
+
+
+def _at_scale(recipe: Path, input: Path | None, output: Path, *, scheduler: str | None,
+              workers: int | None, storage: list[str], json_out: bool) -> None:
+    """The recipe on the Dask engine (:mod:`microagg.at_scale.recipe`): the output data set,
+    then its report (``OUT.report.json``) and the recipe as run (``OUT.recipe.yaml``)."""
+    from dataclasses import replace
+
+    from microagg.at_scale.cluster import dask_client
+    from microagg.at_scale.dataset import check_dataset_output, open_dataset
+    from microagg.at_scale.recipe import recipe_refusal, run_recipe_at_scale
+    from microagg.at_scale.storage import Location, locate, parse_storage_options
+    from microagg.cli.common import print_json, progress_bar, write_sidecar
+    from microagg.data.io import json_text
+    from microagg.errors import ParameterError
+    from microagg.recipe import Recipe
+
+    made = Recipe.load(recipe)
+    source = input if input is not None else made.input
+    if source is None:
+        raise InputError(f"{recipe}: the recipe names no input: give --input")
+    refusal = recipe_refusal(made)
+    if refusal:
+        raise ParameterError("engine", f"dask cannot run this recipe: {refusal}")
+    options = parse_storage_options(storage)
+    target = check_dataset_output(output, source, options)
+    dataset = open_dataset(source, storage_options=options)
+    where = locate(source, options)
+    made = replace(made, input=None if isinstance(where, Location) else Path(where),
+                   input_sha256=None)
+    with dask_client(scheduler, workers) as client, \
+            progress_bar(dataset.n, "recipe") as progress:
+        result = run_recipe_at_scale(client, made, dataset, target, storage_options=options,
+                                     progress=progress)
+    whole = result.to_dict()
+    sidecar = write_sidecar(target, json_text(whole))
+    as_run = _recipe_beside(target, made)
+    if json_out:
+        print_json(whole)
+        return
+    before = whole["risk_before"]
+    parts = whole["partitions"]
+    out.print(f"input: {whole['records']:,} records in {parts} "
+              f"partition{'' if parts == 1 else 's'}; keys "
+              f"{', '.join(whole['keys']) or 'none'}; {_risk(before)}")
+    for entry in whole["steps"]:
+        given = ", ".join(f"{k}={v}" for k, v in {**entry["parameters"],
+                                                   **entry["options"]}.items())
+        out.print(f"step {entry['step']}: {entry['family']} {entry['method']} ({given}), "
+                  f"{entry['seconds']:.1f} s; {_risk(entry['risk_after'])}")
+    out.print(f"guarantee: {whole['guarantee']}")
+    out.print(f"wrote {target}, {sidecar}, {as_run}")
+
+
+def _recipe_beside(target: Any, made: Any) -> Any:
+    """Write the recipe as run beside the data set ``target`` (``OUT.recipe.yaml``; at a
+    URL, without an input: give it with --input)."""
+    from microagg.at_scale.storage import Location, write_beside
+    from microagg.data.io import write_text
+    from microagg.recipe.write import recipe_path
+
+    if isinstance(target, Location):
+        return write_beside(target, ".recipe.yaml", made.dumps())
+    path = recipe_path(Path(target))
+    write_text(path, made.dumps(path.parent))
+    return path
 
 
 def _print(report: dict, written: list[Path]) -> None:
