@@ -26,8 +26,15 @@ first on the same cluster (numba's kernels compiled and cached, not timed). The 
 average (``os.getloadavg``) is recorded before and after: the figures depend on what else
 runs on the machine.
 
+With ``--store s3`` the data sets live in an S3-compatible object store instead (moto's
+server, started here on a local port, ``pip install "moto[server]" s3fs``): the census is
+generated into ``s3://census/…``, every command reads and writes there with
+``--storage-option endpoint_url=…``, and the folders hold only the schema and its taxonomy
+(on the client) and each worker's own working folder. The server is one more process on the
+same cores, so these times include the store's own work.
+
 Usage: python benchmarks/bench_census_pipeline.py [--persons 1000000] [--k 3] [--workers 2]
-       [--seed 0] [--folder DIR]
+       [--seed 0] [--folder DIR] [--store local|s3]
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import contextlib
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -77,6 +85,41 @@ def _timed(args: list[str]) -> tuple[float, float, int, str]:
     if process.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(args[2:5])} failed: {error.strip()[-500:]}")
     return seconds, usage.ru_maxrss / 1024, process.returncode, text
+
+
+ACCESS = {"AWS_ACCESS_KEY_ID": "benchmark", "AWS_SECRET_ACCESS_KEY": "benchmark",
+          "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+@contextlib.contextmanager
+def s3_store(folder: Path) -> Iterator[list[str]]:
+    """moto's S3 server on a free local port with a bucket ``census``; the storage options
+    of the commands (the credentials go to this process's environment, which the workers
+    and the commands inherit)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    os.environ.update(ACCESS)
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
+                               str(port)], cwd=folder, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        import s3fs
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                s3fs.S3FileSystem(endpoint_url=endpoint).mkdir("census")
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.3)
+        yield ["--storage-option", f"endpoint_url={endpoint}"]
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
 
 
 @contextlib.contextmanager
@@ -123,11 +166,12 @@ def _schema(folder: Path) -> Path:
     return schema
 
 
-def _pipeline(folder: Path, data: Path, schema: Path, address: str, k: int,
-              client: Any | None) -> list[dict[str, Any]]:
-    """The four commands on ``data``; per step its seconds, peaks and result."""
-    cluster_args = ["--engine", "dask", "--scheduler", address]
-    recoded, suppressed = folder / f"{data.name}-recoded", folder / f"{data.name}-suppressed"
+def _pipeline(data: str, schema: Path, address: str, k: int, client: Any | None,
+              store: list[str]) -> list[dict[str, Any]]:
+    """The four commands on ``data`` (a folder or URL; ``store``: the storage options); per
+    step its seconds, peaks and result."""
+    cluster_args = ["--engine", "dask", "--scheduler", address, *store]
+    recoded, suppressed = f"{data}-recoded", f"{data}-suppressed"
     steps = [
         ("risk", ["risk", str(data), "--keys", KEYS, "--k", str(k), "--json"]),
         ("recode", ["recode", str(data), "-o", str(recoded), "--schema", str(schema),
@@ -163,26 +207,33 @@ def _summary(step: str, report: dict[str, Any], code: int) -> dict[str, Any]:
     return {"holds": code == 0}
 
 
-def run(persons: int, k: int, workers: int, seed: int, folder: Path) -> dict[str, Any]:
+def run(persons: int, k: int, workers: int, seed: int, folder: Path, store: str
+        ) -> dict[str, Any]:
     """Generate, start the cluster, warm up, run the pipeline; the figures."""
-    data = folder / "census"
-    started = time.perf_counter()
-    made = subprocess.run([*MICROAGG, "datasets", "export", "census-synthetic", "--persons",
-                           str(persons), "--seed", str(seed), "-o", str(data)],
-                          check=True, capture_output=True, text=True)
-    households = int(re.search(r"in ([\d,]+) households", made.stdout)[1].replace(",", ""))
-    generate = time.perf_counter() - started
-    schema = _schema(folder)
-    small = folder / "warmup"
-    subprocess.run([*MICROAGG, "datasets", "export", "census-synthetic", "--persons",
-                    "20000", "-o", str(small)], check=True, capture_output=True)
-    load_before = os.getloadavg()
-    with cluster(folder, workers) as (address, client):
-        _pipeline(folder, small, schema, address, k, None)
-        steps = _pipeline(folder, data, schema, address, k, client)
+    with contextlib.ExitStack() as stack:
+        options = stack.enter_context(s3_store(folder)) if store == "s3" else []
+        where = "s3://census" if store == "s3" else str(folder)
+        data = f"{where}/census"
+        started = time.perf_counter()
+        made = subprocess.run([*MICROAGG, "datasets", "export", "census-synthetic",
+                               "--persons", str(persons), "--seed", str(seed), "-o", data,
+                               *options], check=True, capture_output=True, text=True)
+        households = int(re.search(r"in ([\d,]+) households", made.stdout)[1].replace(",",
+                                                                                      ""))
+        generate = time.perf_counter() - started
+        schema = _schema(folder)
+        small = f"{where}/warmup"
+        subprocess.run([*MICROAGG, "datasets", "export", "census-synthetic", "--persons",
+                        "20000", "-o", small, *options], check=True, capture_output=True)
+        load_before = os.getloadavg()
+        with cluster(folder, workers) as (address, client):
+            _pipeline(small, schema, address, k, None, options)
+            steps = _pipeline(data, schema, address, k, client, options)
     return {"benchmark": "census-pipeline", "persons": persons,
             "households": households, "k": k, "keys": KEYS, "workers": workers,
-            "data": "local folder", "generate_seconds": round(generate, 1), "steps": steps,
+            "data": ("S3 (moto's server on this machine)" if store == "s3"
+                     else "local folder"),
+            "generate_seconds": round(generate, 1), "steps": steps,
             "total_seconds": round(sum(s["seconds"] for s in steps), 1),
             "largest_worker_peak_rss_mib": max(max(s["worker_peak_rss_mib"]) for s in steps),
             "load_before": [round(v, 2) for v in load_before],
@@ -198,13 +249,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--folder", type=Path, help="Keep the data sets here (default: a "
                         "temporary folder, removed at the end).")
+    parser.add_argument("--store", choices=("local", "s3"), default="local",
+                        help="Where the data sets live (module docstring).")
     args = parser.parse_args()
+    given = (args.persons, args.k, args.workers, args.seed)
     if args.folder is not None:
         args.folder.mkdir(parents=True, exist_ok=False)
-        print(json.dumps(run(args.persons, args.k, args.workers, args.seed, args.folder)))
+        print(json.dumps(run(*given, args.folder, args.store)))
         return
     with tempfile.TemporaryDirectory() as name:
-        print(json.dumps(run(args.persons, args.k, args.workers, args.seed, Path(name))))
+        print(json.dumps(run(*given, Path(name), args.store)))
 
 
 if __name__ == "__main__":

@@ -85,3 +85,47 @@ def test_command_line(survey_parts, tmp_path, run_cli):
                       "dask")
     assert refused.code == 2 and "--sensitive is not available with --engine dask" in (
         refused.stderr)
+
+
+@pytest.mark.parametrize("weight", ["w", None])
+def test_the_household_risk_is_that_of_one_machine(client, survey_parts, tmp_path, weight):
+    """Households of 1-4 records, some cut by a partition's edge (their partial sums meet on
+    the client): the household risk and each record's are one machine's."""
+    folder, whole = survey_parts
+    rng = np.random.default_rng(2)
+    hid = np.repeat(np.arange(len(whole)), rng.integers(1, 5, len(whole)))[:len(whole)]
+    whole = whole.assign(hid=hid * 7 + 1000)  # any values, not row numbers
+    homes = tmp_path / "homes"
+    homes.mkdir()
+    whole.iloc[:700].to_parquet(homes / "part-0.parquet", row_group_size=250)
+    whole.iloc[700:].to_parquet(homes / "part-1.parquet", row_group_size=250)
+    dataset = open_dataset(homes, rows_per_partition=250)
+    assert len(dataset.pieces) > 4
+    result = risk_at_scale(client, dataset, KEYS, weight=weight, household="hid",
+                           records_out=tmp_path / "records")
+    local = categorical_risk(whole, KEYS, weight=weight, household="hid")
+    ours, theirs = result.to_dict()["household_risk"], local.to_dict()["household_risk"]
+    assert ours["column"] == theirs["column"] == "hid"
+    for key in ("expected_reidentifications", "global_risk", "global_risk_percent"):
+        assert ours[key] == pytest.approx(theirs[key], rel=1e-12), key
+    assert ours["expected_reidentifications"] > result.to_dict()["expected_reidentifications"]
+    records = pd.read_parquet(tmp_path / "records")
+    assert list(records.columns[:4]) == ["fk", "Fk", "risk", "household_risk"]
+    np.testing.assert_allclose(records["household_risk"], local.records()["household_risk"],
+                               rtol=1e-12)
+    # a household's risk is 1 - prod(1 - r) over its members, whichever partition holds them
+    by_hand = 1 - (1 - records["risk"]).groupby(whole["hid"].to_numpy()).prod()
+    np.testing.assert_allclose(records["household_risk"], by_hand.loc[whole["hid"]],
+                               rtol=1e-10)  # 1 - prod(...) loses digits for small risks
+
+
+def test_a_record_without_its_household_is_refused(client, survey_parts, tmp_path):
+    _, whole = survey_parts
+    whole = whole.assign(hid=np.arange(len(whole), dtype=float))
+    whole.loc[900, "hid"] = np.nan
+    whole.to_parquet(tmp_path / "homes.parquet")
+    with pytest.raises(InputError, match="household column 'hid': row .* is missing"):
+        risk_at_scale(client, open_dataset(tmp_path / "homes.parquet"), KEYS, household="hid")
+    with pytest.raises(InputError, match="also a key variable"):
+        risk_at_scale(client, open_dataset(tmp_path / "homes.parquet"), KEYS,
+                      household="sex")

@@ -13,8 +13,15 @@ a second pass groups every partition again and writes f_k, F_k and the risk of e
 record, partition by partition, in input order: each partition receives the measures of its
 own combinations only. The numbers are those of :func:`microagg.risk.categorical_risk`
 (tests/test_scale_risk.py). The table of combinations is held by the client: its size is the
-number of distinct combinations. SUDA2, l-diversity and the household risk are not
-frequency counts and stay on one machine: the measures the Dask group-by computes, and those
+number of distinct combinations.
+
+The household risk (``household``: 1 − Π (1 − r_i) over a household's members,
+:func:`microagg.risk.individual.household_risk`) is a second pass: every partition receives
+the risk of its own combinations, sums log(1 − r_i) and counts its records per household, and
+the client adds the partial sums of a household that spans partitions; its expected
+re-identifications are Σ over households of members × risk. With ``records_out`` each
+partition then receives the risk of its own households, a column after ``risk``. SUDA2 and
+l-diversity stay on one machine: the measures the Dask group-by computes, and those
 it skips, are those :mod:`microagg.risk.registry` declares so (``at_scale``); a declared
 measure it computes receives the combinations, each standing for its records
 (:attr:`~microagg.risk.registry.MeasureInput.counts`), and its per-record columns join f_k,
@@ -35,6 +42,7 @@ import pandas as pd
 from microagg.at_scale.dataset import Dataset, Piece, read_piece, write_dataset
 from microagg.at_scale.storage import Location
 from microagg.core.frequencies import all_missing, combination_ids, key_codes, key_frequencies
+from microagg.data.table import missing_mask
 from microagg.data.weights import sampling_weights
 from microagg.errors import InputError
 from microagg.options import MissingValues, parse
@@ -60,6 +68,8 @@ class ScaleRisk:
     weighted_violations: dict[int, int] | None
     all_missing: int = 0  # records whose keys are all missing (counted apart)
     measured: dict[str, Measured] = field(default_factory=dict)  # declared ones computed
+    household: str | None = None  # the household column of the household risk
+    household_expected: float | None = None  # Σ over records of their household's risk
 
     @property
     def n(self) -> int:
@@ -84,7 +94,12 @@ class ScaleRisk:
             "global_risk": self.global_risk, "global_risk_percent": 100 * self.global_risk,
             "expected_reidentifications": self.expected_reidentifications,
             "largest_risk": float(table["risk"].max()) if len(table) else 0.0,
-            "household_risk": None,
+            "household_risk": None if self.household_expected is None else {
+                "column": self.household,
+                "expected_reidentifications": self.household_expected,
+                "global_risk": self.household_expected / self.n if self.n else 0.0,
+                "global_risk_percent": (100 * self.household_expected / self.n
+                                        if self.n else 0.0)},
             "violations": {str(k): v for k, v in self.violations.items()},
             "weighted_violations": (None if self.weighted_violations is None else
                                     {str(k): v for k, v in self.weighted_violations.items()}),
@@ -160,12 +175,54 @@ def combination_table(partials: Sequence[pd.DataFrame], keys: Sequence[str]
     return codes[first], np.rint(records).astype(np.int64), weights, ids
 
 
-def _records(piece: Piece, keys: Sequence[str], measures: pd.DataFrame) -> pd.DataFrame:
+def _records(piece: Piece, keys: Sequence[str], measures: pd.DataFrame,
+             household: str | None = None, homes: pd.Series | None = None) -> pd.DataFrame:
     """f_k, F_k and the risk of every record of one partition, in its row order:
     ``measures`` holds those of the partition's own combinations, in the order its first
-    pass met them (the same grouping, so the same order)."""
-    frame = _keys_of(piece, keys, None)
-    return measures.iloc[_groups(frame, keys).ngroup().to_numpy()].reset_index(drop=True)
+    pass met them (the same grouping, so the same order); with ``household``, the risk of
+    the record's household (``homes``: of the partition's households) after ``risk``."""
+    frame = read_piece(piece, [*keys, *([household] if household else [])]
+                       ).reset_index(drop=True)
+    records = measures.iloc[_groups(frame, keys).ngroup().to_numpy()].reset_index(drop=True)
+    if household is None or homes is None:
+        return records
+    at = records.columns.get_loc("risk") + 1
+    records.insert(at, "household_risk", homes.reindex(frame[household]).to_numpy())
+    return records
+
+
+def _household_logs(piece: Piece, keys: Sequence[str], household: str,
+                    measures: pd.DataFrame) -> pd.DataFrame:
+    """Σ log(1 − r_i) and the records of every household of one partition (``measures``: as
+    :func:`_records`), indexed by the household's value; a missing household is refused."""
+    frame = read_piece(piece, [*keys, household]).reset_index(drop=True)
+    missing = missing_mask(frame[household])
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0]) + 1
+        raise InputError(f"household column '{household}': row {row} of {piece.path} is "
+                         "missing; every record needs its household")
+    risk = measures["risk"].to_numpy()[_groups(frame, keys).ngroup().to_numpy()]
+    with np.errstate(divide="ignore"):
+        logs = np.log1p(-risk.astype(np.float64))
+    table = pd.DataFrame({"log": logs, "members": 1}, index=frame[household].to_numpy())
+    return table.groupby(level=0, sort=False).sum()
+
+
+def _household_risk(client: Any, dataset: Dataset, keys: Sequence[str], household: str,
+                    own: Sequence[Any]) -> tuple[float, list[pd.Series]]:
+    """The expected re-identifications of the household risk, and the risk of every
+    partition's households (module docstring); ``own``: every partition's measures,
+    scattered."""
+    import dask
+
+    partials = client.compute([dask.delayed(_household_logs)(p, keys, household, mine)
+                               for p, mine in zip(dataset.pieces, own, strict=True)],
+                              sync=True)
+    whole = pd.concat(partials).groupby(level=0, sort=False).sum()
+    risk = -np.expm1(whole["log"].to_numpy())
+    expected = float(np.sum(risk * whole["members"].to_numpy()))
+    homes = pd.Series(risk, index=whole.index)
+    return expected, [homes.loc[part.index] for part in partials]
 
 
 def _summed(codes: np.ndarray, missing: MissingValues, values: np.ndarray) -> np.ndarray:
@@ -180,7 +237,8 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
                   missing: MissingValues | str = MissingValues.MATCHES_ANY,
                   k: Iterable[int] = (), records_out: str | Path | Location | None = None,
                   progress: Callable[[int], None] | None = None,
-                  parameters: Mapping[str, Any] | None = None) -> ScaleRisk:
+                  parameters: Mapping[str, Any] | None = None,
+                  household: str | None = None) -> ScaleRisk:
     """The frequency-based risk measures of ``keys`` over ``dataset`` (module docstring), and
     with ``records_out`` a Parquet data set of every record's fk, Fk and risk.
 
@@ -200,6 +258,8 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
     parameters
         As :func:`microagg.risk.categorical_risk`: those of the declared measures the
         group-by computes.
+    household
+        The household identifier column: adds the household risk (a second pass).
 
     Returns
     -------
@@ -214,9 +274,11 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
         raise InputError("`keys` is needed")
     if len(set(keys)) != len(keys):
         raise InputError(f"`keys` names a column twice: {', '.join(keys)}")
-    dataset.require([*keys, *([weight] if weight else [])])
+    dataset.require([*keys, *([weight] if weight else []), *([household] if household else [])])
     if weight is not None and weight in keys:
         raise InputError(f"`weight` column '{weight}' is also a key variable")
+    if household is not None and household in keys:
+        raise InputError(f"`household` column '{household}' is also a key variable")
     ks = k_values(k)
     partials = client.compute([dask.delayed(partial_counts)(p, keys, weight)
                                for p in dataset.pieces], sync=True)
@@ -234,15 +296,23 @@ def risk_at_scale(client: Any, dataset: Dataset, keys: Sequence[str], *,
                 if (result := m.measured(given, **(parameters or {}))) is not None}
     for name, found in measured.items():
         measures = measures.assign(**{c: found.columns[c] for c in MEASURES[name].columns})
-    scale = ScaleRisk(keys, weight, missing, measures.assign(records=records),
-                       {q: int(records[fk < q].sum()) for q in ks},
-                       None if weight is None else {q: int(records[Fk < q].sum()) for q in ks},
-                       int(records[all_missing(codes)].sum()), measured)
-    if records_out is not None:
+    own: list[Any] = []
+    if records_out is not None or household is not None:
         bounds = np.cumsum([0, *(len(part) for part in partials)])
         own = client.scatter([measures.iloc[ids[a:b]].reset_index(drop=True)
                               for a, b in itertools.pairwise(bounds)])
-        parts = [dask.delayed(_records)(p, keys, mine)
-                 for p, mine in zip(dataset.pieces, own, strict=True)]
+    expected: float | None = None
+    homes: list[Any] = [None] * len(dataset.pieces)
+    if household is not None:
+        expected, homes = _household_risk(client, dataset, keys, household, own)
+    scale = ScaleRisk(keys, weight, missing, measures.assign(records=records),
+                       {q: int(records[fk < q].sum()) for q in ks},
+                       None if weight is None else {q: int(records[Fk < q].sum()) for q in ks},
+                       int(records[all_missing(codes)].sum()), measured, household, expected)
+    if records_out is not None:
+        if household is not None:
+            homes = client.scatter(homes)
+        parts = [dask.delayed(_records)(p, keys, mine, household, mine_homes)
+                 for p, mine, mine_homes in zip(dataset.pieces, own, homes, strict=True)]
         write_dataset(client, parts, records_out, source=dataset.source, progress=progress)
     return scale

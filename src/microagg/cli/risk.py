@@ -110,14 +110,13 @@ def risk(
     extra_k = _ks(k)
     local_only = {p.name: parameters.get(p.name) for m in computed() if not m.at_scale
                   for p in m.parameters}
-    if engine_is_dask(engine, scheduler, workers, storage=storage_option, household=household,
-                      sensitive=sensitive,
+    if engine_is_dask(engine, scheduler, workers, storage=storage_option, sensitive=sensitive,
                       schema=schema, decimal=decimal, thousands=thousands,
                       dis_fraction=dis_fraction, l_c=l_c, **local_only):
         _risk_at_scale(input, keys=names(keys, "--keys"), weight=weight, missing=missing,
                        k=extra_k, records_out=records_out, scheduler=scheduler,
                        workers=workers, json_out=json_out, parameters=parameters,
-                       storage=storage_option or [])
+                       storage=storage_option or [], household=household)
         return
     with outputs([records_out], sources(input, schema)) as files:
         frame, schema_obj = load(input, schema, decimal, thousands)
@@ -142,7 +141,7 @@ def risk(
 def _risk_at_scale(source: Path, *, keys: list[str] | None, weight: str | None, missing: str,
                    k: list[int], records_out: Path | None, scheduler: str | None,
                    workers: int | None, json_out: bool, parameters: dict[str, Any],
-                   storage: list[str]) -> None:
+                   storage: list[str], household: str | None = None) -> None:
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
     from microagg.at_scale.risk import risk_at_scale
@@ -158,7 +157,7 @@ def _risk_at_scale(source: Path, *, keys: list[str] | None, weight: str | None, 
             progress_bar(dataset.n, "writing the records") as progress:
         result = risk_at_scale(client, dataset, keys, weight=weight, missing=missing, k=k,
                                records_out=target, progress=progress,
-                               parameters=parameters)
+                               parameters=parameters, household=household)
     report = result.to_dict()
     if json_out:
         print_json(report)
