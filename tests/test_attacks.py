@@ -305,3 +305,26 @@ def test_a_small_control_is_scaled_to_the_originals_without_a_risk_of_its_own() 
                                  max_attempts=20_000, rng=rep)
             risks[len(control)].append(found.risk)
     assert np.mean(risks[100]) < 0.1 and abs(np.mean(risks[100]) - np.mean(risks[400])) < 0.08
+
+
+def test_an_attack_with_nothing_to_try_says_so_rather_than_zero(run_cli, tmp_path) -> None:
+    """A release whose records are every pair of 5 ages and 4 cities offers no condition on
+    one column that isolates one record (each value, the least and the largest too, is held
+    by several): the attack makes no try, and its reading says so instead of "0 % single
+    out"."""
+    import json
+
+    original, control = _people(400, 21)[["age", "city"]], _people(200, 22)[["age", "city"]]
+    release = pd.DataFrame([(age, city) for age in (20, 30, 40, 50, 60) for city in "abcd"]
+                           * 20, columns=["age", "city"])  # as many rows as the original
+    paths = [tmp_path / f"{name}.csv" for name in ("original", "release", "control")]
+    for frame, path in zip((original, release, control), paths, strict=True):
+        frame.to_csv(path, index=False)
+    asked = ("evaluate", *paths[:2], "--columns", "age", "--control", paths[2], "--attacks",
+             "singling-out", "--attacks-n", "50", "--seed", "1")
+    said = json.loads(run_cli(*asked, "--json").stdout)["attacks"]["singling_out"]
+    assert said["univariate"]["n_attacks"] == 0 and said["multivariate"]["n_attacks"] > 0
+    words = run_cli(*asked).stdout
+    assert ("in words (univariate): no condition on 1 column met by exactly one record of the "
+            "release could be written") in words
+    assert "0 % single out" not in words and "single out exactly one person" in words

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Reading", "inference_words", "linkability_words", "readings",
-           "singling_out_words"]
+__all__ = ["Reading", "inference_words", "linkability_words", "nothing_tried_words",
+           "readings", "singling_out_words"]
 
 
 def _share(risk: float, at_most: bool) -> str:
@@ -76,6 +76,25 @@ def inference_words(risk: float, secret: str, tolerance: float, at_most: bool = 
             "guesses wrong among people who are not in it")
 
 
+def nothing_tried_words(kind: str, n_cols: int = 1) -> str:
+    """An attack that made no try: what it could not write, said instead of a share (its
+    risk of 0 measures nothing).
+
+    Examples
+    --------
+    >>> text = nothing_tried_words("singling_out", 1)
+    >>> text.startswith("no condition on 1 column met by exactly one"), "not a risk of 0" in text
+    (True, True)
+    """
+    columns = f"{n_cols} column{'s at once' if n_cols > 1 else ''}"
+    what = {"singling_out": f"no condition on {columns} met by exactly one record of the "
+                            "release could be written",
+            "linkability": "no record could be linked",
+            "inference": "no guess could be made"}.get(kind, "no attack could be made")
+    return (f"{what}: this attack had nothing to try, so its 0 % measures nothing (it is "
+            "not a risk of 0)")
+
+
 @dataclass(frozen=True)
 class Reading:
     """One risk of an ``attacks`` object read in words: its attack's JSON key (``kind``),
@@ -107,13 +126,21 @@ def readings(found: Mapping[str, Any], *, n_cols: int, tolerance: float) -> list
     for mode, figures in (found.get("singling_out") or {}).items():
         terms = 1 if mode == "univariate" else n_cols
         out.append(Reading("singling_out", mode, figures,
+                           _said(figures, "singling_out", terms) or
                            singling_out_words(figures["risk"], None, terms)))
     linked = found.get("linkability")
     if linked is not None:
         first, second = linked["columns"]
         out.append(Reading("linkability", "linked", linked,
+                           _said(linked, "linkability") or
                            linkability_words(linked["risk"], (first, second))))
     for secret, figures in (found.get("inference") or {}).items():
         out.append(Reading("inference", secret, figures,
+                           _said(figures, "inference") or
                            inference_words(figures["risk"], secret, tolerance)))
     return out
+
+
+def _said(figures: Mapping[str, Any], kind: str, n_cols: int = 1) -> str | None:
+    """:func:`nothing_tried_words` for an attack of no try, else ``None``."""
+    return nothing_tried_words(kind, n_cols) if figures.get("n_attacks") == 0 else None

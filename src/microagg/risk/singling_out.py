@@ -11,7 +11,9 @@ Working Party, Opinion 05/2014; Cohen and Nissim 2020). The attacks are Anonymet
 - **multivariate**: a random release record and ``n_cols`` random columns; per column
   ``is missing``, ``== v`` for a category, ``>= v`` above the release's median and ``<= v``
   otherwise for a number; those isolating one release record, each once, up to
-  ``n_attacks`` or ``max_attempts`` tries;
+  ``n_attacks`` or ``max_attempts`` tries (fewer once every pair of a record and
+  ``n_cols`` columns has been drawn, when there are at most 10⁷ such pairs: no further draw
+  can write another predicate);
 - **baseline**: as many predicates as the attack wrote, on random columns with random values of the
   release and random operators (``==``, ``!=`` on a category; also ``<``, ``>``, ``<=``,
   ``>=`` on a number);
@@ -229,15 +231,23 @@ def _multivariate(table: Indexed, numeric: np.ndarray, n_attacks: int, n_cols: i
     seen: set[bytes] = set()
     found = attempts = 0
     batch = min(1000, max_attempts)
+    # A predicate follows from its record and columns alone: once every pair has been
+    # drawn, no draw can find another (a small release would otherwise draw max_attempts).
+    tried = np.zeros(n * d ** n_cols, dtype=bool) if n * d ** n_cols <= 10_000_000 else None
+    candidates = n * math.comb(d, n_cols)
     while found < n_attacks and attempts < max_attempts:
         rows = rng.integers(0, n, size=batch)
         columns = np.argsort(rng.random((batch, d)), axis=1)[:, :n_cols]
+        if tried is not None:
+            tried[rows * d ** n_cols + np.sort(columns, axis=1) @ d ** np.arange(n_cols)] = True
+            if int(tried.sum()) == candidates:
+                attempts = max_attempts  # this batch is the last
         values = release[rows[:, None], columns]
         above = values > medians[columns]
         ops = np.where(np.isnan(values), MISSING,
                        np.where(numeric[columns], np.where(above, GE, LE), EQ))
         found = _isolating(table, Predicates(columns, ops, values), kept, seen, n_attacks)
-        attempts += batch
+        attempts = min(attempts + batch, max_attempts)
     return _joined(kept, n_cols)
 
 
