@@ -8,7 +8,8 @@ also its ``--local-directory``; they share no working folder, only the folder of
 sets), then runs the commands one after another from the shell, each joining the cluster by
 ``--scheduler``:
 
-1. ``microagg risk`` of the keys on the census (f_k, risk, violations by one group-by);
+1. ``microagg risk`` of the keys on the census (f_k, risk, violations by one group-by, and
+   the household risk by a second pass);
 2. ``microagg recode``: age to 10-year bands (0-14, 15-24 ... 75+), household size 6+ as
    one, citizenship to its continent (the taxonomy CITIZENSHIP_CONTINENT, written beside a
    schema);
@@ -173,7 +174,8 @@ def _pipeline(data: str, schema: Path, address: str, k: int, client: Any | None,
     cluster_args = ["--engine", "dask", "--scheduler", address, *store]
     recoded, suppressed = f"{data}-recoded", f"{data}-suppressed"
     steps = [
-        ("risk", ["risk", str(data), "--keys", KEYS, "--k", str(k), "--json"]),
+        ("risk", ["risk", str(data), "--keys", KEYS, "--household", "hid", "--k", str(k),
+                  "--json"]),
         ("recode", ["recode", str(data), "-o", str(recoded), "--schema", str(schema),
                     "--breaks", BREAKS, "--levels", "citizenship=1", "--keys", KEYS, "--json"]),
         ("suppress", ["suppress", str(recoded), "-o", str(suppressed), "--schema", str(schema),
@@ -198,7 +200,8 @@ def _summary(step: str, report: dict[str, Any], code: int) -> dict[str, Any]:
     """The figures of a step's JSON worth printing beside its time."""
     if step == "risk":
         return {"sample_uniques": report["sample_uniques"],
-                "violations": report["violations"]}
+                "violations": report["violations"],
+                "household_global_risk": report["household_risk"]["global_risk"]}
     if step == "recode":
         return {"sample_uniques_after": report["after"]["sample_uniques"]}
     if step == "suppress":
