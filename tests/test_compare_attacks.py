@@ -153,8 +153,8 @@ def test_the_command_reads_the_target_in_words(run_cli, tmp_path):
      "--secret applies to the attack risks"),
     (["--target-risk-kind", "linkability", "--target-risk", "0.1", "--risk-scale", "unit"],
      "--risk-scale applies to the rank risk"),
-    (["--target-risk-kind", "inference", "--target-risk", "0.1", "--keys", "a"],
-     "--keys applies to the categorical risks"),
+    (["--target-risk-kind", "inference", "--target-risk", "0.1", "--keys", "a,b",
+      "--weight", "c"], "--weight applies to the categorical risks"),
     (["--target-risk-kind", "singling-out"], "--target-risk is needed"),
     (["--target-risk-kind", "linkability", "--target-risk", "1.5"], "lies in [0, 1]"),
     (["--target-risk-kind", "inference", "--target-risk", "0.1", "--linkability-columns",
@@ -265,3 +265,96 @@ def test_no_control_record_shapes_a_release():
         losses.append({e.value: e.loss for e in m.evaluations})
     common = losses[0].keys() & losses[1].keys()
     assert common and all(losses[0][v] == losses[1][v] for v in common)
+
+
+# -- methods for categorical keys at an attack's risk (evaluation/key_attacks.py) ------------
+
+KEYS = ["sex", "region", "age", "job"]
+
+
+def _keys_table(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"sex": rng.choice(["f", "m"], n),
+                         "region": rng.choice(["n", "s", "e", "w", "c"], n),
+                         "age": rng.choice([f"{a}-{a + 9}" for a in range(20, 80, 10)], n),
+                         "job": rng.choice(list("pqrstuvw"), n)})
+
+
+def test_local_suppression_is_held_at_the_singling_out_of_the_values_it_releases():
+    """The risk held at the k kept is that of Anonymeter's multivariate singling out on the
+    values local suppression releases with that k (not their codes), drawn from the same
+    stream; the raw keys single out most people."""
+    import math
+
+    from microagg.evaluation.attack_compare import ATTACK_STREAM, PREDICATE_TRIES, stream
+    from microagg.evaluation.key_compare import compare_keys
+    from microagg.release.methods import LocalSuppression
+    from microagg.risk.attack_data import attack_tables
+    from microagg.risk.singling_out import singling_out
+
+    frame, control = _keys_table(300, 4), _keys_table(300, 5)
+
+    def measured(k: int) -> float:
+        released = (frame if k == 1 else
+                    LocalSuppression(k=k).release(frame, keys=KEYS).frame[KEYS])
+        wanted = min(500, len(frame) * math.comb(len(KEYS), 3))
+        return singling_out(attack_tables(frame, released, control), mode="multivariate",
+                            n_attacks=wanted, n_cols=3,
+                            max_attempts=max(10_000, PREDICATE_TRIES * wanted),
+                            rng=stream(0, ATTACK_STREAM)).risk
+
+    target = 0.05
+    result = compare_keys(frame, target_risk=target, risk_kind="singling-out", keys=KEYS,
+                          methods=["local-suppression"], control=control, attacks_n=500,
+                          seeds=2)
+    m = result.by_method()[CompareMethod.LOCAL_SUPPRESSION]
+    assert m.status is MatchStatus.MATCHED and int(m.value) > 2
+    assert m.risk == pytest.approx(measured(int(m.value)), abs=1e-12)
+    assert m.risk <= target * 1.0025 < measured(2) < measured(1)
+    assert result.risk_kind is RiskKind.SINGLING_OUT and result.data["control_rows"] == 300
+    assert "at most 5 % single out exactly one person" in result.risk_definition["reading"]
+    assert result.utility_definition["label"] == "information loss"
+
+
+@pytest.mark.parametrize("kind", ["singling-out", "inference"])
+def test_methods_for_keys_hold_the_other_attacks_and_draw_their_control_records(kind):
+    from microagg.evaluation.key_compare import compare_keys
+
+    frame = _keys_table(500, 6)
+    result = compare_keys(frame, target_risk=0.1, risk_kind=kind, keys=KEYS,
+                          methods=["local-suppression", "invariant-pram", "mdav"], seeds=2,
+                          attacks_n=300)
+    assert result.data["rows"] == 400 and result.data["control_rows"] == 100  # 20 % held
+    matched = [m for m in result.methods if m.status is MatchStatus.MATCHED]
+    assert matched and all(m.risk <= 0.1 * 1.0025 for m in matched)
+    assert [r.value for r in result.ranking] == sorted(
+        [m.method.value for m in matched],
+        key=lambda name: result.by_method()[CompareMethod(name)].utility.information_loss)
+    with pytest.raises(InputError, match=r"lies in \[0, 1\]"):
+        compare_keys(frame, target_risk=2, risk_kind=kind, keys=KEYS)
+    with pytest.raises(InputError, match="`k` applies to the categorical risks"):
+        compare_keys(frame, target_risk=0.1, risk_kind=kind, keys=KEYS, k=3)
+
+
+def test_the_command_compares_methods_for_keys_at_an_attack_risk(run_cli, tmp_path):
+    frame = _keys_table(400, 7)
+    frame.to_csv(tmp_path / "keys.csv", index=False)
+    asked = ("compare", tmp_path / "keys.csv", "--target-risk", "0.05",
+             "--target-risk-kind", "singling-out", "--keys", ",".join(KEYS), "--methods",
+             "local-suppression,mdav", "--seeds", "2", "--attacks-n", "300")
+    done = run_cli(*asked, "--report", tmp_path / "c.html", "--json")
+    assert done.code == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert said["risk_definition"]["label"] == "singling-out risk"
+    assert "attacked as categories" in said["risk_definition"]["keys"]
+    html = (tmp_path / "c.html").read_text(encoding="utf-8")
+    assert "at a singling-out risk of 0.05, an attacker who reads the release" in html
+    for extra, named in ((("--k", "3"), "--k applies to the categorical risks"),
+                         (("--columns", "sex"), "--columns names numeric attributes"),
+                         (("--match", "within"), "--match applies")):
+        wrong = run_cli(*asked, *extra)
+        assert wrong.code == 2 and named in wrong.stderr, wrong.stderr
+    wrong = run_cli("compare", tmp_path / "keys.csv", "--target-risk", "3",
+                    "--target-risk-kind", "violations", "--keys", "sex,job", "--control",
+                    tmp_path / "keys.csv")
+    assert wrong.code == 2 and "--control applies to the attack risks" in wrong.stderr

@@ -46,8 +46,8 @@ def compare(
         "safer) | expected-reidentifications | global-risk | violations (of the "
         "categorical --keys as released, smaller = safer; methods ranked by information "
         "loss) | singling-out | linkability | inference (an attack on each release of the "
-        "numeric --columns against control records, 0 to 1, smaller = safer; at most the "
-        "target)."),
+        "numeric --columns, or with --keys of the categorical keys, against control "
+        "records, 0 to 1, smaller = safer; at most the target)."),
     target_utility: str | None = typer.Option(None, "--target-utility", help="Dual: the EMD "
                                               "to reach, a number or METHOD=VALUE; methods "
                                               "are then ranked by risk (rank risk only)."),
@@ -141,10 +141,10 @@ def compare(
                 result = run(frame, target_risk=target_risk, target_utility=target_utility,
                              columns=names(columns, "--columns"), scale=risk_scale or "ranks",
                              aggregate=risk_aggregate or "mean-of-logs", **common)
-            elif kind.by_attack:
+            elif kind.by_attack and given["keys"] is None:
                 result = _attacks(frame, kind, target_risk, given, common, (decimal, thousands))
             else:
-                result = _keys(frame, kind, target_risk, given, common)
+                result = _keys(frame, kind, target_risk, given, common, (decimal, thousands))
         if report is not None:
             from microagg.evaluation.html import comparison_html
 
@@ -163,6 +163,9 @@ def _refuse_strays(kind: Any, given: dict[str, Any]) -> None:
 
     if kind is RiskKind.RANK:
         wrong = {**KEYS_ONLY, **ATTACKS_ONLY}
+    elif kind.by_attack and given["keys"] is not None:  # methods for keys, attacked
+        wrong = {**RANK_ONLY, **{n: f for n, f in KEYS_ONLY.items()
+                                 if n in ("weight", "k", "missing", "match")}}
     elif kind.by_attack:
         wrong = {**KEYS_ONLY, **{n: f for n, f in RANK_ONLY.items() if n != "columns"}}
     else:
@@ -170,6 +173,9 @@ def _refuse_strays(kind: Any, given: dict[str, Any]) -> None:
     stray = next((flag for name, flag in wrong.items() if given[name] is not None), None)
     if stray is None:
         return
+    if stray == "--columns" and given["keys"] is not None:
+        raise InputError("--columns names numeric attributes; with --keys the methods for "
+                         "categorical keys are compared and the keys attacked")
     home = ("the rank risk and the attack risks (--target-risk-kind rank, singling-out, "
             "linkability or inference)" if stray == "--columns" else
             "the rank risk (--target-risk-kind rank)" if stray in RANK_ONLY.values() else
@@ -197,14 +203,23 @@ def _attacks(frame: Any, kind: Any, target_risk: str | None, given: dict[str, An
 
 
 def _keys(frame: Any, kind: Any, target_risk: str | None, given: dict[str, Any],
-          common: dict[str, Any]) -> Any:
-    """The comparison of methods for categorical keys (compare_keys)."""
+          common: dict[str, Any], marks: tuple[str | None, str | None]) -> Any:
+    """The comparison of methods for categorical keys (compare_keys), at a categorical
+    risk or at an attack's on the keys."""
     from microagg.evaluation.key_compare import compare_keys
 
     if target_risk is None:
-        raise InputError("--target-risk is needed with a categorical --target-risk-kind")
+        raise InputError(f"--target-risk is needed with --target-risk-kind {kind.value}")
     options = {name: given[name] for name in ("weight", "k", "missing", "recode_level",
                                               "match") if given[name] is not None}
+    if kind.by_attack:
+        from microagg.cli.evaluate_attacks import linkability_split
+
+        options.update(
+            control=None if given["control"] is None else read_input(given["control"],
+                                                                     *marks),
+            linkability_columns=linkability_split(given["linkability_columns"]),
+            secrets=names(given["secret"], "--secret"), attacks_n=given["attacks_n"])
     return compare_keys(frame, target_risk=target_risk, risk_kind=kind,
                         keys=names(given["keys"], "--keys"),
                         recode=names(given["recode"], "--recode"),

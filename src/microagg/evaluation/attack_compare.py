@@ -65,7 +65,8 @@ from microagg.risk.linkability import linkability
 from microagg.risk.singling_out import singling_out
 from microagg.version import installed_version
 
-__all__ = ["ATTACKS_N", "CONTROL_SHARE", "PREDICATE_TRIES", "AttackCalibrator", "compare_attacks"]
+__all__ = ["ATTACKS_N", "CONTROL_SHARE", "PREDICATE_TRIES", "AttackCalibrator", "attack_definition",
+           "attack_level", "compare_attacks", "control_rows"]
 
 CONTROL_SHARE = 0.2
 """The share of the records held out as control records when no control table is given."""
@@ -120,22 +121,64 @@ class AttackCalibrator(Calibrator):
     def risk(self, Y: np.ndarray) -> float:
         """The attack's risk on the release ``Y``, its targets drawn from the same seed for
         every release."""
-        tables, s = self.tables(Y), self.settings
-        rng = stream(self.seed, ATTACK_STREAM)
-        if self.kind is RiskKind.LINKABILITY:
-            assert s.linkability_columns is not None
-            return linkability(tables, s.linkability_columns, n_attacks=s.n_attacks,
-                               n_neighbors=s.n_neighbors, rng=rng).risk
-        if self.kind is RiskKind.SINGLING_OUT:
-            n_cols = min(s.n_cols, len(self.names))
-            # no more predicates are sought than a release record and n_cols columns make
-            wanted = min(s.n_attacks, len(Y) * math.comb(len(self.names), n_cols))
-            return singling_out(tables, mode="multivariate", n_attacks=wanted, n_cols=n_cols,
-                                max_attempts=max(10_000, PREDICATE_TRIES * wanted),
-                                rng=rng).risk
-        secrets = s.secrets or self.names
-        return max(inference(tables, c, n_attacks=s.n_attacks, tolerance=s.tolerance,
-                             rng=stream(self.seed, ATTACK_STREAM)).risk for c in secrets)
+        return attack_level(self.tables(Y), self.kind, self.settings, self.seed)
+
+
+def attack_level(tables: AttackTables, kind: RiskKind, settings: AttackSettings,
+                 seed: int) -> float:
+    """The risk of the attack ``kind`` on ``tables`` (module docstring): its targets drawn
+    from the stream :data:`ATTACK_STREAM` of ``seed``, the same for every release; for
+    inference, the worst of the secret columns (default: every column).
+
+    Parameters
+    ----------
+    tables : AttackTables
+        The released part of the original, the release and the control records.
+    kind : RiskKind
+        ``singling-out`` (multivariate), ``linkability`` or ``inference``.
+    settings : AttackSettings
+        Checked settings (:func:`~microagg.risk.attacks.checked_settings`).
+    seed : int
+        The comparison's seed.
+
+    Returns
+    -------
+    float
+        The risk, in [0, 1].
+    """
+    rng = stream(seed, ATTACK_STREAM)
+    if kind is RiskKind.LINKABILITY:
+        assert settings.linkability_columns is not None
+        return linkability(tables, settings.linkability_columns, n_attacks=settings.n_attacks,
+                           n_neighbors=settings.n_neighbors, rng=rng).risk
+    names = tables.columns
+    if kind is RiskKind.SINGLING_OUT:
+        n_cols = min(settings.n_cols, len(names))
+        # no more predicates are sought than a release record and n_cols columns make
+        wanted = min(settings.n_attacks, len(tables.release) * math.comb(len(names), n_cols))
+        return singling_out(tables, mode="multivariate", n_attacks=wanted, n_cols=n_cols,
+                            max_attempts=max(10_000, PREDICATE_TRIES * wanted), rng=rng).risk
+    return max(inference(tables, c, n_attacks=settings.n_attacks,
+                         tolerance=settings.tolerance, rng=stream(seed, ATTACK_STREAM)).risk
+               for c in settings.secrets or names)
+
+
+def control_rows(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows released and the rows held out as control records: :data:`CONTROL_SHARE`
+    of ``n`` drawn at random (seeded), each in row order.
+
+    Examples
+    --------
+    >>> released, held = control_rows(10, seed=0)
+    >>> len(released), len(held), sorted([*released, *held]) == list(range(10))
+    (8, 2, True)
+    """
+    held = round(CONTROL_SHARE * n)
+    if held < 2 or n - held < 4:
+        raise InputError(f"the attacks need control records: {n} records are too few to hold "
+                         f"{CONTROL_SHARE:.0%} out (give a control table)")
+    order = stream(seed, SPLIT_STREAM).permutation(n)
+    return np.sort(order[held:]), np.sort(order[:held])
 
 
 def _split(X: np.ndarray, control: np.ndarray | None, seed: int
@@ -144,13 +187,8 @@ def _split(X: np.ndarray, control: np.ndarray | None, seed: int
     :data:`CONTROL_SHARE` of ``X`` drawn at random (seeded)."""
     if control is not None:
         return X, control, 0
-    n = X.shape[0]
-    held = round(CONTROL_SHARE * n)
-    if held < 2 or n - held < 4:
-        raise InputError(f"the attacks need control records: {n} records are too few to hold "
-                         f"{CONTROL_SHARE:.0%} out (give a control table)")
-    order = stream(seed, SPLIT_STREAM).permutation(n)
-    return X[np.sort(order[held:])], X[np.sort(order[:held])], held
+    released, held = control_rows(X.shape[0], seed)
+    return X[released], X[held], len(held)
 
 
 def _reading(kind: RiskKind, level: float, settings: AttackSettings,
@@ -285,23 +323,8 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
     band = abs(target_value) * tolerance
     results = tuple(calibrate(cal, table[m], target_value, band) for m in chosen)
     require_reach(results, Target.RISK, target_value)
-    label = f"{kind.value} risk"
-    definition = {
-        "measure": f"{kind.value} risk of an attack on each release (Anonymeter's, Giomi et "
-                   "al. 2023): the attack's success on the released people beyond its "
-                   "success on control people, (attack - control) / (1 - control) "
-                   "(smaller = safer)",
-        "label": label,
-        "attack": _attack_words(kind, settings, names),
-        "control records": (f"{held_out.shape[0]:,} records held out of every release at "
-                            "random" if drawn else
-                            f"{held_out.shape[0]:,} records of the control table given"),
-        "records attacked": _attacked(kind, settings, released, held_out),
-        "interval": "a value's 95 % interval is over the releases of a randomized method's "
-                    "seeds (a point for a method without randomness); the attack's own "
-                    "sampling error on the records attacked is not in it",
-        "reading": _reading(kind, target_value, settings, names),
-    }
+    definition = attack_definition(kind, settings, names, released.shape[0],
+                                   held_out.shape[0], bool(drawn), target_value)
     return replace(Comparison(
         Target.RISK, float(target_value), target_source, band, int(seeds), definition,
         {"rows": int(released.shape[0]), "control_rows": int(held_out.shape[0]),
@@ -311,6 +334,51 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
          "microagg": installed_version(),
          "columns_left_out": [str(c) for c in frame.columns if c not in names]},
         dict(EMD_DEFINITION)), risk_kind=kind, match=TargetMatch.AT_MOST)
+
+
+def attack_definition(kind: RiskKind, settings: AttackSettings, names: Sequence[str],
+                      released: int, held_out: int, drawn: bool, level: float
+                      ) -> dict[str, str]:
+    """The risk held, as a comparison states it: the attack, its control records (``drawn``
+    at random from the table, else a control table's), the records it attacks and what the
+    risk ``level`` means in words.
+
+    Parameters
+    ----------
+    kind : RiskKind
+        The attack.
+    settings : AttackSettings
+        Its checked settings.
+    names : sequence of str
+        The columns attacked.
+    released, held_out : int
+        The records released and the control records.
+    drawn : bool
+        Whether the control records were held out of the table at random.
+    level : float
+        The target risk.
+
+    Returns
+    -------
+    dict
+        ``measure``, ``label``, ``attack``, ``control records``, ``records attacked``,
+        ``interval`` and ``reading``.
+    """
+    return {
+        "measure": f"{kind.value} risk of an attack on each release (Anonymeter's, Giomi et "
+                   "al. 2023): the attack's success on the released people beyond its "
+                   "success on control people, (attack - control) / (1 - control) "
+                   "(smaller = safer)",
+        "label": f"{kind.value} risk",
+        "attack": _attack_words(kind, settings, names),
+        "control records": (f"{held_out:,} records held out of every release at random"
+                            if drawn else f"{held_out:,} records of the control table given"),
+        "records attacked": _attacked(kind, settings, released, held_out),
+        "interval": "a value's 95 % interval is over the releases of a randomized method's "
+                    "seeds (a point for a method without randomness); the attack's own "
+                    "sampling error on the records attacked is not in it",
+        "reading": _reading(kind, level, settings, names),
+    }
 
 
 def _attack_words(kind: RiskKind, settings: AttackSettings, names: Sequence[str]) -> str:
@@ -327,13 +395,12 @@ def _attack_words(kind: RiskKind, settings: AttackSettings, names: Sequence[str]
             "(the worst column held)")
 
 
-def _attacked(kind: RiskKind, settings: AttackSettings, released: np.ndarray,
-              held_out: np.ndarray) -> str:
+def _attacked(kind: RiskKind, settings: AttackSettings, released: int, held_out: int) -> str:
     """How many records (or predicates) each release's attack tries, in words."""
     if kind is RiskKind.SINGLING_OUT:
         return (f"up to {settings.n_attacks:,} predicates per release, those its records "
                 "offer (each rate is over the predicates written), drawn from the same random "
                 "stream for every release")
-    count = attacked_count(settings.n_attacks, [released.shape[0], held_out.shape[0]])
+    count = attacked_count(settings.n_attacks, [released, held_out])
     return (f"{count:,} released and {count:,} control records per release, the same for "
             "every release")

@@ -218,9 +218,13 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
                  match: TargetMatch | str = TargetMatch.AT_MOST, seeds: int = 10,
                  tolerance: float = 0.0025, seed: int = 0,
                  progress: Callable[[str], None] | None = None,
-                 source: str | None = None) -> Comparison:
-    """Calibrate methods for categorical keys to a target categorical risk and rank them by
-    the information they lose (module docstring; docs/algorithms.md).
+                 source: str | None = None, control: pd.DataFrame | None = None,
+                 linkability_columns: tuple[list[str], list[str]] | None = None,
+                 secrets: Sequence[str] | None = None,
+                 attacks_n: int | None = None) -> Comparison:
+    """Calibrate methods for categorical keys to a target categorical risk, or to an
+    attack's risk on the released keys, and rank them by the information they lose (module
+    docstring; docs/algorithms.md).
 
     Parameters
     ----------
@@ -253,6 +257,12 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
         target; ``within``: a risk inside target · (1 ± tolerance), as 003.
     seeds, tolerance, seed, progress, source
         As :func:`~microagg.evaluation.compare.compare`.
+    control, linkability_columns, secrets, attacks_n
+        With an attack's ``risk_kind`` (``singling-out``, ``linkability``, ``inference``:
+        :mod:`~microagg.evaluation.key_attacks`), as
+        :func:`~microagg.evaluation.attack_compare.compare_attacks` takes them, over the
+        keys: the control records (default: a share of ``frame`` held out of every
+        release), the linkability split, the secret keys and the records attacked.
 
     Returns
     -------
@@ -273,12 +283,42 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
     check_search(seeds, tolerance, seed)
     match = parse(TargetMatch, match, "match")
     missing = parse(MissingValues, missing, "missing")
+    kind = parse(RiskKind, risk_kind, "risk kind")
+    asked = {"control": control, "linkability_columns": linkability_columns,
+             "secrets": secrets, "attacks_n": attacks_n}
+    held: pd.DataFrame | None = None
+    if kind.by_attack:
+        spec = parse_target(target_risk)
+        if not isinstance(spec, tuple) and spec > 1:
+            raise InputError(f"an attack's risk lies in [0, 1], got the target {spec:g}")
+        frame, held, drawn = _held_out(frame, control, seed, match, k, weight)
+    else:
+        given = next((name for name, value in asked.items() if value is not None), None)
+        if given is not None:
+            raise InputError(f"`{given}` applies to an attack's risk (singling-out, "
+                             f"linkability or inference), not to {kind.value}")
     original = categorical_risk(frame, keys, weight=weight, schema=schema, missing=missing)
     keys, weight = original.keys, original.weight
     if len(frame) < 4:
         raise InputError(f"the comparison needs at least 4 records, got {len(frame)}")
     inp = _input(frame, keys, weight, schema, recode, widths, recode_level)
-    measure = _measure(risk_kind, k, inp.data.design.weights, missing)
+    measure: Any
+    if held is not None:
+        from microagg.evaluation.attack_compare import ATTACKS_N
+        from microagg.evaluation.key_attacks import KeyAttackMeasure
+        from microagg.risk.attacks import AttackSettings
+
+        lacking = [key for key in keys if key not in held.columns]
+        if lacking:
+            raise InputError(f"the control table lacks the key(s) {', '.join(lacking)}")
+        measure = KeyAttackMeasure.of(kind, inp.coding, held, AttackSettings(
+            n_attacks=ATTACKS_N if attacks_n is None else int(attacks_n),
+            linkability_columns=linkability_columns,
+            secrets=None if secrets is None else [secrets] if isinstance(secrets, str)
+            else list(secrets)), seed=seed, drawn=drawn)
+        _check_attack(kind, measure)
+    else:
+        measure = _measure(kind, k, inp.data.design.weights, missing)
     table, reasons = key_candidates(inp)
     chosen = chosen_methods(methods or [m for m in DEFAULT_KEY_METHODS if not reasons[m]],
                             DEFAULT_KEY_METHODS, reasons,
@@ -291,9 +331,14 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
     band = abs(target_value) * tolerance
     results = tuple(calibrate(cal, table[m], target_value, band) for m in chosen)
     require_reach(results, Target.RISK, target_value)
+    definition = (measure.definition(weight, float(target_value)) if held is not None
+                  else measure.definition(weight))
+    data = _data(inp, measure, reasons, chosen)
+    if held is not None:
+        data["control_rows"] = len(held)
     return Comparison(
         Target.RISK, float(target_value), target_source, band, int(seeds),
-        measure.definition(weight), _data(inp, measure, reasons, chosen), results,
+        definition, data, results,
         ranking(results, Target.RISK),
         {"input": source, "created": datetime.now(UTC).isoformat(timespec="seconds"),
          "microagg": installed_version(),
@@ -302,7 +347,38 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
         dict(UTILITY_DEFINITION), measure.kind, match)
 
 
-def _data(inp: KeyInput, measure: KeyRiskMeasure, reasons: dict[CompareMethod, str],
+def _held_out(frame: pd.DataFrame, control: pd.DataFrame | None, seed: int,
+              match: TargetMatch, k: int | None, weight: str | None
+              ) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
+    """The records released and the control records of an attack's risk (``control``, else
+    a share of ``frame`` held out at random), and whether they were drawn; the options of
+    the categorical risks are refused."""
+    from microagg.evaluation.attack_compare import control_rows
+
+    if match is not TargetMatch.AT_MOST:
+        raise InputError("an attack's risk is held as a ceiling: `match` at-most only")
+    for name, value in (("k", k), ("weight", weight)):
+        if value is not None:
+            raise InputError(f"`{name}` applies to the categorical risks, not to an attack's")
+    if control is not None:
+        return frame.reset_index(drop=True), control.reset_index(drop=True), False
+    released, held = control_rows(len(frame), seed)
+    return (frame.iloc[released].reset_index(drop=True),
+            frame.iloc[held].reset_index(drop=True), True)
+
+
+def _check_attack(kind: RiskKind, measure: Any) -> None:
+    """Refuse an attack the keys cannot take (as compare_attacks does)."""
+    from microagg.risk.attacks import TOO_FEW_TO_SPLIT
+
+    if kind is RiskKind.LINKABILITY and measure.settings.linkability_columns is None:
+        raise InputError(TOO_FEW_TO_SPLIT)
+    if kind is RiskKind.INFERENCE and len(measure.coding.keys) < 2:
+        raise InputError("inference needs at least two keys: the attacker guesses one from "
+                         "the others")
+
+
+def _data(inp: KeyInput, measure: Any, reasons: dict[CompareMethod, str],
           chosen: Sequence[CompareMethod]) -> dict[str, Any]:
     """The data as the comparison states it: the keys, the original's risk, the recodings
     and the methods the data do not allow."""
