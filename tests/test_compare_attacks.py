@@ -358,3 +358,39 @@ def test_the_command_compares_methods_for_keys_at_an_attack_risk(run_cli, tmp_pa
                     "--target-risk-kind", "violations", "--keys", "sex,job", "--control",
                     tmp_path / "keys.csv")
     assert wrong.code == 2 and "--control applies to the attack risks" in wrong.stderr
+
+
+def test_a_recoded_key_is_attacked_at_the_recoded_level():
+    """Ages released as decades: the attack reads the original and control ages as the
+    same decades (an attacker who knows the published recoding), so its risk is that of
+    singling out on tables recoded by hand, and not the 0 of decades no original holds."""
+    from microagg.evaluation.attack_compare import ATTACK_STREAM, stream
+    from microagg.evaluation.key_attacks import KeyAttackMeasure
+    from microagg.evaluation.key_measures import KeyCoding, released_codes
+    from microagg.risk.attack_data import attack_tables
+    from microagg.risk.singling_out import singling_out
+
+    rng = np.random.default_rng(9)
+
+    def people(n: int) -> pd.DataFrame:
+        return pd.DataFrame({"sex": rng.choice(["f", "m"], n),
+                             "region": rng.choice(list("nsewc"), n),
+                             "age": rng.integers(18, 90, n).astype(str)})
+
+    frame, control = people(300), people(300)
+
+    def decades(table: pd.DataFrame) -> pd.DataFrame:
+        return table.assign(age=[f"{int(a) // 10 * 10}s" for a in table["age"]])
+
+    keys = ["sex", "region", "age"]
+    coding = KeyCoding.of(frame, keys)
+    codes = released_codes(coding, {"age": decades(frame)["age"]})
+    settings = AttackSettings(n_attacks=500, n_cols=2)
+    measure = KeyAttackMeasure.of(RiskKind.SINGLING_OUT, coding, control, settings, seed=0,
+                                  drawn=False)
+    by_hand = singling_out(attack_tables(decades(frame), decades(frame), decades(control)),
+                           mode="multivariate", n_attacks=500, n_cols=2,
+                           max_attempts=10_000, rng=stream(0, ATTACK_STREAM)).risk
+    assert measure(codes) == pytest.approx(by_hand, abs=1e-12) and by_hand > 0.1
+    # a key left raw keeps its values, and a suppressed cell is missing, not a value
+    assert measure(coding.codes) > measure(codes)

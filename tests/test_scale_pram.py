@@ -137,3 +137,18 @@ def test_the_command_on_the_cluster(client, run_cli, survey, tmp_path):
     assert done.code == 2 and done.stderr.strip() == \
         "microagg: error: --thousands is not available with --engine dask", done.stderr
     assert not (tmp_path / "o2").exists()
+
+
+def test_small_integer_keys_are_drawn_and_keep_their_type(client, tmp_path):
+    """Keys stored as int8 (as census-synthetic writes them): the drawn values are written
+    back as int8, values the column held."""
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"sex": rng.integers(1, 3, 4000).astype(np.int8),
+                          "x": rng.normal(size=4000)})
+    frame.to_parquet(tmp_path / "in.parquet", index=False, row_group_size=1000)
+    report = pram_at_scale(client, open_dataset(tmp_path / "in.parquet",
+                                                rows_per_partition=1000),
+                           tmp_path / "out", InvariantPram(), keys=["sex"], seed=2)
+    written = pd.read_parquet(tmp_path / "out")
+    assert written["sex"].dtype == np.int8 and set(written["sex"]) <= {1, 2}
+    assert report.changed_values["sex"] == int((written["sex"] != frame["sex"]).sum()) > 0

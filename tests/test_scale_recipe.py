@@ -6,6 +6,7 @@ run."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -176,4 +177,82 @@ def test_a_step_that_fails_leaves_no_output_and_no_step_data_set(client, survey,
     assert len(done.stderr.strip().splitlines()) == 1
     assert pd.read_parquet(tmp_path / "out").equals(pd.DataFrame({"a": [1]}))
     assert not (tmp_path / "out.report.json").exists()
+    assert not _hidden(tmp_path)
+
+
+def test_an_mdav_step_masks_the_declared_quasi_identifiers_only(client, tmp_path, run_cli):
+    """Without `columns`, block MDAV masks the schema's quasi-identifiers, as one machine's
+    step does: the household, the weight and the other columns keep their values."""
+    rng = np.random.default_rng(4)
+    n = 2000
+    frame = pd.DataFrame({"hid": np.repeat(np.arange(n // 2), 2), "w": rng.uniform(1, 9, n),
+                          "age": rng.integers(0, 90, n).astype(float),
+                          "income": rng.gamma(2.0, 3.0, n), "x": rng.normal(size=n)})
+    frame.to_parquet(tmp_path / "people.parquet", index=False)
+    (tmp_path / "recipe.yaml").write_text(
+        "format: microagg-recipe/1\ninput: people.parquet\nschema:\n  attributes:\n"
+        "    hid: {role: household}\n    w: {role: weight}\n"
+        "    age: {kind: numeric, role: quasi}\n    income: {kind: numeric, role: quasi}\n"
+        "    x: {kind: numeric, role: other}\n"
+        "steps:\n  - {family: microaggregate, method: mdav, k: 5}\n")
+    done = run_cli("run", tmp_path / "recipe.yaml", "-o", tmp_path / "out", "--engine",
+                   "dask", "--scheduler", client.scheduler.address, "--json")
+    assert done.code == 0, done.stderr
+    written = pd.read_parquet(tmp_path / "out")
+    for kept in ("hid", "w", "x"):
+        assert written[kept].equals(frame[kept]), kept
+    assert not written["age"].equals(frame["age"])
+    assert written.groupby(["age", "income"]).size().min() >= 5
+    report = json.loads(done.stdout)["steps"][0]["report"]
+    assert report["columns"] == ["age", "income"]
+
+
+def test_a_masking_that_changes_nothing_is_said_not_refused_in_a_recipe(client, survey,
+                                                                         tmp_path, run_cli):
+    folder, whole = survey
+    steps = "  - {family: mask, method: top-bottom-coding, top: 1000, columns: [income]}\n"
+    done = run_cli("run", _recipe(tmp_path, steps), "--input", folder, "-o", tmp_path / "out",
+                   "--engine", "dask", "--scheduler", client.scheduler.address)
+    assert done.code == 0, done.stderr
+    assert pd.read_parquet(tmp_path / "out")["income"].equals(whole["income"])
+    assert "no value" in done.stderr or "changes no" in done.stderr, done.stderr
+
+
+def test_no_file_beside_the_output_may_be_an_input(survey, tmp_path, run_cli):
+    """The recipe as run goes to OUT.recipe.yaml: a recipe of that name is an input, which
+    the run refuses to replace before any step."""
+    folder, _ = survey
+    recipe = tmp_path / "out.recipe.yaml"
+    recipe.write_text(Path(_recipe(tmp_path, DETERMINISTIC)).read_text())
+    before = recipe.read_bytes()
+    done = run_cli("run", recipe, "--input", folder, "-o", tmp_path / "out", "--engine",
+                   "dask", "--workers", "1")
+    assert done.code == 2 and "is an input of this command" in done.stderr, done.stderr
+    assert recipe.read_bytes() == before and not (tmp_path / "out").exists()
+
+
+def test_the_output_and_its_files_appear_together_or_not_at_all(client, survey, tmp_path):
+    """A failure once the last step's data set is written (here: making the files beside
+    it) leaves the older output as it was, and no step's data set."""
+    from microagg.at_scale.dataset import open_dataset
+    from microagg.at_scale.recipe import run_recipe_at_scale
+    from microagg.recipe import Recipe
+
+    folder, _ = survey
+    recipe = Recipe.load(_recipe(tmp_path, DETERMINISTIC))
+    (tmp_path / "out").mkdir()
+    pd.DataFrame({"a": [1]}).to_parquet(tmp_path / "out" / "part-00000.parquet")
+
+    def broken(run):
+        raise OSError("the disk is full")
+
+    with pytest.raises(OSError, match="the disk is full"):
+        run_recipe_at_scale(client, recipe, open_dataset(folder), tmp_path / "out",
+                            beside=broken)
+    assert pd.read_parquet(tmp_path / "out").equals(pd.DataFrame({"a": [1]}))
+    assert not _hidden(tmp_path) and not (tmp_path / "out.report.json").exists()
+    run_recipe_at_scale(client, recipe, open_dataset(folder), tmp_path / "out",
+                        beside=lambda run: {".report.json": json.dumps(run.to_dict())})
+    assert len(pd.read_parquet(tmp_path / "out")) == 3000
+    assert json.loads((tmp_path / "out.report.json").read_text())["records"] == 3000
     assert not _hidden(tmp_path)

@@ -91,7 +91,7 @@ def test_command_line(survey_parts, tmp_path, run_cli):
 def test_the_household_risk_is_that_of_one_machine(client, survey_parts, tmp_path, weight):
     """Households of 1-4 records, some cut by a partition's edge (their partial sums meet on
     the client): the household risk and each record's are one machine's."""
-    folder, whole = survey_parts
+    _, whole = survey_parts
     rng = np.random.default_rng(2)
     hid = np.repeat(np.arange(len(whole)), rng.integers(1, 5, len(whole)))[:len(whole)]
     whole = whole.assign(hid=hid * 7 + 1000)  # any values, not row numbers
@@ -109,6 +109,7 @@ def test_the_household_risk_is_that_of_one_machine(client, survey_parts, tmp_pat
     for key in ("expected_reidentifications", "global_risk", "global_risk_percent"):
         assert ours[key] == pytest.approx(theirs[key], rel=1e-12), key
     assert ours["expected_reidentifications"] > result.to_dict()["expected_reidentifications"]
+    assert "household_risk" not in result.to_dict()["skipped"]
     records = pd.read_parquet(tmp_path / "records")
     assert list(records.columns[:4]) == ["fk", "Fk", "risk", "household_risk"]
     np.testing.assert_allclose(records["household_risk"], local.records()["household_risk"],
@@ -124,7 +125,7 @@ def test_a_record_without_its_household_is_refused(client, survey_parts, tmp_pat
     whole = whole.assign(hid=np.arange(len(whole), dtype=float))
     whole.loc[900, "hid"] = np.nan
     whole.to_parquet(tmp_path / "homes.parquet")
-    with pytest.raises(InputError, match="household column 'hid': row .* is missing"):
+    with pytest.raises(InputError, match=r"household column .hid.: a record of .* has none"):
         risk_at_scale(client, open_dataset(tmp_path / "homes.parquet"), KEYS, household="hid")
     with pytest.raises(InputError, match="also a key variable"):
         risk_at_scale(client, open_dataset(tmp_path / "homes.parquet"), KEYS,

@@ -206,6 +206,13 @@ def wrote(paths: Iterable[str | Path]) -> None:
         _state.written.extend(str(p) for p in paths)
 
 
+def unwrote(paths: Iterable[str | Path]) -> None:
+    """Forget outputs :func:`wrote` noted that the command deletes again (a working data
+    set of a recipe's step), so that an interrupt's line does not name them."""
+    gone = {str(p) for p in paths}
+    _state.written[:] = [p for p in _state.written if p not in gone]
+
+
 def ending(text: str) -> None:
     """Say ``text`` after the signal instead of what was written: a command that writes no
     output (a server) says what it did as it stopped."""

@@ -53,7 +53,7 @@ from microagg.data.schema import Role, Schema
 from microagg.errors import InputError
 from microagg.partition.blocks import DEFAULT_BLOCK_SIZE, check_block_size, median_blocks
 from microagg.partition.mdav import mdav
-from microagg.release.inputs import masked_columns
+from microagg.release.inputs import masked_columns, resolve_schema
 
 __all__ = ["BlockReport", "CutTree", "block_microaggregate", "cut_tree", "pack_blocks"]
 
@@ -277,10 +277,13 @@ class BlockReport:
         return asdict(self)
 
 
-def _columns(dataset: Dataset, columns: Sequence[str] | None) -> tuple[list[str], list[str]]:
+def _columns(dataset: Dataset, columns: Sequence[str] | None,
+             declared: Schema | None = None) -> tuple[list[str], list[str]]:
+    """The masked columns (``columns``, else the ``declared`` schema's quasi-identifiers,
+    else every column that may be masked) and the identifiers dropped."""
     head = dataset.head()
-    schema = Schema.infer(head)
-    chosen = masked_columns(schema, columns, declared=False)
+    schema, given = resolve_schema(head, declared)
+    chosen = masked_columns(schema, columns, declared=given)
     categorical = [c for c in chosen if not schema[c].is_numeric]
     if categorical:
         raise InputError(f"column '{categorical[0]}' is categorical; block MDAV on a cluster "
@@ -294,10 +297,13 @@ def block_microaggregate(client: Any, dataset: Dataset, output: str | Path | Loc
                          k: int,
                          columns: Sequence[str] | None = None,
                          block_size: int = DEFAULT_BLOCK_SIZE, seed: int = 0,
-                         progress: Callable[[int], None] | None = None) -> BlockReport:
+                         progress: Callable[[int], None] | None = None,
+                         schema: Schema | None = None) -> BlockReport:
     """Block MDAV of ``dataset`` on ``client``, written as the Parquet data set ``output``
     (module docstring). ``seed`` draws the sample that places the cuts (it changes the blocks,
-    not the guarantee). ``progress`` is called once per written partition."""
+    not the guarantee). ``progress`` is called once per written partition. Without
+    ``columns``, the declared ``schema``'s quasi-identifiers are masked (its identifiers
+    dropped), else every numeric column that may be masked."""
     import dask
 
     if k < 1:
@@ -305,7 +311,7 @@ def block_microaggregate(client: Any, dataset: Dataset, output: str | Path | Loc
     if dataset.n < k:
         raise InputError(f"k = {k} is larger than the {dataset.n} records")
     block_size = check_block_size(block_size, k)
-    chosen, identifiers = _columns(dataset, columns)
+    chosen, identifiers = _columns(dataset, columns, schema)
     pieces, offsets, n = dataset.pieces, dataset.offsets, dataset.n
     rate = min(1.0, SAMPLE_PER_BLOCK * max(1.0, n / block_size) / n)
     scans = client.compute([dask.delayed(_moments_and_sample)(p, chosen, rate, (seed, i))

@@ -56,7 +56,7 @@ from microagg.data.io import (
 from microagg.errors import InputError
 
 __all__ = ["Dataset", "Piece", "open_dataset", "read_matrix", "read_piece", "remove_folder",
-           "write_dataset", "write_parts_here"]
+           "replace_folder", "write_dataset", "write_parts_here"]
 
 ROWS_PER_PARTITION = 1_000_000
 
@@ -412,19 +412,26 @@ def write_dataset(client: Any, parts: Sequence[Any], target: str | Path | Locati
             check(results)
         os.chmod(tmp, 0o777 & ~_umask())
         with interrupts.held():  # the renames are not cut in two
-            if target.exists():
-                old = target.with_name(f"{temporary_prefix(target)}{os.getpid()}-old.tmp")
-                os.replace(target, old)
-                os.replace(tmp, target)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, target)
+            replace_folder(tmp, target)
             interrupts.wrote([target])
         return rows, results
     finally:
         if tmp is not None:
             with interrupts.held():
                 remove_folder(tmp)
+
+
+def replace_folder(folder: Path, target: Path) -> None:
+    """Put ``folder`` (beside ``target``, on the same file system) in place as ``target``:
+    an existing ``target`` is moved aside first and deleted once the new one is in place.
+    Call it inside :func:`microagg.interrupts.held`, so that no signal cuts it in two."""
+    if target.exists():
+        old = target.with_name(f"{temporary_prefix(target)}{os.getpid()}-old.tmp")
+        os.replace(target, old)
+        os.replace(folder, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(folder, target)
 
 
 class _Done:

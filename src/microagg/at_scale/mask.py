@@ -228,7 +228,8 @@ def mask_at_scale(client: Any, dataset: Dataset, output: str | Path | Location,
                   method: MaskingMethod, *, columns: Sequence[str] | None = None,
                   schema: Schema | None = None, seed: int | None = None,
                   storage_options: Mapping[str, Any] | None = None,
-                  progress: Callable[[int], None] | None = None) -> MaskAtScale:
+                  progress: Callable[[int], None] | None = None,
+                  refuse_unchanged: bool = True) -> MaskAtScale:
     """Correlated or multiplicative noise on ``dataset`` (module docstring), written as the
     Parquet data set ``output``.
 
@@ -268,7 +269,8 @@ def mask_at_scale(client: Any, dataset: Dataset, output: str | Path | Location,
         For a method the cluster does not run this way.
     InputError
         For columns that are not numeric or hold missing values, fewer than two records, or
-        a masking that overflows or changes no value (nothing is written).
+        a masking that overflows or changes no value (nothing is written; with
+        ``refuse_unchanged`` False no change is said in a warning and written).
     """
     import dask
 
@@ -298,7 +300,7 @@ def mask_at_scale(client: Any, dataset: Dataset, output: str | Path | Location,
         client, [t[0] for t in tasks], output, source=dataset.source, progress=progress,
         extra=[t[1] for t in tasks], storage_options=storage_options,
         check=lambda scans: check_extent(combined_extent([e for e, _, _ in scans]), names,
-                                         method))
+                                         method, refuse_unchanged))
     identifiers = [a.name for a in resolved if a.role is Role.IDENTIFIER]
     written = [c for c in dataset.columns if c not in identifiers]
     after = Moments.total(m for _, m, _ in scans)

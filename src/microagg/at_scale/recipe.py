@@ -3,13 +3,15 @@ release of :mod:`microagg.at_scale.release` that reads the data set the step bef
 and the risk of the key variables before the recipe and after every step, by the group-by of
 :func:`~microagg.at_scale.risk.risk_at_scale`.
 
-Where the steps' data sets go: step ``i`` (all but the last) writes a data set under a hidden
-working prefix beside the output (``.OUT.microagg-<pid>-<random>.tmp/step-i``, in the output's
-folder or bucket), which the next step's tasks read themselves; no folder is shared. The last
-step writes the output, all or nothing (:mod:`~microagg.at_scale.storage`). The working prefix
-is deleted when the run ends, whether it succeeded, failed or was interrupted; a run killed
-hard leaves it (a local one is deleted by the next run to the same output, one at a URL may be
-deleted by hand).
+Where the steps' data sets go: step ``i`` writes a data set under a hidden working prefix
+beside the output (``.OUT.microagg-<pid>-<random>.tmp/step-i``, in the output's folder or
+bucket), which the next step's tasks read themselves; no folder is shared. Once the last
+step's data set is written and its risk measured, it is put in place as the output together
+with the files beside it (the report, the recipe as run), in one block that no signal cuts:
+a local folder is renamed, a URL's parts are copied and its ``_SUCCESS`` marker written
+(:mod:`~microagg.at_scale.storage`). The working prefix is deleted when the run ends, whether
+it succeeded, failed or was interrupted; a run killed hard leaves it (a local one is deleted
+by the next run to the same output, one at a URL may be deleted by hand).
 
 What runs there: the methods the cluster runs (:func:`~microagg.at_scale.release.release_refusal`):
 block MDAV, correlated and multiplicative noise, top and bottom coding, global recoding, local
@@ -27,7 +29,7 @@ import contextlib
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,7 @@ from typing import Any
 import pandas as pd
 
 import microagg.interrupts as interrupts
-from microagg.at_scale.dataset import Dataset, open_dataset, remove_folder
+from microagg.at_scale.dataset import Dataset, open_dataset, remove_folder, replace_folder
 from microagg.at_scale.release import release_at_scale, release_refusal
 from microagg.at_scale.risk import risk_at_scale
 from microagg.at_scale.storage import Location, public_url, remove_prefix, temporary_prefix_of
@@ -149,9 +151,11 @@ def run_recipe_at_scale(client: Any, recipe: Recipe, dataset: Dataset,
                         output: Path | Location, *,
                         storage_options: Mapping[str, Any] | None = None,
                         progress: Callable[[int], None] | None = None,
-                        said: Callable[[str], None] | None = None) -> RecipeAtScale:
-    """Run the steps of ``recipe`` on ``dataset`` and write the last step's data set to
-    ``output`` (module docstring).
+                        said: Callable[[str], None] | None = None,
+                        beside: Callable[[RecipeAtScale], Mapping[str, str]] | None = None,
+                        keep: Sequence[str | Path] = ()) -> RecipeAtScale:
+    """Run the steps of ``recipe`` on ``dataset`` and put the last step's data set in place
+    as ``output``, with the files ``beside`` it (module docstring).
 
     Parameters
     ----------
@@ -170,6 +174,12 @@ def run_recipe_at_scale(client: Any, recipe: Recipe, dataset: Dataset,
         Called with the records each step has written so far.
     said : callable, optional
         Told each step as it starts ("step 2: ...").
+    beside : callable, optional
+        Given the run's report, the texts to write beside the output, by suffix
+        (``{".report.json": …}``): written with the data set, all or none of them.
+    keep : sequence of str or Path
+        The command's inputs: a working folder of a run that died is not deleted when it is
+        one of them.
 
     Returns
     -------
@@ -195,18 +205,18 @@ def run_recipe_at_scale(client: Any, recipe: Recipe, dataset: Dataset,
     before = _risk(client, dataset, keys, weight, recipe)
     steps: list[StepAtScale] = []
     source, records, partitions = dataset.source, dataset.n, len(dataset.pieces)
-    with _working(output, storage_options) as place:
+    with _working(output, keep) as place:
         for index, step in enumerate(recipe.steps):
             if said is not None:
                 said(f"step {index + 1}: {step.describe()}")
-            last = index == len(recipe.steps) - 1
-            target = output if last else place(f"step-{index + 1}")
+            target = place(f"step-{index + 1}")
             method = step.method()
             started = time.perf_counter()
             report = release_at_scale(
                 client, method, dataset, target, columns=_columns(step), schema=schema,
                 seed=step_seed(recipe.seed, index), storage_options=storage_options,
-                progress=progress)
+                progress=progress, refuse_unchanged=False)
+            interrupts.unwrote([target])  # a working data set, not an output
             seconds = time.perf_counter() - started
             dataset = open_dataset(target, storage_options=storage_options)
             schema = _present(method.output_schema(schema) if schema is not None else None,
@@ -220,8 +230,41 @@ def run_recipe_at_scale(client: Any, recipe: Recipe, dataset: Dataset,
                 {k: v for k, v in entry.items() if k in step.parameters},
                 {k: v for k, v in entry.items() if k in step.options}, seconds,
                 report.to_dict(), after))
-    shown = public_url(str(output)) if isinstance(output, Location) else str(output)
-    return RecipeAtScale(source, shown, records, partitions, keys, weight, before, steps)
+        shown = public_url(str(output)) if isinstance(output, Location) else str(output)
+        result = RecipeAtScale(source, shown, records, partitions, keys, weight, before, steps)
+        _put_in_place(target, output, {} if beside is None else beside(result))
+    return result
+
+
+def _put_in_place(last: Path | Location, output: Path | Location,
+                  texts: Mapping[str, str]) -> None:
+    """The last step's data set in place as ``output`` and ``texts`` beside it (suffix ->
+    text), in one block no signal cuts: a local folder renamed, a URL's parts copied and
+    its ``_SUCCESS`` written (:func:`~microagg.at_scale.storage.commit`), each text written
+    whole."""
+    from microagg.at_scale.storage import PART, commit, write_beside
+    from microagg.data.io import write_text
+
+    with interrupts.held():
+        if isinstance(output, Location):
+            assert isinstance(last, Location)
+            fs = last.filesystem()
+            fs.invalidate_cache()
+            parts = [p for p in fs.ls(last.inner(), detail=False)
+                     if PART.fullmatch(p.rstrip("/").rpartition("/")[2])]
+            commit(output, last.inner(), len(parts))
+            written: list[str | Path] = [output.url]
+            for suffix, text in texts.items():
+                written.append(write_beside(output, suffix, text).url)
+        else:
+            assert isinstance(last, Path)
+            replace_folder(last, output)
+            written = [output]
+            for suffix, text in texts.items():
+                path = output.with_name(output.name + suffix)
+                write_text(path, text)
+                written.append(path)
+        interrupts.wrote(written)
 
 
 def _present(schema: Schema | None, dataset: Dataset) -> Schema | None:
@@ -247,28 +290,32 @@ def _risk(client: Any, dataset: Dataset, keys: list[str], weight: str | None,
 
 
 @contextlib.contextmanager
-def _working(output: Path | Location, storage_options: Mapping[str, Any] | None
-             ) -> Any:
+def _working(output: Path | Location, keep: Sequence[str | Path]) -> Any:
     """A function from a step's name to where its data set goes, under a hidden working
-    prefix beside ``output`` that is deleted when the block ends (module docstring)."""
+    prefix beside ``output`` (in the same folder, or bucket and prefix, and with the same
+    credentials) that is deleted when the block ends (module docstring)."""
     if isinstance(output, Location):
         prefix = temporary_prefix_of(output)
-        fs = output.filesystem()
+        hidden = prefix.rpartition("/")[2]
+        above = (output.given or output.url).rstrip("/").rpartition("/")[0]
+        ended = False
 
         def remote(name: str) -> Location:
-            given = str(fs.unstrip_protocol(f"{prefix}/{name}"))
+            given = f"{above}/{hidden}/{name}"
             return Location(public_url(given), given, dict(output.options))
 
         try:
             yield remote
+            ended = True
         finally:
-            with interrupts.held():
-                remove_prefix(output, prefix)
+            with interrupts.held():  # no task writes any more once the run has ended
+                remove_prefix(output, prefix, patience=0.0 if ended else 2.0)
         return
     from microagg.data.atomic import remove_stale_temporaries
 
     parent = output.parent if str(output.parent) else Path(".")
-    remove_stale_temporaries(output, lambda stale: remove_folder(stale))
+    remove_stale_temporaries(output, lambda stale: remove_folder(stale),
+                             keep=[k for k in keep if not str(k).startswith(("s3:", "gs:"))])
     folder: Path | None = None
     try:
         with interrupts.held():  # the folder is made and recorded, or not made

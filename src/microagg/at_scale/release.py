@@ -60,7 +60,8 @@ def release_at_scale(client: Any, method: ReleaseMethod, dataset: Dataset,
                      schema: Schema | None = None, seed: int | None = None,
                      block_size: int | None = None,
                      storage_options: Mapping[str, Any] | None = None,
-                     progress: Callable[[int], None] | None = None) -> Any:
+                     progress: Callable[[int], None] | None = None,
+                     refuse_unchanged: bool = True) -> Any:
     """Release ``dataset`` by ``method`` on ``client`` and write the Parquet data set
     ``target`` (module docstring: the module of each method).
 
@@ -76,8 +77,8 @@ def release_at_scale(client: Any, method: ReleaseMethod, dataset: Dataset,
         The output data set, checked (:func:`~microagg.at_scale.dataset.check_dataset_output`).
     columns : sequence of str, optional
         The columns the method protects: the keys of a method for keys, the masked columns of
-        block MDAV, topcode and a noise; default: the schema's quasi-identifiers (or, for the
-        numeric methods, their own default).
+        block MDAV, topcode and a noise; default: the schema's quasi-identifiers (without a
+        schema, each method's own default).
     schema : Schema, optional
         The declared attributes (a swap's household column is the schema's ``household``).
     seed : int, optional
@@ -89,6 +90,10 @@ def release_at_scale(client: Any, method: ReleaseMethod, dataset: Dataset,
         The storage options of a URL's file system.
     progress : callable, optional
         Called with the records written so far.
+    refuse_unchanged : bool
+        Refuse a masking (noise, top and bottom coding) that changes no value (default);
+        False writes it and says so in a warning, as a recipe's step does (a step must not
+        fail on some data only).
 
     Returns
     -------
@@ -118,6 +123,7 @@ def release_at_scale(client: Any, method: ReleaseMethod, dataset: Dataset,
         from microagg.partition.blocks import DEFAULT_BLOCK_SIZE
 
         return block_microaggregate(client, dataset, target, k=method.k, columns=chosen,
+                                    schema=schema,
                                     block_size=block_size or DEFAULT_BLOCK_SIZE,
                                     progress=progress)
     if block_size is not None:
@@ -133,12 +139,13 @@ def release_at_scale(client: Any, method: ReleaseMethod, dataset: Dataset,
 
         return topcode_at_scale(client, dataset, target, method, columns=chosen,
                                 schema=schema, storage_options=storage_options,
-                                progress=progress)
+                                progress=progress, refuse_unchanged=refuse_unchanged)
     if isinstance(method, MaskingMethod):
         from microagg.at_scale.mask import mask_at_scale
 
         return mask_at_scale(client, dataset, target, method, columns=chosen, schema=schema,
-                             seed=seed, storage_options=storage_options, progress=progress)
+                             seed=seed, storage_options=storage_options, progress=progress,
+                             refuse_unchanged=refuse_unchanged)
     if isinstance(method, InvariantPram):
         from microagg.at_scale.pram import pram_at_scale
 

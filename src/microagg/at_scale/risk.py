@@ -106,7 +106,8 @@ class ScaleRisk:
             "suda_contributions": None, "suda": None, "l_diversity": None,
             **{m.name: m.figures_of(self.measured.get(m.name)) for m in computed()},
             "combinations": len(table), "engine": "dask",
-            "skipped": [m.name for m in MEASURES.values() if not m.at_scale],
+            "skipped": [m.name for m in MEASURES.values() if not m.at_scale
+                        and not (m.name == "household_risk" and self.household is not None)],
         }
 
 
@@ -198,9 +199,8 @@ def _household_logs(piece: Piece, keys: Sequence[str], household: str,
     frame = read_piece(piece, [*keys, household]).reset_index(drop=True)
     missing = missing_mask(frame[household])
     if missing.any():
-        row = int(np.flatnonzero(missing)[0]) + 1
-        raise InputError(f"household column '{household}': row {row} of {piece.path} is "
-                         "missing; every record needs its household")
+        raise InputError(f"household column '{household}': a record of {piece.path} has "
+                         "none; every record needs its household")
     risk = measures["risk"].to_numpy()[_groups(frame, keys).ngroup().to_numpy()]
     with np.errstate(divide="ignore"):
         logs = np.log1p(-risk.astype(np.float64))

@@ -227,7 +227,8 @@ def topcode_at_scale(client: Any, dataset: Dataset, output: str | Path | Locatio
                      method: TopBottomCoding, *, columns: Sequence[str] | None = None,
                      schema: Schema | None = None,
                      storage_options: Mapping[str, Any] | None = None,
-                     progress: Callable[[int], None] | None = None) -> TopCodingAtScale:
+                     progress: Callable[[int], None] | None = None,
+                     refuse_unchanged: bool = True) -> TopCodingAtScale:
     """Top and bottom coding of ``dataset`` (module docstring), written as the Parquet data
     set ``output``.
 
@@ -259,7 +260,8 @@ def topcode_at_scale(client: Any, dataset: Dataset, output: str | Path | Locatio
     ------
     InputError
         For columns that are not numeric, or a coding that changes no value (nothing is
-        written).
+        written; with ``refuse_unchanged`` False it is said in a warning and written, as a
+        recipe's step on one machine does).
     """
     import dask
 
@@ -277,7 +279,7 @@ def topcode_at_scale(client: Any, dataset: Dataset, output: str | Path | Locatio
     finally:
         client.cancel(held)
     extent = combined_extent([e for e, _ in scans]) if scans else np.empty((5, 0))
-    check_extent(extent, names, method)
+    check_extent(extent, names, method, refuse_unchanged)
     coded = np.sum([c for _, c in scans], axis=0) if scans else np.zeros((len(names), 2))
     at = _CodedAt(top=method.top, bottom=method.bottom, at=method.at,
                   low=tuple(low.tolist()), high=tuple(high.tolist()))

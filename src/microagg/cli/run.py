@@ -132,15 +132,17 @@ def run(
 
 def _at_scale(recipe: Path, input: Path | None, output: Path, *, scheduler: str | None,
               workers: int | None, storage: list[str], json_out: bool) -> None:
-    """The recipe on the Dask engine (:mod:`microagg.at_scale.recipe`): the output data set,
-    then its report (``OUT.report.json``) and the recipe as run (``OUT.recipe.yaml``)."""
+    """The recipe on the Dask engine (:mod:`microagg.at_scale.recipe`): the output data set
+    with its report (``OUT.report.json``) and the recipe as run (``OUT.recipe.yaml``), put
+    in place together."""
     from dataclasses import replace
 
     from microagg.at_scale.cluster import dask_client
     from microagg.at_scale.dataset import check_dataset_output, open_dataset
     from microagg.at_scale.recipe import recipe_refusal, run_recipe_at_scale
     from microagg.at_scale.storage import Location, locate, parse_storage_options
-    from microagg.cli.common import print_json, progress_bar, write_sidecar
+    from microagg.cli.common import print_json, progress_bar, sources
+    from microagg.data.atomic import check_output
     from microagg.data.io import json_text
     from microagg.errors import ParameterError
     from microagg.recipe import Recipe
@@ -154,17 +156,31 @@ def _at_scale(recipe: Path, input: Path | None, output: Path, *, scheduler: str 
         raise ParameterError("engine", f"dask cannot run this recipe: {refusal}")
     options = parse_storage_options(storage)
     target = check_dataset_output(output, source, options)
-    dataset = open_dataset(source, storage_options=options)
     where = locate(source, options)
+    read = sources(None if isinstance(where, Location) else where, recipe, schema=made.schema)
+    if not isinstance(target, Location):
+        for suffix in (".report.json", ".recipe.yaml"):
+            check_output(target.with_name(target.name + suffix), read)
+    dataset = open_dataset(source, storage_options=options)
+    if made.input_sha256:
+        warn("the recipe's input hash (sha256) is not checked on the cluster: make sure "
+             f"{dataset.source} is the data the recipe was made on")
     made = replace(made, input=None if isinstance(where, Location) else Path(where),
                    input_sha256=None)
+
+    def beside(run: Any) -> dict[str, str]:
+        return {".report.json": json_text(run.to_dict()),
+                ".recipe.yaml": made.dumps(None if isinstance(target, Location)
+                                           else target.parent)}
+
     with dask_client(scheduler, workers) as client, \
             progress_bar(dataset.n, "recipe") as progress:
         result = run_recipe_at_scale(client, made, dataset, target, storage_options=options,
-                                     progress=progress)
+                                     progress=progress, beside=beside,
+                                     keep=[str(s) for s in read])
     whole = result.to_dict()
-    sidecar = write_sidecar(target, json_text(whole))
-    as_run = _recipe_beside(target, made)
+    shown = str(target)
+    sidecar, as_run = shown + ".report.json", shown + ".recipe.yaml"
     if json_out:
         print_json(whole)
         return
@@ -180,20 +196,6 @@ def _at_scale(recipe: Path, input: Path | None, output: Path, *, scheduler: str 
                   f"{entry['seconds']:.1f} s; {_risk(entry['risk_after'])}")
     out.print(f"guarantee: {whole['guarantee']}")
     out.print(f"wrote {target}, {sidecar}, {as_run}")
-
-
-def _recipe_beside(target: Any, made: Any) -> Any:
-    """Write the recipe as run beside the data set ``target`` (``OUT.recipe.yaml``; at a
-    URL, without an input: give it with --input)."""
-    from microagg.at_scale.storage import Location, write_beside
-    from microagg.data.io import write_text
-    from microagg.recipe.write import recipe_path
-
-    if isinstance(target, Location):
-        return write_beside(target, ".recipe.yaml", made.dumps())
-    path = recipe_path(Path(target))
-    write_text(path, made.dumps(path.parent))
-    return path
 
 
 def _print(report: dict, written: list[Path]) -> None:

@@ -66,7 +66,7 @@ from microagg.risk.singling_out import singling_out
 from microagg.version import installed_version
 
 __all__ = ["ATTACKS_N", "CONTROL_SHARE", "PREDICATE_TRIES", "AttackCalibrator", "attack_definition",
-           "attack_level", "compare_attacks", "control_rows"]
+           "attack_level", "attack_target", "check_attack", "compare_attacks", "control_rows"]
 
 CONTROL_SHARE = 0.2
 """The share of the records held out as control records when no control table is given."""
@@ -161,6 +161,25 @@ def attack_level(tables: AttackTables, kind: RiskKind, settings: AttackSettings,
     return max(inference(tables, c, n_attacks=settings.n_attacks,
                          tolerance=settings.tolerance, rng=stream(seed, ATTACK_STREAM)).risk
                for c in settings.secrets or names)
+
+
+def attack_target(target_risk: str | float) -> float | tuple[str, float]:
+    """The target of an attack's risk (:func:`~microagg.evaluation.targets.parse_target`),
+    a number refused outside [0, 1]."""
+    spec = parse_target(target_risk)
+    if not isinstance(spec, tuple) and spec > 1:
+        raise InputError(f"an attack's risk lies in [0, 1], got the target {spec:g}")
+    return spec
+
+
+def check_attack(kind: RiskKind, settings: AttackSettings, columns: int) -> None:
+    """Refuse an attack that ``columns`` attacked columns cannot take: linkability without
+    a split of them, inference on fewer than two."""
+    if kind is RiskKind.LINKABILITY and settings.linkability_columns is None:
+        raise InputError(TOO_FEW_TO_SPLIT)
+    if kind is RiskKind.INFERENCE and columns < 2:
+        raise InputError("inference needs at least two columns: the attacker guesses one "
+                         "from the others")
 
 
 def control_rows(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -277,9 +296,7 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
     if not kind.by_attack:
         raise InputError(f"compare_attacks holds an attack's risk (singling-out, linkability "
                          f"or inference), not {kind.value}")
-    spec = parse_target(target_risk)
-    if not isinstance(spec, tuple) and spec > 1:
-        raise InputError(f"an attack's risk lies in [0, 1], got the target {spec:g}")
+    spec = attack_target(target_risk)
     check_search(seeds, tolerance, seed)
     if (not isinstance(attacks_n, numbers.Integral) or isinstance(attacks_n, bool | np.bool_)
             or attacks_n < 1):
@@ -310,11 +327,7 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
         n_attacks=int(attacks_n), linkability_columns=linkability_columns,
         secrets=None if secrets is None else [secrets] if isinstance(secrets, str)
         else list(secrets)))
-    if kind is RiskKind.LINKABILITY and settings.linkability_columns is None:
-        raise InputError(TOO_FEW_TO_SPLIT)
-    if kind is RiskKind.INFERENCE and len(names) < 2:
-        raise InputError("inference needs at least two columns: the attacker guesses one "
-                         "from the others")
+    check_attack(kind, settings, len(names))
     lows, highs, sources = attribute_domains(selected, released)
     table = candidates(released, lows, highs, declared=all(s == "schema" for s in sources))
     cal = AttackCalibrator(released, held_out, names, lows, highs, kind=kind,

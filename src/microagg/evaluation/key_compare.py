@@ -288,9 +288,9 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
              "secrets": secrets, "attacks_n": attacks_n}
     held: pd.DataFrame | None = None
     if kind.by_attack:
-        spec = parse_target(target_risk)
-        if not isinstance(spec, tuple) and spec > 1:
-            raise InputError(f"an attack's risk lies in [0, 1], got the target {spec:g}")
+        from microagg.evaluation.attack_compare import attack_target
+
+        attack_target(target_risk)
         frame, held, drawn = _held_out(frame, control, seed, match, k, weight)
     else:
         given = next((name for name, value in asked.items() if value is not None), None)
@@ -304,7 +304,7 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
     inp = _input(frame, keys, weight, schema, recode, widths, recode_level)
     measure: Any
     if held is not None:
-        from microagg.evaluation.attack_compare import ATTACKS_N
+        from microagg.evaluation.attack_compare import ATTACKS_N, check_attack
         from microagg.evaluation.key_attacks import KeyAttackMeasure
         from microagg.risk.attacks import AttackSettings
 
@@ -316,7 +316,7 @@ def compare_keys(frame: pd.DataFrame, *, target_risk: str | float,
             linkability_columns=linkability_columns,
             secrets=None if secrets is None else [secrets] if isinstance(secrets, str)
             else list(secrets)), seed=seed, drawn=drawn)
-        _check_attack(kind, measure)
+        check_attack(kind, measure.settings, len(keys))
     else:
         measure = _measure(kind, k, inp.data.design.weights, missing)
     table, reasons = key_candidates(inp)
@@ -365,17 +365,6 @@ def _held_out(frame: pd.DataFrame, control: pd.DataFrame | None, seed: int,
     released, held = control_rows(len(frame), seed)
     return (frame.iloc[released].reset_index(drop=True),
             frame.iloc[held].reset_index(drop=True), True)
-
-
-def _check_attack(kind: RiskKind, measure: Any) -> None:
-    """Refuse an attack the keys cannot take (as compare_attacks does)."""
-    from microagg.risk.attacks import TOO_FEW_TO_SPLIT
-
-    if kind is RiskKind.LINKABILITY and measure.settings.linkability_columns is None:
-        raise InputError(TOO_FEW_TO_SPLIT)
-    if kind is RiskKind.INFERENCE and len(measure.coding.keys) < 2:
-        raise InputError("inference needs at least two keys: the attacker guesses one from "
-                         "the others")
 
 
 def _data(inp: KeyInput, measure: Any, reasons: dict[CompareMethod, str],

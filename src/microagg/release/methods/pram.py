@@ -226,5 +226,8 @@ def rebuilt(series: pd.Series, categories: pd.Index, codes: np.ndarray) -> pd.Se
                          index=series.index, name=series.name)
     out = series.copy()
     present = np.flatnonzero(codes >= 0)
-    out.iloc[present] = categories.take(codes[present]).to_numpy()
+    values = categories.take(codes[present]).to_numpy()
+    if out.dtype != object:  # the categories are the column's own values: a lossless cast
+        values = pd.array(values).astype(out.dtype)
+    out.iloc[present] = values
     return out
