@@ -99,13 +99,14 @@ def tables(seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 
 def ours(original: pd.DataFrame, release: pd.DataFrame, control: pd.DataFrame,
-         seed: int) -> tuple[dict[str, dict], float]:
+         seed: int, split: tuple[list[str], list[str]] = SPLIT,
+         secrets: list[str] = SECRETS) -> tuple[dict[str, dict], float]:
     """microagg's risks, keyed as :data:`ANONYMETER` keys them, and its seconds."""
     start = time.perf_counter()
     found = attack_risks(original, release, control, ["singling-out", "linkability",
                                                       "inference"], rng=seed,
                          settings=AttackSettings(n_attacks=N_ATTACKS,
-                                                 linkability_columns=SPLIT, secrets=SECRETS))
+                                                 linkability_columns=split, secrets=secrets))
     seconds = time.perf_counter() - start
     assert found.singling_out is not None and found.linkability is not None
     assert found.inference is not None
@@ -115,11 +116,12 @@ def ours(original: pd.DataFrame, release: pd.DataFrame, control: pd.DataFrame,
     return {k: r.to_dict() for k, r in risks.items()}, seconds
 
 
-def theirs(folder: Path, seed: int, python: str, secrets: list[str] | None = None) -> dict:
+def theirs(folder: Path, seed: int, python: str, secrets: list[str] | None = None,
+           split: tuple[list[str], list[str]] = SPLIT) -> dict:
     """Anonymeter's risks and seconds per attack (``risks``, ``seconds``) on the tables
     ``original.csv``, ``release.csv`` and ``control.csv`` of ``folder``, run in ``python``."""
     asked = SECRETS if secrets is None else secrets
-    done = subprocess.run([python, "-c", ANONYMETER, str(folder), str(seed), json.dumps(SPLIT),
+    done = subprocess.run([python, "-c", ANONYMETER, str(folder), str(seed), json.dumps(split),
                            json.dumps(asked), str(N_ATTACKS)], capture_output=True,
                           text=True, check=True)
     found: dict = json.loads(done.stdout.strip().splitlines()[-1])
