@@ -27,7 +27,7 @@ from microagg.errors import InputError
 RANK_ONLY = {"target_utility": "--target-utility", "columns": "--columns",
              "risk_scale": "--risk-scale", "risk_aggregate": "--risk-aggregate"}
 ATTACKS_ONLY = {"control": "--control", "linkability_columns": "--linkability-columns",
-                "secret": "--secret", "attacks_n": "--attacks-n"}
+                "secret": "--secret", "attacks_n": "--attacks-n", "regression": "--regression"}
 KEYS_ONLY = {"keys": "--keys", "weight": "--weight", "k": "--k", "missing": "--missing",
              "recode": "--recode", "widths": "--widths", "recode_level": "--recode-level",
              "match": "--match"}
@@ -108,6 +108,10 @@ def compare(
     attacks_n: int | None = typer.Option(None, "--attacks-n", help="Attack risks: records "
                                          "(or predicates) attacked per release (default "
                                          "2000)."),
+    regression: str | None = typer.Option(
+        None, "--regression", metavar="'y ~ a + b'", help="Attack risks, numeric methods: "
+        "also judge each ranked method's release by this model's confidence-interval "
+        "overlap with the records released (Karr et al. 2006), and rank by it."),
     report: Path | None = typer.Option(None, "--report", help="Write an HTML report."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
@@ -123,7 +127,7 @@ def compare(
              "missing": missing, "recode": recode, "widths": widths,
              "recode_level": recode_level, "match": match, "control": control,
              "linkability_columns": linkability_columns, "secret": secret,
-             "attacks_n": attacks_n}
+             "attacks_n": attacks_n, "regression": regression}
     _refuse_strays(kind, given)
     if report is not None and report.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"--report must name an .html file, got '{report}'")
@@ -164,8 +168,9 @@ def _refuse_strays(kind: Any, given: dict[str, Any]) -> None:
     if kind is RiskKind.RANK:
         wrong = {**KEYS_ONLY, **ATTACKS_ONLY}
     elif kind.by_attack and given["keys"] is not None:  # methods for keys, attacked
-        wrong = {**RANK_ONLY, **{n: f for n, f in KEYS_ONLY.items()
-                                 if n in ("weight", "k", "missing", "match")}}
+        wrong = {**RANK_ONLY, "regression": "--regression",
+                 **{n: f for n, f in KEYS_ONLY.items()
+                    if n in ("weight", "k", "missing", "match")}}
     elif kind.by_attack:
         wrong = {**KEYS_ONLY, **{n: f for n, f in RANK_ONLY.items() if n != "columns"}}
     else:
@@ -176,6 +181,9 @@ def _refuse_strays(kind: Any, given: dict[str, Any]) -> None:
     if stray == "--columns" and given["keys"] is not None:
         raise InputError("--columns names numeric attributes; with --keys the methods for "
                          "categorical keys are compared and the keys attacked")
+    if stray == "--regression" and given["keys"] is not None:
+        raise InputError("--regression judges the releases of numeric methods: it does not "
+                         "apply with --keys")
     home = ("the rank risk and the attack risks (--target-risk-kind rank, singling-out, "
             "linkability or inference)" if stray == "--columns" else
             "the rank risk (--target-risk-kind rank)" if stray in RANK_ONLY.values() else
@@ -199,7 +207,8 @@ def _attacks(frame: Any, kind: Any, target_risk: str | None, given: dict[str, An
         columns=names(given["columns"], "--columns"), control=control,
         linkability_columns=linkability_split(given["linkability_columns"]),
         secrets=names(given["secret"], "--secret"),
-        attacks_n=ATTACKS_N if given["attacks_n"] is None else given["attacks_n"], **common)
+        attacks_n=ATTACKS_N if given["attacks_n"] is None else given["attacks_n"],
+        regression=given["regression"], **common)
 
 
 def _keys(frame: Any, kind: Any, target_risk: str | None, given: dict[str, Any],
@@ -247,4 +256,10 @@ def _print(result: Any, notice: str) -> None:
         out.print(f"  {m.method.value:22s} {setting:20s} risk {m.risk:<8.5g} "
                   f"{m.utility.summary():<30s} {status}")
     out.print(f"ranking: {', '.join(m.value for m in result.ranking) or '(none ranked)'}")
+    analysis = result.data.get("analysis")
+    if analysis is not None:
+        overlap = analysis["ci_overlap"]
+        out.print(f"by the regression {analysis['regression']} (CI overlap, 1 = the same): "
+                  + (", ".join(f"{m} {overlap[m]:.3f}" for m in analysis["ranking"])
+                     or "no method ranked"), markup=False)
     out.print(result.recommendation())

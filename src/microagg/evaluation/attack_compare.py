@@ -29,6 +29,7 @@ import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -242,7 +243,7 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
                     secrets: Sequence[str] | None = None, attacks_n: int = ATTACKS_N,
                     seeds: int = 10, tolerance: float = 0.0025, seed: int = 0,
                     progress: Callable[[str], None] | None = None,
-                    source: str | None = None) -> Comparison:
+                    source: str | None = None, regression: str | None = None) -> Comparison:
     """Calibrate every method of ``methods`` to at most ``target_risk`` of an attack and
     rank them by the EMD they keep (module docstring).
 
@@ -276,6 +277,13 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
         Records (or predicates) attacked per release: an integer, Python's or numpy's.
     seeds, tolerance, seed, progress, source
         As :func:`microagg.evaluation.compare.compare` takes them.
+    regression : str, optional
+        A model ``y ~ a + b + …`` of the analyst's (:func:`~microagg.evaluation.analysis.
+        regression_utility`): each ranked method's release at its value (the first seed's)
+        is then judged by the mean overlap of the model's confidence intervals on it and on
+        the records released (Karr et al. 2006), and the methods are ranked by it too, in
+        the comparison's ``data["analysis"]``; the model may name columns the methods do
+        not mask, which the release carries unchanged.
 
     Returns
     -------
@@ -338,10 +346,15 @@ def compare_attacks(frame: pd.DataFrame, *, target_risk: str | float,
     require_reach(results, Target.RISK, target_value)
     definition = attack_definition(kind, settings, names, released.shape[0],
                                    held_out.shape[0], bool(drawn), target_value)
+    data = {"rows": int(released.shape[0]), "control_rows": int(held_out.shape[0]),
+            "columns": names, "domains": stated_domains(names, lows, highs, sources)}
+    if regression is not None:
+        part = frame if not drawn else frame.iloc[control_rows(len(frame), seed)[0]]
+        data["analysis"] = _analysis(part.reset_index(drop=True), released, names, table,
+                                     results, regression, seed)
     return replace(Comparison(
         Target.RISK, float(target_value), target_source, band, int(seeds), definition,
-        {"rows": int(released.shape[0]), "control_rows": int(held_out.shape[0]),
-         "columns": names, "domains": stated_domains(names, lows, highs, sources)},
+        data,
         results, ranking(results, Target.RISK),
         {"input": source, "created": datetime.now(UTC).isoformat(timespec="seconds"),
          "microagg": installed_version(),
@@ -392,6 +405,30 @@ def attack_definition(kind: RiskKind, settings: AttackSettings, names: Sequence[
                     "sampling error on the records attacked is not in it",
         "reading": _reading(kind, level, settings, names),
     }
+
+
+def _analysis(part: pd.DataFrame, released: np.ndarray, names: Sequence[str], table: Any,
+              results: Sequence[Any], formula: str, seed: int) -> dict[str, Any]:
+    """Each ranked method judged by the regression ``formula`` (:func:`compare_attacks`):
+    its release at its value, drawn as the search's first seed drew it (``(seed, 0)``),
+    beside the released records ``part``; the methods ranked by the mean CI overlap."""
+    from microagg.evaluation.analysis import regression_utility
+
+    overlap: dict[str, float | None] = {}
+    for r in results:
+        if not r.ranked:
+            continue
+        release = part.copy()
+        release[list(names)] = table[r.method].mask(released, r.value,
+                                                    np.random.default_rng((seed, 0)))
+        overlap[r.method.value] = regression_utility(part, release, formula).mean_ci_overlap
+    return {"regression": formula,
+            "measure": "mean overlap of the model's 95 % confidence intervals on the release "
+                       "and on the records released, per coefficient (Karr et al. 2006; 1 = "
+                       "the same inference, larger = better), the first seed's release",
+            "ci_overlap": overlap,
+            "ranking": sorted((m for m, v in overlap.items() if v is not None),
+                              key=lambda m: -(overlap[m] or 0.0))}
 
 
 def _attack_words(kind: RiskKind, settings: AttackSettings, names: Sequence[str]) -> str:

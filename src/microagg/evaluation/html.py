@@ -211,6 +211,19 @@ def _table(c: Comparison) -> str:
             f"<p><small>{escape(_UNCERTAINTY.get(utility.name, ''))}</small></p>")
 
 
+def _analysis(c: Comparison) -> str:
+    """The analyst's judgement of each ranked release (``compare --regression``), if asked."""
+    analysis = c.data.get("analysis")
+    if analysis is None:
+        return ""
+    overlap = analysis["ci_overlap"]
+    rows = "".join(f"<tr><td>{escape(m)}</td><td>{overlap[m]:.3f}</td></tr>"
+                   for m in analysis["ranking"])
+    return (f"<h2 id=\"analysis\">The analyst's regression at the matched {escape(c.risk_label)}"
+            f"</h2>\n<p>{escape(analysis['regression'])}: {escape(analysis['measure'])}.</p>\n"
+            "<table><tr><th>method</th><th>CI overlap</th></tr>" + rows + "</table>")
+
+
 def _data_table(c: Comparison) -> str:
     if "domains" not in c.data:
         return _keys_table(c)
@@ -339,6 +352,7 @@ def comparison_html(c: Comparison) -> str:
 <p class="recommendation" id="recommendation">{escape(c.recommendation())}</p>
 <h2>Utility at the matched {held}</h2>
 {_table(c)}
+{_analysis(c)}
 <h2>Calibration</h2>
 {curves}
 <h2>Risk and utility of every evaluated release</h2>
