@@ -314,8 +314,7 @@ def _working(output: Path | Location, keep: Sequence[str | Path]) -> Any:
     from microagg.data.atomic import remove_stale_temporaries
 
     parent = output.parent if str(output.parent) else Path(".")
-    remove_stale_temporaries(output, lambda stale: remove_folder(stale),
-                             keep=[k for k in keep if not str(k).startswith(("s3:", "gs:"))])
+    remove_stale_temporaries(output, lambda stale: remove_folder(stale), keep=keep)
     folder: Path | None = None
     try:
         with interrupts.held():  # the folder is made and recorded, or not made

@@ -177,7 +177,7 @@ def _at_scale(recipe: Path, input: Path | None, output: Path, *, scheduler: str 
             progress_bar(dataset.n, "recipe") as progress:
         result = run_recipe_at_scale(client, made, dataset, target, storage_options=options,
                                      progress=progress, beside=beside,
-                                     keep=[str(s) for s in read])
+                                     keep=read)
     whole = result.to_dict()
     shown = str(target)
     sidecar, as_run = shown + ".report.json", shown + ".recipe.yaml"
@@ -190,10 +190,7 @@ def _at_scale(recipe: Path, input: Path | None, output: Path, *, scheduler: str 
               f"partition{'' if parts == 1 else 's'}; keys "
               f"{', '.join(whole['keys']) or 'none'}; {_risk(before)}")
     for entry in whole["steps"]:
-        given = ", ".join(f"{k}={v}" for k, v in {**entry["parameters"],
-                                                   **entry["options"]}.items())
-        out.print(f"step {entry['step']}: {entry['family']} {entry['method']} ({given}), "
-                  f"{entry['seconds']:.1f} s; {_risk(entry['risk_after'])}")
+        out.print(f"{_step(entry)}, {entry['seconds']:.1f} s; {_risk(entry['risk_after'])}")
     out.print(f"guarantee: {whole['guarantee']}")
     out.print(f"wrote {target}, {sidecar}, {as_run}")
 
@@ -207,9 +204,7 @@ def _print(report: dict, written: list[Path]) -> None:
     elif before is not None:
         out.print(f"input: {_risk(before)}")
     for entry in report["steps"]:
-        given = ", ".join(f"{k}={v}" for k, v in {**entry["parameters"],
-                                                   **entry["options"]}.items())
-        line = f"step {entry['step']}: {entry['family']} {entry['method']} ({given})"
+        line = _step(entry)
         if "risk_after" in entry:
             line += (f", {entry['seconds']:.1f} s: {entry['records']:,} records; "
                      f"{_risk(entry['risk_after'])}")
@@ -228,6 +223,13 @@ def _print(report: dict, written: list[Path]) -> None:
                      if "not_measured" in attacks else attack_lines(attacks)):
             out.print(line, markup=False)
     out.print(f"wrote {', '.join(str(p) for p in written)}")
+
+
+def _step(entry: dict) -> str:
+    """A step of a report as its line begins: its number, family, method and what it set."""
+    given = ", ".join(f"{k}={v}" for k, v in {**entry["parameters"],
+                                               **entry["options"]}.items())
+    return f"step {entry['step']}: {entry['family']} {entry['method']} ({given})"
 
 
 def _risk(risk: dict) -> str:
